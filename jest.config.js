@@ -1,0 +1,32 @@
+/** Jest runs TypeScript through swc (type checking is `npm run typecheck`). */
+const swc = [
+  "@swc/jest",
+  {
+    jsc: {
+      parser: { syntax: "typescript", decorators: true },
+      transform: { legacyDecorator: true, decoratorMetadata: true },
+      target: "es2022",
+    },
+    module: { type: "commonjs" },
+    sourceMaps: "inline",
+  },
+];
+
+module.exports = {
+  testEnvironment: "node",
+  // jose is ESM-only; swc turns it into CommonJS like our own files.
+  transform: { "^.+\\.(t|j)s$": swc },
+  transformIgnorePatterns: ["/node_modules/(?!jose/)"],
+  projects: [
+    { displayName: "unit", testEnvironment: "node", transform: { "^.+\\.(t|j)s$": swc }, transformIgnorePatterns: ["/node_modules/(?!jose/)"], testMatch: ["<rootDir>/test/unit/**/*.test.ts"] },
+    {
+      displayName: "integration",
+      testEnvironment: "node",
+      transform: { "^.+\\.(t|j)s$": swc },
+      transformIgnorePatterns: ["/node_modules/(?!jose/)"],
+      testMatch: ["<rootDir>/test/integration/**/*.test.ts"],
+      globalSetup: "<rootDir>/test/harness/global-setup.ts",
+      globalTeardown: "<rootDir>/test/harness/global-teardown.ts",
+    },
+  ],
+};

@@ -1,0 +1,98 @@
+import { randomUUID } from "node:crypto";
+import { HealthImplementation } from "grpc-health-check";
+import type { Logger } from "pino";
+import { createTokenVerifier } from "./auth/token-verifier";
+import type { Config } from "./config/config";
+import { authenticator } from "./grpc/authenticate";
+import { startHealthMonitor } from "./grpc/health-monitor";
+import { planHandlers } from "./grpc/plan-handlers";
+import { bind, buildGrpcServer, setHealth } from "./grpc/server";
+import { taskHandlers } from "./grpc/task-handlers";
+import { InProcessTaskLock } from "./locking/in-process-task-lock";
+import type { TaskLock } from "./locking/task-lock";
+import { createLogger } from "./logger";
+import type { EventSink } from "./plans/events";
+import { LogEventSink } from "./plans/log-event-sink";
+import { PlanService } from "./plans/plan-service";
+import { TaskService } from "./plans/task-service";
+import { WriteRunner } from "./plans/write-runner";
+import { createDataSource, dialectOf, runMigrations } from "./storage/data-source";
+import { TypeOrmPlanStore } from "./storage/typeorm-plan-store";
+
+/** A started service. */
+export interface RunningApp {
+  /** The bound gRPC port. */
+  readonly port: number;
+  /** Drains in-flight calls (up to the drain time), then closes the lock and the database. */
+  stop(): Promise<void>;
+}
+
+/** Replaceable parts (tests observe events; a test may hold the lock open to force overlaps). */
+export interface AppOverrides {
+  readonly logger?: Logger;
+  readonly events?: EventSink;
+  readonly lock?: TaskLock;
+  readonly clock?: () => Date;
+}
+
+/** The composition root: builds every adapter from config, wires the services and starts serving. */
+export async function startApp(config: Config, overrides: AppOverrides = {}): Promise<RunningApp> {
+  const logger = overrides.logger ?? createLogger(config.logLevel);
+  const dataSource = createDataSource(config.databaseUrl, { poolSize: config.databasePoolSize });
+  await dataSource.initialize();
+  if (config.migrateOnStart) await runMigrations(dataSource);
+  const store = new TypeOrmPlanStore(dataSource, dialectOf(config.databaseUrl));
+  const lock = overrides.lock ?? new InProcessTaskLock();
+  const clock = overrides.clock ?? (() => new Date());
+  const writes = new WriteRunner({
+    store,
+    lock,
+    events: overrides.events ?? new LogEventSink(logger),
+    settings: { coalesceWindowMs: config.coalesceWindowMs, lockWaitMs: config.lockWaitMs },
+    clock,
+    newId: randomUUID,
+    logger,
+  });
+  const verifier = config.auth ? createTokenVerifier(config.auth) : null;
+  if (!verifier) logger.warn("auth is off: every task is reachable and request authors are trusted");
+  const deps = { authenticate: authenticator(verifier), logger };
+  const health = new HealthImplementation();
+  setHealth(health, true);
+  const server = buildGrpcServer(
+    {
+      plans: planHandlers(new PlanService(store, writes, clock), deps),
+      tasks: taskHandlers(new TaskService(store, writes, clock), deps),
+    },
+    health,
+  );
+  const port = await bind(server, config.grpcAddress);
+  const monitor = startHealthMonitor(() => store.ping(), health, config.healthIntervalMs, logger);
+  logger.info({ port, database: dialectOf(config.databaseUrl), auth: verifier !== null }, "serving");
+
+  let stopping: Promise<void> | null = null;
+  return {
+    port,
+    stop() {
+      stopping ??= (async () => {
+        monitor.stop();
+        await drain(server, config.shutdownDrainMs);
+        await lock.close();
+        await store.close();
+        logger.info("stopped");
+      })();
+      return stopping;
+    },
+  };
+}
+
+// Stop accepting calls, let in-flight ones finish for up to `drainMs`, then cancel the rest (their
+// callers see UNAVAILABLE/CANCELLED; nothing half-written survives thanks to transactions).
+function drain(server: import("@grpc/grpc-js").Server, drainMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => server.forceShutdown(), drainMs);
+    server.tryShutdown(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}

@@ -1,0 +1,102 @@
+import { z } from "zod";
+
+/** Typed, validated service configuration (see the README's configuration table). */
+export interface Config {
+  /** host:port the gRPC server listens on. */
+  readonly grpcAddress: string;
+  /** `sqlite:<path>` (embedded default) or `mysql://user:pass@host:port/db`. */
+  readonly databaseUrl: string;
+  readonly databasePoolSize: number;
+  /** Apply migrations at start-up (off when a Helm job migrates once per release). */
+  readonly migrateOnStart: boolean;
+  readonly coalesceWindowMs: number;
+  readonly lockWaitMs: number;
+  readonly shutdownDrainMs: number;
+  readonly healthIntervalMs: number;
+  readonly logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+  /** Null: no auth (every task reachable, request authors trusted). */
+  readonly auth: AuthConfig | null;
+}
+
+/** Bearer-token verification settings. */
+export interface AuthConfig {
+  readonly secret: string | null;
+  readonly publicKeyPem: string | null;
+  readonly issuer: string | null;
+  readonly audience: string | null;
+}
+
+const integer = (min: number, fallback: number) => z.coerce.number().int().min(min).default(fallback);
+const optionalText = z
+  .string()
+  .optional()
+  .transform((value) => (value === undefined || value === "" ? null : value));
+
+const schema = z.object({
+  PLAN_GRPC_ADDRESS: z
+    .string()
+    .regex(/^(\[[0-9a-fA-F:]+\]|[^\s:]+):\d{1,5}$/, "must be host:port")
+    .default("127.0.0.1:50051"),
+  PLAN_DATABASE_URL: z
+    .string()
+    .regex(/^(sqlite:.+|mysql:\/\/.+|mariadb:\/\/.+)$/, "must be sqlite:<path> or mysql://user:pass@host:port/db")
+    .default("sqlite:./var/plans.sqlite"),
+  PLAN_DATABASE_POOL_SIZE: integer(1, 10),
+  PLAN_MIGRATE_ON_START: z.enum(["true", "false"]).default("true"),
+  PLAN_COALESCE_WINDOW_MS: integer(0, 300_000),
+  PLAN_LOCK_WAIT_MS: integer(1, 10_000),
+  PLAN_SHUTDOWN_DRAIN_MS: integer(0, 10_000),
+  PLAN_HEALTH_INTERVAL_MS: integer(100, 5_000),
+  PLAN_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  PLAN_AUTH_JWT_SECRET: optionalText.refine((value) => value === null || value.length >= 32, {
+    message: "must be at least 32 characters",
+  }),
+  PLAN_AUTH_JWT_PUBLIC_KEY: optionalText,
+  PLAN_AUTH_ISSUER: optionalText,
+  PLAN_AUTH_AUDIENCE: optionalText,
+  // Declared so that setting it fails loudly instead of silently running with a per-process lock.
+  PLAN_REDIS_URLS: optionalText.refine((value) => value === null, {
+    message: "is not supported by this build yet: writes are serialized by the in-process lock only",
+  }),
+});
+
+/** Thrown for invalid configuration; the message names every offending variable. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+/** Parses the environment once into a frozen Config, or throws ConfigError. */
+export function loadConfig(env: Readonly<Record<string, string | undefined>>): Config {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join(".")} ${issue.message}`);
+    throw new ConfigError(`invalid configuration: ${problems.join("; ")}`);
+  }
+  const e = parsed.data;
+  if (e.PLAN_AUTH_JWT_SECRET && e.PLAN_AUTH_JWT_PUBLIC_KEY) {
+    throw new ConfigError("invalid configuration: set PLAN_AUTH_JWT_SECRET or PLAN_AUTH_JWT_PUBLIC_KEY, not both");
+  }
+  const authOn = e.PLAN_AUTH_JWT_SECRET !== null || e.PLAN_AUTH_JWT_PUBLIC_KEY !== null;
+  return Object.freeze({
+    grpcAddress: e.PLAN_GRPC_ADDRESS,
+    databaseUrl: e.PLAN_DATABASE_URL,
+    databasePoolSize: e.PLAN_DATABASE_POOL_SIZE,
+    migrateOnStart: e.PLAN_MIGRATE_ON_START === "true",
+    coalesceWindowMs: e.PLAN_COALESCE_WINDOW_MS,
+    lockWaitMs: e.PLAN_LOCK_WAIT_MS,
+    shutdownDrainMs: e.PLAN_SHUTDOWN_DRAIN_MS,
+    healthIntervalMs: e.PLAN_HEALTH_INTERVAL_MS,
+    logLevel: e.PLAN_LOG_LEVEL,
+    auth: authOn
+      ? Object.freeze({
+          secret: e.PLAN_AUTH_JWT_SECRET,
+          publicKeyPem: e.PLAN_AUTH_JWT_PUBLIC_KEY,
+          issuer: e.PLAN_AUTH_ISSUER,
+          audience: e.PLAN_AUTH_AUDIENCE,
+        })
+      : null,
+  });
+}

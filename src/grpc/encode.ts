@@ -1,0 +1,78 @@
+import type { WriteResult } from "../plans/plan-service";
+import type { AuthorKind as DomainAuthorKind, HeadRecord, RevisionMeta, RevisionRecord, TaskRecord } from "../storage/records";
+import { type Author, AuthorKind, type Plan, type PlanRevision, WriteMode } from "../../generated/ts/taskplans/v1/plan";
+import type { RequestedAuthor } from "../plans/author";
+import { planErrors } from "../plans/errors";
+import type { WritePlanResponse } from "../../generated/ts/taskplans/v1/plan_service";
+import type { Task } from "../../generated/ts/taskplans/v1/task";
+
+/** Domain records -> proto messages. */
+
+export function encodeTask(task: TaskRecord): Task {
+  return { taskId: task.id, workspaceId: task.workspaceId, title: task.title, createdAt: task.createdAt };
+}
+
+/** A plan; `withContent: false` for write acknowledgements, which must not grow with the document. */
+export function encodePlan(head: HeadRecord, withContent: boolean): Plan {
+  return {
+    taskId: head.taskId,
+    title: head.title,
+    content: withContent ? head.content : "",
+    contentBytes: head.contentBytes,
+    contentChars: head.contentChars,
+    version: head.version,
+    createdBy: head.createdBy,
+    createdAt: head.createdAt,
+    updatedAt: head.updatedAt,
+    latestRevisionNumber: head.latestRevisionNumber,
+    implementationStartedAt: head.implementationStartedAt ?? undefined,
+    implementationStartedBy: head.implementationStartedBy ?? undefined,
+    implementationStartedSessionId: head.implementationStartedSessionId ?? undefined,
+  };
+}
+
+export function encodeRevision(revision: RevisionMeta | RevisionRecord): PlanRevision {
+  return {
+    id: revision.id,
+    taskId: revision.taskId,
+    revisionNumber: revision.number,
+    title: revision.title,
+    content: "content" in revision ? revision.content : "",
+    contentBytes: revision.contentBytes,
+    contentChars: revision.contentChars,
+    authorKind: encodeAuthorKind(revision.authorKind),
+    authorName: revision.authorName,
+    revertOfRevisionId: revision.revertOfRevisionId ?? undefined,
+    createdAt: revision.createdAt,
+    updatedAt: revision.updatedAt,
+  };
+}
+
+export function encodeWriteResult(result: WriteResult): WritePlanResponse {
+  return {
+    plan: encodePlan(result.plan, false),
+    revision: result.revision,
+    truncation: result.truncation ?? undefined,
+  };
+}
+
+export function encodeAuthorKind(kind: DomainAuthorKind): AuthorKind {
+  return kind === "agent" ? AuthorKind.AUTHOR_KIND_AGENT : AuthorKind.AUTHOR_KIND_USER;
+}
+
+/** Proto author -> domain; unspecified kind leaves the path default, an unknown number is INVALID_FIELD. */
+export function decodeAuthor(author: Author | undefined): RequestedAuthor | undefined {
+  if (author === undefined) return undefined;
+  if (author.kind === AuthorKind.AUTHOR_KIND_AGENT) return { kind: "agent", name: author.name };
+  if (author.kind === AuthorKind.AUTHOR_KIND_USER) return { kind: "user", name: author.name };
+  if (author.kind === AuthorKind.AUTHOR_KIND_UNSPECIFIED) return { name: author.name };
+  throw planErrors.invalidField("author.kind", `unknown AuthorKind ${author.kind}`);
+}
+
+/** Proto write mode -> the mode string the rules parse ("" unspecified; unknown numbers kept visible). */
+export function decodeWriteMode(mode: WriteMode): string {
+  if (mode === WriteMode.WRITE_MODE_UNSPECIFIED) return "";
+  if (mode === WriteMode.WRITE_MODE_REPLACE) return "replace";
+  if (mode === WriteMode.WRITE_MODE_APPEND) return "append";
+  return String(mode);
+}

@@ -1,0 +1,81 @@
+import { type Metadata, status } from "@grpc/grpc-js";
+import { AuthenticationError, type AuthenticationReason } from "../auth/authentication-error";
+import { PlanError, type Reason } from "../plans/errors";
+import { BadRequest } from "../../generated/ts/google/rpc/error_details";
+import { ERROR_DOMAIN, statusDetailsMetadata } from "./status-details";
+
+/** The one table from domain reasons to gRPC codes (DESIGN.md "Errors on the wire"). */
+export const CODE_OF_REASON: Readonly<Record<Reason | AuthenticationReason, status>> = Object.freeze({
+  INVALID_FIELD: status.INVALID_ARGUMENT,
+  INVALID_WRITE_MODE: status.INVALID_ARGUMENT,
+  CONTENT_REQUIRED: status.INVALID_ARGUMENT,
+  FRAGMENT_BLANK: status.INVALID_ARGUMENT,
+  VERSION_REQUIRED: status.INVALID_ARGUMENT,
+  REDUCTION_ACK_NOT_APPLICABLE: status.INVALID_ARGUMENT,
+  TASK_NOT_REACHABLE: status.PERMISSION_DENIED,
+  TOKEN_MISSING: status.UNAUTHENTICATED,
+  TOKEN_INVALID: status.UNAUTHENTICATED,
+  TOKEN_EXPIRED: status.UNAUTHENTICATED,
+  TASK_NOT_FOUND: status.NOT_FOUND,
+  PLAN_NOT_FOUND: status.NOT_FOUND,
+  REVISION_NOT_FOUND: status.NOT_FOUND,
+  TASK_EXISTS: status.ALREADY_EXISTS,
+  PLAN_EXISTS: status.ALREADY_EXISTS,
+  VERSION_MISMATCH: status.ABORTED,
+  WRITE_CONFLICT: status.ABORTED,
+  PLAN_TOO_LARGE: status.FAILED_PRECONDITION,
+  REDUCTION_NOT_ACKNOWLEDGED: status.FAILED_PRECONDITION,
+  PLAN_READ_FAILED: status.UNAVAILABLE,
+  STORAGE_UNAVAILABLE: status.UNAVAILABLE,
+  LOCK_UNAVAILABLE: status.UNAVAILABLE,
+});
+
+/** What a failed call sends: code, message and the grpc-status-details-bin trailer. */
+export interface WireError {
+  readonly code: status;
+  readonly details: string;
+  readonly metadata: Metadata;
+  /** ErrorInfo.reason (for logs and metrics). */
+  readonly reason: string;
+  /** True for unexpected errors, which the caller sees only as INTERNAL "internal error". */
+  readonly internal: boolean;
+}
+
+/**
+ * Maps any error to what goes on the wire. Known errors keep their reason, message and metadata;
+ * anything else becomes INTERNAL "internal error" with the request id, and its text is only logged.
+ */
+export function toWireError(error: unknown, requestId: string): WireError {
+  if (error instanceof PlanError) {
+    return wire(CODE_OF_REASON[error.reason], error.message, error.reason, { ...error.metadata, request_id: requestId }, error);
+  }
+  if (error instanceof AuthenticationError) {
+    return wire(CODE_OF_REASON[error.reason], error.message, error.reason, { request_id: requestId }, null);
+  }
+  return { ...wire(status.INTERNAL, "internal error", "INTERNAL", { request_id: requestId }, null), internal: true };
+}
+
+function wire(
+  code: status,
+  message: string,
+  reason: string,
+  metadata: Record<string, string>,
+  planError: PlanError | null,
+): WireError {
+  const fieldViolations = planError?.fieldViolations ?? [];
+  return {
+    code,
+    details: message,
+    reason,
+    metadata: statusDetailsMetadata({
+      code,
+      message,
+      errorInfo: { reason, domain: ERROR_DOMAIN, metadata },
+      badRequest:
+        fieldViolations.length > 0
+          ? BadRequest.fromPartial({ fieldViolations: fieldViolations.map((v) => ({ ...v, reason: reason })) })
+          : null,
+    }),
+    internal: false,
+  };
+}

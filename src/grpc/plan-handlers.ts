@@ -1,0 +1,86 @@
+import type { PlanServiceServer } from "../../generated/ts/taskplans/v1/plan_service";
+import type { PlanService } from "../plans/plan-service";
+import { decodeAuthor, decodeWriteMode, encodePlan, encodeRevision, encodeWriteResult } from "./encode";
+import { unary, type UnaryDeps } from "./unary";
+
+/** PlanService handlers: decode -> service -> encode. */
+export function planHandlers(service: PlanService, deps: UnaryDeps): PlanServiceServer {
+  return {
+    getPlan: unary("GetPlan", deps, async (request, { caller }) => ({
+      plan: encodePlan(await service.getPlan(caller, request.taskId), true),
+    })),
+    createPlan: unary("CreatePlan", deps, async (request, { caller }) =>
+      encodeWriteResult(
+        await service.createPlan(caller, {
+          taskId: request.taskId,
+          title: request.title,
+          content: request.content,
+          author: decodeAuthor(request.author),
+          expectedVersion: request.expectedVersion,
+          acknowledgeReduction: request.acknowledgeReduction,
+          // CreatePlan accepts no mode; an unspecified one decodes to "" (absent).
+          mode: decodeWriteMode(request.mode),
+        }),
+      ),
+    ),
+    updatePlan: unary("UpdatePlan", deps, async (request, { caller }) =>
+      encodeWriteResult(
+        await service.updatePlan(caller, {
+          taskId: request.taskId,
+          title: request.title,
+          content: request.content,
+          mode: decodeWriteMode(request.mode),
+          expectedVersion: request.expectedVersion,
+          acknowledgeReduction: request.acknowledgeReduction,
+          author: decodeAuthor(request.author),
+        }),
+      ),
+    ),
+    savePlan: unary("SavePlan", deps, async (request, { caller }) =>
+      encodeWriteResult(
+        await service.savePlan(caller, {
+          taskId: request.taskId,
+          title: request.title,
+          content: request.content,
+          author: decodeAuthor(request.author),
+        }),
+      ),
+    ),
+    deletePlan: unary("DeletePlan", deps, async (request, { caller }) => {
+      await service.deletePlan(caller, { taskId: request.taskId, expectedVersion: request.expectedVersion });
+      return {};
+    }),
+    listPlanRevisions: unary("ListPlanRevisions", deps, async (request, { caller }) => {
+      const page = await service.listRevisions(caller, {
+        taskId: request.taskId,
+        pageSize: request.pageSize,
+        pageToken: request.pageToken,
+      });
+      return { revisions: page.revisions.map(encodeRevision), nextPageToken: page.nextPageToken };
+    }),
+    getPlanRevision: unary("GetPlanRevision", deps, async (request, { caller }) => ({
+      revision: encodeRevision(
+        await service.getRevision(caller, { taskId: request.taskId, revisionId: request.revisionId }),
+      ),
+    })),
+    revertPlan: unary("RevertPlan", deps, async (request, { caller }) =>
+      encodeWriteResult(
+        await service.revertPlan(caller, {
+          taskId: request.taskId,
+          revisionId: request.revisionId,
+          author: decodeAuthor(request.author),
+        }),
+      ),
+    ),
+    markImplementationStarted: unary("MarkImplementationStarted", deps, async (request, { caller }) => ({
+      plan: encodePlan(
+        await service.markImplementationStarted(caller, {
+          taskId: request.taskId,
+          sessionId: request.sessionId,
+          actor: request.actor,
+        }),
+        true,
+      ),
+    })),
+  };
+}

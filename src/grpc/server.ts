@@ -1,0 +1,54 @@
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { Server, ServerCredentials } from "@grpc/grpc-js";
+import { loadSync } from "@grpc/proto-loader";
+import { ReflectionService } from "@grpc/reflection";
+import { HealthImplementation, protoPath as healthProtoPath } from "grpc-health-check";
+import { PlanServiceService, type PlanServiceServer } from "../../generated/ts/taskplans/v1/plan_service";
+import { TaskServiceService, type TaskServiceServer } from "../../generated/ts/taskplans/v1/task";
+
+/** Services whose health is reported (plus "" for the whole server). */
+export const SERVICE_NAMES = ["", "taskplans.v1.PlanService", "taskplans.v1.TaskService"] as const;
+
+// Plan limit (256 KiB) of content plus headroom for the other fields and escaping.
+const MAX_MESSAGE_BYTES = 1024 * 1024;
+
+/** A gRPC server with our services, grpc.health.v1 and server reflection (for grpcurl and ghz). */
+export function buildGrpcServer(services: { plans: PlanServiceServer; tasks: TaskServiceServer }, health: HealthImplementation): Server {
+  const server = new Server({
+    "grpc.max_receive_message_length": MAX_MESSAGE_BYTES,
+    "grpc.max_send_message_length": MAX_MESSAGE_BYTES,
+  });
+  server.addService(PlanServiceService, services.plans);
+  server.addService(TaskServiceService, services.tasks);
+  health.addToServer(server);
+  new ReflectionService(reflectionDescriptors()).addToServer(server);
+  return server;
+}
+
+/** Every service healthy-or-not at once. */
+export function setHealth(health: HealthImplementation, serving: boolean): void {
+  for (const name of SERVICE_NAMES) health.setStatus(name, serving ? "SERVING" : "NOT_SERVING");
+}
+
+/** Binds `address` (host:port, port 0 picks a free one) and resolves the bound port. */
+export function bind(server: Server, address: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.bindAsync(address, ServerCredentials.createInsecure(), (error, port) => (error ? reject(error) : resolve(port)));
+  });
+}
+
+// Reflection needs file descriptors; ts-proto output has none, so the contract's .proto files are
+// loaded from proto/ (shipped with the service).
+function reflectionDescriptors() {
+  return loadSync(["taskplans/v1/plan_service.proto", "taskplans/v1/task.proto", "health.proto"], {
+    includeDirs: [protoRoot(), dirname(healthProtoPath)],
+  });
+}
+
+function protoRoot(): string {
+  for (let dir = __dirname; dir !== dirname(dir); dir = dirname(dir)) {
+    if (existsSync(join(dir, "proto", "taskplans"))) return join(dir, "proto");
+  }
+  throw new Error("proto/ directory not found next to the service");
+}

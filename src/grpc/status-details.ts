@@ -1,0 +1,49 @@
+import { Metadata } from "@grpc/grpc-js";
+import { BadRequest, ErrorInfo } from "../../generated/ts/google/rpc/error_details";
+import { Status } from "../../generated/ts/google/rpc/status";
+
+/** The error domain of every ErrorInfo this service sends. */
+export const ERROR_DOMAIN = "taskplans";
+
+const DETAILS_KEY = "grpc-status-details-bin";
+const ERROR_INFO_TYPE = "type.googleapis.com/google.rpc.ErrorInfo";
+const BAD_REQUEST_TYPE = "type.googleapis.com/google.rpc.BadRequest";
+
+/** The rich error model carried by one failed call. */
+export interface RichError {
+  readonly code: number;
+  readonly message: string;
+  readonly errorInfo: ErrorInfo | null;
+  readonly badRequest: BadRequest | null;
+}
+
+/**
+ * Encodes a google.rpc.Status (ErrorInfo + optional BadRequest) into trailing metadata under
+ * grpc-status-details-bin. grpc-js has no helper for this trailer, so this module is the one place
+ * that writes and reads it.
+ */
+export function statusDetailsMetadata(error: RichError): Metadata {
+  const details = [];
+  if (error.errorInfo) details.push({ typeUrl: ERROR_INFO_TYPE, value: Buffer.from(ErrorInfo.encode(error.errorInfo).finish()) });
+  if (error.badRequest) {
+    details.push({ typeUrl: BAD_REQUEST_TYPE, value: Buffer.from(BadRequest.encode(error.badRequest).finish()) });
+  }
+  const status = Status.encode({ code: error.code, message: error.message, details }).finish();
+  const metadata = new Metadata();
+  metadata.set(DETAILS_KEY, Buffer.from(status));
+  return metadata;
+}
+
+/** Reads the rich error model back from a call's trailing metadata (clients and tests). */
+export function decodeStatusDetails(metadata: Metadata | undefined): RichError | null {
+  const raw = metadata?.get(DETAILS_KEY)[0];
+  if (!(raw instanceof Buffer)) return null;
+  const status = Status.decode(raw);
+  let errorInfo: ErrorInfo | null = null;
+  let badRequest: BadRequest | null = null;
+  for (const detail of status.details) {
+    if (detail.typeUrl === ERROR_INFO_TYPE) errorInfo = ErrorInfo.decode(detail.value);
+    if (detail.typeUrl === BAD_REQUEST_TYPE) badRequest = BadRequest.decode(detail.value);
+  }
+  return { code: status.code, message: status.message, errorInfo, badRequest };
+}

@@ -1,0 +1,26 @@
+import type { TaskServiceServer } from "../../generated/ts/taskplans/v1/task";
+import type { TaskService } from "../plans/task-service";
+import { encodeTask } from "./encode";
+import { unary, type UnaryDeps } from "./unary";
+
+/** TaskService handlers: decode -> service -> encode. */
+export function taskHandlers(service: TaskService, deps: UnaryDeps): TaskServiceServer {
+  return {
+    createTask: unary("CreateTask", deps, async (request, { caller }) => ({
+      task: encodeTask(
+        await service.createTask(caller, {
+          taskId: request.taskId,
+          workspaceId: request.workspaceId,
+          title: request.title,
+        }),
+      ),
+    })),
+    getTask: unary("GetTask", deps, async (request, { caller }) => ({
+      task: encodeTask(await service.getTask(caller, request.taskId)),
+    })),
+    deleteTask: unary("DeleteTask", deps, async (request, { caller }) => {
+      await service.deleteTask(caller, request.taskId);
+      return {};
+    }),
+  };
+}

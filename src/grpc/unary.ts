@@ -1,0 +1,60 @@
+import { randomUUID } from "node:crypto";
+import { type handleUnaryCall, Metadata } from "@grpc/grpc-js";
+import type { Logger } from "pino";
+import type { Caller } from "../auth/caller";
+import { toWireError } from "./error-mapping";
+
+/** Per-call facts a handler receives. */
+export interface CallContext {
+  readonly caller: Caller;
+  readonly requestId: string;
+}
+
+/** Resolves the caller from call metadata (throws AuthenticationError when auth is on and fails). */
+export type Authenticate = (metadata: Metadata) => Promise<Caller>;
+
+/** What every handler wrapper needs. */
+export interface UnaryDeps {
+  readonly authenticate: Authenticate;
+  readonly logger: Logger;
+}
+
+const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+
+/**
+ * Wraps a handler: request id (from x-request-id or generated, echoed in response metadata),
+ * caller, one structured log line per call (never plan content), and error mapping. Handlers only
+ * translate; they never choose a status code.
+ */
+export function unary<Req extends object, Res>(
+  method: string,
+  deps: UnaryDeps,
+  handler: (request: Req, context: CallContext) => Promise<Res>,
+): handleUnaryCall<Req, Res> {
+  return (call, callback) => {
+    const given = call.metadata.get("x-request-id")[0];
+    const requestId = typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
+    const echoed = new Metadata();
+    echoed.set("x-request-id", requestId);
+    call.sendMetadata(echoed);
+    const started = performance.now();
+    const taskId = "taskId" in call.request ? String(call.request.taskId) : undefined;
+    const log = { method, requestId, taskId };
+    deps
+      .authenticate(call.metadata)
+      .then((caller) => handler(call.request, { caller, requestId }))
+      .then(
+        (response) => {
+          deps.logger.info({ ...log, code: "OK", ms: Math.round(performance.now() - started) }, "rpc");
+          callback(null, response);
+        },
+        (error: unknown) => {
+          const wire = toWireError(error, requestId);
+          const entry = { ...log, code: wire.code, ms: Math.round(performance.now() - started) };
+          if (wire.internal) deps.logger.error({ ...entry, err: error }, "rpc failed unexpectedly");
+          else deps.logger.info({ ...entry, reason: wire.reason }, "rpc rejected");
+          callback({ code: wire.code, details: wire.details, metadata: wire.metadata });
+        },
+      );
+  };
+}

@@ -1,0 +1,66 @@
+import { type LockLease, LockUnavailableError, type TaskLock } from "./task-lock";
+
+interface Waiter {
+  readonly grant: () => void;
+}
+
+interface Entry {
+  readonly waiters: Waiter[];
+}
+
+const NEVER_LOST: LockLease = { signal: new AbortController().signal };
+
+/**
+ * A per-task mutex table for one process. Waiters are granted the lock first in, first out; an entry
+ * exists only while the lock is held, so the table is empty when idle (no growth over an unbounded
+ * key space). Different tasks never wait on each other.
+ */
+export class InProcessTaskLock implements TaskLock {
+  private readonly entries = new Map<string, Entry>();
+
+  async withLock<T>(taskId: string, waitMs: number, work: (lease: LockLease) => Promise<T>): Promise<T> {
+    await this.acquire(taskId, waitMs);
+    try {
+      return await work(NEVER_LOST);
+    } finally {
+      this.release(taskId);
+    }
+  }
+
+  async close(): Promise<void> {}
+
+  /** Number of tasks whose lock is held (for tests: 0 when idle). */
+  get heldCount(): number {
+    return this.entries.size;
+  }
+
+  private acquire(taskId: string, waitMs: number): Promise<void> {
+    const entry = this.entries.get(taskId);
+    if (!entry) {
+      this.entries.set(taskId, { waiters: [] });
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = {
+        grant: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      };
+      const timer = setTimeout(() => {
+        const index = entry.waiters.indexOf(waiter);
+        if (index >= 0) entry.waiters.splice(index, 1);
+        reject(new LockUnavailableError(taskId, waitMs));
+      }, waitMs);
+      entry.waiters.push(waiter);
+    });
+  }
+
+  private release(taskId: string): void {
+    const entry = this.entries.get(taskId);
+    if (!entry) return;
+    const next = entry.waiters.shift();
+    if (next) next.grant();
+    else this.entries.delete(taskId);
+  }
+}

@@ -1,0 +1,29 @@
+/**
+ * The per-task write lock. Every plan write for a task runs inside `withLock`, so writes to one
+ * task are serialized (blocking, not optimistic: seed 001 "Serialization dependency"). The lock is
+ * an efficiency device; correctness under a lost lease rests on the database fence.
+ */
+export interface TaskLock {
+  /**
+   * Runs `work` while holding the lock of `taskId`, then releases it (also when `work` throws).
+   * Rejects with LockUnavailableError, without running `work`, if the lock is not obtained within
+   * `waitMs`.
+   */
+  withLock<T>(taskId: string, waitMs: number, work: (lease: LockLease) => Promise<T>): Promise<T>;
+  /** Releases resources (connections); later calls fail. */
+  close(): Promise<void>;
+}
+
+/** A held lock. */
+export interface LockLease {
+  /** Aborted if the lease is lost while `work` runs (never, for the in-process lock). */
+  readonly signal: AbortSignal;
+}
+
+/** The lock was not obtained in time; nothing ran. */
+export class LockUnavailableError extends Error {
+  constructor(taskId: string, waitMs: number) {
+    super(`lock for task ${taskId} not obtained within ${waitMs} ms`);
+    this.name = "LockUnavailableError";
+  }
+}

@@ -1,0 +1,31 @@
+import type { Caller } from "../auth/caller";
+import type { AuthorKind } from "../storage/records";
+import { checkDisplayName } from "./validate";
+
+/** Who a write is attributed to. */
+export interface Author {
+  readonly kind: AuthorKind;
+  readonly name: string;
+}
+
+/** An author as a request states it (kind or name may be missing). */
+export interface RequestedAuthor {
+  readonly kind?: AuthorKind | undefined;
+  readonly name?: string | undefined;
+}
+
+/**
+ * The author of a write. With auth the verified token decides and a request author is ignored;
+ * without auth the request's author is used, defaulting to the path's kind (agent path: agent,
+ * editor path: user) and the name "Agent" or "User".
+ */
+export function resolveAuthor(caller: Caller, requested: RequestedAuthor | undefined, pathKind: AuthorKind): Author {
+  if (caller.authenticated && caller.kind && caller.name) return { kind: caller.kind, name: caller.name };
+  const kind = requested?.kind ?? pathKind;
+  const name = checkDisplayName("author.name", requested?.name?.trim() ?? "");
+  return { kind, name: name || defaultName(kind) };
+}
+
+function defaultName(kind: AuthorKind): string {
+  return kind === "agent" ? "Agent" : "User";
+}

@@ -1,0 +1,93 @@
+import type { Author } from "./author";
+import { composeAppend } from "./compose";
+import { planErrors } from "./errors";
+import { isSuspiciousReduction } from "./reduction";
+import { codePointLength, utf8Length } from "./text";
+import { checkSize } from "./validate";
+import { commitContent, livePlan, type Truncation, type WriteDecision, type WriteEnv, type WriteState } from "./write-context";
+import type { WriteMode } from "./write-mode";
+
+/** The write paths that store content. */
+export type ContentPath = "agent-create" | "agent-update" | "editor-save";
+
+/** A content write as validated before the lock (mode parsed, content checked, title checked). */
+export interface ContentWrite {
+  readonly path: ContentPath;
+  readonly mode: WriteMode;
+  readonly title: string | undefined;
+  readonly content: string;
+  readonly expectedVersion: number | undefined;
+  readonly acknowledgeReduction: boolean;
+  readonly author: Author;
+}
+
+/**
+ * Decides a content write from the state read inside the serialized region (pure: no I/O).
+ * Order after the lock: plan existence -> (append) compose + size on the composed content ->
+ * version rules (seed 003) -> reduction guard (agent replace only) -> commit.
+ */
+export function decideContentWrite(write: ContentWrite, state: WriteState, env: WriteEnv): WriteDecision {
+  const live = livePlan(state);
+  if (write.path === "agent-update" && live === null) throw planErrors.planNotFound(state.taskId);
+
+  let content = write.content;
+  if (write.mode === "append" && live !== null) {
+    // AC-TASKS-PLAN-APPEND-007.1/007.3/007.4: measured once, here, on the composed content.
+    content = composeAppend(live.content, write.content);
+    checkSize(utf8Length(content));
+  }
+
+  checkVersion(write, state);
+
+  let truncation: Truncation | null = null;
+  const judgesReduction = write.path !== "editor-save" && write.mode === "replace" && live !== null;
+  if (judgesReduction) {
+    const newChars = codePointLength(content);
+    if (isSuspiciousReduction(live.contentChars, newChars)) {
+      if (!write.acknowledgeReduction) throw planErrors.reductionNotAcknowledged(live.contentChars, newChars);
+      truncation = { priorChars: live.contentChars, newChars, priorRevisionNumber: priorRevision(state) };
+    }
+  }
+
+  return commitContent(state, env, {
+    title: write.title,
+    content,
+    author: write.author,
+    // An acknowledged reduction goes on a new revision so the prior content stays in its own.
+    forceNewRevision: truncation !== null,
+    revertOfRevisionId: null,
+    truncation,
+  });
+}
+
+/**
+ * Version rules of seed 003. Agent create: no plan -> creates, unless a (necessarily stale) version
+ * is given; a plan -> PLAN_EXISTS without a version, else a conditional replace. Agent replace
+ * needs the current version; agent append checks it only when given. The editor path never does.
+ */
+function checkVersion(write: ContentWrite, state: WriteState): void {
+  if (write.path === "editor-save") return;
+  const live = livePlan(state);
+  const expected = write.expectedVersion;
+  if (live === null) {
+    if (expected !== undefined) throw planErrors.versionMismatch();
+    return;
+  }
+  if (expected === undefined) {
+    if (write.path === "agent-create") throw planErrors.planExists(state.taskId);
+    if (write.mode === "replace") throw planErrors.versionRequired();
+    return;
+  }
+  if (expected !== live.version) throw planErrors.versionMismatch();
+}
+
+// The newest revision holds the HEAD content (HEAD and revision are written in one transaction);
+// if it does not, the prior content could not be pointed to, so refuse rather than lose it.
+function priorRevision(state: WriteState): number {
+  const live = livePlan(state);
+  const latest = state.latest;
+  if (!live || !latest || latest.content !== live.content || latest.title !== live.title) {
+    throw new Error("plan history does not hold the current content; refusing an acknowledged reduction");
+  }
+  return latest.number;
+}

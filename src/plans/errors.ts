@@ -1,0 +1,209 @@
+/**
+ * The closed set of domain errors. Each has a stable reason (UPPER_SNAKE_CASE, published in the
+ * proto comments), a detail clause, the next action for the caller and string metadata. The gRPC
+ * layer maps reasons to status codes in one table (src/grpc/error-mapping.ts).
+ */
+export type Reason =
+  | "INVALID_FIELD"
+  | "INVALID_WRITE_MODE"
+  | "CONTENT_REQUIRED"
+  | "FRAGMENT_BLANK"
+  | "VERSION_REQUIRED"
+  | "REDUCTION_ACK_NOT_APPLICABLE"
+  | "TASK_NOT_REACHABLE"
+  | "TASK_NOT_FOUND"
+  | "PLAN_NOT_FOUND"
+  | "REVISION_NOT_FOUND"
+  | "TASK_EXISTS"
+  | "PLAN_EXISTS"
+  | "VERSION_MISMATCH"
+  | "WRITE_CONFLICT"
+  | "PLAN_TOO_LARGE"
+  | "REDUCTION_NOT_ACKNOWLEDGED"
+  | "PLAN_READ_FAILED"
+  | "STORAGE_UNAVAILABLE"
+  | "LOCK_UNAVAILABLE";
+
+/** A request field that failed validation (becomes a google.rpc.BadRequest field violation). */
+export interface FieldViolation {
+  readonly field: string;
+  readonly description: string;
+}
+
+interface PlanErrorInit {
+  readonly detail: string;
+  readonly nextAction: string;
+  readonly metadata?: Record<string, string>;
+  readonly fieldViolations?: readonly FieldViolation[];
+}
+
+/** A rule violation or an expected failure; carries nothing from storage. */
+export class PlanError extends Error {
+  readonly reason: Reason;
+  /** Lower-case clause saying what is wrong, without the next action. */
+  readonly detail: string;
+  /** What the caller should do next; also sent as ErrorInfo.metadata["next_action"]. */
+  readonly nextAction: string;
+  readonly metadata: Readonly<Record<string, string>>;
+  readonly fieldViolations: readonly FieldViolation[];
+
+  constructor(reason: Reason, init: PlanErrorInit, message?: string) {
+    super(message ?? `${capitalize(init.detail)}. ${init.nextAction}`);
+    this.name = "PlanError";
+    this.reason = reason;
+    this.detail = init.detail;
+    this.nextAction = init.nextAction;
+    this.metadata = { ...init.metadata, next_action: init.nextAction };
+    this.fieldViolations = init.fieldViolations ?? [];
+  }
+
+  /** The same error worded for a rejected write: it starts by saying that nothing changed. */
+  asRejectedWrite(): PlanError {
+    return new PlanError(this.reason, this, `Plan was not changed because ${this.detail}. ${this.nextAction}`);
+  }
+}
+
+function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/** Constructors for every domain error, so wording and metadata stay in one place. */
+export const planErrors = {
+  invalidField(field: string, description: string): PlanError {
+    return new PlanError("INVALID_FIELD", {
+      detail: `field ${field} ${description}`,
+      nextAction: `Correct ${field} and retry.`,
+      metadata: { field },
+      fieldViolations: [{ field, description }],
+    });
+  },
+  invalidWriteMode(given: string): PlanError {
+    return new PlanError("INVALID_WRITE_MODE", {
+      detail: `mode ${given} is not recognized; the accepted values are "replace" and "append"`,
+      nextAction: 'Retry with mode "replace" (the whole document) or "append" (only the addition).',
+      metadata: { mode: given, accepted: "replace,append" },
+    });
+  },
+  createHasNoMode(given: string): PlanError {
+    return new PlanError("INVALID_WRITE_MODE", {
+      detail: `CreatePlan does not take a mode (got ${given}): it always writes the whole document`,
+      nextAction: "To add a section, call UpdatePlan with mode WRITE_MODE_APPEND; to create, omit mode.",
+      metadata: { mode: given, use: "UpdatePlan mode=WRITE_MODE_APPEND" },
+    });
+  },
+  contentRequired(): PlanError {
+    return new PlanError("CONTENT_REQUIRED", {
+      detail: "the content is empty",
+      nextAction: "Send non-empty content: the whole document to replace, or the addition to append.",
+    });
+  },
+  fragmentBlank(): PlanError {
+    return new PlanError("FRAGMENT_BLANK", {
+      detail: "the append fragment contains only whitespace",
+      nextAction: "Append a fragment with at least one non-whitespace character.",
+    });
+  },
+  versionRequired(): PlanError {
+    return new PlanError("VERSION_REQUIRED", {
+      detail: "replacing an existing plan requires the version you read (expected_version)",
+      nextAction:
+        "Read the plan with GetPlan, apply your change to that content, and retry with its version; to add a section use mode append, which needs no version.",
+    });
+  },
+  reductionAckNotApplicable(): PlanError {
+    return new PlanError("REDUCTION_ACK_NOT_APPLICABLE", {
+      detail: "acknowledge_reduction applies only to a replacement; an append never removes content",
+      nextAction: "Retry the append without acknowledge_reduction.",
+      fieldViolations: [{ field: "acknowledge_reduction", description: "not applicable to append" }],
+    });
+  },
+  taskNotReachable(): PlanError {
+    return new PlanError("TASK_NOT_REACHABLE", {
+      detail: "the task is not reachable with your credentials",
+      nextAction: "Use a task in a workspace your token grants, or ask for access.",
+    });
+  },
+  taskNotFound(taskId: string): PlanError {
+    return new PlanError("TASK_NOT_FOUND", {
+      detail: `task ${taskId} does not exist`,
+      nextAction: "Check the task id, or create the task with TaskService.CreateTask first.",
+      metadata: { task_id: taskId },
+    });
+  },
+  planNotFound(taskId: string): PlanError {
+    return new PlanError("PLAN_NOT_FOUND", {
+      detail: `task ${taskId} has no plan`,
+      nextAction: "Create the plan with CreatePlan (append never creates one).",
+      metadata: { task_id: taskId },
+    });
+  },
+  revisionNotFound(taskId: string, revisionId: string): PlanError {
+    return new PlanError("REVISION_NOT_FOUND", {
+      detail: `task ${taskId} has no revision ${revisionId}`,
+      nextAction: "List the task's revisions with ListPlanRevisions and use one of their ids.",
+      metadata: { task_id: taskId, revision_id: revisionId },
+    });
+  },
+  taskExists(taskId: string): PlanError {
+    return new PlanError("TASK_EXISTS", {
+      detail: `task ${taskId} already exists`,
+      nextAction: "Use the existing task or choose another id.",
+      metadata: { task_id: taskId },
+    });
+  },
+  planExists(taskId: string): PlanError {
+    return new PlanError("PLAN_EXISTS", {
+      detail: `task ${taskId} already has a plan`,
+      nextAction:
+        "Read it with GetPlan; add a section with UpdatePlan mode append, or replace it by passing the version you read as expected_version.",
+      metadata: { task_id: taskId },
+    });
+  },
+  versionMismatch(): PlanError {
+    // Deliberately no current version: the caller must read the plan again (seed 003).
+    return new PlanError("VERSION_MISMATCH", {
+      detail: "the plan changed since the version you read (expected_version is stale)",
+      nextAction: "Read the plan again with GetPlan, apply your change to that content, and retry with its version.",
+    });
+  },
+  writeConflict(): PlanError {
+    return new PlanError("WRITE_CONFLICT", {
+      detail: "a concurrent write to the same task won",
+      nextAction: "Read the plan again and retry your change.",
+    });
+  },
+  planTooLarge(sizeBytes: number, limitBytes: number): PlanError {
+    return new PlanError("PLAN_TOO_LARGE", {
+      detail: `the plan would be ${sizeBytes} bytes, exceeding the ${limitBytes}-byte limit; nothing was stored`,
+      nextAction:
+        "Shorten the document you are holding before writing again; do not resubmit this content unchanged and do not reconstruct the plan from memory.",
+      metadata: { size_bytes: String(sizeBytes), limit_bytes: String(limitBytes) },
+    });
+  },
+  reductionNotAcknowledged(priorChars: number, newChars: number): PlanError {
+    return new PlanError("REDUCTION_NOT_ACKNOWLEDGED", {
+      detail: `the replacement keeps ${newChars} of ${priorChars} characters, removing most of the document`,
+      nextAction:
+        "Resend the complete document, add a section with mode append, or, only if the reduction is intended, retry with acknowledge_reduction set.",
+      metadata: { prior_chars: String(priorChars), new_chars: String(newChars) },
+    });
+  },
+  planReadFailed(): PlanError {
+    return new PlanError("PLAN_READ_FAILED", {
+      detail: "the stored plan could not be read, so the append was not applied",
+      nextAction: "Retry later; do not create the plan again and do not resend the whole document.",
+    });
+  },
+  storageUnavailable(): PlanError {
+    return new PlanError("STORAGE_UNAVAILABLE", {
+      detail: "the plan store is unavailable",
+      nextAction: "Retry with backoff.",
+    });
+  },
+  lockUnavailable(): PlanError {
+    return new PlanError("LOCK_UNAVAILABLE", {
+      detail: "the task's write lock could not be obtained in time",
+      nextAction: "Retry with backoff.",
+    });
+  },
+};

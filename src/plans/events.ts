@@ -1,0 +1,30 @@
+import type { HeadRecord, RevisionMeta } from "../storage/records";
+
+/** What a plan event says about the plan (never its content). */
+export type PlanSummary = Omit<HeadRecord, "content">;
+
+/**
+ * Events the service publishes after a write commits, in kandev's order: plan event, then revision
+ * event; revert/restore: updated, revision.created (coalesced=false), reverted.
+ */
+export type PlanEvent =
+  | { readonly type: "plan.created" | "plan.updated" | "plan.deleted"; readonly plan: PlanSummary }
+  | { readonly type: "plan.revision.created"; readonly revision: RevisionMeta; readonly coalesced: boolean }
+  | { readonly type: "plan.reverted"; readonly revision: RevisionMeta };
+
+/** Receives committed events. Must not throw; publishing never fails a write that committed. */
+export interface EventSink {
+  publish(taskId: string, events: readonly PlanEvent[]): void;
+}
+
+/** Strips content from a HEAD for an event. */
+export function summarize(head: HeadRecord): PlanSummary {
+  const { content: _content, ...summary } = head;
+  return summary;
+}
+
+/** Strips content from a revision for an event. */
+export function revisionMeta(revision: RevisionMeta & { content?: string }): RevisionMeta {
+  const { content: _content, ...meta } = revision;
+  return meta;
+}

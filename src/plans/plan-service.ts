@@ -1,0 +1,226 @@
+import type { Caller } from "../auth/caller";
+import type { PlanStore, PlanWriteTx } from "../storage/plan-store";
+import type { HeadRecord, RevisionMeta, RevisionRecord, TaskRecord } from "../storage/records";
+import { type RequestedAuthor, resolveAuthor } from "./author";
+import { type ContentWrite, decideContentWrite } from "./content-write";
+import { PlanError, planErrors } from "./errors";
+import { translated } from "./failures";
+import { decideDelete, decideRevert } from "./history-write";
+import { decodePageToken, encodePageToken } from "./page-token";
+import { reachableTask } from "./reach";
+import { isBlank, utf8Length } from "./text";
+import { checkDisplayName, checkSize, checkTitle, effectivePageSize, requireId } from "./validate";
+import type { WriteDecision } from "./write-context";
+import { parseWriteMode } from "./write-mode";
+import type { Commit, WriteRunner } from "./write-runner";
+
+/** Result of every plan write. */
+export interface WriteResult {
+  readonly plan: HeadRecord;
+  readonly revision: { readonly id: string; readonly number: number; readonly coalesced: boolean };
+  readonly truncation: WriteDecision["truncation"];
+}
+
+/** A page of revision metadata. */
+export interface RevisionPage {
+  readonly revisions: readonly RevisionMeta[];
+  readonly nextPageToken: string;
+}
+
+interface ContentRequest {
+  readonly taskId: string;
+  readonly title?: string | undefined;
+  readonly content: string;
+  readonly author?: RequestedAuthor | undefined;
+  readonly expectedVersion?: number | undefined;
+  readonly acknowledgeReduction?: boolean;
+}
+
+/**
+ * Plan use cases: authorize -> validate -> (writes) lock -> transaction -> rules -> commit -> events.
+ * Rules live in pure functions (content-write, history-write, compose, ...); this class orders them.
+ */
+export class PlanService {
+  constructor(
+    private readonly store: PlanStore,
+    private readonly writes: WriteRunner,
+    private readonly clock: () => Date = () => new Date(),
+  ) {}
+
+  /** The current plan (NOT_FOUND PLAN_NOT_FOUND when the task has none). */
+  async getPlan(caller: Caller, taskId: string): Promise<HeadRecord> {
+    await this.reach(caller, requireId("task_id", taskId));
+    const plan = await translated(() => this.store.getPlan(taskId));
+    if (plan === null) throw planErrors.planNotFound(taskId);
+    return plan;
+  }
+
+  /** Agent create (or conditional replace with expected_version). CreatePlan has no mode (AC-005.2). */
+  async createPlan(caller: Caller, request: ContentRequest & { readonly mode: string }): Promise<WriteResult> {
+    return rejecting(async () => {
+      requireId("task_id", request.taskId);
+      if (request.mode !== "") throw planErrors.createHasNoMode(JSON.stringify(request.mode));
+      return this.writeContent(caller, request, { path: "agent-create", mode: "replace", authorKind: "agent" });
+    });
+  }
+
+  /** Agent update in REPLACE or APPEND mode; never creates a plan. */
+  async updatePlan(caller: Caller, request: ContentRequest & { readonly mode: string }): Promise<WriteResult> {
+    return rejecting(async () => {
+      requireId("task_id", request.taskId);
+      // AC-TASKS-PLAN-APPEND-001.7: mode validity comes first, before task reach.
+      const mode = parseWriteMode(request.mode);
+      return this.writeContent(caller, request, { path: "agent-update", mode, authorKind: "agent" });
+    });
+  }
+
+  /** Editor save: creates or replaces; no mode, no version, empty content allowed. */
+  async savePlan(caller: Caller, request: ContentRequest): Promise<WriteResult> {
+    return rejecting(async () => {
+      requireId("task_id", request.taskId);
+      return this.writeContent(caller, request, { path: "editor-save", mode: "replace", authorKind: "user" });
+    });
+  }
+
+  /** Deletes the live plan; revisions are kept. */
+  async deletePlan(caller: Caller, request: { taskId: string; expectedVersion?: number | undefined }): Promise<void> {
+    return rejecting(async () => {
+      await this.reach(caller, requireId("task_id", request.taskId));
+      await this.writes.run(request.taskId, async (state, env) => {
+        const decision = decideDelete(request.expectedVersion, state, env);
+        return {
+          apply: (tx: PlanWriteTx) => tx.updateHead(decision.head, decision.fenceVersion),
+          events: decision.events,
+          result: undefined,
+        };
+      });
+    });
+  }
+
+  /** Revisions newest first, metadata only, paged (AIP-158). */
+  async listRevisions(
+    caller: Caller,
+    request: { taskId: string; pageSize: number; pageToken: string },
+  ): Promise<RevisionPage> {
+    await this.reach(caller, requireId("task_id", request.taskId));
+    const size = effectivePageSize(request.pageSize);
+    const before = decodePageToken(request.taskId, request.pageToken);
+    const rows = await translated(() => this.store.listRevisions(request.taskId, before, size + 1));
+    const page = rows.slice(0, size);
+    const last = page[page.length - 1];
+    return {
+      revisions: page,
+      nextPageToken: rows.length > size && last ? encodePageToken(request.taskId, last.number) : "",
+    };
+  }
+
+  /** One revision with content; task-scoped. */
+  async getRevision(caller: Caller, request: { taskId: string; revisionId: string }): Promise<RevisionRecord> {
+    await this.reach(caller, requireId("task_id", request.taskId));
+    requireId("revision_id", request.revisionId);
+    const revision = await translated(() => this.store.getRevision(request.taskId, request.revisionId));
+    if (revision === null) throw planErrors.revisionNotFound(request.taskId, request.revisionId);
+    return revision;
+  }
+
+  /** Editor revert: a new revision copying the target (see decideRevert). */
+  async revertPlan(
+    caller: Caller,
+    request: { taskId: string; revisionId: string; author?: RequestedAuthor | undefined },
+  ): Promise<WriteResult> {
+    return rejecting(async () => {
+      await this.reach(caller, requireId("task_id", request.taskId));
+      requireId("revision_id", request.revisionId);
+      const author = resolveAuthor(caller, request.author, "user");
+      return this.writes.run(request.taskId, async (state, env, tx) => {
+        // The target is read under the lock, so it is the row as of this write.
+        const target = await tx.findRevision(request.taskId, request.revisionId);
+        if (target === null) throw planErrors.revisionNotFound(request.taskId, request.revisionId);
+        return commitOf(decideRevert(target, author, state, env));
+      });
+    });
+  }
+
+  /** Sets the implementation-started marker once (first mark wins); no revision, no version change. */
+  async markImplementationStarted(
+    caller: Caller,
+    request: { taskId: string; sessionId: string; actor: string },
+  ): Promise<HeadRecord> {
+    await this.reach(caller, requireId("task_id", request.taskId));
+    const sessionId = requireId("session_id", request.sessionId);
+    const by = caller.authenticated && caller.name ? caller.name : checkDisplayName("actor", request.actor.trim()) || "user";
+    const at = this.clock();
+    const plan = await translated(() => this.store.markImplementationStarted(request.taskId, { at, by, sessionId }));
+    if (plan === null) throw planErrors.planNotFound(request.taskId);
+    return plan;
+  }
+
+  /** Resolves when the store answers (health checks). */
+  ping(): Promise<void> {
+    return this.store.ping();
+  }
+
+  private async writeContent(
+    caller: Caller,
+    request: ContentRequest,
+    how: Pick<ContentWrite, "path" | "mode"> & { authorKind: "agent" | "user" },
+  ): Promise<WriteResult> {
+    await this.reach(caller, request.taskId);
+    const title = checkTitle("title", request.title);
+    const author = resolveAuthor(caller, request.author, how.authorKind);
+    if (how.path !== "editor-save") {
+      if (request.content === "") throw planErrors.contentRequired();
+      if (how.mode === "append" && isBlank(request.content)) throw planErrors.fragmentBlank();
+      if (how.mode === "append" && request.acknowledgeReduction) throw planErrors.reductionAckNotApplicable();
+    }
+    // REPLACE keeps the cheap check before the lock; APPEND is measured once, on the composed
+    // content, inside the lock (AC-TASKS-PLAN-APPEND-007.5 and 007.1).
+    if (how.mode === "replace") checkSize(utf8Length(request.content));
+    const write: ContentWrite = {
+      ...how,
+      title,
+      content: request.content,
+      expectedVersion: request.expectedVersion,
+      acknowledgeReduction: request.acknowledgeReduction ?? false,
+      author,
+    };
+    return this.writes.run(request.taskId, async (state, env) => commitOf(decideContentWrite(write, state, env)), {
+      headReadFailed: how.mode === "append" ? () => planErrors.planReadFailed() : undefined,
+    });
+  }
+
+  /**
+   * The task, if the caller reaches it. Checked before existence: with auth on, a missing task is
+   * reported exactly like an unreachable one, so nothing is disclosed.
+   */
+  private reach(caller: Caller, taskId: string): Promise<TaskRecord> {
+    return reachableTask(this.store, caller, taskId);
+  }
+}
+
+function commitOf(decision: WriteDecision): Commit<WriteResult> {
+  return {
+    apply: async (tx) => {
+      if (decision.fenceVersion === null) await tx.insertHead(decision.head);
+      else await tx.updateHead(decision.head, decision.fenceVersion);
+      if (decision.coalescedFrom === null) await tx.insertRevision(decision.revision);
+      else await tx.updateRevision(decision.revision, decision.coalescedFrom);
+    },
+    events: decision.events,
+    result: {
+      plan: decision.head,
+      revision: { id: decision.revision.id, number: decision.revision.number, coalesced: decision.coalescedFrom !== null },
+      truncation: decision.truncation,
+    },
+  };
+}
+
+// Every write rejection says that the plan was not changed (seed 003 guidance).
+async function rejecting<T>(write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    throw error instanceof PlanError ? error.asRejectedWrite() : error;
+  }
+}
+

@@ -1,0 +1,61 @@
+import { type Caller, reachesWorkspace } from "../auth/caller";
+import type { PlanStore } from "../storage/plan-store";
+import type { TaskRecord } from "../storage/records";
+import { StorageConflictError } from "../storage/storage-errors";
+import { planErrors } from "./errors";
+import { summarize } from "./events";
+import { translated } from "./failures";
+import { checkTitle, requireId } from "./validate";
+import { livePlan } from "./write-context";
+import { reachableTask } from "./reach";
+import type { WriteRunner } from "./write-runner";
+
+/** Task use cases. Tasks exist so that plan writes can fail with TASK_NOT_FOUND and reach is by workspace. */
+export class TaskService {
+  constructor(
+    private readonly store: PlanStore,
+    private readonly writes: WriteRunner,
+    private readonly clock: () => Date = () => new Date(),
+  ) {}
+
+  /** Creates a task in a workspace the caller reaches; TASK_EXISTS when the id is taken. */
+  async createTask(caller: Caller, request: { taskId: string; workspaceId: string; title: string }): Promise<TaskRecord> {
+    const task: TaskRecord = {
+      id: requireId("task_id", request.taskId),
+      workspaceId: requireId("workspace_id", request.workspaceId),
+      title: checkTitle("title", request.title) ?? "",
+      createdAt: this.clock(),
+    };
+    if (!reachesWorkspace(caller, task.workspaceId)) throw planErrors.taskNotReachable();
+    const existing = await translated(() => this.store.getTask(task.id));
+    if (existing !== null) {
+      throw reachesWorkspace(caller, existing.workspaceId) ? planErrors.taskExists(task.id) : planErrors.taskNotReachable();
+    }
+    try {
+      await this.store.createTask(task);
+    } catch (error) {
+      // Lost a race with a concurrent create of the same id.
+      if (error instanceof StorageConflictError) throw planErrors.taskExists(task.id);
+      throw error;
+    }
+    return task;
+  }
+
+  /** A task the caller reaches. */
+  async getTask(caller: Caller, taskId: string): Promise<TaskRecord> {
+    return reachableTask(this.store, caller, requireId("task_id", taskId));
+  }
+
+  /** Deletes a task with its plan and revisions, serialized with plan writes. */
+  async deleteTask(caller: Caller, taskId: string): Promise<void> {
+    await this.getTask(caller, taskId);
+    await this.writes.run(taskId, async (state) => {
+      const live = livePlan(state);
+      return {
+        apply: (tx) => tx.deleteTask(taskId),
+        events: live ? [{ type: "plan.deleted" as const, plan: summarize(live) }] : [],
+        result: undefined,
+      };
+    });
+  }
+}

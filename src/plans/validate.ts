@@ -1,0 +1,50 @@
+import { planErrors } from "./errors";
+import { limits } from "./limits";
+import { codePointLength } from "./text";
+
+// Printable ASCII without spaces: ids travel in logs, metrics-free labels and URLs unescaped.
+const ID_PATTERN = /^[\x21-\x7e]+$/;
+
+/** Checks an id field (task, workspace, session, revision); INVALID_FIELD naming `field`. */
+export function requireId(field: string, value: string): string {
+  if (value === "") throw planErrors.invalidField(field, "is required");
+  if (value.length > limits.maxIdLength) {
+    throw planErrors.invalidField(field, `must be at most ${limits.maxIdLength} characters`);
+  }
+  if (!ID_PATTERN.test(value)) {
+    throw planErrors.invalidField(field, "must be printable ASCII without whitespace");
+  }
+  return value;
+}
+
+/** Checks an optional title: at most 1,000 code points, no line breaks. */
+export function checkTitle(field: string, title: string | undefined): string | undefined {
+  if (title === undefined) return undefined;
+  if (codePointLength(title) > limits.maxTitleChars) {
+    throw planErrors.invalidField(field, `must be at most ${limits.maxTitleChars} characters`);
+  }
+  if (/[\r\n]/.test(title)) throw planErrors.invalidField(field, "must be a single line");
+  return title;
+}
+
+/** Checks a display name (author, actor): at most 200 code points. */
+export function checkDisplayName(field: string, name: string): string {
+  if (codePointLength(name) > limits.maxAuthorNameChars) {
+    throw planErrors.invalidField(field, `must be at most ${limits.maxAuthorNameChars} characters`);
+  }
+  return name;
+}
+
+/** Checks content size against the plan limit (exactly the limit is accepted). */
+export function checkSize(sizeBytes: number): void {
+  if (sizeBytes > limits.maxPlanBytes) throw planErrors.planTooLarge(sizeBytes, limits.maxPlanBytes);
+}
+
+/** Page size per AIP-158: negative is INVALID_FIELD, 0 means 20, above 100 means 100. */
+export function effectivePageSize(pageSize: number): number {
+  if (!Number.isInteger(pageSize) || pageSize < 0) {
+    throw planErrors.invalidField("page_size", "must not be negative");
+  }
+  if (pageSize === 0) return limits.defaultPageSize;
+  return Math.min(pageSize, limits.maxPageSize);
+}

@@ -1,0 +1,126 @@
+import type { HeadRecord, RevisionRecord } from "../storage/records";
+import type { Author } from "./author";
+import { shouldCoalesce } from "./coalesce";
+import type { PlanEvent } from "./events";
+import { revisionMeta, summarize } from "./events";
+import { limits } from "./limits";
+import { codePointLength, utf8Length } from "./text";
+
+/** What a write reads inside the serialized region (the same read the commit is fenced on). */
+export interface WriteState {
+  readonly taskId: string;
+  /** HEAD row, tombstone included; null when the task never had a plan. */
+  readonly head: HeadRecord | null;
+  /** Newest revision of the task; its number is MAX(revision_number). */
+  readonly latest: RevisionRecord | null;
+}
+
+/** Inputs of a write that are not in the request: time, settings, id generation. */
+export interface WriteEnv {
+  readonly now: Date;
+  readonly coalesceWindowMs: number;
+  readonly newId: () => string;
+}
+
+/** What a write commits: HEAD (fenced on the version read), one revision insert or in-place update. */
+export interface WriteDecision {
+  readonly head: HeadRecord;
+  /** Version the HEAD update is fenced on; null inserts the first HEAD row. */
+  readonly fenceVersion: number | null;
+  readonly revision: RevisionRecord;
+  /** Row version the in-place revision update is fenced on; null inserts a new revision. */
+  readonly coalescedFrom: number | null;
+  readonly truncation: Truncation | null;
+  readonly events: readonly PlanEvent[];
+}
+
+/** Reported when an acknowledged reduction was stored. */
+export interface Truncation {
+  readonly priorChars: number;
+  readonly newChars: number;
+  readonly priorRevisionNumber: number;
+}
+
+/** The live plan (null when absent or deleted). */
+export function livePlan(state: WriteState): HeadRecord | null {
+  return state.head && !state.head.deleted ? state.head : null;
+}
+
+/**
+ * Builds the commit of a content write: the new HEAD (next version, never reused), and either a
+ * new revision numbered MAX+1 or the newest revision updated in place (coalescing).
+ */
+export function commitContent(
+  state: WriteState,
+  env: WriteEnv,
+  write: {
+    readonly title: string | undefined;
+    readonly content: string;
+    readonly author: Author;
+    readonly forceNewRevision: boolean;
+    readonly revertOfRevisionId: string | null;
+    readonly truncation: Truncation | null;
+  },
+): WriteDecision {
+  const live = livePlan(state);
+  const { latest } = state;
+  const title = write.title || live?.title || limits.defaultTitle;
+  const contentBytes = utf8Length(write.content);
+  const contentChars = codePointLength(write.content);
+  const coalesce =
+    latest !== null &&
+    live !== null &&
+    shouldCoalesce({
+      latest,
+      author: write.author,
+      now: env.now,
+      windowMs: env.coalesceWindowMs,
+      forceNew: write.forceNewRevision,
+    });
+  const revision: RevisionRecord = coalesce
+    ? { ...latest, title, content: write.content, contentBytes, contentChars, updatedAt: env.now, rowVersion: latest.rowVersion + 1 }
+    : {
+        id: env.newId(),
+        taskId: state.taskId,
+        number: (latest?.number ?? 0) + 1,
+        title,
+        content: write.content,
+        contentBytes,
+        contentChars,
+        authorKind: write.author.kind,
+        authorName: write.author.name,
+        revertOfRevisionId: write.revertOfRevisionId,
+        createdAt: env.now,
+        updatedAt: env.now,
+        rowVersion: 1,
+      };
+  const head: HeadRecord = {
+    taskId: state.taskId,
+    title,
+    content: write.content,
+    contentBytes,
+    contentChars,
+    version: (state.head?.version ?? 0) + 1,
+    createdBy: live?.createdBy ?? write.author.kind,
+    createdAt: live?.createdAt ?? env.now,
+    updatedAt: env.now,
+    latestRevisionNumber: revision.number,
+    deleted: false,
+    implementationStartedAt: live?.implementationStartedAt ?? null,
+    implementationStartedBy: live?.implementationStartedBy ?? null,
+    implementationStartedSessionId: live?.implementationStartedSessionId ?? null,
+  };
+  const events: PlanEvent[] = [
+    { type: live ? "plan.updated" : "plan.created", plan: summarize(head) },
+    { type: "plan.revision.created", revision: revisionMeta(revision), coalesced: coalesce },
+  ];
+  if (write.revertOfRevisionId !== null) events.push({ type: "plan.reverted", revision: revisionMeta(revision) });
+  return {
+    head,
+    fenceVersion: state.head?.version ?? null,
+    revision,
+    coalescedFrom: coalesce ? latest.rowVersion : null,
+    truncation: write.truncation,
+    events,
+  };
+}

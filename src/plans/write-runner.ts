@@ -1,0 +1,100 @@
+import type { Logger } from "pino";
+import type { TaskLock } from "../locking/task-lock";
+import type { PlanStore, PlanWriteTx } from "../storage/plan-store";
+import type { TaskRecord } from "../storage/records";
+import { StorageConflictError } from "../storage/storage-errors";
+import { planErrors } from "./errors";
+import type { EventSink, PlanEvent } from "./events";
+import { translateFailure } from "./failures";
+import type { WriteEnv, WriteState } from "./write-context";
+
+/** Any commit: what to write and which events to publish once it is durable. */
+export interface Commit<R> {
+  readonly apply: (tx: PlanWriteTx) => Promise<void>;
+  readonly events: readonly PlanEvent[];
+  readonly result: R;
+}
+
+/** Settings of the serialized write path. */
+export interface WriteRunnerSettings {
+  readonly coalesceWindowMs: number;
+  readonly lockWaitMs: number;
+}
+
+/**
+ * Runs every plan write the same way (invariants 1-3 of DESIGN.md): per-task lock -> one
+ * transaction -> locking read of the task row and HEAD -> pure decision -> fenced writes ->
+ * commit -> events after commit. A decision that throws rolls the transaction back: nothing
+ * changes.
+ */
+export class WriteRunner {
+  constructor(
+    private readonly deps: {
+      readonly store: PlanStore;
+      readonly lock: TaskLock;
+      readonly events: EventSink;
+      readonly settings: WriteRunnerSettings;
+      readonly clock: () => Date;
+      readonly newId: () => string;
+      readonly logger: Logger;
+    },
+  ) {}
+
+  /**
+   * Runs `decide` in the serialized region of `taskId`. `headReadFailed` is the error to report when
+   * the HEAD cannot be read (an append must say PLAN_READ_FAILED, AC-TASKS-PLAN-APPEND-003.5).
+   */
+  async run<R>(
+    taskId: string,
+    decide: (state: WriteState, env: WriteEnv, tx: PlanWriteTx, task: TaskRecord) => Promise<Commit<R>>,
+    options: { readonly headReadFailed?: () => Error } = {},
+  ): Promise<R> {
+    const { store, lock, settings } = this.deps;
+    try {
+      const commit = await lock.withLock(taskId, settings.lockWaitMs, (lease) =>
+        store.inTransaction(async (tx) => {
+          const task = await tx.lockTask(taskId);
+          if (task === null) throw planErrors.taskNotFound(taskId);
+          const state = await this.readState(tx, taskId, options.headReadFailed);
+          const env: WriteEnv = {
+            now: this.deps.clock(),
+            coalesceWindowMs: settings.coalesceWindowMs,
+            newId: this.deps.newId,
+          };
+          const decided = await decide(state, env, tx, task);
+          await decided.apply(tx);
+          // The lease check is a courtesy; the fence (updateHead WHERE version = ?) is what holds.
+          if (lease.signal.aborted) throw new StorageConflictError("lock lease lost before commit");
+          return decided;
+        }),
+      );
+      this.publish(taskId, commit.events);
+      return commit.result;
+    } catch (error) {
+      throw translateFailure(error);
+    }
+  }
+
+  private async readState(tx: PlanWriteTx, taskId: string, headReadFailed?: () => Error): Promise<WriteState> {
+    try {
+      const head = await tx.readHead(taskId);
+      const latest = await tx.latestRevision(taskId);
+      return { taskId, head, latest };
+    } catch (error) {
+      if (headReadFailed) {
+        this.deps.logger.error({ taskId, err: error }, "stored plan could not be read for an append");
+        throw headReadFailed();
+      }
+      throw error;
+    }
+  }
+
+  private publish(taskId: string, events: readonly PlanEvent[]): void {
+    try {
+      this.deps.events.publish(taskId, events);
+    } catch (error) {
+      // The write is committed; a failing sink must not turn it into an error.
+      this.deps.logger.error({ taskId, err: error }, "event publication failed");
+    }
+  }
+}

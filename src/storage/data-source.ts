@@ -1,0 +1,58 @@
+import "reflect-metadata";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { DataSource } from "typeorm";
+import { PlanEntity } from "./entities/plan.entity";
+import { RevisionEntity } from "./entities/revision.entity";
+import { TaskEntity } from "./entities/task.entity";
+import { InitialSchema1764400000000 } from "./migrations/1764400000000-initial-schema";
+
+/** Which database a URL names: `sqlite:<path>` (or `sqlite::memory:`) or `mysql://user:pass@host:port/db`. */
+export type Dialect = "sqlite" | "mysql";
+
+/** The dialect of a database URL; throws on anything else. */
+export function dialectOf(url: string): Dialect {
+  if (url.startsWith("sqlite:")) return "sqlite";
+  if (url.startsWith("mysql://") || url.startsWith("mariadb://")) return "mysql";
+  throw new Error(`unsupported database URL scheme (expected sqlite: or mysql://)`);
+}
+
+/** A TypeORM data source for the URL (not yet initialized). Never synchronizes: migrations own the schema. */
+export function createDataSource(url: string, options: { poolSize: number }): DataSource {
+  const common = {
+    entities: [TaskEntity, PlanEntity, RevisionEntity],
+    migrations: [InitialSchema1764400000000],
+    migrationsTableName: "schema_migrations",
+    synchronize: false,
+    logging: false,
+  };
+  if (dialectOf(url) === "sqlite") {
+    const database = url.slice("sqlite:".length);
+    if (database !== ":memory:") mkdirSync(dirname(database), { recursive: true });
+    return new DataSource({
+      ...common,
+      type: "better-sqlite3",
+      database,
+      prepareDatabase: (db: { pragma(statement: string): unknown }) => {
+        db.pragma("journal_mode = WAL");
+        db.pragma("foreign_keys = ON");
+      },
+    });
+  }
+  return new DataSource({
+    ...common,
+    type: "mysql",
+    url: url.replace(/^mariadb:/, "mysql:"),
+    charset: "utf8mb4_bin",
+    timezone: "Z",
+    supportBigNumbers: true,
+    bigNumberStrings: false,
+    poolSize: options.poolSize,
+    extra: { connectTimeout: 5_000 },
+  });
+}
+
+/** Applies pending migrations (idempotent; replaying is a no-op). */
+export async function runMigrations(dataSource: DataSource): Promise<void> {
+  await dataSource.runMigrations({ transaction: "each" });
+}

@@ -1,0 +1,57 @@
+import type { HeadRecord, RevisionMeta, RevisionRecord, TaskRecord } from "./records";
+
+/**
+ * What the plan service needs from storage. Implemented by TypeOrmPlanStore for SQLite and MySQL.
+ * Methods throw StorageConflictError or StorageUnavailableError (storage-errors.ts) for expected
+ * failures; anything else is a bug or an unknown fault.
+ */
+export interface PlanStore {
+  getTask(taskId: string): Promise<TaskRecord | null>;
+  /** Inserts a task; throws StorageConflictError when the id is taken. */
+  createTask(task: TaskRecord): Promise<void>;
+  /** Live (not deleted) HEAD of a task, or null. */
+  getPlan(taskId: string): Promise<HeadRecord | null>;
+  /** Revisions numbered below `beforeNumber` (all when null), newest first, at most `limit`. */
+  listRevisions(taskId: string, beforeNumber: number | null, limit: number): Promise<RevisionMeta[]>;
+  /** A revision of this task (task-scoped: another task's revision id gives null). */
+  getRevision(taskId: string, revisionId: string): Promise<RevisionRecord | null>;
+  /**
+   * Sets the implementation-started marker of a live plan unless already set (first mark wins),
+   * without touching content, title or version. Returns the HEAD after, or null without a live plan.
+   */
+  markImplementationStarted(
+    taskId: string,
+    mark: { at: Date; by: string; sessionId: string },
+  ): Promise<HeadRecord | null>;
+  /** Runs `work` in one write transaction: all its writes commit together or not at all. */
+  inTransaction<T>(work: (tx: PlanWriteTx) => Promise<T>): Promise<T>;
+  /** Resolves when the database answers. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The writes of one transaction. Reads here are locking reads on MySQL. */
+export interface PlanWriteTx {
+  /** Locks and reads the task row; every plan write of the task serializes on it in the database. */
+  lockTask(taskId: string): Promise<TaskRecord | null>;
+  /** Locks and reads the HEAD row, tombstone included. */
+  readHead(taskId: string): Promise<HeadRecord | null>;
+  /** The newest revision of the task. */
+  latestRevision(taskId: string): Promise<RevisionRecord | null>;
+  /** A revision of this task. */
+  findRevision(taskId: string, revisionId: string): Promise<RevisionRecord | null>;
+  /** MAX(revision_number) + 1 for the task, or 1. */
+  nextRevisionNumber(taskId: string): Promise<number>;
+  /** Inserts the first HEAD row of a task. */
+  insertHead(head: HeadRecord): Promise<void>;
+  /**
+   * The fence: updates HEAD only where its version is still `fenceVersion`, and throws
+   * StorageConflictError unless exactly one row changed.
+   */
+  updateHead(head: HeadRecord, fenceVersion: number): Promise<void>;
+  insertRevision(revision: RevisionRecord): Promise<void>;
+  /** Rewrites the newest revision in place, fenced on its row version like updateHead. */
+  updateRevision(revision: RevisionRecord, fenceRowVersion: number): Promise<void>;
+  /** Deletes the task, its HEAD and its revisions. */
+  deleteTask(taskId: string): Promise<void>;
+}

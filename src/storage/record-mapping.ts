@@ -1,0 +1,113 @@
+import type { PlanEntity } from "./entities/plan.entity";
+import type { RevisionEntity } from "./entities/revision.entity";
+import type { TaskEntity } from "./entities/task.entity";
+import type { AuthorKind, HeadRecord, RevisionMeta, RevisionRecord, TaskRecord } from "./records";
+import { StorageCorruptionError } from "./storage-errors";
+
+/** Entity <-> record conversions; the only place that knows both shapes. */
+
+export function taskFromEntity(row: TaskEntity): TaskRecord {
+  return { id: row.id, workspaceId: row.workspaceId, title: row.title, createdAt: new Date(row.createdAt) };
+}
+
+export function taskToEntity(task: TaskRecord): TaskEntity {
+  return { id: task.id, workspaceId: task.workspaceId, title: task.title, createdAt: task.createdAt.getTime() };
+}
+
+export function headFromEntity(row: PlanEntity): HeadRecord {
+  verifyContent(row.content, row.contentBytes, `plan of task ${row.taskId}`);
+  return {
+    taskId: row.taskId,
+    title: row.title,
+    content: row.content,
+    contentBytes: row.contentBytes,
+    contentChars: row.contentChars,
+    version: row.version,
+    createdBy: authorKindOf(row.createdBy),
+    createdAt: new Date(row.createdAt),
+    updatedAt: new Date(row.updatedAt),
+    latestRevisionNumber: row.latestRevisionNumber,
+    deleted: row.deleted,
+    implementationStartedAt: row.implementationStartedAt === null ? null : new Date(row.implementationStartedAt),
+    implementationStartedBy: row.implementationStartedBy,
+    implementationStartedSessionId: row.implementationStartedSessionId,
+  };
+}
+
+/** Columns a content write sets; implementation markers are left to their own statement. */
+export function headContentColumns(head: HeadRecord): Partial<PlanEntity> {
+  return {
+    title: head.title,
+    content: head.content,
+    contentBytes: head.contentBytes,
+    contentChars: head.contentChars,
+    version: head.version,
+    createdBy: head.createdBy,
+    createdAt: head.createdAt.getTime(),
+    updatedAt: head.updatedAt.getTime(),
+    latestRevisionNumber: head.latestRevisionNumber,
+    deleted: head.deleted,
+  };
+}
+
+export function headToEntity(head: HeadRecord): PlanEntity {
+  return {
+    ...(headContentColumns(head) as PlanEntity),
+    taskId: head.taskId,
+    implementationStartedAt: head.implementationStartedAt?.getTime() ?? null,
+    implementationStartedBy: head.implementationStartedBy,
+    implementationStartedSessionId: head.implementationStartedSessionId,
+  };
+}
+
+export function revisionMetaFromEntity(row: Omit<RevisionEntity, "content">): RevisionMeta {
+  return {
+    id: row.id,
+    taskId: row.taskId,
+    number: row.revisionNumber,
+    title: row.title,
+    contentBytes: row.contentBytes,
+    contentChars: row.contentChars,
+    authorKind: authorKindOf(row.authorKind),
+    authorName: row.authorName,
+    revertOfRevisionId: row.revertOfRevisionId,
+    createdAt: new Date(row.createdAt),
+    updatedAt: new Date(row.updatedAt),
+    rowVersion: row.rowVersion,
+  };
+}
+
+export function revisionFromEntity(row: RevisionEntity): RevisionRecord {
+  verifyContent(row.content, row.contentBytes, `revision ${row.id}`);
+  return { ...revisionMetaFromEntity(row), content: row.content };
+}
+
+export function revisionToEntity(revision: RevisionRecord): RevisionEntity {
+  return {
+    id: revision.id,
+    taskId: revision.taskId,
+    revisionNumber: revision.number,
+    title: revision.title,
+    content: revision.content,
+    contentBytes: revision.contentBytes,
+    contentChars: revision.contentChars,
+    authorKind: revision.authorKind,
+    authorName: revision.authorName,
+    revertOfRevisionId: revision.revertOfRevisionId,
+    createdAt: revision.createdAt.getTime(),
+    updatedAt: revision.updatedAt.getTime(),
+    rowVersion: revision.rowVersion,
+  };
+}
+
+function authorKindOf(value: string): AuthorKind {
+  return value === "user" ? "user" : "agent";
+}
+
+// Content is stored with its UTF-8 size; a mismatch means the row was truncated or altered outside
+// the service, and composing an append from it would silently lose text.
+function verifyContent(content: string, recordedBytes: number, what: string): void {
+  if (Buffer.byteLength(content, "utf8") !== recordedBytes) {
+    throw new StorageCorruptionError(`stored content of ${what} does not match its recorded size`);
+  }
+}

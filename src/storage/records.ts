@@ -1,0 +1,55 @@
+/** Plain records the storage layer reads and writes; no TypeORM types leak past this module. */
+
+/** Kind of author of a revision. */
+export type AuthorKind = "agent" | "user";
+
+/** A task row. */
+export interface TaskRecord {
+  readonly id: string;
+  readonly workspaceId: string;
+  readonly title: string;
+  readonly createdAt: Date;
+}
+
+/**
+ * The HEAD row of a task's plan. A deleted plan keeps its row as a tombstone (`deleted`) so that the
+ * version keeps increasing across delete and re-create and is never reused.
+ */
+export interface HeadRecord {
+  readonly taskId: string;
+  readonly title: string;
+  readonly content: string;
+  readonly contentBytes: number;
+  readonly contentChars: number;
+  readonly version: number;
+  readonly createdBy: AuthorKind;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+  readonly latestRevisionNumber: number;
+  readonly deleted: boolean;
+  readonly implementationStartedAt: Date | null;
+  readonly implementationStartedBy: string | null;
+  readonly implementationStartedSessionId: string | null;
+}
+
+/** Revision metadata (everything but the content). */
+export interface RevisionMeta {
+  readonly id: string;
+  readonly taskId: string;
+  readonly number: number;
+  readonly title: string;
+  readonly contentBytes: number;
+  readonly contentChars: number;
+  readonly authorKind: AuthorKind;
+  readonly authorName: string;
+  readonly revertOfRevisionId: string | null;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+  /** Increases each time the row changes (coalescing rewrites the newest revision in place). */
+  readonly rowVersion: number;
+}
+
+/** A revision with its content. */
+export interface RevisionRecord extends RevisionMeta {
+  readonly content: string;
+}
