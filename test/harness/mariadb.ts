@@ -1,0 +1,123 @@
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { cpSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { tmpdir, userInfo } from "node:os";
+import { join } from "node:path";
+import { createConnection } from "mysql2/promise";
+import { freePort } from "./free-port";
+import { requireBinary, stopProcess, waitFor } from "./processes";
+
+/** A throwaway MariaDB server started by the tests. */
+export interface MariaDb {
+  readonly port: number;
+  readonly pid: number;
+  /** URL of a database on this server (created by createDatabase). */
+  urlFor(database: string): string;
+  stop(): Promise<void>;
+}
+
+const MARIADBD = existsSync("/usr/sbin/mariadbd") ? "/usr/sbin/mariadbd" : "mariadbd";
+
+/**
+ * Starts mariadbd on a free port with a temp datadir (copied from a cached template, ~0.1 s) and no
+ * system config (--no-defaults), so nothing depends on a pre-started service.
+ */
+export async function startMariaDb(): Promise<MariaDb> {
+  requireBinary("mariadbd", "mariadb-server");
+  const dir = mkdtempSync(join(tmpdir(), "taskplans-mariadb-"));
+  cpSync(templateDatadir(), join(dir, "data"), { recursive: true });
+  const port = await freePort();
+  const user = userInfo().username;
+  const child: ChildProcess = spawn(
+    MARIADBD,
+    [
+      "--no-defaults",
+      `--user=${user}`,
+      `--datadir=${join(dir, "data")}`,
+      `--socket=${join(dir, "mysql.sock")}`,
+      `--port=${port}`,
+      "--bind-address=127.0.0.1",
+      `--pid-file=${join(dir, "mysqld.pid")}`,
+      `--log-error=${join(dir, "mysqld.err")}`,
+      "--innodb-buffer-pool-size=64M",
+      "--innodb-log-file-size=16M",
+      "--innodb-flush-log-at-trx-commit=0",
+      "--innodb-doublewrite=0",
+      "--skip-log-bin",
+      "--max-connections=500",
+      "--character-set-server=utf8mb4",
+      "--collation-server=utf8mb4_bin",
+    ],
+    { stdio: "ignore" },
+  );
+  const url = (database: string) => `mysql://root@127.0.0.1:${port}/${database}`;
+  try {
+    await waitFor(
+      "mariadbd",
+      async () => {
+        if (child.exitCode !== null) throw new Error(`mariadbd exited: ${readLog(dir)}`);
+        const connection = await createConnection({ host: "127.0.0.1", port, user: "root" });
+        await connection.end();
+        return true;
+      },
+      30_000,
+    );
+  } catch (error) {
+    await stopProcess(child);
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+  return {
+    port,
+    pid: child.pid ?? -1,
+    urlFor: url,
+    async stop() {
+      await stopProcess(child, 20_000);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Creates an empty database on the server (one per test suite keeps suites independent). */
+export async function createDatabase(port: number, name: string): Promise<void> {
+  const connection = await createConnection({ host: "127.0.0.1", port, user: "root" });
+  try {
+    await connection.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
+  } finally {
+    await connection.end();
+  }
+}
+
+// mariadb-install-db takes ~2 s; its result is cached per MariaDB version and copied per run.
+function templateDatadir(): string {
+  const version = spawnSync(MARIADBD, ["--version"], { encoding: "utf8" }).stdout.split(/\s+/)[2] ?? "unknown";
+  const template = join(tmpdir(), `taskplans-mariadb-template-${version}`);
+  if (existsSync(template)) return template;
+  const building = `${template}.tmp.${process.pid}`;
+  const result = spawnSync(
+    "mariadb-install-db",
+    [
+      "--no-defaults",
+      `--user=${userInfo().username}`,
+      `--datadir=${building}`,
+      "--auth-root-authentication-method=normal",
+      "--skip-test-db",
+      "--innodb-log-file-size=16M",
+    ],
+    { encoding: "utf8" },
+  );
+  if (result.status !== 0) throw new Error(`mariadb-install-db failed: ${result.stderr || result.stdout}`);
+  try {
+    renameSync(building, template);
+  } catch {
+    rmSync(building, { recursive: true, force: true }); // another run built it first
+  }
+  return template;
+}
+
+function readLog(dir: string): string {
+  try {
+    return readFileSync(join(dir, "mysqld.err"), "utf8").slice(-2000);
+  } catch {
+    return "(no log)";
+  }
+}

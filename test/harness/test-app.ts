@@ -1,0 +1,81 @@
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pino from "pino";
+import { type AppOverrides, startApp } from "../../src/app";
+import { loadConfig } from "../../src/config/config";
+import { type Clients, connect } from "./rpc";
+import { createDatabase } from "./mariadb";
+import { RecordingEventSink } from "./recording-event-sink";
+
+/** The databases every storage-touching test runs against. */
+export const DIALECTS = ["sqlite", "mysql"] as const;
+export type TestDialect = (typeof DIALECTS)[number];
+
+/** A real server on 127.0.0.1:0 with its own database, and generated clients connected to it. */
+export interface TestApp extends Clients {
+  readonly port: number;
+  readonly dialect: TestDialect;
+  readonly databaseUrl: string;
+  readonly events: RecordingEventSink;
+  /** Creates a task with a random id (tests never share tasks). */
+  newTask(workspaceId?: string): Promise<string>;
+  /** A client with its own connection (for concurrency tests), optionally with a bearer token. */
+  client(token?: string): Clients;
+  stop(): Promise<void>;
+}
+
+/** A random id, unique per call. */
+export function randomId(prefix: string): string {
+  return `${prefix}-${randomBytes(6).toString("hex")}`;
+}
+
+/** Starts a server for `dialect` (a fresh SQLite file, or a fresh database on the test MariaDB). */
+export async function startTestApp(
+  dialect: TestDialect,
+  options: { env?: Record<string, string>; overrides?: AppOverrides } = {},
+): Promise<TestApp> {
+  const tempDir = mkdtempSync(join(tmpdir(), "taskplans-test-"));
+  let databaseUrl = `sqlite:${join(tempDir, "plans.sqlite")}`;
+  if (dialect === "mysql") {
+    const port = Number(process.env.TEST_MARIADB_PORT);
+    if (!port) throw new Error("TEST_MARIADB_PORT is not set: run integration tests through jest's global setup");
+    const database = `t_${randomBytes(6).toString("hex")}`;
+    await createDatabase(port, database);
+    databaseUrl = `mysql://root@127.0.0.1:${port}/${database}`;
+  }
+  const config = loadConfig({
+    PLAN_GRPC_ADDRESS: "127.0.0.1:0",
+    PLAN_DATABASE_URL: databaseUrl,
+    PLAN_LOG_LEVEL: "silent",
+    ...options.env,
+  });
+  const events = new RecordingEventSink();
+  const app = await startApp(config, { logger: pino({ level: "silent" }), events, ...options.overrides });
+  const clients = connect(app.port);
+  const extra: Clients[] = [];
+  return {
+    ...clients,
+    port: app.port,
+    dialect,
+    databaseUrl,
+    events,
+    async newTask(workspaceId = "ws-1") {
+      const taskId = randomId("task");
+      await clients.tasks.createTask({ taskId, workspaceId, title: "a task" });
+      return taskId;
+    },
+    client(token?: string) {
+      const client = connect(app.port, token);
+      extra.push(client);
+      return client;
+    },
+    async stop() {
+      clients.close();
+      for (const client of extra) client.close();
+      await app.stop();
+      rmSync(tempDir, { recursive: true, force: true });
+    },
+  };
+}

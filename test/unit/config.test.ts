@@ -1,0 +1,32 @@
+import { ConfigError, loadConfig } from "../../src/config/config";
+
+describe("loadConfig", () => {
+  it("defaults to the embedded database on 127.0.0.1:50051 without auth", () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      grpcAddress: "127.0.0.1:50051",
+      databaseUrl: "sqlite:./var/plans.sqlite",
+      coalesceWindowMs: 300_000,
+      auth: null,
+    });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it.each([
+    [{ PLAN_COALESCE_WINDOW_MS: "-1" }, "PLAN_COALESCE_WINDOW_MS"],
+    [{ PLAN_LOCK_WAIT_MS: "soon" }, "PLAN_LOCK_WAIT_MS"],
+    [{ PLAN_DATABASE_URL: "postgres://x" }, "PLAN_DATABASE_URL"],
+    [{ PLAN_GRPC_ADDRESS: "50051" }, "PLAN_GRPC_ADDRESS"],
+    [{ PLAN_AUTH_JWT_SECRET: "short" }, "PLAN_AUTH_JWT_SECRET"],
+    [{ PLAN_REDIS_URLS: "redis://a" }, "PLAN_REDIS_URLS"],
+    [{ PLAN_LOG_LEVEL: "loud" }, "PLAN_LOG_LEVEL"],
+  ])("fails fast naming the variable: %j", (env, variable) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(variable);
+  });
+
+  it("turns auth on with a secret", () => {
+    const config = loadConfig({ PLAN_AUTH_JWT_SECRET: "s".repeat(32), PLAN_AUTH_ISSUER: "iss" });
+    expect(config.auth).toEqual({ secret: "s".repeat(32), publicKeyPem: null, issuer: "iss", audience: null });
+  });
+});
