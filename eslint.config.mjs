@@ -1,30 +1,38 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
+// Layering (DESIGN.md): grpc -> plans -> (storage, locking, auth). Only storage/ imports TypeORM,
+// only locking/ imports Redis, only grpc/ imports grpc-js and the generated stubs.
+const layer = (paths, patterns) => ({ "no-restricted-imports": ["error", { paths, patterns }] });
+
 export default tseslint.config(
   { ignores: ["dist/", "generated/", "node_modules/", "var/", "coverage/", "*.js", "*.mjs"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
     rules: {
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_" }],
-      "no-restricted-imports": [
+      "@typescript-eslint/no-unused-vars": [
         "error",
-        { patterns: [{ group: ["../generated/*", "../../generated/*"], message: "only src/grpc and tests use generated code" }] },
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_", ignoreRestSiblings: true },
       ],
     },
   },
   {
     files: ["src/plans/**/*.ts"],
-    rules: {
-      "no-restricted-imports": [
-        "error",
-        { paths: ["typeorm", "@grpc/grpc-js", "ioredis", "redlock"], patterns: ["**/grpc/*", "**/generated/*"] },
-      ],
-    },
+    rules: layer(
+      ["typeorm", "@grpc/grpc-js", "ioredis", "redlock", "mysql2", "better-sqlite3"],
+      ["**/grpc/*", "**/generated/**"],
+    ),
   },
   {
-    files: ["src/storage/**/*.ts", "src/locking/**/*.ts", "src/auth/**/*.ts"],
-    rules: { "no-restricted-imports": ["error", { paths: ["@grpc/grpc-js"], patterns: ["**/grpc/*", "**/plans/*", "**/generated/*"] }] },
+    files: ["src/storage/**/*.ts", "src/locking/**/*.ts", "src/auth/**/*.ts", "src/config/**/*.ts"],
+    rules: layer(["@grpc/grpc-js"], ["**/grpc/*", "**/plans/*", "**/generated/**"]),
+  },
+  {
+    files: ["src/locking/**/*.ts", "src/auth/**/*.ts", "src/config/**/*.ts"],
+    rules: layer(
+      ["@grpc/grpc-js", "typeorm"],
+      ["**/grpc/*", "**/plans/*", "**/storage/*", "**/generated/**"],
+    ),
   },
 );

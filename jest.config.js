@@ -18,13 +18,20 @@ module.exports = {
   transform: { "^.+\\.(t|j)s$": swc },
   transformIgnorePatterns: ["/node_modules/(?!jose/)"],
   projects: [
-    { displayName: "unit", testEnvironment: "node", transform: { "^.+\\.(t|j)s$": swc }, transformIgnorePatterns: ["/node_modules/(?!jose/)"], testMatch: ["<rootDir>/test/unit/**/*.test.ts"] },
+    {
+      displayName: "unit",
+      testEnvironment: "node",
+      transform: { "^.+\\.(t|j)s$": swc },
+      transformIgnorePatterns: ["/node_modules/(?!jose/)"],
+      testMatch: ["<rootDir>/test/unit/**/*.test.ts"],
+    },
     {
       displayName: "integration",
       testEnvironment: "node",
       transform: { "^.+\\.(t|j)s$": swc },
       transformIgnorePatterns: ["/node_modules/(?!jose/)"],
       testMatch: ["<rootDir>/test/integration/**/*.test.ts"],
+      testTimeout: 60_000,
       globalSetup: "<rootDir>/test/harness/global-setup.ts",
       globalTeardown: "<rootDir>/test/harness/global-teardown.ts",
     },

@@ -44,7 +44,9 @@ export function createTokenVerifier(settings: TokenVerifierSettings): TokenVerif
           requiredClaims: ["exp"],
         }));
       } catch (error) {
-        throw new AuthenticationError(error instanceof joseErrors.JWTExpired ? "TOKEN_EXPIRED" : "TOKEN_INVALID");
+        throw new AuthenticationError(
+          error instanceof joseErrors.JWTExpired ? "TOKEN_EXPIRED" : "TOKEN_INVALID",
+        );
       }
       const claims = claimsSchema.safeParse(payload);
       if (!claims.success) throw new AuthenticationError("TOKEN_INVALID");

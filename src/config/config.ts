@@ -39,7 +39,10 @@ const schema = z.object({
     .default("127.0.0.1:50051"),
   PLAN_DATABASE_URL: z
     .string()
-    .regex(/^(sqlite:.+|mysql:\/\/.+|mariadb:\/\/.+)$/, "must be sqlite:<path> or mysql://user:pass@host:port/db")
+    .regex(
+      /^(sqlite:.+|mysql:\/\/.+|mariadb:\/\/.+)$/,
+      "must be sqlite:<path> or mysql://user:pass@host:port/db",
+    )
     .default("sqlite:./var/plans.sqlite"),
   PLAN_DATABASE_POOL_SIZE: integer(1, 10),
   PLAN_MIGRATE_ON_START: z.enum(["true", "false"]).default("true"),
@@ -77,7 +80,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
   }
   const e = parsed.data;
   if (e.PLAN_AUTH_JWT_SECRET && e.PLAN_AUTH_JWT_PUBLIC_KEY) {
-    throw new ConfigError("invalid configuration: set PLAN_AUTH_JWT_SECRET or PLAN_AUTH_JWT_PUBLIC_KEY, not both");
+    throw new ConfigError(
+      "invalid configuration: set PLAN_AUTH_JWT_SECRET or PLAN_AUTH_JWT_PUBLIC_KEY, not both",
+    );
   }
   const authOn = e.PLAN_AUTH_JWT_SECRET !== null || e.PLAN_AUTH_JWT_PUBLIC_KEY !== null;
   return Object.freeze({

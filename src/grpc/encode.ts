@@ -1,6 +1,18 @@
 import type { WriteResult } from "../plans/plan-service";
-import type { AuthorKind as DomainAuthorKind, HeadRecord, RevisionMeta, RevisionRecord, TaskRecord } from "../storage/records";
-import { type Author, AuthorKind, type Plan, type PlanRevision, WriteMode } from "../../generated/ts/taskplans/v1/plan";
+import type {
+  AuthorKind as DomainAuthorKind,
+  HeadRecord,
+  RevisionMeta,
+  RevisionRecord,
+  TaskRecord,
+} from "../storage/records";
+import {
+  type Author,
+  AuthorKind,
+  type Plan,
+  type PlanRevision,
+  WriteMode,
+} from "../../generated/ts/taskplans/v1/plan";
 import type { RequestedAuthor } from "../plans/author";
 import { planErrors } from "../plans/errors";
 import type { WritePlanResponse } from "../../generated/ts/taskplans/v1/plan_service";

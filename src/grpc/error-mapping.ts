@@ -47,12 +47,21 @@ export interface WireError {
  */
 export function toWireError(error: unknown, requestId: string): WireError {
   if (error instanceof PlanError) {
-    return wire(CODE_OF_REASON[error.reason], error.message, error.reason, { ...error.metadata, request_id: requestId }, error);
+    return wire(
+      CODE_OF_REASON[error.reason],
+      error.message,
+      error.reason,
+      { ...error.metadata, request_id: requestId },
+      error,
+    );
   }
   if (error instanceof AuthenticationError) {
     return wire(CODE_OF_REASON[error.reason], error.message, error.reason, { request_id: requestId }, null);
   }
-  return { ...wire(status.INTERNAL, "internal error", "INTERNAL", { request_id: requestId }, null), internal: true };
+  return {
+    ...wire(status.INTERNAL, "internal error", "INTERNAL", { request_id: requestId }, null),
+    internal: true,
+  };
 }
 
 function wire(
@@ -73,7 +82,9 @@ function wire(
       errorInfo: { reason, domain: ERROR_DOMAIN, metadata },
       badRequest:
         fieldViolations.length > 0
-          ? BadRequest.fromPartial({ fieldViolations: fieldViolations.map((v) => ({ ...v, reason: reason })) })
+          ? BadRequest.fromPartial({
+              fieldViolations: fieldViolations.map((v) => ({ ...v, reason: reason })),
+            })
           : null,
     }),
     internal: false,

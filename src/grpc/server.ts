@@ -14,7 +14,10 @@ export const SERVICE_NAMES = ["", "taskplans.v1.PlanService", "taskplans.v1.Task
 const MAX_MESSAGE_BYTES = 1024 * 1024;
 
 /** A gRPC server with our services, grpc.health.v1 and server reflection (for grpcurl and ghz). */
-export function buildGrpcServer(services: { plans: PlanServiceServer; tasks: TaskServiceServer }, health: HealthImplementation): Server {
+export function buildGrpcServer(
+  services: { plans: PlanServiceServer; tasks: TaskServiceServer },
+  health: HealthImplementation,
+): Server {
   const server = new Server({
     "grpc.max_receive_message_length": MAX_MESSAGE_BYTES,
     "grpc.max_send_message_length": MAX_MESSAGE_BYTES,
@@ -34,7 +37,9 @@ export function setHealth(health: HealthImplementation, serving: boolean): void 
 /** Binds `address` (host:port, port 0 picks a free one) and resolves the bound port. */
 export function bind(server: Server, address: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    server.bindAsync(address, ServerCredentials.createInsecure(), (error, port) => (error ? reject(error) : resolve(port)));
+    server.bindAsync(address, ServerCredentials.createInsecure(), (error, port) =>
+      error ? reject(error) : resolve(port),
+    );
   });
 }
 

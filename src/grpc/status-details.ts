@@ -24,9 +24,16 @@ export interface RichError {
  */
 export function statusDetailsMetadata(error: RichError): Metadata {
   const details = [];
-  if (error.errorInfo) details.push({ typeUrl: ERROR_INFO_TYPE, value: Buffer.from(ErrorInfo.encode(error.errorInfo).finish()) });
+  if (error.errorInfo)
+    details.push({
+      typeUrl: ERROR_INFO_TYPE,
+      value: Buffer.from(ErrorInfo.encode(error.errorInfo).finish()),
+    });
   if (error.badRequest) {
-    details.push({ typeUrl: BAD_REQUEST_TYPE, value: Buffer.from(BadRequest.encode(error.badRequest).finish()) });
+    details.push({
+      typeUrl: BAD_REQUEST_TYPE,
+      value: Buffer.from(BadRequest.encode(error.badRequest).finish()),
+    });
   }
   const status = Status.encode({ code: error.code, message: error.message, details }).finish();
   const metadata = new Metadata();

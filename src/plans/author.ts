@@ -19,7 +19,11 @@ export interface RequestedAuthor {
  * without auth the request's author is used, defaulting to the path's kind (agent path: agent,
  * editor path: user) and the name "Agent" or "User".
  */
-export function resolveAuthor(caller: Caller, requested: RequestedAuthor | undefined, pathKind: AuthorKind): Author {
+export function resolveAuthor(
+  caller: Caller,
+  requested: RequestedAuthor | undefined,
+  pathKind: AuthorKind,
+): Author {
   if (caller.authenticated && caller.kind && caller.name) return { kind: caller.kind, name: caller.name };
   const kind = requested?.kind ?? pathKind;
   const name = checkDisplayName("author.name", requested?.name?.trim() ?? "");

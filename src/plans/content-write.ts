@@ -4,7 +4,14 @@ import { planErrors } from "./errors";
 import { isSuspiciousReduction } from "./reduction";
 import { codePointLength, utf8Length } from "./text";
 import { checkSize } from "./validate";
-import { commitContent, livePlan, type Truncation, type WriteDecision, type WriteEnv, type WriteState } from "./write-context";
+import {
+  commitContent,
+  livePlan,
+  type Truncation,
+  type WriteDecision,
+  type WriteEnv,
+  type WriteState,
+} from "./write-context";
 import type { WriteMode } from "./write-mode";
 
 /** The write paths that store content. */

@@ -59,7 +59,11 @@ export class PlanError extends Error {
 
   /** The same error worded for a rejected write: it starts by saying that nothing changed. */
   asRejectedWrite(): PlanError {
-    return new PlanError(this.reason, this, `Plan was not changed because ${this.detail}. ${this.nextAction}`);
+    return new PlanError(
+      this.reason,
+      this,
+      `Plan was not changed because ${this.detail}. ${this.nextAction}`,
+    );
   }
 }
 
@@ -163,7 +167,8 @@ export const planErrors = {
     // Deliberately no current version: the caller must read the plan again (seed 003).
     return new PlanError("VERSION_MISMATCH", {
       detail: "the plan changed since the version you read (expected_version is stale)",
-      nextAction: "Read the plan again with GetPlan, apply your change to that content, and retry with its version.",
+      nextAction:
+        "Read the plan again with GetPlan, apply your change to that content, and retry with its version.",
     });
   },
   writeConflict(): PlanError {

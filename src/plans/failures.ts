@@ -1,5 +1,9 @@
 import { LockUnavailableError } from "../locking/task-lock";
-import { StorageConflictError, StorageCorruptionError, StorageUnavailableError } from "../storage/storage-errors";
+import {
+  StorageConflictError,
+  StorageCorruptionError,
+  StorageUnavailableError,
+} from "../storage/storage-errors";
 import { PlanError, planErrors } from "./errors";
 
 /**

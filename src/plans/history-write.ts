@@ -8,7 +8,12 @@ import { commitContent, livePlan, type WriteDecision, type WriteEnv, type WriteS
  * A revert (editor path): a new revision copying the target's title and content exactly, marked
  * revert_of_revision_id, never coalesced, exempt from the size limit. Recreates a deleted plan.
  */
-export function decideRevert(target: RevisionRecord, author: Author, state: WriteState, env: WriteEnv): WriteDecision {
+export function decideRevert(
+  target: RevisionRecord,
+  author: Author,
+  state: WriteState,
+  env: WriteEnv,
+): WriteDecision {
   return commitContent(state, env, {
     title: target.title,
     content: target.content,
@@ -30,7 +35,11 @@ export interface DeleteDecision {
  * Deletes the live plan, keeping its revisions. The tombstone keeps the version counter so that a
  * version is never reused, and bumps it so that no version read before the delete matches again.
  */
-export function decideDelete(expectedVersion: number | undefined, state: WriteState, env: WriteEnv): DeleteDecision {
+export function decideDelete(
+  expectedVersion: number | undefined,
+  state: WriteState,
+  env: WriteEnv,
+): DeleteDecision {
   const live = livePlan(state);
   if (live === null) throw planErrors.planNotFound(state.taskId);
   if (expectedVersion !== undefined && expectedVersion !== live.version) throw planErrors.versionMismatch();

@@ -56,16 +56,26 @@ export class PlanService {
   }
 
   /** Agent create (or conditional replace with expected_version). CreatePlan has no mode (AC-005.2). */
-  async createPlan(caller: Caller, request: ContentRequest & { readonly mode: string }): Promise<WriteResult> {
+  async createPlan(
+    caller: Caller,
+    request: ContentRequest & { readonly mode: string },
+  ): Promise<WriteResult> {
     return rejecting(async () => {
       requireId("task_id", request.taskId);
       if (request.mode !== "") throw planErrors.createHasNoMode(JSON.stringify(request.mode));
-      return this.writeContent(caller, request, { path: "agent-create", mode: "replace", authorKind: "agent" });
+      return this.writeContent(caller, request, {
+        path: "agent-create",
+        mode: "replace",
+        authorKind: "agent",
+      });
     });
   }
 
   /** Agent update in REPLACE or APPEND mode; never creates a plan. */
-  async updatePlan(caller: Caller, request: ContentRequest & { readonly mode: string }): Promise<WriteResult> {
+  async updatePlan(
+    caller: Caller,
+    request: ContentRequest & { readonly mode: string },
+  ): Promise<WriteResult> {
     return rejecting(async () => {
       requireId("task_id", request.taskId);
       // AC-TASKS-PLAN-APPEND-001.7: mode validity comes first, before task reach.
@@ -83,7 +93,10 @@ export class PlanService {
   }
 
   /** Deletes the live plan; revisions are kept. */
-  async deletePlan(caller: Caller, request: { taskId: string; expectedVersion?: number | undefined }): Promise<void> {
+  async deletePlan(
+    caller: Caller,
+    request: { taskId: string; expectedVersion?: number | undefined },
+  ): Promise<void> {
     return rejecting(async () => {
       await this.reach(caller, requireId("task_id", request.taskId));
       await this.writes.run(request.taskId, async (state, env) => {
@@ -115,7 +128,10 @@ export class PlanService {
   }
 
   /** One revision with content; task-scoped. */
-  async getRevision(caller: Caller, request: { taskId: string; revisionId: string }): Promise<RevisionRecord> {
+  async getRevision(
+    caller: Caller,
+    request: { taskId: string; revisionId: string },
+  ): Promise<RevisionRecord> {
     await this.reach(caller, requireId("task_id", request.taskId));
     requireId("revision_id", request.revisionId);
     const revision = await translated(() => this.store.getRevision(request.taskId, request.revisionId));
@@ -148,9 +164,14 @@ export class PlanService {
   ): Promise<HeadRecord> {
     await this.reach(caller, requireId("task_id", request.taskId));
     const sessionId = requireId("session_id", request.sessionId);
-    const by = caller.authenticated && caller.name ? caller.name : checkDisplayName("actor", request.actor.trim()) || "user";
+    const by =
+      caller.authenticated && caller.name
+        ? caller.name
+        : checkDisplayName("actor", request.actor.trim()) || "user";
     const at = this.clock();
-    const plan = await translated(() => this.store.markImplementationStarted(request.taskId, { at, by, sessionId }));
+    const plan = await translated(() =>
+      this.store.markImplementationStarted(request.taskId, { at, by, sessionId }),
+    );
     if (plan === null) throw planErrors.planNotFound(request.taskId);
     return plan;
   }
@@ -184,9 +205,13 @@ export class PlanService {
       acknowledgeReduction: request.acknowledgeReduction ?? false,
       author,
     };
-    return this.writes.run(request.taskId, async (state, env) => commitOf(decideContentWrite(write, state, env)), {
-      headReadFailed: how.mode === "append" ? () => planErrors.planReadFailed() : undefined,
-    });
+    return this.writes.run(
+      request.taskId,
+      async (state, env) => commitOf(decideContentWrite(write, state, env)),
+      {
+        headReadFailed: how.mode === "append" ? () => planErrors.planReadFailed() : undefined,
+      },
+    );
   }
 
   /**
@@ -209,7 +234,11 @@ function commitOf(decision: WriteDecision): Commit<WriteResult> {
     events: decision.events,
     result: {
       plan: decision.head,
-      revision: { id: decision.revision.id, number: decision.revision.number, coalesced: decision.coalescedFrom !== null },
+      revision: {
+        id: decision.revision.id,
+        number: decision.revision.number,
+        coalesced: decision.coalescedFrom !== null,
+      },
       truncation: decision.truncation,
     },
   };
@@ -223,4 +252,3 @@ async function rejecting<T>(write: () => Promise<T>): Promise<T> {
     throw error instanceof PlanError ? error.asRejectedWrite() : error;
   }
 }
-

@@ -11,7 +11,8 @@ import { translated } from "./failures";
  */
 export async function reachableTask(store: PlanStore, caller: Caller, taskId: string): Promise<TaskRecord> {
   const task = await translated(() => store.getTask(taskId));
-  if (task === null) throw caller.authenticated ? planErrors.taskNotReachable() : planErrors.taskNotFound(taskId);
+  if (task === null)
+    throw caller.authenticated ? planErrors.taskNotReachable() : planErrors.taskNotFound(taskId);
   if (!reachesWorkspace(caller, task.workspaceId)) throw planErrors.taskNotReachable();
   return task;
 }

@@ -19,7 +19,10 @@ export class TaskService {
   ) {}
 
   /** Creates a task in a workspace the caller reaches; TASK_EXISTS when the id is taken. */
-  async createTask(caller: Caller, request: { taskId: string; workspaceId: string; title: string }): Promise<TaskRecord> {
+  async createTask(
+    caller: Caller,
+    request: { taskId: string; workspaceId: string; title: string },
+  ): Promise<TaskRecord> {
     const task: TaskRecord = {
       id: requireId("task_id", request.taskId),
       workspaceId: requireId("workspace_id", request.workspaceId),
@@ -29,7 +32,9 @@ export class TaskService {
     if (!reachesWorkspace(caller, task.workspaceId)) throw planErrors.taskNotReachable();
     const existing = await translated(() => this.store.getTask(task.id));
     if (existing !== null) {
-      throw reachesWorkspace(caller, existing.workspaceId) ? planErrors.taskExists(task.id) : planErrors.taskNotReachable();
+      throw reachesWorkspace(caller, existing.workspaceId)
+        ? planErrors.taskExists(task.id)
+        : planErrors.taskNotReachable();
     }
     try {
       await this.store.createTask(task);

@@ -24,7 +24,8 @@ export function trimTrailingWhitespace(text: string): string {
   while (end > 0) {
     const low = text.charCodeAt(end - 1);
     // An astral code point ends with a low surrogate; step back over the whole pair.
-    const width = low >= 0xdc00 && low <= 0xdfff && end >= 2 && isHighSurrogate(text.charCodeAt(end - 2)) ? 2 : 1;
+    const width =
+      low >= 0xdc00 && low <= 0xdfff && end >= 2 && isHighSurrogate(text.charCodeAt(end - 2)) ? 2 : 1;
     if (!isWhitespace(text.slice(end - width, end))) break;
     end -= width;
   }

@@ -78,7 +78,15 @@ export function commitContent(
       forceNew: write.forceNewRevision,
     });
   const revision: RevisionRecord = coalesce
-    ? { ...latest, title, content: write.content, contentBytes, contentChars, updatedAt: env.now, rowVersion: latest.rowVersion + 1 }
+    ? {
+        ...latest,
+        title,
+        content: write.content,
+        contentBytes,
+        contentChars,
+        updatedAt: env.now,
+        rowVersion: latest.rowVersion + 1,
+      }
     : {
         id: env.newId(),
         taskId: state.taskId,
@@ -114,7 +122,8 @@ export function commitContent(
     { type: live ? "plan.updated" : "plan.created", plan: summarize(head) },
     { type: "plan.revision.created", revision: revisionMeta(revision), coalesced: coalesce },
   ];
-  if (write.revertOfRevisionId !== null) events.push({ type: "plan.reverted", revision: revisionMeta(revision) });
+  if (write.revertOfRevisionId !== null)
+    events.push({ type: "plan.reverted", revision: revisionMeta(revision) });
   return {
     head,
     fenceVersion: state.head?.version ?? null,

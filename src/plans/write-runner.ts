@@ -75,7 +75,11 @@ export class WriteRunner {
     }
   }
 
-  private async readState(tx: PlanWriteTx, taskId: string, headReadFailed?: () => Error): Promise<WriteState> {
+  private async readState(
+    tx: PlanWriteTx,
+    taskId: string,
+    headReadFailed?: () => Error,
+  ): Promise<WriteState> {
     try {
       const head = await tx.readHead(taskId);
       const latest = await tx.latestRevision(taskId);

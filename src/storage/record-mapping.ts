@@ -11,7 +11,12 @@ export function taskFromEntity(row: TaskEntity): TaskRecord {
 }
 
 export function taskToEntity(task: TaskRecord): TaskEntity {
-  return { id: task.id, workspaceId: task.workspaceId, title: task.title, createdAt: task.createdAt.getTime() };
+  return {
+    id: task.id,
+    workspaceId: task.workspaceId,
+    title: task.title,
+    createdAt: task.createdAt.getTime(),
+  };
 }
 
 export function headFromEntity(row: PlanEntity): HeadRecord {
@@ -28,7 +33,8 @@ export function headFromEntity(row: PlanEntity): HeadRecord {
     updatedAt: new Date(row.updatedAt),
     latestRevisionNumber: row.latestRevisionNumber,
     deleted: row.deleted,
-    implementationStartedAt: row.implementationStartedAt === null ? null : new Date(row.implementationStartedAt),
+    implementationStartedAt:
+      row.implementationStartedAt === null ? null : new Date(row.implementationStartedAt),
     implementationStartedBy: row.implementationStartedBy,
     implementationStartedSessionId: row.implementationStartedSessionId,
   };

@@ -54,11 +54,17 @@ export function classifyStorageError(error: unknown): unknown {
   const driver = driverErrorOf(error);
   const code = typeof driver.code === "string" ? driver.code : "";
   const errno = typeof driver.errno === "number" ? driver.errno : -1;
-  if (CONFLICT_ERRNOS.has(errno) || code === "SQLITE_CONSTRAINT_PRIMARYKEY" || code === "SQLITE_CONSTRAINT_UNIQUE") {
+  if (
+    CONFLICT_ERRNOS.has(errno) ||
+    code === "SQLITE_CONSTRAINT_PRIMARYKEY" ||
+    code === "SQLITE_CONSTRAINT_UNIQUE"
+  ) {
     return new StorageConflictError(`write conflict (${code || errno})`, { cause: error });
   }
   if (UNAVAILABLE_CODES.has(code) || UNAVAILABLE_ERRNOS.has(errno) || isPoolClosed(error)) {
-    return new StorageUnavailableError(`database unavailable (${code || errno || "closed"})`, { cause: error });
+    return new StorageUnavailableError(`database unavailable (${code || errno || "closed"})`, {
+      cause: error,
+    });
   }
   return error;
 }

@@ -89,7 +89,8 @@ export async function createDatabase(port: number, name: string): Promise<void> 
 
 // mariadb-install-db takes ~2 s; its result is cached per MariaDB version and copied per run.
 function templateDatadir(): string {
-  const version = spawnSync(MARIADBD, ["--version"], { encoding: "utf8" }).stdout.split(/\s+/)[2] ?? "unknown";
+  const version =
+    spawnSync(MARIADBD, ["--version"], { encoding: "utf8" }).stdout.split(/\s+/)[2] ?? "unknown";
   const template = join(tmpdir(), `taskplans-mariadb-template-${version}`);
   if (existsSync(template)) return template;
   const building = `${template}.tmp.${process.pid}`;

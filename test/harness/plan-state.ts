@@ -13,7 +13,13 @@ export async function planState(plans: Api<PlanServiceServer>, taskId: string): 
   let plan: PlanState["plan"] = null;
   try {
     const got = (await plans.getPlan({ taskId })).plan;
-    if (got) plan = { title: got.title, content: got.content, version: got.version, latestRevisionNumber: got.latestRevisionNumber };
+    if (got)
+      plan = {
+        title: got.title,
+        content: got.content,
+        version: got.version,
+        latestRevisionNumber: got.latestRevisionNumber,
+      };
   } catch (error) {
     if ((error as { code?: number }).code !== 5) throw error; // NOT_FOUND: no plan
   }

@@ -2,7 +2,9 @@ import { type ChildProcess, spawnSync } from "node:child_process";
 
 /** Fails with the command to run when a server binary the tests need is missing. */
 export function requireBinary(binary: string, debianPackage: string): void {
-  const found = spawnSync("sh", ["-c", `command -v ${binary} || test -x /usr/sbin/${binary}`], { encoding: "utf8" });
+  const found = spawnSync("sh", ["-c", `command -v ${binary} || test -x /usr/sbin/${binary}`], {
+    encoding: "utf8",
+  });
   if (found.status !== 0) {
     throw new Error(
       `${binary} is not installed. Run the README's test command as root (it installs it), or: apt-get install -y ${debianPackage}`,

@@ -80,10 +80,14 @@ function wrap<Server>(client: object, requests: Record<string, Message>, token?:
     api[name] = (request: unknown, metadata?: Metadata) =>
       new Promise((resolve, reject) => {
         const md = metadata ?? new Metadata();
-        if (token !== undefined && md.get("authorization").length === 0) md.set("authorization", `Bearer ${token}`);
+        if (token !== undefined && md.get("authorization").length === 0)
+          md.set("authorization", `Bearer ${token}`);
         const method = (client as Record<string, (...args: unknown[]) => unknown>)[name];
-        method?.call(client, type.fromPartial(request), md, (error: ServiceError | null, response: unknown) =>
-          error ? reject(error) : resolve(response),
+        method?.call(
+          client,
+          type.fromPartial(request),
+          md,
+          (error: ServiceError | null, response: unknown) => (error ? reject(error) : resolve(response)),
         );
       });
   }

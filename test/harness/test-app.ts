@@ -40,7 +40,8 @@ export async function startTestApp(
   let databaseUrl = `sqlite:${join(tempDir, "plans.sqlite")}`;
   if (dialect === "mysql") {
     const port = Number(process.env.TEST_MARIADB_PORT);
-    if (!port) throw new Error("TEST_MARIADB_PORT is not set: run integration tests through jest's global setup");
+    if (!port)
+      throw new Error("TEST_MARIADB_PORT is not set: run integration tests through jest's global setup");
     const database = `t_${randomBytes(6).toString("hex")}`;
     await createDatabase(port, database);
     databaseUrl = `mysql://root@127.0.0.1:${port}/${database}`;
@@ -59,7 +60,7 @@ export async function startTestApp(
     ...clients,
     port: app.port,
     dialect,
-    databaseUrl,
+    databaseUrl: config.databaseUrl,
     events,
     async newTask(workspaceId = "ws-1") {
       const taskId = randomId("task");

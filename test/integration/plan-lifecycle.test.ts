@@ -13,7 +13,14 @@ describe.each(DIALECTS)("plan lifecycle on %s", (dialect) => {
   it("SavePlan creates a plan at version 1 with revision 1, title Plan, and GetPlan returns it", async () => {
     const taskId = await app.newTask();
     const written = await app.plans.savePlan({ taskId, content: "# Goal\nship it\n" });
-    expect(written.plan).toMatchObject({ taskId, title: "Plan", content: "", version: 1, contentBytes: 15, contentChars: 15 });
+    expect(written.plan).toMatchObject({
+      taskId,
+      title: "Plan",
+      content: "",
+      version: 1,
+      contentBytes: 15,
+      contentChars: 15,
+    });
     expect(written.plan?.createdBy).toBe("user");
     expect(written.revision).toMatchObject({ number: 1, coalesced: false });
     const { plan } = await app.plans.getPlan({ taskId });
@@ -54,7 +61,10 @@ describe.each(DIALECTS)("plan lifecycle on %s", (dialect) => {
     expect(state.revisions).toHaveLength(1);
     const revision = await app.plans.getPlanRevision({ taskId, revisionId: second.revision?.id });
     expect(revision.revision?.content).toBe("two");
-    expect(app.events.eventsFor(taskId).at(-1)).toMatchObject({ type: "plan.revision.created", coalesced: true });
+    expect(app.events.eventsFor(taskId).at(-1)).toMatchObject({
+      type: "plan.revision.created",
+      coalesced: true,
+    });
     expect(app.events.typesFor(taskId)).toEqual([
       "plan.created",
       "plan.revision.created",
@@ -125,14 +135,31 @@ describe.each(DIALECTS)("plan lifecycle on %s", (dialect) => {
 
   it("RevertPlan adds a marked revision copying the target, never coalesced, and emits updated, revision.created, reverted", async () => {
     const taskId = await app.newTask();
-    const first = await app.plans.savePlan({ taskId, content: "original", title: "T1", author: { name: "A" } });
+    const first = await app.plans.savePlan({
+      taskId,
+      content: "original",
+      title: "T1",
+      author: { name: "A" },
+    });
     await app.plans.savePlan({ taskId, content: "changed", title: "T2", author: { name: "B" } });
     const reverted = await app.plans.revertPlan({ taskId, revisionId: first.revision?.id });
     expect(reverted.revision).toMatchObject({ number: 3, coalesced: false });
-    expect((await app.plans.getPlan({ taskId })).plan).toMatchObject({ content: "original", title: "T1", version: 3 });
+    expect((await app.plans.getPlan({ taskId })).plan).toMatchObject({
+      content: "original",
+      title: "T1",
+      version: 3,
+    });
     const marker = (await app.plans.getPlanRevision({ taskId, revisionId: reverted.revision?.id })).revision;
-    expect(marker).toMatchObject({ revertOfRevisionId: first.revision?.id, content: "original", authorName: "User" });
-    expect(app.events.typesFor(taskId).slice(-3)).toEqual(["plan.updated", "plan.revision.created", "plan.reverted"]);
+    expect(marker).toMatchObject({
+      revertOfRevisionId: first.revision?.id,
+      content: "original",
+      authorName: "User",
+    });
+    expect(app.events.typesFor(taskId).slice(-3)).toEqual([
+      "plan.updated",
+      "plan.revision.created",
+      "plan.reverted",
+    ]);
     // The same author right after: the marker is permanent, so a new revision is added.
     const after = await app.plans.savePlan({ taskId, content: "edit after revert" });
     expect(after.revision).toMatchObject({ number: 4, coalesced: false });
@@ -148,7 +175,8 @@ describe.each(DIALECTS)("plan lifecycle on %s", (dialect) => {
 
   it("ListPlanRevisions pages newest first: 0 means 20, above 100 means 100, tokens continue", async () => {
     const taskId = await app.newTask();
-    for (let i = 1; i <= 25; i++) await app.plans.savePlan({ taskId, content: `rev ${i}`, author: { name: `u${i}` } });
+    for (let i = 1; i <= 25; i++)
+      await app.plans.savePlan({ taskId, content: `rev ${i}`, author: { name: `u${i}` } });
     const first = await app.plans.listPlanRevisions({ taskId, pageSize: 0 });
     expect(first.revisions.map((r) => r.revisionNumber)).toEqual([...Array(20).keys()].map((i) => 25 - i));
     expect(first.revisions.every((r) => r.content === "" && r.contentBytes > 0)).toBe(true);
@@ -176,9 +204,16 @@ describe.each(DIALECTS)("plan lifecycle on %s", (dialect) => {
     await app.plans.savePlan({ taskId, content: "plan" });
     const before = await planState(app.plans, taskId);
     const first = await app.plans.markImplementationStarted({ taskId, sessionId: "s-1", actor: "Ann" });
-    expect(first.plan).toMatchObject({ implementationStartedBy: "Ann", implementationStartedSessionId: "s-1", version: 1 });
+    expect(first.plan).toMatchObject({
+      implementationStartedBy: "Ann",
+      implementationStartedSessionId: "s-1",
+      version: 1,
+    });
     const again = await app.plans.markImplementationStarted({ taskId, sessionId: "s-2", actor: "Bob" });
-    expect(again.plan).toMatchObject({ implementationStartedBy: "Ann", implementationStartedSessionId: "s-1" });
+    expect(again.plan).toMatchObject({
+      implementationStartedBy: "Ann",
+      implementationStartedSessionId: "s-1",
+    });
     expect(again.plan?.implementationStartedAt).toEqual(first.plan?.implementationStartedAt);
     const after = await planState(app.plans, taskId);
     expect(after.revisions).toEqual(before.revisions);
@@ -190,7 +225,9 @@ describe.each(DIALECTS)("plan lifecycle on %s", (dialect) => {
 
   it("MarkImplementationStarted without a plan is PLAN_NOT_FOUND, without a session INVALID_FIELD", async () => {
     const taskId = await app.newTask();
-    expect((await rpcError(app.plans.markImplementationStarted({ taskId, sessionId: "s" }))).reason).toBe("PLAN_NOT_FOUND");
+    expect((await rpcError(app.plans.markImplementationStarted({ taskId, sessionId: "s" }))).reason).toBe(
+      "PLAN_NOT_FOUND",
+    );
     const noSession = await rpcError(app.plans.markImplementationStarted({ taskId, sessionId: "" }));
     expect([noSession.reason, noSession.fieldViolations[0]?.field]).toEqual(["INVALID_FIELD", "session_id"]);
   });

@@ -22,30 +22,46 @@ const at = (ms: number) => new Date(1_000_000 + ms);
 
 describe("shouldCoalesce", () => {
   it("coalesces the same author kind and name within the window", () => {
-    expect(shouldCoalesce({ latest: base, author: agent, now: at(299_999), windowMs: window, forceNew: false })).toBe(true);
+    expect(
+      shouldCoalesce({ latest: base, author: agent, now: at(299_999), windowMs: window, forceNew: false }),
+    ).toBe(true);
   });
   it("measures the window strictly from the newest revision's updated_at", () => {
-    expect(shouldCoalesce({ latest: base, author: agent, now: at(300_000), windowMs: window, forceNew: false })).toBe(false);
+    expect(
+      shouldCoalesce({ latest: base, author: agent, now: at(300_000), windowMs: window, forceNew: false }),
+    ).toBe(false);
   });
   it("never coalesces with a window of 0", () => {
-    expect(shouldCoalesce({ latest: base, author: agent, now: at(0), windowMs: 0, forceNew: false })).toBe(false);
+    expect(shouldCoalesce({ latest: base, author: agent, now: at(0), windowMs: 0, forceNew: false })).toBe(
+      false,
+    );
   });
   it("never coalesces when forced (first write, acknowledged reduction, revert)", () => {
-    expect(shouldCoalesce({ latest: base, author: agent, now: at(1), windowMs: window, forceNew: true })).toBe(false);
+    expect(
+      shouldCoalesce({ latest: base, author: agent, now: at(1), windowMs: window, forceNew: true }),
+    ).toBe(false);
   });
   it("never coalesces without a newest revision", () => {
-    expect(shouldCoalesce({ latest: null, author: agent, now: at(1), windowMs: window, forceNew: false })).toBe(false);
+    expect(
+      shouldCoalesce({ latest: null, author: agent, now: at(1), windowMs: window, forceNew: false }),
+    ).toBe(false);
   });
   it("never coalesces onto a revert or restore marker", () => {
     const marker = { ...base, revertOfRevisionId: "r0" };
-    expect(shouldCoalesce({ latest: marker, author: agent, now: at(1), windowMs: window, forceNew: false })).toBe(false);
+    expect(
+      shouldCoalesce({ latest: marker, author: agent, now: at(1), windowMs: window, forceNew: false }),
+    ).toBe(false);
   });
   it("requires the same author kind", () => {
     const user = { kind: "user" as const, name: "Agent" };
-    expect(shouldCoalesce({ latest: base, author: user, now: at(1), windowMs: window, forceNew: false })).toBe(false);
+    expect(
+      shouldCoalesce({ latest: base, author: user, now: at(1), windowMs: window, forceNew: false }),
+    ).toBe(false);
   });
   it("requires the same author name", () => {
     const other = { kind: "agent" as const, name: "Other" };
-    expect(shouldCoalesce({ latest: base, author: other, now: at(1), windowMs: window, forceNew: false })).toBe(false);
+    expect(
+      shouldCoalesce({ latest: base, author: other, now: at(1), windowMs: window, forceNew: false }),
+    ).toBe(false);
   });
 });

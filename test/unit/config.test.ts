@@ -27,6 +27,11 @@ describe("loadConfig", () => {
 
   it("turns auth on with a secret", () => {
     const config = loadConfig({ PLAN_AUTH_JWT_SECRET: "s".repeat(32), PLAN_AUTH_ISSUER: "iss" });
-    expect(config.auth).toEqual({ secret: "s".repeat(32), publicKeyPem: null, issuer: "iss", audience: null });
+    expect(config.auth).toEqual({
+      secret: "s".repeat(32),
+      publicKeyPem: null,
+      issuer: "iss",
+      audience: null,
+    });
   });
 });

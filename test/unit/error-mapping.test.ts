@@ -65,9 +65,16 @@ describe("domain error -> gRPC status, pinned per reason", () => {
   });
 
   it("sends a BadRequest field violation naming the field", () => {
-    const details = decodeStatusDetails(toWireError(planErrors.invalidField("page_size", "must not be negative"), "r").metadata);
+    const details = decodeStatusDetails(
+      toWireError(planErrors.invalidField("page_size", "must not be negative"), "r").metadata,
+    );
     expect(details?.badRequest?.fieldViolations).toEqual([
-      { field: "page_size", description: "must not be negative", reason: "INVALID_FIELD", localizedMessage: undefined },
+      {
+        field: "page_size",
+        description: "must not be negative",
+        reason: "INVALID_FIELD",
+        localizedMessage: undefined,
+      },
     ]);
   });
 

@@ -45,7 +45,9 @@ describe("InProcessTaskLock", () => {
 
   it("releases the lock when the work throws and leaves the table empty when idle", async () => {
     const lock = new InProcessTaskLock();
-    await expect(lock.withLock("t", 100, async () => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
+    await expect(lock.withLock("t", 100, async () => Promise.reject(new Error("boom")))).rejects.toThrow(
+      "boom",
+    );
     await expect(lock.withLock("t", 100, async () => "next")).resolves.toBe("next");
     expect(lock.heldCount).toBe(0);
   });

@@ -1,4 +1,10 @@
-import { codePointLength, isBlank, isWhitespace, trimTrailingWhitespace, utf8Length } from "../../src/plans/text";
+import {
+  codePointLength,
+  isBlank,
+  isWhitespace,
+  trimTrailingWhitespace,
+  utf8Length,
+} from "../../src/plans/text";
 
 describe("whitespace is Unicode White_Space (one helper for validation and composition)", () => {
   it.each([

@@ -7,7 +7,10 @@ const secret = "0123456789abcdef0123456789abcdef";
 const settings = { secret, publicKeyPem: null, issuer: "https://issuer", audience: "taskplans" };
 const claims = { kind: "agent", name: "Claude", workspaces: ["ws-1"] };
 
-function sign(payload: Record<string, unknown>, options: { key?: string; exp?: string | number; iss?: string } = {}) {
+function sign(
+  payload: Record<string, unknown>,
+  options: { key?: string; exp?: string | number; iss?: string } = {},
+) {
   return new SignJWT(payload)
     .setProtectedHeader({ alg: "HS256" })
     .setSubject("agent-7")
@@ -52,11 +55,14 @@ describe("token verification", () => {
 
   it("rejects a missing token", async () => expect(await reason(null)).toBe("TOKEN_MISSING"));
   it("rejects an expired token", async () =>
-    expect(await reason(await sign(claims, { exp: Math.floor(Date.now() / 1000) - 60 }))).toBe("TOKEN_EXPIRED"));
+    expect(await reason(await sign(claims, { exp: Math.floor(Date.now() / 1000) - 60 }))).toBe(
+      "TOKEN_EXPIRED",
+    ));
   it("rejects a forged token (other key)", async () =>
     expect(await reason(await sign(claims, { key: "x".repeat(32) }))).toBe("TOKEN_INVALID"));
   it("rejects a malformed token", async () => expect(await reason("not.a.jwt")).toBe("TOKEN_INVALID"));
-  it("rejects another issuer", async () => expect(await reason(await sign(claims, { iss: "evil" }))).toBe("TOKEN_INVALID"));
+  it("rejects another issuer", async () =>
+    expect(await reason(await sign(claims, { iss: "evil" }))).toBe("TOKEN_INVALID"));
   it("rejects a token without kind or workspaces", async () => {
     expect(await reason(await sign({ name: "x", workspaces: [] }))).toBe("TOKEN_INVALID");
     expect(await reason(await sign({ kind: "agent" }))).toBe("TOKEN_INVALID");

@@ -8,7 +8,8 @@ function reasonOf(action: () => unknown): string {
   try {
     action();
   } catch (error) {
-    if (error instanceof PlanError) return `${error.reason}${error.fieldViolations[0] ? `:${error.fieldViolations[0].field}` : ""}`;
+    if (error instanceof PlanError)
+      return `${error.reason}${error.fieldViolations[0] ? `:${error.fieldViolations[0].field}` : ""}`;
     throw error;
   }
   return "ok";

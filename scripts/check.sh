@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# `npm run check`: generate-drift, typecheck, lint (buf + eslint), format check and all tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+fingerprint() { find generated -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum; }
+before=$(fingerprint)
+npm run -s generate
+if [ "$before" != "$(fingerprint)" ]; then
+  echo "generated/ did not match proto/: 'npm run generate' changed it; commit the regenerated files" >&2
+  git status --short -- generated 2>/dev/null || true
+  exit 1
+fi
+echo "generated/ matches proto/"
+
+npm run -s typecheck
+npm run -s lint
+npm run -s format:check
+npx jest --ci --maxWorkers=2

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The README's test command (`npm test`): prepares a fresh machine, then runs every check and test.
+# Idempotent: installs are skipped when already done.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# 1. Server binaries the integration tests start themselves (throwaway instances on free ports;
+#    system services are never started or touched).
+missing=()
+command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || missing+=(mariadb-server)
+command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] || missing+=(redis-server)
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "installing ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "missing ${missing[*]}: run 'sudo apt-get install -y ${missing[*]}' (or this command as root)" >&2
+    exit 1
+  fi
+fi
+
+# 2. Node dependencies, pinned by package-lock.json; reinstalled only when the lockfile changes
+#    (better-sqlite3 compiles from source here, ~80 s).
+stamp=node_modules/.taskplans-lockfile.sha256
+hash=$(sha256sum package-lock.json | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$hash" ]; then
+  JOBS=max npm ci --no-audit --no-fund
+  echo "$hash" >"$stamp"
+fi
+
+# 3. Everything else: generated-code drift, types, lint, format, unit and integration tests.
+exec bash scripts/check.sh

@@ -1,0 +1,44 @@
+import { InProcessTaskLock } from "../../src/locking/in-process-task-lock";
+import type { LockLease, TaskLock } from "../../src/locking/task-lock";
+
+/**
+ * The real in-process lock with a gate: while closed, a write that obtained the lock waits inside
+ * it, so tests can force overlaps and drain scenarios deterministically. `loseLease` hands work a
+ * lease that is already lost (as a Redlock lease would be after expiry).
+ */
+export class GatedLock implements TaskLock {
+  private readonly inner = new InProcessTaskLock();
+  private gate: Promise<void> | null = null;
+  private openGate: (() => void) | null = null;
+  private enteredWaiters: (() => void)[] = [];
+  loseLease = false;
+  entered = 0;
+
+  /** Writes that obtain the lock from now on wait inside it until open(). */
+  hold(): void {
+    this.gate = new Promise((resolve) => (this.openGate = resolve));
+  }
+
+  open(): void {
+    this.openGate?.();
+    this.gate = null;
+  }
+
+  /** Resolves once `count` writes have obtained the lock in total. */
+  async untilEntered(count: number): Promise<void> {
+    while (this.entered < count) await new Promise<void>((resolve) => this.enteredWaiters.push(resolve));
+  }
+
+  async close(): Promise<void> {
+    this.open();
+  }
+
+  withLock<T>(taskId: string, waitMs: number, work: (lease: LockLease) => Promise<T>): Promise<T> {
+    return this.inner.withLock(taskId, waitMs, async (lease) => {
+      this.entered++;
+      for (const wake of this.enteredWaiters.splice(0)) wake();
+      if (this.gate) await this.gate;
+      return work(this.loseLease ? { signal: AbortSignal.abort() } : lease);
+    });
+  }
+}

@@ -1,0 +1,91 @@
+import { SignJWT } from "jose";
+import { AuthorKind } from "../../generated/ts/taskplans/v1/plan";
+import { planState } from "../harness/plan-state";
+import { rpcError } from "../harness/rpc";
+import { DIALECTS, randomId, startTestApp, type TestApp } from "../harness/test-app";
+
+const SECRET = "test-secret-0123456789-0123456789";
+
+function token(claims: Record<string, unknown>, options: { key?: string; expSeconds?: number } = {}) {
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: "HS256" })
+    .setSubject(String(claims.name ?? "someone"))
+    .setExpirationTime(Math.floor(Date.now() / 1000) + (options.expSeconds ?? 300))
+    .sign(new TextEncoder().encode(options.key ?? SECRET));
+}
+
+describe.each(DIALECTS)("auth with bearer JWTs on %s", (dialect) => {
+  let app: TestApp;
+  let alice: TestApp["plans"];
+  let aliceTasks: TestApp["tasks"];
+  let taskId: string;
+
+  beforeAll(async () => {
+    app = await startTestApp(dialect, { env: { PLAN_AUTH_JWT_SECRET: SECRET } });
+    const client = app.client(await token({ kind: "user", name: "Alice", workspaces: ["ws-a"] }));
+    alice = client.plans;
+    aliceTasks = client.tasks;
+  });
+  afterAll(() => app.stop());
+
+  beforeEach(async () => {
+    taskId = randomId("task");
+    await aliceTasks.createTask({ taskId, workspaceId: "ws-a" });
+    await alice.savePlan({ taskId, content: "alice's plan" });
+  });
+
+  async function expectRejected(call: Promise<unknown>, code: number, reason: string) {
+    const before = await planState(alice, taskId);
+    const failure = await rpcError(call);
+    expect([failure.code, failure.reason]).toEqual([code, reason]);
+    expect(await planState(alice, taskId)).toEqual(before);
+    return failure;
+  }
+
+  it("a call without a token is UNAUTHENTICATED TOKEN_MISSING", async () => {
+    await expectRejected(app.plans.savePlan({ taskId, content: "anonymous" }), 16, "TOKEN_MISSING");
+    await expectRejected(app.plans.getPlan({ taskId }), 16, "TOKEN_MISSING");
+  });
+
+  it("an expired token is TOKEN_EXPIRED, a forged or malformed one TOKEN_INVALID", async () => {
+    const expired = app.client(await token({ kind: "user", workspaces: ["ws-a"] }, { expSeconds: -60 }));
+    await expectRejected(expired.plans.savePlan({ taskId, content: "x" }), 16, "TOKEN_EXPIRED");
+    const forged = app.client(await token({ kind: "user", workspaces: ["ws-a"] }, { key: "x".repeat(40) }));
+    await expectRejected(forged.plans.savePlan({ taskId, content: "x" }), 16, "TOKEN_INVALID");
+    const malformed = app.client("not-a-jwt");
+    await expectRejected(malformed.plans.savePlan({ taskId, content: "x" }), 16, "TOKEN_INVALID");
+  });
+
+  it("a task outside the token's workspaces is PERMISSION_DENIED before existence, disclosing nothing", async () => {
+    const mallory = app.client(await token({ kind: "agent", name: "Mallory", workspaces: ["ws-b"] }));
+    const denied = await expectRejected(mallory.plans.getPlan({ taskId }), 7, "TASK_NOT_REACHABLE");
+    expect(denied.message).not.toContain("alice");
+    await expectRejected(mallory.plans.savePlan({ taskId, content: "hijack" }), 7, "TASK_NOT_REACHABLE");
+    await expectRejected(mallory.plans.listPlanRevisions({ taskId }), 7, "TASK_NOT_REACHABLE");
+    // A task that does not exist looks exactly the same.
+    const missing = await rpcError(mallory.plans.getPlan({ taskId: randomId("missing") }));
+    expect([missing.code, missing.reason]).toEqual([7, "TASK_NOT_REACHABLE"]);
+    const createElsewhere = await rpcError(
+      mallory.tasks.createTask({ taskId: randomId("t"), workspaceId: "ws-a" }),
+    );
+    expect(createElsewhere.reason).toBe("TASK_NOT_REACHABLE");
+  });
+
+  it("the token decides the author; a request author is ignored", async () => {
+    const agent = app.client(await token({ kind: "agent", name: "Claude", workspaces: ["ws-a"] }));
+    const written = await agent.plans.savePlan({
+      taskId,
+      content: "by the agent",
+      author: { kind: AuthorKind.AUTHOR_KIND_USER, name: "Impersonated" },
+    });
+    const revision = (await agent.plans.getPlanRevision({ taskId, revisionId: written.revision?.id }))
+      .revision;
+    expect([revision?.authorKind, revision?.authorName]).toEqual([AuthorKind.AUTHOR_KIND_AGENT, "Claude"]);
+    const marked = await agent.plans.markImplementationStarted({
+      taskId,
+      sessionId: "s-1",
+      actor: "Impersonated",
+    });
+    expect(marked.plan?.implementationStartedBy).toBe("Claude");
+  });
+});

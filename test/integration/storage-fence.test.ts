@@ -1,0 +1,118 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import { createDataSource, dialectOf, runMigrations } from "../../src/storage/data-source";
+import type { HeadRecord, RevisionRecord } from "../../src/storage/records";
+import { StorageConflictError } from "../../src/storage/storage-errors";
+import { TypeOrmPlanStore } from "../../src/storage/typeorm-plan-store";
+import { createDatabase } from "../harness/mariadb";
+import { DIALECTS } from "../harness/test-app";
+
+const at = new Date("2026-11-29T12:00:00.000Z");
+
+function head(taskId: string, version: number, content: string): HeadRecord {
+  return {
+    taskId,
+    title: "Plan",
+    content,
+    contentBytes: Buffer.byteLength(content),
+    contentChars: content.length,
+    version,
+    createdBy: "agent",
+    createdAt: at,
+    updatedAt: at,
+    latestRevisionNumber: 1,
+    deleted: false,
+    implementationStartedAt: null,
+    implementationStartedBy: null,
+    implementationStartedSessionId: null,
+  };
+}
+
+function revision(taskId: string, number: number, content: string): RevisionRecord {
+  return {
+    id: `${randomBytes(8).toString("hex")}-rev`,
+    taskId,
+    number,
+    title: "Plan",
+    content,
+    contentBytes: Buffer.byteLength(content),
+    contentChars: content.length,
+    authorKind: "agent",
+    authorName: "Agent",
+    revertOfRevisionId: null,
+    createdAt: at,
+    updatedAt: at,
+    rowVersion: 1,
+  };
+}
+
+describe.each(DIALECTS)("the database fence on %s", (dialect) => {
+  let store: TypeOrmPlanStore;
+  let dir: string;
+  const taskId = "fenced-task";
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "taskplans-fence-"));
+    let url = `sqlite:${join(dir, "plans.sqlite")}`;
+    if (dialect === "mysql") {
+      const database = `f_${randomBytes(6).toString("hex")}`;
+      await createDatabase(Number(process.env.TEST_MARIADB_PORT), database);
+      url = `mysql://root@127.0.0.1:${process.env.TEST_MARIADB_PORT}/${database}`;
+    }
+    const dataSource = createDataSource(url, { poolSize: 4 });
+    await dataSource.initialize();
+    await runMigrations(dataSource);
+    await runMigrations(dataSource); // replayable
+    store = new TypeOrmPlanStore(dataSource, dialectOf(url));
+    await store.createTask({ id: taskId, workspaceId: "ws", title: "", createdAt: at });
+    await store.inTransaction(async (tx) => {
+      await tx.insertHead(head(taskId, 1, "v1"));
+      await tx.insertRevision(revision(taskId, 1, "v1"));
+    });
+  });
+  afterAll(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("updates HEAD only where the version is still the fenced one; a stale fence changes nothing", async () => {
+    await store.inTransaction((tx) => tx.updateHead(head(taskId, 2, "v2"), 1));
+    await expect(
+      store.inTransaction((tx) => tx.updateHead(head(taskId, 3, "stale writer"), 1)),
+    ).rejects.toBeInstanceOf(StorageConflictError);
+    expect(await store.getPlan(taskId)).toMatchObject({ version: 2, content: "v2" });
+  });
+
+  it("rejects a second revision with the same number (UNIQUE(task_id, revision_number))", async () => {
+    await expect(
+      store.inTransaction((tx) => tx.insertRevision(revision(taskId, 1, "dup"))),
+    ).rejects.toBeInstanceOf(StorageConflictError);
+    expect(await store.listRevisions(taskId, null, 10)).toHaveLength(1);
+  });
+
+  it("fences the in-place revision update on its row version", async () => {
+    const latest = await store.inTransaction((tx) => tx.latestRevision(taskId));
+    if (!latest) throw new Error("no revision");
+    await store.inTransaction((tx) =>
+      tx.updateRevision({ ...latest, content: "merged", contentBytes: 6, rowVersion: 2 }, 1),
+    );
+    await expect(
+      store.inTransaction((tx) =>
+        tx.updateRevision({ ...latest, content: "late", contentBytes: 4, rowVersion: 2 }, 1),
+      ),
+    ).rejects.toBeInstanceOf(StorageConflictError);
+    expect((await store.getRevision(taskId, latest.id))?.content).toBe("merged");
+  });
+
+  it("rolls back the HEAD update when a later step of the same write fails (one write = one transaction)", async () => {
+    await expect(
+      store.inTransaction(async (tx) => {
+        await tx.updateHead(head(taskId, 3, "half-written"), 2);
+        await tx.insertRevision(revision(taskId, 1, "collides"));
+      }),
+    ).rejects.toBeInstanceOf(StorageConflictError);
+    expect(await store.getPlan(taskId)).toMatchObject({ version: 2, content: "v2" });
+  });
+});
