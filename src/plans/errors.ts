@@ -189,7 +189,7 @@ export const planErrors = {
     return new PlanError("REDUCTION_NOT_ACKNOWLEDGED", {
       detail: `the replacement keeps ${newChars} of ${priorChars} characters, removing most of the document`,
       nextAction:
-        "Resend the complete document, add a section with mode append, or, only if the reduction is intended, retry with acknowledge_reduction set.",
+        "Resend the complete document, or add a section with mode append; only if the reduction is intended, retry with acknowledge_reduction set, and the prior content stays in the revision history. Do not rewrite the plan from memory.",
       metadata: { prior_chars: String(priorChars), new_chars: String(newChars) },
     });
   },

@@ -12,7 +12,11 @@ export class GatedLock implements TaskLock {
   private openGate: (() => void) | null = null;
   private enteredWaiters: (() => void)[] = [];
   loseLease = false;
+  /** Writes that asked for the lock. */
+  arrived = 0;
+  /** Writes that obtained it. */
   entered = 0;
+  private arrivedWaiters: (() => void)[] = [];
 
   /** Writes that obtain the lock from now on wait inside it until open(). */
   hold(): void {
@@ -33,7 +37,14 @@ export class GatedLock implements TaskLock {
     this.open();
   }
 
+  /** Resolves once `count` writes have asked for the lock in total. */
+  async untilArrived(count: number): Promise<void> {
+    while (this.arrived < count) await new Promise<void>((resolve) => this.arrivedWaiters.push(resolve));
+  }
+
   withLock<T>(taskId: string, waitMs: number, work: (lease: LockLease) => Promise<T>): Promise<T> {
+    this.arrived++;
+    for (const wake of this.arrivedWaiters.splice(0)) wake();
     return this.inner.withLock(taskId, waitMs, async (lease) => {
       this.entered++;
       for (const wake of this.enteredWaiters.splice(0)) wake();

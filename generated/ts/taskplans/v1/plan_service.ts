@@ -69,8 +69,8 @@ export interface CreatePlanRequest {
    */
   acknowledgeReduction: boolean;
   /**
-   * Declared only to be rejected: CreatePlan has no append mode; use UpdatePlan with
-   * WRITE_MODE_APPEND to add a section (AC-TASKS-PLAN-APPEND-005.2).
+   * Declared only to be rejected with INVALID_WRITE_MODE: CreatePlan always writes the whole
+   * document. To add a section, use UpdatePlan with WRITE_MODE_APPEND (AC-TASKS-PLAN-APPEND-005.2).
    */
   mode: WriteMode;
 }
@@ -83,9 +83,15 @@ export interface UpdatePlanRequest {
   title?:
     | string
     | undefined;
-  /** REPLACE: the whole new document. APPEND: only the fragment to add. Must not be empty. */
+  /**
+   * REPLACE: the whole new document. APPEND: only the fragment to add (the size limit applies to
+   * the composed document). Must not be empty; an APPEND fragment must not be only whitespace.
+   */
   content: string;
-  /** Composition mode; unspecified means REPLACE. */
+  /**
+   * WRITE_MODE_REPLACE (the default when unspecified) or WRITE_MODE_APPEND; any other value is
+   * INVALID_WRITE_MODE and nothing changes.
+   */
   mode: WriteMode;
   /** Version the caller read. Required for REPLACE; optional for APPEND (checked when given). */
   expectedVersion?:
@@ -1776,12 +1782,14 @@ export const PlanServiceService = {
   },
   /**
    * Agent path: creates the plan of a task, or conditionally replaces it when expected_version
-   * matches the current version.
+   * matches the current version. This RPC always writes the whole document and takes no mode: to
+   * add a section to an existing plan, call UpdatePlan with WRITE_MODE_APPEND, which sends only the
+   * new section.
    * Errors: INVALID_ARGUMENT CONTENT_REQUIRED, INVALID_ARGUMENT INVALID_WRITE_MODE (any mode other than
-   * unspecified: use UpdatePlan with WRITE_MODE_APPEND to add a section); NOT_FOUND TASK_NOT_FOUND;
-   * ALREADY_EXISTS PLAN_EXISTS (a plan exists and no expected_version was given); ABORTED
-   * VERSION_MISMATCH (stale expected_version; also when no plan exists: a stale version never
-   * creates one); FAILED_PRECONDITION PLAN_TOO_LARGE; FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED.
+   * unspecified); NOT_FOUND TASK_NOT_FOUND; ALREADY_EXISTS PLAN_EXISTS (a plan exists and no
+   * expected_version was given); ABORTED VERSION_MISMATCH (stale expected_version; also when no plan
+   * exists: a stale version never creates one); FAILED_PRECONDITION PLAN_TOO_LARGE;
+   * FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED.
    */
   createPlan: {
     path: "/taskplans.v1.PlanService/CreatePlan" as const,
@@ -1793,15 +1801,22 @@ export const PlanServiceService = {
     responseDeserialize: (value: Buffer): WritePlanResponse => WritePlanResponse.decode(value),
   },
   /**
-   * Agent path: replaces the plan (WRITE_MODE_REPLACE, the default) or appends a fragment to it
-   * (WRITE_MODE_APPEND). Never creates a plan.
+   * Agent path: writes an existing plan in one of two modes; WRITE_MODE_UNSPECIFIED means
+   * WRITE_MODE_REPLACE, the default. Never creates a plan.
+   * - WRITE_MODE_REPLACE submits the whole document. It overwrites the entire plan: sending only a
+   *   section deletes the rest. It requires expected_version, the version from a prior read or
+   *   write, so that a replacement never silently discards changes made since.
+   * - WRITE_MODE_APPEND submits only the addition. The server stores the current plan, one blank
+   *   line, then the fragment, composed inside the serialized write, so no prior read is needed and
+   *   concurrent appends are never lost. An append is not idempotent: resubmitting it adds the
+   *   fragment again.
    * Errors, reported in this order (AC-TASKS-PLAN-APPEND-001.7): INVALID_ARGUMENT INVALID_WRITE_MODE;
    * PERMISSION_DENIED TASK_NOT_REACHABLE; INVALID_ARGUMENT CONTENT_REQUIRED / FRAGMENT_BLANK;
    * NOT_FOUND PLAN_NOT_FOUND; UNAVAILABLE PLAN_READ_FAILED (append only: the stored plan could not be
    * read); FAILED_PRECONDITION PLAN_TOO_LARGE (append: measured on the composed document). Also
    * NOT_FOUND TASK_NOT_FOUND, INVALID_ARGUMENT VERSION_REQUIRED (replace without expected_version),
    * ABORTED VERSION_MISMATCH, FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED, INVALID_ARGUMENT
-   * INVALID_FIELD (acknowledge_reduction on an append).
+   * REDUCTION_ACK_NOT_APPLICABLE (acknowledge_reduction on an append).
    */
   updatePlan: {
     path: "/taskplans.v1.PlanService/UpdatePlan" as const,
@@ -1912,24 +1927,33 @@ export interface PlanServiceServer extends UntypedServiceImplementation {
   getPlan: handleUnaryCall<GetPlanRequest, GetPlanResponse>;
   /**
    * Agent path: creates the plan of a task, or conditionally replaces it when expected_version
-   * matches the current version.
+   * matches the current version. This RPC always writes the whole document and takes no mode: to
+   * add a section to an existing plan, call UpdatePlan with WRITE_MODE_APPEND, which sends only the
+   * new section.
    * Errors: INVALID_ARGUMENT CONTENT_REQUIRED, INVALID_ARGUMENT INVALID_WRITE_MODE (any mode other than
-   * unspecified: use UpdatePlan with WRITE_MODE_APPEND to add a section); NOT_FOUND TASK_NOT_FOUND;
-   * ALREADY_EXISTS PLAN_EXISTS (a plan exists and no expected_version was given); ABORTED
-   * VERSION_MISMATCH (stale expected_version; also when no plan exists: a stale version never
-   * creates one); FAILED_PRECONDITION PLAN_TOO_LARGE; FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED.
+   * unspecified); NOT_FOUND TASK_NOT_FOUND; ALREADY_EXISTS PLAN_EXISTS (a plan exists and no
+   * expected_version was given); ABORTED VERSION_MISMATCH (stale expected_version; also when no plan
+   * exists: a stale version never creates one); FAILED_PRECONDITION PLAN_TOO_LARGE;
+   * FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED.
    */
   createPlan: handleUnaryCall<CreatePlanRequest, WritePlanResponse>;
   /**
-   * Agent path: replaces the plan (WRITE_MODE_REPLACE, the default) or appends a fragment to it
-   * (WRITE_MODE_APPEND). Never creates a plan.
+   * Agent path: writes an existing plan in one of two modes; WRITE_MODE_UNSPECIFIED means
+   * WRITE_MODE_REPLACE, the default. Never creates a plan.
+   * - WRITE_MODE_REPLACE submits the whole document. It overwrites the entire plan: sending only a
+   *   section deletes the rest. It requires expected_version, the version from a prior read or
+   *   write, so that a replacement never silently discards changes made since.
+   * - WRITE_MODE_APPEND submits only the addition. The server stores the current plan, one blank
+   *   line, then the fragment, composed inside the serialized write, so no prior read is needed and
+   *   concurrent appends are never lost. An append is not idempotent: resubmitting it adds the
+   *   fragment again.
    * Errors, reported in this order (AC-TASKS-PLAN-APPEND-001.7): INVALID_ARGUMENT INVALID_WRITE_MODE;
    * PERMISSION_DENIED TASK_NOT_REACHABLE; INVALID_ARGUMENT CONTENT_REQUIRED / FRAGMENT_BLANK;
    * NOT_FOUND PLAN_NOT_FOUND; UNAVAILABLE PLAN_READ_FAILED (append only: the stored plan could not be
    * read); FAILED_PRECONDITION PLAN_TOO_LARGE (append: measured on the composed document). Also
    * NOT_FOUND TASK_NOT_FOUND, INVALID_ARGUMENT VERSION_REQUIRED (replace without expected_version),
    * ABORTED VERSION_MISMATCH, FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED, INVALID_ARGUMENT
-   * INVALID_FIELD (acknowledge_reduction on an append).
+   * REDUCTION_ACK_NOT_APPLICABLE (acknowledge_reduction on an append).
    */
   updatePlan: handleUnaryCall<UpdatePlanRequest, WritePlanResponse>;
   /**
@@ -1990,12 +2014,14 @@ export interface PlanServiceClient extends Client {
   ): ClientUnaryCall;
   /**
    * Agent path: creates the plan of a task, or conditionally replaces it when expected_version
-   * matches the current version.
+   * matches the current version. This RPC always writes the whole document and takes no mode: to
+   * add a section to an existing plan, call UpdatePlan with WRITE_MODE_APPEND, which sends only the
+   * new section.
    * Errors: INVALID_ARGUMENT CONTENT_REQUIRED, INVALID_ARGUMENT INVALID_WRITE_MODE (any mode other than
-   * unspecified: use UpdatePlan with WRITE_MODE_APPEND to add a section); NOT_FOUND TASK_NOT_FOUND;
-   * ALREADY_EXISTS PLAN_EXISTS (a plan exists and no expected_version was given); ABORTED
-   * VERSION_MISMATCH (stale expected_version; also when no plan exists: a stale version never
-   * creates one); FAILED_PRECONDITION PLAN_TOO_LARGE; FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED.
+   * unspecified); NOT_FOUND TASK_NOT_FOUND; ALREADY_EXISTS PLAN_EXISTS (a plan exists and no
+   * expected_version was given); ABORTED VERSION_MISMATCH (stale expected_version; also when no plan
+   * exists: a stale version never creates one); FAILED_PRECONDITION PLAN_TOO_LARGE;
+   * FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED.
    */
   createPlan(
     request: CreatePlanRequest,
@@ -2013,15 +2039,22 @@ export interface PlanServiceClient extends Client {
     callback: (error: ServiceError | null, response: WritePlanResponse) => void,
   ): ClientUnaryCall;
   /**
-   * Agent path: replaces the plan (WRITE_MODE_REPLACE, the default) or appends a fragment to it
-   * (WRITE_MODE_APPEND). Never creates a plan.
+   * Agent path: writes an existing plan in one of two modes; WRITE_MODE_UNSPECIFIED means
+   * WRITE_MODE_REPLACE, the default. Never creates a plan.
+   * - WRITE_MODE_REPLACE submits the whole document. It overwrites the entire plan: sending only a
+   *   section deletes the rest. It requires expected_version, the version from a prior read or
+   *   write, so that a replacement never silently discards changes made since.
+   * - WRITE_MODE_APPEND submits only the addition. The server stores the current plan, one blank
+   *   line, then the fragment, composed inside the serialized write, so no prior read is needed and
+   *   concurrent appends are never lost. An append is not idempotent: resubmitting it adds the
+   *   fragment again.
    * Errors, reported in this order (AC-TASKS-PLAN-APPEND-001.7): INVALID_ARGUMENT INVALID_WRITE_MODE;
    * PERMISSION_DENIED TASK_NOT_REACHABLE; INVALID_ARGUMENT CONTENT_REQUIRED / FRAGMENT_BLANK;
    * NOT_FOUND PLAN_NOT_FOUND; UNAVAILABLE PLAN_READ_FAILED (append only: the stored plan could not be
    * read); FAILED_PRECONDITION PLAN_TOO_LARGE (append: measured on the composed document). Also
    * NOT_FOUND TASK_NOT_FOUND, INVALID_ARGUMENT VERSION_REQUIRED (replace without expected_version),
    * ABORTED VERSION_MISMATCH, FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED, INVALID_ARGUMENT
-   * INVALID_FIELD (acknowledge_reduction on an append).
+   * REDUCTION_ACK_NOT_APPLICABLE (acknowledge_reduction on an append).
    */
   updatePlan(
     request: UpdatePlanRequest,

@@ -1,0 +1,192 @@
+import { decideContentWrite, type ContentWrite } from "../../src/plans/content-write";
+import { PlanError } from "../../src/plans/errors";
+import type { WriteEnv, WriteState } from "../../src/plans/write-context";
+import type { HeadRecord, RevisionRecord } from "../../src/storage/records";
+
+const now = new Date("2026-11-29T12:00:00.000Z");
+const env: WriteEnv = { now, coalesceWindowMs: 300_000, newId: () => "new-id" };
+const agent = { kind: "agent" as const, name: "Agent" };
+
+function stateWith(
+  content: string | null,
+  options: { version?: number; deleted?: boolean } = {},
+): WriteState {
+  if (content === null) return { taskId: "t", head: null, latest: null };
+  const head: HeadRecord = {
+    taskId: "t",
+    title: "Plan",
+    content,
+    contentBytes: Buffer.byteLength(content),
+    contentChars: [...content].length,
+    version: options.version ?? 5,
+    createdBy: "agent",
+    createdAt: new Date(0),
+    updatedAt: new Date(0),
+    latestRevisionNumber: 3,
+    deleted: options.deleted ?? false,
+    implementationStartedAt: null,
+    implementationStartedBy: null,
+    implementationStartedSessionId: null,
+  };
+  const latest: RevisionRecord = {
+    id: "r3",
+    taskId: "t",
+    number: 3,
+    title: "Plan",
+    content,
+    contentBytes: head.contentBytes,
+    contentChars: head.contentChars,
+    authorKind: "agent",
+    authorName: "Agent",
+    revertOfRevisionId: null,
+    createdAt: new Date(now.getTime() - 1000),
+    updatedAt: new Date(now.getTime() - 1000),
+    rowVersion: 1,
+  };
+  return { taskId: "t", head, latest };
+}
+
+function write(overrides: Partial<ContentWrite>): ContentWrite {
+  return {
+    path: "agent-update",
+    mode: "replace",
+    title: undefined,
+    content: "new",
+    expectedVersion: undefined,
+    acknowledgeReduction: false,
+    author: agent,
+    ...overrides,
+  };
+}
+
+function reason(action: () => unknown): string {
+  try {
+    action();
+    return "ok";
+  } catch (error) {
+    if (error instanceof PlanError) return error.reason;
+    throw error;
+  }
+}
+
+describe("version rules (seed 003)", () => {
+  it.each([
+    ["agent replace without a version", write({}), stateWith("x"), "VERSION_REQUIRED"],
+    ["agent replace with a stale version", write({ expectedVersion: 4 }), stateWith("x"), "VERSION_MISMATCH"],
+    ["agent replace with the current version", write({ expectedVersion: 5 }), stateWith("x"), "ok"],
+    ["agent append without a version", write({ mode: "append" }), stateWith("x"), "ok"],
+    [
+      "agent append with a stale version",
+      write({ mode: "append", expectedVersion: 4 }),
+      stateWith("x"),
+      "VERSION_MISMATCH",
+    ],
+    ["agent update of a missing plan", write({ expectedVersion: 5 }), stateWith(null), "PLAN_NOT_FOUND"],
+    [
+      "agent update of a deleted plan",
+      write({ mode: "append" }),
+      stateWith("", { deleted: true }),
+      "PLAN_NOT_FOUND",
+    ],
+    ["agent create without a plan", write({ path: "agent-create" }), stateWith(null), "ok"],
+    [
+      "agent create with a version and no plan",
+      write({ path: "agent-create", expectedVersion: 5 }),
+      stateWith(null),
+      "VERSION_MISMATCH",
+    ],
+    [
+      "agent create over a plan without a version",
+      write({ path: "agent-create" }),
+      stateWith("x"),
+      "PLAN_EXISTS",
+    ],
+    [
+      "agent create over a plan with a stale version",
+      write({ path: "agent-create", expectedVersion: 1 }),
+      stateWith("x"),
+      "VERSION_MISMATCH",
+    ],
+    [
+      "agent create over a plan with the current version",
+      write({ path: "agent-create", expectedVersion: 5 }),
+      stateWith("x"),
+      "ok",
+    ],
+    ["agent create after a delete", write({ path: "agent-create" }), stateWith("", { deleted: true }), "ok"],
+    [
+      "editor save never checks versions",
+      write({ path: "editor-save", expectedVersion: 1 }),
+      stateWith("x"),
+      "ok",
+    ],
+  ])("%s -> %s", (_name, request, state, expected) => {
+    expect(reason(() => decideContentWrite(request, state, env))).toBe(expected);
+  });
+
+  it("a new version is the stored version + 1, also after a delete (tombstone)", () => {
+    expect(decideContentWrite(write({ expectedVersion: 5 }), stateWith("x"), env).head.version).toBe(6);
+    expect(
+      decideContentWrite(write({ path: "agent-create" }), stateWith("", { version: 9, deleted: true }), env)
+        .head.version,
+    ).toBe(10);
+  });
+});
+
+describe("reduction guard (agent replace only)", () => {
+  const big = "x".repeat(4000);
+  it("rejects an unacknowledged reduction below half of at least 2,000 code points", () => {
+    expect(
+      reason(() => decideContentWrite(write({ expectedVersion: 5, content: "short" }), stateWith(big), env)),
+    ).toBe("REDUCTION_NOT_ACKNOWLEDGED");
+  });
+  it("stores an acknowledged reduction on a forced new revision and reports the revision holding the prior content", () => {
+    const decision = decideContentWrite(
+      write({ expectedVersion: 5, content: "short", acknowledgeReduction: true }),
+      stateWith(big),
+      env,
+    );
+    expect(decision.truncation).toEqual({ priorChars: 4000, newChars: 5, priorRevisionNumber: 3 });
+    expect(decision.coalescedFrom).toBeNull();
+    expect(decision.revision.number).toBe(4);
+  });
+  it("does not judge exactly half, a create over nothing, an editor save, or an append", () => {
+    expect(
+      reason(() =>
+        decideContentWrite(write({ expectedVersion: 5, content: "y".repeat(2000) }), stateWith(big), env),
+      ),
+    ).toBe("ok");
+    expect(
+      reason(() => decideContentWrite(write({ path: "editor-save", content: "s" }), stateWith(big), env)),
+    ).toBe("ok");
+    expect(
+      reason(() => decideContentWrite(write({ mode: "append", content: "s" }), stateWith(big), env)),
+    ).toBe("ok");
+  });
+  it("AC-TASKS-PLAN-APPEND-004.2: an append stays eligible for coalescing and carries no truncation", () => {
+    const decision = decideContentWrite(write({ mode: "append", content: "s" }), stateWith(big), env);
+    expect(decision.truncation).toBeNull();
+    expect(decision.coalescedFrom).toBe(1);
+    expect(decision.revision.content).toBe(`${big}\n\ns`);
+  });
+});
+
+describe("append size (AC-TASKS-PLAN-APPEND-007)", () => {
+  const limit = 262_144;
+  it("measures the composed content: exactly the limit is accepted", () => {
+    const stored = "a".repeat(limit - 3);
+    expect(
+      decideContentWrite(write({ mode: "append", content: "b" }), stateWith(stored), env).head.contentBytes,
+    ).toBe(limit);
+  });
+  it("rejects one byte more, reporting the composed size", () => {
+    const stored = "a".repeat(limit - 2);
+    try {
+      decideContentWrite(write({ mode: "append", content: "b" }), stateWith(stored), env);
+      throw new Error("not rejected");
+    } catch (error) {
+      expect((error as PlanError).reason).toBe("PLAN_TOO_LARGE");
+      expect((error as PlanError).metadata.size_bytes).toBe(String(limit + 1));
+    }
+  });
+});
