@@ -6,7 +6,7 @@ import tseslint from "typescript-eslint";
 const layer = (paths, patterns) => ({ "no-restricted-imports": ["error", { paths, patterns }] });
 
 export default tseslint.config(
-  { ignores: ["dist/", "generated/", "node_modules/", "var/", "coverage/", "*.js", "*.mjs"] },
+  { ignores: ["dist/", "dist-bench/", "generated/", "node_modules/", "var/", "coverage/", "*.js", "*.mjs"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
