@@ -49,7 +49,11 @@ async function main(): Promise<void> {
       for (let round = 0; round < ROUNDS; round++) {
         // Same starting document for both ways of making the change.
         await plans.savePlan({ taskId, content: base });
-        const appendRequest = UpdatePlanRequest.fromPartial({ taskId, content: FRAGMENT, mode: WriteMode.WRITE_MODE_APPEND });
+        const appendRequest = UpdatePlanRequest.fromPartial({
+          taskId,
+          content: FRAGMENT,
+          mode: WriteMode.WRITE_MODE_APPEND,
+        });
         let started = performance.now();
         const appended = await plans.updatePlan(appendRequest);
         append.ms.push(performance.now() - started);
@@ -68,7 +72,8 @@ async function main(): Promise<void> {
         });
         const replaced = await plans.updatePlan(replaceRequest);
         replace.ms.push(performance.now() - started);
-        replace.sent = bytes(GetPlanRequest.encode(getRequest)) + bytes(UpdatePlanRequest.encode(replaceRequest));
+        replace.sent =
+          bytes(GetPlanRequest.encode(getRequest)) + bytes(UpdatePlanRequest.encode(replaceRequest));
         replace.received = bytes(GetPlanResponse.encode(read)) + bytes(WritePlanResponse.encode(replaced));
       }
       const label = `${Math.round(size / 1024)} KiB`;
