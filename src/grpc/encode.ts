@@ -1,4 +1,4 @@
-import type { WriteResult } from "../plans/plan-service";
+import type { RestoreResult, WriteResult } from "../plans/plan-service";
 import type {
   AuthorKind as DomainAuthorKind,
   HeadRecord,
@@ -15,7 +15,14 @@ import {
 } from "../../generated/ts/taskplans/v1/plan";
 import type { RequestedAuthor } from "../plans/author";
 import { planErrors } from "../plans/errors";
-import type { WritePlanResponse } from "../../generated/ts/taskplans/v1/plan_service";
+import {
+  type GetPlanResponse,
+  RestoreStatus,
+  type RestorePlanRevisionResponse,
+  type WritePlanResponse,
+} from "../../generated/ts/taskplans/v1/plan_service";
+import type { ContentRange } from "../plans/partial-read";
+import { revisionVersion } from "../plans/revision-version";
 import type { Task } from "../../generated/ts/taskplans/v1/task";
 
 /** Domain records -> proto messages. */
@@ -57,6 +64,29 @@ export function encodeRevision(revision: RevisionMeta | RevisionRecord): PlanRev
     revertOfRevisionId: revision.revertOfRevisionId ?? undefined,
     createdAt: revision.createdAt,
     updatedAt: revision.updatedAt,
+    revisionVersion: revisionVersion(revision),
+  };
+}
+
+export function encodeRange(plan: HeadRecord, range: ContentRange): GetPlanResponse {
+  return {
+    plan: { ...encodePlan(plan, false), content: range.content },
+    totalChars: range.totalChars,
+    totalBytes: plan.contentBytes,
+    nextOffset: range.nextOffset ?? undefined,
+    hasMore: range.hasMore,
+  };
+}
+
+export function encodeRestoreResult(result: RestoreResult): RestorePlanRevisionResponse {
+  return {
+    status:
+      result.status === "restored"
+        ? RestoreStatus.RESTORE_STATUS_RESTORED
+        : RestoreStatus.RESTORE_STATUS_ALREADY_CURRENT,
+    plan: encodePlan(result.plan, false),
+    revision: result.revision ?? undefined,
+    priorRevisionNumber: result.priorRevisionNumber ?? undefined,
   };
 }
 

@@ -28,6 +28,12 @@ export const CODE_OF_REASON: Readonly<Record<Reason | AuthenticationReason, stat
   PLAN_READ_FAILED: status.UNAVAILABLE,
   STORAGE_UNAVAILABLE: status.UNAVAILABLE,
   LOCK_UNAVAILABLE: status.UNAVAILABLE,
+  EDIT_TEXT_REQUIRED: status.INVALID_ARGUMENT,
+  EDIT_TEXT_NOT_FOUND: status.FAILED_PRECONDITION,
+  EDIT_TEXT_NOT_UNIQUE: status.FAILED_PRECONDITION,
+  REVISION_VERSION_REQUIRED: status.INVALID_ARGUMENT,
+  REVISION_CHANGED: status.ABORTED,
+  OFFSET_OUT_OF_RANGE: status.OUT_OF_RANGE,
 });
 
 /** What a failed call sends: code, message and the grpc-status-details-bin trailer. */

@@ -1,14 +1,51 @@
 import type { PlanServiceServer } from "../../generated/ts/taskplans/v1/plan_service";
 import type { PlanService } from "../plans/plan-service";
-import { decodeAuthor, decodeWriteMode, encodePlan, encodeRevision, encodeWriteResult } from "./encode";
+import {
+  decodeAuthor,
+  decodeWriteMode,
+  encodePlan,
+  encodeRange,
+  encodeRestoreResult,
+  encodeRevision,
+  encodeWriteResult,
+} from "./encode";
 import { unary, type UnaryDeps } from "./unary";
 
 /** PlanService handlers: decode -> service -> encode. */
 export function planHandlers(service: PlanService, deps: UnaryDeps): PlanServiceServer {
   return {
-    getPlan: unary("GetPlan", deps, async (request, { caller }) => ({
-      plan: encodePlan(await service.getPlan(caller, request.taskId), true),
-    })),
+    getPlan: unary("GetPlan", deps, async (request, { caller }) => {
+      const { plan, range } = await service.getPlan(caller, {
+        taskId: request.taskId,
+        offset: request.offset,
+        limit: request.limit,
+        expectedVersion: request.expectedVersion,
+      });
+      return encodeRange(plan, range);
+    }),
+    editPlan: unary("EditPlan", deps, async (request, { caller }) =>
+      encodeWriteResult(
+        await service.editPlan(caller, {
+          taskId: request.taskId,
+          expectedVersion: request.expectedVersion,
+          oldText: request.oldText,
+          newText: request.newText,
+          acknowledgeReduction: request.acknowledgeReduction,
+          author: decodeAuthor(request.author),
+        }),
+      ),
+    ),
+    restorePlanRevision: unary("RestorePlanRevision", deps, async (request, { caller }) =>
+      encodeRestoreResult(
+        await service.restoreRevision(caller, {
+          taskId: request.taskId,
+          revisionId: request.revisionId,
+          expectedVersion: request.expectedVersion,
+          expectedRevisionVersion: request.expectedRevisionVersion,
+          author: decodeAuthor(request.author),
+        }),
+      ),
+    ),
     createPlan: unary("CreatePlan", deps, async (request, { caller }) =>
       encodeWriteResult(
         await service.createPlan(caller, {

@@ -1,5 +1,6 @@
 import type { Author } from "./author";
 import { composeAppend } from "./compose";
+import { applyExactEdit } from "./exact-edit";
 import { planErrors } from "./errors";
 import { isSuspiciousReduction } from "./reduction";
 import { codePointLength, utf8Length } from "./text";
@@ -12,15 +13,21 @@ import {
   type WriteEnv,
   type WriteState,
 } from "./write-context";
+import { requireCurrentVersion } from "./versions";
 import type { WriteMode } from "./write-mode";
 
 /** The write paths that store content. */
-export type ContentPath = "agent-create" | "agent-update" | "editor-save";
+export type ContentPath = "agent-create" | "agent-update" | "agent-edit" | "editor-save";
+
+/** How the new content is formed: given whole, appended, or an exact-text edit of the stored one. */
+export type ContentMode = WriteMode | "edit";
 
 /** A content write as validated before the lock (mode parsed, content checked, title checked). */
 export interface ContentWrite {
   readonly path: ContentPath;
-  readonly mode: WriteMode;
+  readonly mode: ContentMode;
+  /** Edit only: the exact text `content` replaces. */
+  readonly oldText?: string;
   readonly title: string | undefined;
   readonly content: string;
   readonly expectedVersion: number | undefined;
@@ -31,11 +38,13 @@ export interface ContentWrite {
 /**
  * Decides a content write from the state read inside the serialized region (pure: no I/O).
  * Order after the lock: plan existence -> (append) compose + size on the composed content ->
- * version rules (seed 003) -> reduction guard (agent replace only) -> commit.
+ * version rules (seed 003) -> (edit) exact replacement, empty result, size -> reduction guard
+ * (agent replace and edit) -> commit.
  */
 export function decideContentWrite(write: ContentWrite, state: WriteState, env: WriteEnv): WriteDecision {
   const live = livePlan(state);
-  if (write.path === "agent-update" && live === null) throw planErrors.planNotFound(state.taskId);
+  const needsPlan = write.path === "agent-update" || write.path === "agent-edit";
+  if (needsPlan && live === null) throw planErrors.planNotFound(state.taskId);
 
   let content = write.content;
   if (write.mode === "append" && live !== null) {
@@ -46,8 +55,14 @@ export function decideContentWrite(write: ContentWrite, state: WriteState, env: 
 
   checkVersion(write, state);
 
+  if (write.mode === "edit" && live !== null) {
+    content = applyExactEdit(live.content, write.oldText ?? "", write.content);
+    if (content === "") throw planErrors.contentRequired();
+    checkSize(utf8Length(content));
+  }
+
   let truncation: Truncation | null = null;
-  const judgesReduction = write.path !== "editor-save" && write.mode === "replace" && live !== null;
+  const judgesReduction = write.path !== "editor-save" && write.mode !== "append" && live !== null;
   if (judgesReduction) {
     const newChars = codePointLength(content);
     if (isSuspiciousReduction(live.contentChars, newChars)) {
@@ -69,8 +84,8 @@ export function decideContentWrite(write: ContentWrite, state: WriteState, env: 
 
 /**
  * Version rules of seed 003. Agent create: no plan -> creates, unless a (necessarily stale) version
- * is given; a plan -> PLAN_EXISTS without a version, else a conditional replace. Agent replace
- * needs the current version; agent append checks it only when given. The editor path never does.
+ * is given; a plan -> PLAN_EXISTS without a version, else a conditional replace. Agent replace and
+ * edit need the current version; agent append checks it only when given. The editor path never does.
  */
 function checkVersion(write: ContentWrite, state: WriteState): void {
   if (write.path === "editor-save") return;
@@ -80,12 +95,12 @@ function checkVersion(write: ContentWrite, state: WriteState): void {
     if (expected !== undefined) throw planErrors.versionMismatch();
     return;
   }
-  if (expected === undefined) {
-    if (write.path === "agent-create") throw planErrors.planExists(state.taskId);
-    if (write.mode === "replace") throw planErrors.versionRequired();
+  if (write.mode === "append") {
+    if (expected !== undefined && expected !== live.version) throw planErrors.versionMismatch();
     return;
   }
-  if (expected !== live.version) throw planErrors.versionMismatch();
+  if (expected === undefined && write.path === "agent-create") throw planErrors.planExists(state.taskId);
+  requireCurrentVersion(live, expected);
 }
 
 // The newest revision holds the HEAD content (HEAD and revision are written in one transaction);

@@ -22,7 +22,13 @@ export type Reason =
   | "REDUCTION_NOT_ACKNOWLEDGED"
   | "PLAN_READ_FAILED"
   | "STORAGE_UNAVAILABLE"
-  | "LOCK_UNAVAILABLE";
+  | "LOCK_UNAVAILABLE"
+  | "EDIT_TEXT_REQUIRED"
+  | "EDIT_TEXT_NOT_FOUND"
+  | "EDIT_TEXT_NOT_UNIQUE"
+  | "REVISION_VERSION_REQUIRED"
+  | "REVISION_CHANGED"
+  | "OFFSET_OUT_OF_RANGE";
 
 /** A request field that failed validation (becomes a google.rpc.BadRequest field violation). */
 export interface FieldViolation {
@@ -209,6 +215,47 @@ export const planErrors = {
     return new PlanError("LOCK_UNAVAILABLE", {
       detail: "the task's write lock could not be obtained in time",
       nextAction: "Retry with backoff.",
+    });
+  },
+  editTextRequired(): PlanError {
+    return new PlanError("EDIT_TEXT_REQUIRED", {
+      detail: "old_text is empty",
+      nextAction: "Retry with one non-empty fragment copied exactly from the current plan.",
+      fieldViolations: [{ field: "old_text", description: "must not be empty" }],
+    });
+  },
+  editTextNotFound(): PlanError {
+    return new PlanError("EDIT_TEXT_NOT_FOUND", {
+      detail: "old_text does not occur in the current plan",
+      nextAction: "Read the plan again and copy old_text exactly (whitespace and line endings included).",
+    });
+  },
+  editTextNotUnique(occurrences: number): PlanError {
+    return new PlanError("EDIT_TEXT_NOT_UNIQUE", {
+      detail: `old_text occurs ${occurrences} times in the current plan, so the edit is ambiguous`,
+      nextAction: "Retry with a longer old_text that occurs exactly once.",
+      metadata: { occurrences: String(occurrences) },
+    });
+  },
+  revisionVersionRequired(): PlanError {
+    return new PlanError("REVISION_VERSION_REQUIRED", {
+      detail: "restoring a revision requires the revision_version you inspected (expected_revision_version)",
+      nextAction:
+        "Read the revision with GetPlanRevision and retry with its revision_version and the plan's current version.",
+      fieldViolations: [{ field: "expected_revision_version", description: "is required" }],
+    });
+  },
+  revisionChanged(): PlanError {
+    return new PlanError("REVISION_CHANGED", {
+      detail: "the revision changed since you read it (a later write was coalesced into it)",
+      nextAction: "Read the revision again with GetPlanRevision and decide again before restoring.",
+    });
+  },
+  offsetOutOfRange(offset: number, totalChars: number): PlanError {
+    return new PlanError("OFFSET_OUT_OF_RANGE", {
+      detail: `offset ${offset} is past the end of the plan (${totalChars} characters)`,
+      nextAction: `Use an offset between 0 and ${totalChars}.`,
+      metadata: { offset: String(offset), total_chars: String(totalChars) },
     });
   },
 };

@@ -2,6 +2,8 @@ import type { HeadRecord, RevisionRecord } from "../storage/records";
 import type { Author } from "./author";
 import { planErrors } from "./errors";
 import { type PlanEvent, summarize } from "./events";
+import { revisionVersion } from "./revision-version";
+import { requireCurrentVersion } from "./versions";
 import { commitContent, livePlan, type WriteDecision, type WriteEnv, type WriteState } from "./write-context";
 
 /**
@@ -22,6 +24,48 @@ export function decideRevert(
     revertOfRevisionId: target.id,
     truncation: null,
   });
+}
+
+/** Outcome of a restore: nothing to write, or the commit of a new marked revision. */
+export type RestoreDecision =
+  | { readonly status: "already-current"; readonly head: HeadRecord }
+  | {
+      readonly status: "restored";
+      readonly decision: WriteDecision;
+      readonly priorRevisionNumber: number | null;
+    };
+
+/**
+ * An agent restore (seed 003: "Recovery never silently replaces intervening user work"). Order
+ * after the lock: plan existence -> version required/stale -> revision version required ->
+ * revision of this task -> revision unchanged since read -> already current (no write) -> a new
+ * revision copying the source exactly, marked, never coalesced, exempt from the size limit.
+ */
+export function decideRestore(
+  request: {
+    readonly revisionId: string;
+    readonly expectedVersion?: number | undefined;
+    readonly expectedRevisionVersion: string;
+    readonly target: RevisionRecord | null;
+    readonly author: Author;
+  },
+  state: WriteState,
+  env: WriteEnv,
+): RestoreDecision {
+  const live = livePlan(state);
+  if (live === null) throw planErrors.planNotFound(state.taskId);
+  requireCurrentVersion(live, request.expectedVersion);
+  if (request.expectedRevisionVersion === "") throw planErrors.revisionVersionRequired();
+  const { target } = request;
+  if (target === null) throw planErrors.revisionNotFound(state.taskId, request.revisionId);
+  if (revisionVersion(target) !== request.expectedRevisionVersion) throw planErrors.revisionChanged();
+  if (live.title === target.title && live.content === target.content)
+    return { status: "already-current", head: live };
+  return {
+    status: "restored",
+    decision: decideRevert(target, request.author, state, env),
+    priorRevisionNumber: state.latest?.number ?? null,
+  };
 }
 
 /** What a plan delete commits: the HEAD turned into a tombstone (content cleared, version bumped). */

@@ -16,4 +16,6 @@ export const limits = Object.freeze({
   defaultPageSize: 20,
   /** Larger page sizes are treated as this (AIP-158). */
   maxPageSize: 100,
+  /** Most code points one partial GetPlan returns. */
+  maxReadChars: 65_536,
 });

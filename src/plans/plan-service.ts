@@ -5,8 +5,9 @@ import { type RequestedAuthor, resolveAuthor } from "./author";
 import { type ContentWrite, decideContentWrite } from "./content-write";
 import { PlanError, planErrors } from "./errors";
 import { translated } from "./failures";
-import { decideDelete, decideRevert } from "./history-write";
+import { decideDelete, decideRestore, decideRevert } from "./history-write";
 import { decodePageToken, encodePageToken } from "./page-token";
+import { type ContentRange, readRange } from "./partial-read";
 import { reachableTask } from "./reach";
 import { isBlank, utf8Length } from "./text";
 import { checkDisplayName, checkSize, checkTitle, effectivePageSize, requireId } from "./validate";
@@ -19,6 +20,14 @@ export interface WriteResult {
   readonly plan: HeadRecord;
   readonly revision: { readonly id: string; readonly number: number; readonly coalesced: boolean };
   readonly truncation: WriteDecision["truncation"];
+}
+
+/** Result of an agent restore. */
+export interface RestoreResult {
+  readonly status: "restored" | "already-current";
+  readonly plan: HeadRecord;
+  readonly revision: WriteResult["revision"] | null;
+  readonly priorRevisionNumber: number | null;
 }
 
 /** A page of revision metadata. */
@@ -47,12 +56,26 @@ export class PlanService {
     private readonly clock: () => Date = () => new Date(),
   ) {}
 
-  /** The current plan (NOT_FOUND PLAN_NOT_FOUND when the task has none). */
-  async getPlan(caller: Caller, taskId: string): Promise<HeadRecord> {
-    await this.reach(caller, requireId("task_id", taskId));
-    const plan = await translated(() => this.store.getPlan(taskId));
-    if (plan === null) throw planErrors.planNotFound(taskId);
-    return plan;
+  /**
+   * The current plan (NOT_FOUND PLAN_NOT_FOUND when the task has none), whole or a code-point range;
+   * with expectedVersion, VERSION_MISMATCH unless it is current. One row read: a coherent snapshot.
+   */
+  async getPlan(
+    caller: Caller,
+    request: {
+      taskId: string;
+      offset?: number | undefined;
+      limit?: number | undefined;
+      expectedVersion?: number | undefined;
+    },
+  ): Promise<{ plan: HeadRecord; range: ContentRange }> {
+    await this.reach(caller, requireId("task_id", request.taskId));
+    const plan = await translated(() => this.store.getPlan(request.taskId));
+    if (plan === null) throw planErrors.planNotFound(request.taskId);
+    if (request.expectedVersion !== undefined && request.expectedVersion !== plan.version) {
+      throw planErrors.versionMismatch();
+    }
+    return { plan, range: readRange(plan.content, request.offset, request.limit) };
   }
 
   /** Agent create (or conditional replace with expected_version). CreatePlan has no mode (AC-005.2). */
@@ -81,6 +104,78 @@ export class PlanService {
       // AC-TASKS-PLAN-APPEND-001.7: mode validity comes first, before task reach.
       const mode = parseWriteMode(request.mode);
       return this.writeContent(caller, request, { path: "agent-update", mode, authorKind: "agent" });
+    });
+  }
+
+  /** Agent exact-text edit: replaces the one occurrence of oldText (see decideContentWrite). */
+  async editPlan(
+    caller: Caller,
+    request: {
+      taskId: string;
+      expectedVersion?: number | undefined;
+      oldText: string;
+      newText: string;
+      acknowledgeReduction: boolean;
+      author?: RequestedAuthor | undefined;
+    },
+  ): Promise<WriteResult> {
+    return rejecting(async () => {
+      await this.reach(caller, requireId("task_id", request.taskId));
+      if (request.oldText === "") throw planErrors.editTextRequired();
+      const write: ContentWrite = {
+        path: "agent-edit",
+        mode: "edit",
+        oldText: request.oldText,
+        title: undefined,
+        content: request.newText,
+        expectedVersion: request.expectedVersion,
+        acknowledgeReduction: request.acknowledgeReduction,
+        author: resolveAuthor(caller, request.author, "agent"),
+      };
+      return this.writes.run(request.taskId, async (state, env) =>
+        commitOf(decideContentWrite(write, state, env)),
+      );
+    });
+  }
+
+  /** Agent restore of a revision, conditional on both versions (see decideRestore). */
+  async restoreRevision(
+    caller: Caller,
+    request: {
+      taskId: string;
+      revisionId: string;
+      expectedVersion?: number | undefined;
+      expectedRevisionVersion: string;
+      author?: RequestedAuthor | undefined;
+    },
+  ): Promise<RestoreResult> {
+    return rejecting(async () => {
+      await this.reach(caller, requireId("task_id", request.taskId));
+      requireId("revision_id", request.revisionId);
+      const author = resolveAuthor(caller, request.author, "agent");
+      return this.writes.run<RestoreResult>(request.taskId, async (state, env, tx) => {
+        const target = await tx.findRevision(request.taskId, request.revisionId);
+        const outcome = decideRestore({ ...request, target, author }, state, env);
+        if (outcome.status === "already-current") {
+          const result = {
+            status: outcome.status,
+            plan: outcome.head,
+            revision: null,
+            priorRevisionNumber: null,
+          };
+          return { apply: async () => undefined, events: [], result };
+        }
+        const commit = commitOf(outcome.decision);
+        return {
+          ...commit,
+          result: {
+            status: outcome.status,
+            plan: commit.result.plan,
+            revision: commit.result.revision,
+            priorRevisionNumber: outcome.priorRevisionNumber,
+          },
+        };
+      });
     });
   }
 

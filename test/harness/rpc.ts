@@ -2,12 +2,14 @@ import { credentials, type handleUnaryCall, Metadata, type ServiceError } from "
 import {
   CreatePlanRequest,
   DeletePlanRequest,
+  EditPlanRequest,
   GetPlanRequest,
   GetPlanRevisionRequest,
   ListPlanRevisionsRequest,
   MarkImplementationStartedRequest,
   PlanServiceClient,
   type PlanServiceServer,
+  RestorePlanRevisionRequest,
   RevertPlanRequest,
   SavePlanRequest,
   UpdatePlanRequest,
@@ -44,6 +46,8 @@ const PLAN_REQUESTS: Record<keyof PlanServiceServer, Message> = {
   getPlanRevision: GetPlanRevisionRequest,
   revertPlan: RevertPlanRequest,
   markImplementationStarted: MarkImplementationStartedRequest,
+  editPlan: EditPlanRequest,
+  restorePlanRevision: RestorePlanRevisionRequest,
 };
 
 const TASK_REQUESTS: Record<keyof TaskServiceServer, Message> = {

@@ -42,6 +42,12 @@ const allErrors: PlanError[] = [
   planErrors.planReadFailed(),
   planErrors.storageUnavailable(),
   planErrors.lockUnavailable(),
+  planErrors.editTextRequired(),
+  planErrors.editTextNotFound(),
+  planErrors.editTextNotUnique(3),
+  planErrors.revisionVersionRequired(),
+  planErrors.revisionChanged(),
+  planErrors.offsetOutOfRange(5, 4),
 ];
 
 describe("agent-facing texts of the contract (REQ-TASKS-PLAN-APPEND-006)", () => {

@@ -189,7 +189,15 @@ export interface PlanRevision {
    * When the revision last changed: a write by the same author within the coalescing window
    * updates the newest revision in place instead of adding one.
    */
-  updatedAt?: Date | undefined;
+  updatedAt?:
+    | Date
+    | undefined;
+  /**
+   * Opaque token that changes whenever this revision row changes (coalescing rewrites the newest
+   * revision in place). Pass it to RestorePlanRevision as expected_revision_version to restore
+   * exactly the snapshot you inspected. Not a credential.
+   */
+  revisionVersion: string;
 }
 
 /** The revision a write created or coalesced into. */
@@ -626,6 +634,7 @@ function createBasePlanRevision(): PlanRevision {
     revertOfRevisionId: undefined,
     createdAt: undefined,
     updatedAt: undefined,
+    revisionVersion: "",
   };
 }
 
@@ -666,6 +675,9 @@ export const PlanRevision: MessageFns<PlanRevision> = {
     }
     if (message.updatedAt !== undefined) {
       Timestamp.encode(toTimestamp(message.updatedAt), writer.uint32(98).fork()).join();
+    }
+    if (message.revisionVersion !== "") {
+      writer.uint32(106).string(message.revisionVersion);
     }
     return writer;
   },
@@ -779,6 +791,14 @@ export const PlanRevision: MessageFns<PlanRevision> = {
             message.updatedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.revisionVersion = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -841,6 +861,11 @@ export const PlanRevision: MessageFns<PlanRevision> = {
         : isSet(object.updated_at)
         ? fromJsonTimestamp(object.updated_at)
         : undefined,
+      revisionVersion: isSet(object.revisionVersion)
+        ? globalThis.String(object.revisionVersion)
+        : isSet(object.revision_version)
+        ? globalThis.String(object.revision_version)
+        : "",
     };
   },
 
@@ -882,6 +907,9 @@ export const PlanRevision: MessageFns<PlanRevision> = {
     if (message.updatedAt !== undefined) {
       obj.updatedAt = message.updatedAt.toISOString();
     }
+    if (message.revisionVersion !== "") {
+      obj.revisionVersion = message.revisionVersion;
+    }
     return obj;
   },
 
@@ -902,6 +930,7 @@ export const PlanRevision: MessageFns<PlanRevision> = {
     message.revertOfRevisionId = object.revertOfRevisionId ?? undefined;
     message.createdAt = object.createdAt ?? undefined;
     message.updatedAt = object.updatedAt ?? undefined;
+    message.revisionVersion = object.revisionVersion ?? "";
     return message;
   },
 };

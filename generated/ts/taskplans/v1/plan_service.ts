@@ -33,16 +33,141 @@ export const protobufPackage = "taskplans.v1";
 
 export const protobufFileName = "taskplans/v1/plan_service.proto";
 
+/** Whether RestorePlanRevision wrote. */
+export enum RestoreStatus {
+  /** RESTORE_STATUS_UNSPECIFIED - Never sent. */
+  RESTORE_STATUS_UNSPECIFIED = 0,
+  /** RESTORE_STATUS_RESTORED - A new revision now holds the restored content. */
+  RESTORE_STATUS_RESTORED = 1,
+  /** RESTORE_STATUS_ALREADY_CURRENT - The plan already equalled the revision; nothing was written and the version is unchanged. */
+  RESTORE_STATUS_ALREADY_CURRENT = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function restoreStatusFromJSON(object: any): RestoreStatus {
+  switch (object) {
+    case 0:
+    case "RESTORE_STATUS_UNSPECIFIED":
+      return RestoreStatus.RESTORE_STATUS_UNSPECIFIED;
+    case 1:
+    case "RESTORE_STATUS_RESTORED":
+      return RestoreStatus.RESTORE_STATUS_RESTORED;
+    case 2:
+    case "RESTORE_STATUS_ALREADY_CURRENT":
+      return RestoreStatus.RESTORE_STATUS_ALREADY_CURRENT;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return RestoreStatus.UNRECOGNIZED;
+  }
+}
+
+export function restoreStatusToJSON(object: RestoreStatus): string {
+  switch (object) {
+    case RestoreStatus.RESTORE_STATUS_UNSPECIFIED:
+      return "RESTORE_STATUS_UNSPECIFIED";
+    case RestoreStatus.RESTORE_STATUS_RESTORED:
+      return "RESTORE_STATUS_RESTORED";
+    case RestoreStatus.RESTORE_STATUS_ALREADY_CURRENT:
+      return "RESTORE_STATUS_ALREADY_CURRENT";
+    case RestoreStatus.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 /** Request of PlanService.GetPlan. */
 export interface GetPlanRequest {
   /** Task whose plan to read. */
   taskId: string;
+  /**
+   * First code point to return (0 when absent). Equal to the length returns empty content; past the
+   * end is OUT_OF_RANGE. Offsets count code points, so a range never splits a surrogate pair; it may
+   * split a combining sequence (a base letter and its accent).
+   */
+  offset?:
+    | number
+    | undefined;
+  /** Most code points to return, 1 to 65,536; absent means to the end. */
+  limit?:
+    | number
+    | undefined;
+  /**
+   * When given, fail with ABORTED VERSION_MISMATCH unless this is the current version, so that the
+   * ranges of one document can be read from one version.
+   */
+  expectedVersion?: number | undefined;
 }
 
 /** Response of PlanService.GetPlan. */
 export interface GetPlanResponse {
-  /** The current plan, content included. */
-  plan?: Plan | undefined;
+  /** The current plan; content holds the requested range (the whole document without offset/limit). */
+  plan?:
+    | Plan
+    | undefined;
+  /** Length of the whole document in code points. */
+  totalChars: number;
+  /** Size of the whole document in UTF-8 bytes. */
+  totalBytes: number;
+  /** Offset to read next when has_more. */
+  nextOffset?:
+    | number
+    | undefined;
+  /** True when the document continues after the returned range. */
+  hasMore: boolean;
+}
+
+/** Request of PlanService.EditPlan (agent path). */
+export interface EditPlanRequest {
+  /** Task whose plan to edit. */
+  taskId: string;
+  /** Version the caller read (required). */
+  expectedVersion?:
+    | number
+    | undefined;
+  /** Exact text to replace; must occur exactly once in the current plan. */
+  oldText: string;
+  /** Replacement; empty deletes old_text. */
+  newText: string;
+  /**
+   * Set only to store an edit that keeps fewer than half the code points of a prior content of at
+   * least 2,000 code points.
+   */
+  acknowledgeReduction: boolean;
+  /** Author; see Author. */
+  author?: Author | undefined;
+}
+
+/** Request of PlanService.RestorePlanRevision (agent path). */
+export interface RestorePlanRevisionRequest {
+  /** Task whose plan to restore. */
+  taskId: string;
+  /** Revision to restore. */
+  revisionId: string;
+  /** The plan's current version, from a prior read or write (required). */
+  expectedVersion?:
+    | number
+    | undefined;
+  /** The revision's revision_version as read with ListPlanRevisions or GetPlanRevision (required). */
+  expectedRevisionVersion: string;
+  /** Author; see Author. */
+  author?: Author | undefined;
+}
+
+/** Response of PlanService.RestorePlanRevision. */
+export interface RestorePlanRevisionResponse {
+  /** RESTORED or ALREADY_CURRENT. */
+  status: RestoreStatus;
+  /** The plan after the call, without content. */
+  plan?:
+    | Plan
+    | undefined;
+  /** The revision the restore created (absent when ALREADY_CURRENT). */
+  revision?:
+    | WrittenRevision
+    | undefined;
+  /** The revision that held the content the restore replaced (absent when ALREADY_CURRENT). */
+  priorRevisionNumber?: number | undefined;
 }
 
 /** Request of PlanService.CreatePlan (agent path). */
@@ -205,13 +330,22 @@ export interface MarkImplementationStartedResponse {
 }
 
 function createBaseGetPlanRequest(): GetPlanRequest {
-  return { taskId: "" };
+  return { taskId: "", offset: undefined, limit: undefined, expectedVersion: undefined };
 }
 
 export const GetPlanRequest: MessageFns<GetPlanRequest> = {
   encode(message: GetPlanRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.taskId !== "") {
       writer.uint32(10).string(message.taskId);
+    }
+    if (message.offset !== undefined) {
+      writer.uint32(16).uint32(message.offset);
+    }
+    if (message.limit !== undefined) {
+      writer.uint32(24).uint32(message.limit);
+    }
+    if (message.expectedVersion !== undefined) {
+      writer.uint32(32).uint64(message.expectedVersion);
     }
     return writer;
   },
@@ -237,6 +371,30 @@ export const GetPlanRequest: MessageFns<GetPlanRequest> = {
             message.taskId = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.offset = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.limit = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.expectedVersion = longToNumber(reader.uint64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -256,6 +414,13 @@ export const GetPlanRequest: MessageFns<GetPlanRequest> = {
         : isSet(object.task_id)
         ? globalThis.String(object.task_id)
         : "",
+      offset: isSet(object.offset) ? globalThis.Number(object.offset) : undefined,
+      limit: isSet(object.limit) ? globalThis.Number(object.limit) : undefined,
+      expectedVersion: isSet(object.expectedVersion)
+        ? globalThis.Number(object.expectedVersion)
+        : isSet(object.expected_version)
+        ? globalThis.Number(object.expected_version)
+        : undefined,
     };
   },
 
@@ -263,6 +428,15 @@ export const GetPlanRequest: MessageFns<GetPlanRequest> = {
     const obj: any = {};
     if (message.taskId !== "") {
       obj.taskId = message.taskId;
+    }
+    if (message.offset !== undefined) {
+      obj.offset = Math.round(message.offset);
+    }
+    if (message.limit !== undefined) {
+      obj.limit = Math.round(message.limit);
+    }
+    if (message.expectedVersion !== undefined) {
+      obj.expectedVersion = Math.round(message.expectedVersion);
     }
     return obj;
   },
@@ -273,18 +447,33 @@ export const GetPlanRequest: MessageFns<GetPlanRequest> = {
   fromPartial<I extends Exact<DeepPartial<GetPlanRequest>, I>>(object: I): GetPlanRequest {
     const message = createBaseGetPlanRequest();
     message.taskId = object.taskId ?? "";
+    message.offset = object.offset ?? undefined;
+    message.limit = object.limit ?? undefined;
+    message.expectedVersion = object.expectedVersion ?? undefined;
     return message;
   },
 };
 
 function createBaseGetPlanResponse(): GetPlanResponse {
-  return { plan: undefined };
+  return { plan: undefined, totalChars: 0, totalBytes: 0, nextOffset: undefined, hasMore: false };
 }
 
 export const GetPlanResponse: MessageFns<GetPlanResponse> = {
   encode(message: GetPlanResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.plan !== undefined) {
       Plan.encode(message.plan, writer.uint32(10).fork()).join();
+    }
+    if (message.totalChars !== 0) {
+      writer.uint32(16).uint64(message.totalChars);
+    }
+    if (message.totalBytes !== 0) {
+      writer.uint32(24).uint64(message.totalBytes);
+    }
+    if (message.nextOffset !== undefined) {
+      writer.uint32(32).uint64(message.nextOffset);
+    }
+    if (message.hasMore !== false) {
+      writer.uint32(40).bool(message.hasMore);
     }
     return writer;
   },
@@ -310,6 +499,38 @@ export const GetPlanResponse: MessageFns<GetPlanResponse> = {
             message.plan = Plan.decode(reader, reader.uint32());
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.totalChars = longToNumber(reader.uint64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.totalBytes = longToNumber(reader.uint64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.nextOffset = longToNumber(reader.uint64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.hasMore = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -323,13 +544,47 @@ export const GetPlanResponse: MessageFns<GetPlanResponse> = {
   },
 
   fromJSON(object: any): GetPlanResponse {
-    return { plan: isSet(object.plan) ? Plan.fromJSON(object.plan) : undefined };
+    return {
+      plan: isSet(object.plan) ? Plan.fromJSON(object.plan) : undefined,
+      totalChars: isSet(object.totalChars)
+        ? globalThis.Number(object.totalChars)
+        : isSet(object.total_chars)
+        ? globalThis.Number(object.total_chars)
+        : 0,
+      totalBytes: isSet(object.totalBytes)
+        ? globalThis.Number(object.totalBytes)
+        : isSet(object.total_bytes)
+        ? globalThis.Number(object.total_bytes)
+        : 0,
+      nextOffset: isSet(object.nextOffset)
+        ? globalThis.Number(object.nextOffset)
+        : isSet(object.next_offset)
+        ? globalThis.Number(object.next_offset)
+        : undefined,
+      hasMore: isSet(object.hasMore)
+        ? globalThis.Boolean(object.hasMore)
+        : isSet(object.has_more)
+        ? globalThis.Boolean(object.has_more)
+        : false,
+    };
   },
 
   toJSON(message: GetPlanResponse): unknown {
     const obj: any = {};
     if (message.plan !== undefined) {
       obj.plan = Plan.toJSON(message.plan);
+    }
+    if (message.totalChars !== 0) {
+      obj.totalChars = Math.round(message.totalChars);
+    }
+    if (message.totalBytes !== 0) {
+      obj.totalBytes = Math.round(message.totalBytes);
+    }
+    if (message.nextOffset !== undefined) {
+      obj.nextOffset = Math.round(message.nextOffset);
+    }
+    if (message.hasMore !== false) {
+      obj.hasMore = message.hasMore;
     }
     return obj;
   },
@@ -340,6 +595,462 @@ export const GetPlanResponse: MessageFns<GetPlanResponse> = {
   fromPartial<I extends Exact<DeepPartial<GetPlanResponse>, I>>(object: I): GetPlanResponse {
     const message = createBaseGetPlanResponse();
     message.plan = (object.plan !== undefined && object.plan !== null) ? Plan.fromPartial(object.plan) : undefined;
+    message.totalChars = object.totalChars ?? 0;
+    message.totalBytes = object.totalBytes ?? 0;
+    message.nextOffset = object.nextOffset ?? undefined;
+    message.hasMore = object.hasMore ?? false;
+    return message;
+  },
+};
+
+function createBaseEditPlanRequest(): EditPlanRequest {
+  return {
+    taskId: "",
+    expectedVersion: undefined,
+    oldText: "",
+    newText: "",
+    acknowledgeReduction: false,
+    author: undefined,
+  };
+}
+
+export const EditPlanRequest: MessageFns<EditPlanRequest> = {
+  encode(message: EditPlanRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.taskId !== "") {
+      writer.uint32(10).string(message.taskId);
+    }
+    if (message.expectedVersion !== undefined) {
+      writer.uint32(16).uint64(message.expectedVersion);
+    }
+    if (message.oldText !== "") {
+      writer.uint32(26).string(message.oldText);
+    }
+    if (message.newText !== "") {
+      writer.uint32(34).string(message.newText);
+    }
+    if (message.acknowledgeReduction !== false) {
+      writer.uint32(40).bool(message.acknowledgeReduction);
+    }
+    if (message.author !== undefined) {
+      Author.encode(message.author, writer.uint32(50).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EditPlanRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEditPlanRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.taskId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.expectedVersion = longToNumber(reader.uint64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.oldText = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.newText = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.acknowledgeReduction = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.author = Author.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): EditPlanRequest {
+    return {
+      taskId: isSet(object.taskId)
+        ? globalThis.String(object.taskId)
+        : isSet(object.task_id)
+        ? globalThis.String(object.task_id)
+        : "",
+      expectedVersion: isSet(object.expectedVersion)
+        ? globalThis.Number(object.expectedVersion)
+        : isSet(object.expected_version)
+        ? globalThis.Number(object.expected_version)
+        : undefined,
+      oldText: isSet(object.oldText)
+        ? globalThis.String(object.oldText)
+        : isSet(object.old_text)
+        ? globalThis.String(object.old_text)
+        : "",
+      newText: isSet(object.newText)
+        ? globalThis.String(object.newText)
+        : isSet(object.new_text)
+        ? globalThis.String(object.new_text)
+        : "",
+      acknowledgeReduction: isSet(object.acknowledgeReduction)
+        ? globalThis.Boolean(object.acknowledgeReduction)
+        : isSet(object.acknowledge_reduction)
+        ? globalThis.Boolean(object.acknowledge_reduction)
+        : false,
+      author: isSet(object.author) ? Author.fromJSON(object.author) : undefined,
+    };
+  },
+
+  toJSON(message: EditPlanRequest): unknown {
+    const obj: any = {};
+    if (message.taskId !== "") {
+      obj.taskId = message.taskId;
+    }
+    if (message.expectedVersion !== undefined) {
+      obj.expectedVersion = Math.round(message.expectedVersion);
+    }
+    if (message.oldText !== "") {
+      obj.oldText = message.oldText;
+    }
+    if (message.newText !== "") {
+      obj.newText = message.newText;
+    }
+    if (message.acknowledgeReduction !== false) {
+      obj.acknowledgeReduction = message.acknowledgeReduction;
+    }
+    if (message.author !== undefined) {
+      obj.author = Author.toJSON(message.author);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<EditPlanRequest>, I>>(base?: I): EditPlanRequest {
+    return EditPlanRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<EditPlanRequest>, I>>(object: I): EditPlanRequest {
+    const message = createBaseEditPlanRequest();
+    message.taskId = object.taskId ?? "";
+    message.expectedVersion = object.expectedVersion ?? undefined;
+    message.oldText = object.oldText ?? "";
+    message.newText = object.newText ?? "";
+    message.acknowledgeReduction = object.acknowledgeReduction ?? false;
+    message.author = (object.author !== undefined && object.author !== null)
+      ? Author.fromPartial(object.author)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseRestorePlanRevisionRequest(): RestorePlanRevisionRequest {
+  return { taskId: "", revisionId: "", expectedVersion: undefined, expectedRevisionVersion: "", author: undefined };
+}
+
+export const RestorePlanRevisionRequest: MessageFns<RestorePlanRevisionRequest> = {
+  encode(message: RestorePlanRevisionRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.taskId !== "") {
+      writer.uint32(10).string(message.taskId);
+    }
+    if (message.revisionId !== "") {
+      writer.uint32(18).string(message.revisionId);
+    }
+    if (message.expectedVersion !== undefined) {
+      writer.uint32(24).uint64(message.expectedVersion);
+    }
+    if (message.expectedRevisionVersion !== "") {
+      writer.uint32(34).string(message.expectedRevisionVersion);
+    }
+    if (message.author !== undefined) {
+      Author.encode(message.author, writer.uint32(42).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RestorePlanRevisionRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRestorePlanRevisionRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.taskId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.revisionId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.expectedVersion = longToNumber(reader.uint64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.expectedRevisionVersion = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.author = Author.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RestorePlanRevisionRequest {
+    return {
+      taskId: isSet(object.taskId)
+        ? globalThis.String(object.taskId)
+        : isSet(object.task_id)
+        ? globalThis.String(object.task_id)
+        : "",
+      revisionId: isSet(object.revisionId)
+        ? globalThis.String(object.revisionId)
+        : isSet(object.revision_id)
+        ? globalThis.String(object.revision_id)
+        : "",
+      expectedVersion: isSet(object.expectedVersion)
+        ? globalThis.Number(object.expectedVersion)
+        : isSet(object.expected_version)
+        ? globalThis.Number(object.expected_version)
+        : undefined,
+      expectedRevisionVersion: isSet(object.expectedRevisionVersion)
+        ? globalThis.String(object.expectedRevisionVersion)
+        : isSet(object.expected_revision_version)
+        ? globalThis.String(object.expected_revision_version)
+        : "",
+      author: isSet(object.author) ? Author.fromJSON(object.author) : undefined,
+    };
+  },
+
+  toJSON(message: RestorePlanRevisionRequest): unknown {
+    const obj: any = {};
+    if (message.taskId !== "") {
+      obj.taskId = message.taskId;
+    }
+    if (message.revisionId !== "") {
+      obj.revisionId = message.revisionId;
+    }
+    if (message.expectedVersion !== undefined) {
+      obj.expectedVersion = Math.round(message.expectedVersion);
+    }
+    if (message.expectedRevisionVersion !== "") {
+      obj.expectedRevisionVersion = message.expectedRevisionVersion;
+    }
+    if (message.author !== undefined) {
+      obj.author = Author.toJSON(message.author);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RestorePlanRevisionRequest>, I>>(base?: I): RestorePlanRevisionRequest {
+    return RestorePlanRevisionRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RestorePlanRevisionRequest>, I>>(object: I): RestorePlanRevisionRequest {
+    const message = createBaseRestorePlanRevisionRequest();
+    message.taskId = object.taskId ?? "";
+    message.revisionId = object.revisionId ?? "";
+    message.expectedVersion = object.expectedVersion ?? undefined;
+    message.expectedRevisionVersion = object.expectedRevisionVersion ?? "";
+    message.author = (object.author !== undefined && object.author !== null)
+      ? Author.fromPartial(object.author)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseRestorePlanRevisionResponse(): RestorePlanRevisionResponse {
+  return { status: 0, plan: undefined, revision: undefined, priorRevisionNumber: undefined };
+}
+
+export const RestorePlanRevisionResponse: MessageFns<RestorePlanRevisionResponse> = {
+  encode(message: RestorePlanRevisionResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.status !== 0) {
+      writer.uint32(8).int32(message.status);
+    }
+    if (message.plan !== undefined) {
+      Plan.encode(message.plan, writer.uint32(18).fork()).join();
+    }
+    if (message.revision !== undefined) {
+      WrittenRevision.encode(message.revision, writer.uint32(26).fork()).join();
+    }
+    if (message.priorRevisionNumber !== undefined) {
+      writer.uint32(32).uint64(message.priorRevisionNumber);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RestorePlanRevisionResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRestorePlanRevisionResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.status = reader.int32() as any;
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.plan = Plan.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.revision = WrittenRevision.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.priorRevisionNumber = longToNumber(reader.uint64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RestorePlanRevisionResponse {
+    return {
+      status: isSet(object.status) ? restoreStatusFromJSON(object.status) : 0,
+      plan: isSet(object.plan) ? Plan.fromJSON(object.plan) : undefined,
+      revision: isSet(object.revision) ? WrittenRevision.fromJSON(object.revision) : undefined,
+      priorRevisionNumber: isSet(object.priorRevisionNumber)
+        ? globalThis.Number(object.priorRevisionNumber)
+        : isSet(object.prior_revision_number)
+        ? globalThis.Number(object.prior_revision_number)
+        : undefined,
+    };
+  },
+
+  toJSON(message: RestorePlanRevisionResponse): unknown {
+    const obj: any = {};
+    if (message.status !== 0) {
+      obj.status = restoreStatusToJSON(message.status);
+    }
+    if (message.plan !== undefined) {
+      obj.plan = Plan.toJSON(message.plan);
+    }
+    if (message.revision !== undefined) {
+      obj.revision = WrittenRevision.toJSON(message.revision);
+    }
+    if (message.priorRevisionNumber !== undefined) {
+      obj.priorRevisionNumber = Math.round(message.priorRevisionNumber);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RestorePlanRevisionResponse>, I>>(base?: I): RestorePlanRevisionResponse {
+    return RestorePlanRevisionResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RestorePlanRevisionResponse>, I>>(object: I): RestorePlanRevisionResponse {
+    const message = createBaseRestorePlanRevisionResponse();
+    message.status = object.status ?? 0;
+    message.plan = (object.plan !== undefined && object.plan !== null) ? Plan.fromPartial(object.plan) : undefined;
+    message.revision = (object.revision !== undefined && object.revision !== null)
+      ? WrittenRevision.fromPartial(object.revision)
+      : undefined;
+    message.priorRevisionNumber = object.priorRevisionNumber ?? undefined;
     return message;
   },
 };
@@ -1768,8 +2479,10 @@ export const MarkImplementationStartedResponse: MessageFns<MarkImplementationSta
 export type PlanServiceService = typeof PlanServiceService;
 export const PlanServiceService = {
   /**
-   * Reads the current plan of a task.
-   * Errors: NOT_FOUND TASK_NOT_FOUND, NOT_FOUND PLAN_NOT_FOUND (the task has no plan).
+   * Reads the current plan of a task, whole or a range of it (offset/limit in code points).
+   * Errors: NOT_FOUND TASK_NOT_FOUND, NOT_FOUND PLAN_NOT_FOUND (the task has no plan), ABORTED
+   * VERSION_MISMATCH (expected_version given and stale), OUT_OF_RANGE OFFSET_OUT_OF_RANGE (offset
+   * past the end), INVALID_ARGUMENT INVALID_FIELD (limit outside 1..65,536).
    */
   getPlan: {
     path: "/taskplans.v1.PlanService/GetPlan" as const,
@@ -1826,6 +2539,47 @@ export const PlanServiceService = {
     requestDeserialize: (value: Buffer): UpdatePlanRequest => UpdatePlanRequest.decode(value),
     responseSerialize: (value: WritePlanResponse): Buffer => Buffer.from(WritePlanResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): WritePlanResponse => WritePlanResponse.decode(value),
+  },
+  /**
+   * Agent path: replaces the one occurrence of old_text in the current plan with new_text (empty
+   * new_text deletes it), exactly, with no whitespace or line-ending normalization. Needs the version
+   * from a prior read or write, like a replace, so an edit never lands on text that changed since.
+   * Order: task reach -> INVALID_ARGUMENT EDIT_TEXT_REQUIRED (old_text empty) -> lock -> NOT_FOUND
+   * PLAN_NOT_FOUND -> INVALID_ARGUMENT VERSION_REQUIRED / ABORTED VERSION_MISMATCH -> occurrences
+   * of old_text, overlapping ones included ("aaa" holds "aa" twice): none is FAILED_PRECONDITION
+   * EDIT_TEXT_NOT_FOUND, several is FAILED_PRECONDITION EDIT_TEXT_NOT_UNIQUE (metadata occurrences)
+   * -> INVALID_ARGUMENT CONTENT_REQUIRED (the result would be empty) -> FAILED_PRECONDITION
+   * PLAN_TOO_LARGE -> FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED -> commit (coalescing applies).
+   */
+  editPlan: {
+    path: "/taskplans.v1.PlanService/EditPlan" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: EditPlanRequest): Buffer => Buffer.from(EditPlanRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): EditPlanRequest => EditPlanRequest.decode(value),
+    responseSerialize: (value: WritePlanResponse): Buffer => Buffer.from(WritePlanResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): WritePlanResponse => WritePlanResponse.decode(value),
+  },
+  /**
+   * Agent path: makes a past revision current again, only if nothing changed since the caller
+   * looked: expected_version must be the plan's current version and expected_revision_version the
+   * revision's current revision_version. If the plan already equals the revision (title and
+   * content), nothing is written and status is RESTORE_STATUS_ALREADY_CURRENT. Otherwise a new
+   * revision copies the source exactly, marked revert_of_revision_id, never coalesced, exempt from
+   * the size limit. Errors: NOT_FOUND PLAN_NOT_FOUND, INVALID_ARGUMENT VERSION_REQUIRED, ABORTED
+   * VERSION_MISMATCH, INVALID_ARGUMENT REVISION_VERSION_REQUIRED, NOT_FOUND REVISION_NOT_FOUND,
+   * ABORTED REVISION_CHANGED.
+   */
+  restorePlanRevision: {
+    path: "/taskplans.v1.PlanService/RestorePlanRevision" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RestorePlanRevisionRequest): Buffer =>
+      Buffer.from(RestorePlanRevisionRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RestorePlanRevisionRequest => RestorePlanRevisionRequest.decode(value),
+    responseSerialize: (value: RestorePlanRevisionResponse): Buffer =>
+      Buffer.from(RestorePlanRevisionResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RestorePlanRevisionResponse => RestorePlanRevisionResponse.decode(value),
   },
   /**
    * Editor path: creates or replaces the plan unconditionally (no mode, no version, empty content
@@ -1921,8 +2675,10 @@ export const PlanServiceService = {
 
 export interface PlanServiceServer extends UntypedServiceImplementation {
   /**
-   * Reads the current plan of a task.
-   * Errors: NOT_FOUND TASK_NOT_FOUND, NOT_FOUND PLAN_NOT_FOUND (the task has no plan).
+   * Reads the current plan of a task, whole or a range of it (offset/limit in code points).
+   * Errors: NOT_FOUND TASK_NOT_FOUND, NOT_FOUND PLAN_NOT_FOUND (the task has no plan), ABORTED
+   * VERSION_MISMATCH (expected_version given and stale), OUT_OF_RANGE OFFSET_OUT_OF_RANGE (offset
+   * past the end), INVALID_ARGUMENT INVALID_FIELD (limit outside 1..65,536).
    */
   getPlan: handleUnaryCall<GetPlanRequest, GetPlanResponse>;
   /**
@@ -1956,6 +2712,29 @@ export interface PlanServiceServer extends UntypedServiceImplementation {
    * REDUCTION_ACK_NOT_APPLICABLE (acknowledge_reduction on an append).
    */
   updatePlan: handleUnaryCall<UpdatePlanRequest, WritePlanResponse>;
+  /**
+   * Agent path: replaces the one occurrence of old_text in the current plan with new_text (empty
+   * new_text deletes it), exactly, with no whitespace or line-ending normalization. Needs the version
+   * from a prior read or write, like a replace, so an edit never lands on text that changed since.
+   * Order: task reach -> INVALID_ARGUMENT EDIT_TEXT_REQUIRED (old_text empty) -> lock -> NOT_FOUND
+   * PLAN_NOT_FOUND -> INVALID_ARGUMENT VERSION_REQUIRED / ABORTED VERSION_MISMATCH -> occurrences
+   * of old_text, overlapping ones included ("aaa" holds "aa" twice): none is FAILED_PRECONDITION
+   * EDIT_TEXT_NOT_FOUND, several is FAILED_PRECONDITION EDIT_TEXT_NOT_UNIQUE (metadata occurrences)
+   * -> INVALID_ARGUMENT CONTENT_REQUIRED (the result would be empty) -> FAILED_PRECONDITION
+   * PLAN_TOO_LARGE -> FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED -> commit (coalescing applies).
+   */
+  editPlan: handleUnaryCall<EditPlanRequest, WritePlanResponse>;
+  /**
+   * Agent path: makes a past revision current again, only if nothing changed since the caller
+   * looked: expected_version must be the plan's current version and expected_revision_version the
+   * revision's current revision_version. If the plan already equals the revision (title and
+   * content), nothing is written and status is RESTORE_STATUS_ALREADY_CURRENT. Otherwise a new
+   * revision copies the source exactly, marked revert_of_revision_id, never coalesced, exempt from
+   * the size limit. Errors: NOT_FOUND PLAN_NOT_FOUND, INVALID_ARGUMENT VERSION_REQUIRED, ABORTED
+   * VERSION_MISMATCH, INVALID_ARGUMENT REVISION_VERSION_REQUIRED, NOT_FOUND REVISION_NOT_FOUND,
+   * ABORTED REVISION_CHANGED.
+   */
+  restorePlanRevision: handleUnaryCall<RestorePlanRevisionRequest, RestorePlanRevisionResponse>;
   /**
    * Editor path: creates or replaces the plan unconditionally (no mode, no version, empty content
    * allowed). Still bumps the version, so agents holding an older version must read again.
@@ -1994,8 +2773,10 @@ export interface PlanServiceServer extends UntypedServiceImplementation {
 
 export interface PlanServiceClient extends Client {
   /**
-   * Reads the current plan of a task.
-   * Errors: NOT_FOUND TASK_NOT_FOUND, NOT_FOUND PLAN_NOT_FOUND (the task has no plan).
+   * Reads the current plan of a task, whole or a range of it (offset/limit in code points).
+   * Errors: NOT_FOUND TASK_NOT_FOUND, NOT_FOUND PLAN_NOT_FOUND (the task has no plan), ABORTED
+   * VERSION_MISMATCH (expected_version given and stale), OUT_OF_RANGE OFFSET_OUT_OF_RANGE (offset
+   * past the end), INVALID_ARGUMENT INVALID_FIELD (limit outside 1..65,536).
    */
   getPlan(
     request: GetPlanRequest,
@@ -2070,6 +2851,57 @@ export interface PlanServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: WritePlanResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Agent path: replaces the one occurrence of old_text in the current plan with new_text (empty
+   * new_text deletes it), exactly, with no whitespace or line-ending normalization. Needs the version
+   * from a prior read or write, like a replace, so an edit never lands on text that changed since.
+   * Order: task reach -> INVALID_ARGUMENT EDIT_TEXT_REQUIRED (old_text empty) -> lock -> NOT_FOUND
+   * PLAN_NOT_FOUND -> INVALID_ARGUMENT VERSION_REQUIRED / ABORTED VERSION_MISMATCH -> occurrences
+   * of old_text, overlapping ones included ("aaa" holds "aa" twice): none is FAILED_PRECONDITION
+   * EDIT_TEXT_NOT_FOUND, several is FAILED_PRECONDITION EDIT_TEXT_NOT_UNIQUE (metadata occurrences)
+   * -> INVALID_ARGUMENT CONTENT_REQUIRED (the result would be empty) -> FAILED_PRECONDITION
+   * PLAN_TOO_LARGE -> FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED -> commit (coalescing applies).
+   */
+  editPlan(
+    request: EditPlanRequest,
+    callback: (error: ServiceError | null, response: WritePlanResponse) => void,
+  ): ClientUnaryCall;
+  editPlan(
+    request: EditPlanRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: WritePlanResponse) => void,
+  ): ClientUnaryCall;
+  editPlan(
+    request: EditPlanRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: WritePlanResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Agent path: makes a past revision current again, only if nothing changed since the caller
+   * looked: expected_version must be the plan's current version and expected_revision_version the
+   * revision's current revision_version. If the plan already equals the revision (title and
+   * content), nothing is written and status is RESTORE_STATUS_ALREADY_CURRENT. Otherwise a new
+   * revision copies the source exactly, marked revert_of_revision_id, never coalesced, exempt from
+   * the size limit. Errors: NOT_FOUND PLAN_NOT_FOUND, INVALID_ARGUMENT VERSION_REQUIRED, ABORTED
+   * VERSION_MISMATCH, INVALID_ARGUMENT REVISION_VERSION_REQUIRED, NOT_FOUND REVISION_NOT_FOUND,
+   * ABORTED REVISION_CHANGED.
+   */
+  restorePlanRevision(
+    request: RestorePlanRevisionRequest,
+    callback: (error: ServiceError | null, response: RestorePlanRevisionResponse) => void,
+  ): ClientUnaryCall;
+  restorePlanRevision(
+    request: RestorePlanRevisionRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RestorePlanRevisionResponse) => void,
+  ): ClientUnaryCall;
+  restorePlanRevision(
+    request: RestorePlanRevisionRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RestorePlanRevisionResponse) => void,
   ): ClientUnaryCall;
   /**
    * Editor path: creates or replaces the plan unconditionally (no mode, no version, empty content
