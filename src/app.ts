@@ -9,6 +9,7 @@ import { planHandlers } from "./grpc/plan-handlers";
 import { bind, buildGrpcServer, setHealth } from "./grpc/server";
 import { taskHandlers } from "./grpc/task-handlers";
 import { InProcessTaskLock } from "./locking/in-process-task-lock";
+import { RedlockTaskLock } from "./locking/redlock-task-lock";
 import type { TaskLock } from "./locking/task-lock";
 import { createLogger } from "./logger";
 import type { EventSink } from "./plans/events";
@@ -42,7 +43,9 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
   await dataSource.initialize();
   if (config.migrateOnStart) await runMigrations(dataSource);
   const store = new TypeOrmPlanStore(dataSource, dialectOf(config.databaseUrl));
-  const lock = overrides.lock ?? new InProcessTaskLock();
+  const lock =
+    overrides.lock ??
+    (config.redis ? RedlockTaskLock.connect(config.redis, logger) : new InProcessTaskLock());
   const clock = overrides.clock ?? (() => new Date());
   const writes = new WriteRunner({
     store,
@@ -67,7 +70,15 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
   );
   const port = await bind(server, config.grpcAddress);
   const monitor = startHealthMonitor(() => store.ping(), health, config.healthIntervalMs, logger);
-  logger.info({ port, database: dialectOf(config.databaseUrl), auth: verifier !== null }, "serving");
+  logger.info(
+    {
+      port,
+      database: dialectOf(config.databaseUrl),
+      lock: config.redis ? "redlock" : "in-process",
+      auth: verifier !== null,
+    },
+    "serving",
+  );
 
   let stopping: Promise<void> | null = null;
   return {

@@ -16,6 +16,20 @@ export interface Config {
   readonly logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
   /** Null: no auth (every task reachable, request authors trusted). */
   readonly auth: AuthConfig | null;
+  /** Null: the in-process lock (one replica). Else Redlock over these independent Redis nodes. */
+  readonly redis: RedisConfig | null;
+}
+
+/** The distributed per-task lock. */
+export interface RedisConfig {
+  readonly urls: readonly string[];
+  readonly keyPrefix: string;
+  /** Lease of a lock; extended while held. */
+  readonly leaseMs: number;
+  /** Pause between acquire attempts while another replica holds the lock. */
+  readonly retryDelayMs: number;
+  /** Most consecutive local writes one replica runs under one Redis lease before yielding. */
+  readonly maxBatch: number;
 }
 
 /** Bearer-token verification settings. */
@@ -57,10 +71,17 @@ const schema = z.object({
   PLAN_AUTH_JWT_PUBLIC_KEY: optionalText,
   PLAN_AUTH_ISSUER: optionalText,
   PLAN_AUTH_AUDIENCE: optionalText,
-  // Declared so that setting it fails loudly instead of silently running with a per-process lock.
-  PLAN_REDIS_URLS: optionalText.refine((value) => value === null, {
-    message: "is not supported by this build yet: writes are serialized by the in-process lock only",
-  }),
+  PLAN_REDIS_URLS: optionalText.refine(
+    (value) => value === null || value.split(",").every((url) => /^rediss?:\/\/[^\s,]+$/.test(url.trim())),
+    { message: "must be a comma-separated list of redis:// URLs" },
+  ),
+  PLAN_REDIS_KEY_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_.:-]{1,64}$/, "must be 1-64 of [A-Za-z0-9_.:-]")
+    .default("taskplans"),
+  PLAN_LOCK_LEASE_MS: integer(500, 5_000),
+  PLAN_LOCK_RETRY_DELAY_MS: integer(1, 5),
+  PLAN_LOCK_MAX_BATCH: integer(1, 8),
 });
 
 /** Thrown for invalid configuration; the message names every offending variable. */
@@ -101,6 +122,15 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
           publicKeyPem: e.PLAN_AUTH_JWT_PUBLIC_KEY,
           issuer: e.PLAN_AUTH_ISSUER,
           audience: e.PLAN_AUTH_AUDIENCE,
+        })
+      : null,
+    redis: e.PLAN_REDIS_URLS
+      ? Object.freeze({
+          urls: Object.freeze(e.PLAN_REDIS_URLS.split(",").map((url) => url.trim())),
+          keyPrefix: e.PLAN_REDIS_KEY_PREFIX,
+          leaseMs: e.PLAN_LOCK_LEASE_MS,
+          retryDelayMs: e.PLAN_LOCK_RETRY_DELAY_MS,
+          maxBatch: e.PLAN_LOCK_MAX_BATCH,
         })
       : null,
   });

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { type handleUnaryCall, Metadata } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import type { Caller } from "../auth/caller";
+import { withCallDeadline } from "../plans/call-deadline";
 import { toWireError } from "./error-mapping";
 
 /** Per-call facts a handler receives. */
@@ -40,9 +41,10 @@ export function unary<Req extends object, Res>(
     const started = performance.now();
     const taskId = "taskId" in call.request ? String(call.request.taskId) : undefined;
     const log = { method, requestId, taskId };
+    const deadline = Number(call.getDeadline()); // Infinity when the client set none
     deps
       .authenticate(call.metadata)
-      .then((caller) => handler(call.request, { caller, requestId }))
+      .then((caller) => withCallDeadline(deadline, () => handler(call.request, { caller, requestId })))
       .then(
         (response) => {
           deps.logger.info({ ...log, code: "OK", ms: Math.round(performance.now() - started) }, "rpc");

@@ -29,6 +29,11 @@ export class InProcessTaskLock implements TaskLock {
 
   async close(): Promise<void> {}
 
+  /** Writers queued (not holding) for the lock of `taskId`. */
+  waiting(taskId: string): number {
+    return this.entries.get(taskId)?.waiters.length ?? 0;
+  }
+
   /** Number of tasks whose lock is held (for tests: 0 when idle). */
   get heldCount(): number {
     return this.entries.size;

@@ -3,6 +3,7 @@ import type { TaskLock } from "../locking/task-lock";
 import type { PlanStore, PlanWriteTx } from "../storage/plan-store";
 import type { TaskRecord } from "../storage/records";
 import { StorageConflictError } from "../storage/storage-errors";
+import { remainingCallMs } from "./call-deadline";
 import { planErrors } from "./errors";
 import type { EventSink, PlanEvent } from "./events";
 import { translateFailure } from "./failures";
@@ -51,7 +52,10 @@ export class WriteRunner {
   ): Promise<R> {
     const { store, lock, settings } = this.deps;
     try {
-      const commit = await lock.withLock(taskId, settings.lockWaitMs, (lease) =>
+      // The wait is bounded by the configuration and by the caller's deadline, whichever is sooner.
+      const waitMs = Math.min(settings.lockWaitMs, remainingCallMs() - 50);
+      if (waitMs <= 0) throw planErrors.lockUnavailable();
+      const commit = await lock.withLock(taskId, waitMs, (lease) =>
         store.inTransaction(async (tx) => {
           const task = await tx.lockTask(taskId);
           if (task === null) throw planErrors.taskNotFound(taskId);

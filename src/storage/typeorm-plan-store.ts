@@ -32,6 +32,8 @@ const REVISION_META_COLUMNS = [
   "r.rowVersion",
 ];
 
+const ROW_LOCK_WAIT_SECONDS = 5;
+
 /** PlanStore over TypeORM, for SQLite (embedded default) and MySQL/MariaDB (production). */
 export class TypeOrmPlanStore implements PlanStore {
   private readonly queue: { run<T>(job: () => Promise<T>): Promise<T> };
@@ -109,12 +111,26 @@ export class TypeOrmPlanStore implements PlanStore {
 
   inTransaction<T>(work: (tx: PlanWriteTx) => Promise<T>): Promise<T> {
     return this.guard(() => {
-      const run = (manager: EntityManager) => work(new TypeOrmWriteTx(manager, this.dialect));
+      const run = async (manager: EntityManager) => {
+        if (this.dialect === "mysql") await this.boundRowLockWait(manager);
+        return work(new TypeOrmWriteTx(manager, this.dialect));
+      };
       // READ COMMITTED: every statement sees the latest commit; the locking reads do the ordering.
       return this.dialect === "mysql"
         ? this.dataSource.transaction("READ COMMITTED", run)
         : this.dataSource.transaction(run);
     });
+  }
+
+  // A writer stuck behind a row lock (its holder paused or partitioned) gives up after a few seconds
+  // with ABORTED instead of InnoDB's default 50 s; set once per pooled connection.
+  private readonly boundConnections = new WeakSet<object>();
+  private async boundRowLockWait(manager: EntityManager): Promise<void> {
+    const connection = (manager.queryRunner as { databaseConnection?: object } | undefined)
+      ?.databaseConnection;
+    if (!connection || this.boundConnections.has(connection)) return;
+    await manager.query(`SET SESSION innodb_lock_wait_timeout = ${ROW_LOCK_WAIT_SECONDS}`);
+    this.boundConnections.add(connection);
   }
 
   ping(): Promise<void> {

@@ -2,12 +2,13 @@ import { InProcessTaskLock } from "../../src/locking/in-process-task-lock";
 import type { LockLease, TaskLock } from "../../src/locking/task-lock";
 
 /**
- * The real in-process lock with a gate: while closed, a write that obtained the lock waits inside
+ * A real lock (in-process by default, or any TaskLock such as Redlock) with a gate: while closed, a write that obtained the lock waits inside
  * it, so tests can force overlaps and drain scenarios deterministically. `loseLease` hands work a
  * lease that is already lost (as a Redlock lease would be after expiry).
  */
 export class GatedLock implements TaskLock {
-  private readonly inner = new InProcessTaskLock();
+  constructor(private readonly inner: TaskLock = new InProcessTaskLock()) {}
+
   private gate: Promise<void> | null = null;
   private openGate: (() => void) | null = null;
   private enteredWaiters: (() => void)[] = [];
@@ -35,6 +36,7 @@ export class GatedLock implements TaskLock {
 
   async close(): Promise<void> {
     this.open();
+    await this.inner.close();
   }
 
   /** Resolves once `count` writes have asked for the lock in total. */

@@ -16,7 +16,8 @@ export function requireBinary(binary: string, debianPackage: string): void {
 export async function stopProcess(child: ChildProcess, graceMs = 10_000): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  child.kill("SIGTERM");
+  child.kill(graceMs === 0 ? "SIGKILL" : "SIGTERM");
+  if (child.signalCode === null) child.kill("SIGCONT"); // a paused process cannot act on SIGTERM
   const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
   await exited;
   clearTimeout(timer);

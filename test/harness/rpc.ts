@@ -1,4 +1,10 @@
-import { credentials, type handleUnaryCall, Metadata, type ServiceError } from "@grpc/grpc-js";
+import {
+  type CallOptions,
+  credentials,
+  type handleUnaryCall,
+  Metadata,
+  type ServiceError,
+} from "@grpc/grpc-js";
 import {
   CreatePlanRequest,
   DeletePlanRequest,
@@ -28,7 +34,7 @@ type DeepPartial<T> = T extends Date ? T : T extends object ? { [K in keyof T]?:
 /** A service as promise-returning methods taking partial requests. */
 export type Api<Server> = {
   [K in keyof Server]: Server[K] extends handleUnaryCall<infer Req, infer Res>
-    ? (request: DeepPartial<Req>, metadata?: Metadata) => Promise<Res>
+    ? (request: DeepPartial<Req>, metadata?: Metadata, options?: CallOptions) => Promise<Res>
     : never;
 };
 
@@ -81,7 +87,7 @@ export function connect(port: number, token?: string): Clients {
 function wrap<Server>(client: object, requests: Record<string, Message>, token?: string): Api<Server> {
   const api: Record<string, unknown> = {};
   for (const [name, type] of Object.entries(requests)) {
-    api[name] = (request: unknown, metadata?: Metadata) =>
+    api[name] = (request: unknown, metadata?: Metadata, options: CallOptions = {}) =>
       new Promise((resolve, reject) => {
         const md = metadata ?? new Metadata();
         if (token !== undefined && md.get("authorization").length === 0)
@@ -91,6 +97,7 @@ function wrap<Server>(client: object, requests: Record<string, Message>, token?:
           client,
           type.fromPartial(request),
           md,
+          options,
           (error: ServiceError | null, response: unknown) => (error ? reject(error) : resolve(response)),
         );
       });

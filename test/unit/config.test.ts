@@ -18,7 +18,8 @@ describe("loadConfig", () => {
     [{ PLAN_DATABASE_URL: "postgres://x" }, "PLAN_DATABASE_URL"],
     [{ PLAN_GRPC_ADDRESS: "50051" }, "PLAN_GRPC_ADDRESS"],
     [{ PLAN_AUTH_JWT_SECRET: "short" }, "PLAN_AUTH_JWT_SECRET"],
-    [{ PLAN_REDIS_URLS: "redis://a" }, "PLAN_REDIS_URLS"],
+    [{ PLAN_REDIS_URLS: "http://a" }, "PLAN_REDIS_URLS"],
+    [{ PLAN_REDIS_URLS: "redis://a", PLAN_LOCK_LEASE_MS: "10" }, "PLAN_LOCK_LEASE_MS"],
     [{ PLAN_LOG_LEVEL: "loud" }, "PLAN_LOG_LEVEL"],
   ])("fails fast naming the variable: %j", (env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
@@ -33,5 +34,19 @@ describe("loadConfig", () => {
       issuer: "iss",
       audience: null,
     });
+  });
+});
+
+describe("redis lock configuration", () => {
+  it("switches to Redlock with one or more redis URLs", () => {
+    const config = loadConfig({ PLAN_REDIS_URLS: "redis://a:6379, redis://b:6379,redis://c:6379" });
+    expect(config.redis).toEqual({
+      urls: ["redis://a:6379", "redis://b:6379", "redis://c:6379"],
+      keyPrefix: "taskplans",
+      leaseMs: 5000,
+      retryDelayMs: 5,
+      maxBatch: 8,
+    });
+    expect(loadConfig({}).redis).toBeNull();
   });
 });

@@ -1,0 +1,11 @@
+/**
+ * The one place that builds Redis keys. Each key hash-tags the task id, so one task's keys live in
+ * one Redis Cluster slot; braces and '%' in ids are percent-encoded so an id cannot move the tag.
+ */
+export function redisKeys(prefix: string) {
+  const tag = (taskId: string) => `{${taskId.replace(/[{}%]/g, (c) => `%${c.charCodeAt(0).toString(16)}`)}}`;
+  return {
+    /** The Redlock resource serializing writes to one task. */
+    lock: (taskId: string) => `${prefix}:lock:${tag(taskId)}`,
+  };
+}

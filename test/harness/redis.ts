@@ -1,0 +1,88 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createConnection } from "node:net";
+import { freePort } from "./free-port";
+import { requireBinary, stopProcess, waitFor } from "./processes";
+
+/** A throwaway redis-server started by the tests (no persistence, loopback, free port). */
+export interface RedisNode {
+  readonly port: number;
+  readonly url: string;
+  readonly pid: number;
+  /** Kills this process (SIGKILL) and waits for it. */
+  kill(): Promise<void>;
+  /** Starts it again on the same port (empty: Redis holds only leases). */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Starts `count` independent redis-server processes. */
+export async function startRedisNodes(count: number): Promise<RedisNode[]> {
+  requireBinary("redis-server", "redis-server");
+  return Promise.all(Array.from({ length: count }, () => startRedisNode()));
+}
+
+async function startRedisNode(): Promise<RedisNode> {
+  const dir = mkdtempSync(join(tmpdir(), "taskplans-redis-"));
+  const port = await freePort();
+  let child: ChildProcess = launch(port, dir);
+  await waitUntilPinged(port, child);
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    get pid() {
+      return child.pid ?? -1;
+    },
+    async kill() {
+      await stopProcess(child, 0);
+    },
+    async restart() {
+      child = launch(port, dir);
+      await waitUntilPinged(port, child);
+    },
+    async stop() {
+      await stopProcess(child);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function launch(port: number, dir: string): ChildProcess {
+  return spawn(
+    "redis-server",
+    [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+      "--dir",
+      dir,
+      "--daemonize",
+      "no",
+    ],
+    { stdio: "ignore" },
+  );
+}
+
+function waitUntilPinged(port: number, child: ChildProcess): Promise<void> {
+  return waitFor(
+    `redis-server on ${port}`,
+    () =>
+      new Promise<boolean>((resolve, reject) => {
+        if (child.exitCode !== null) reject(new Error("redis-server exited"));
+        const socket = createConnection({ host: "127.0.0.1", port }, () => socket.write("PING\r\n"));
+        socket.once("data", (data) => {
+          socket.destroy();
+          resolve(data.toString().startsWith("+PONG"));
+        });
+        socket.once("error", () => resolve(false));
+      }),
+    10_000,
+  );
+}

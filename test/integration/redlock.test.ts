@@ -1,0 +1,193 @@
+import { Writable } from "node:stream";
+import { Metadata } from "@grpc/grpc-js";
+import { Redlock } from "@sesamecare-oss/redlock";
+import Redis from "ioredis";
+import pino from "pino";
+import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
+import { RedlockTaskLock } from "../../src/locking/redlock-task-lock";
+import { redisKeys } from "../../src/locking/redis-keys";
+import { GatedLock } from "../harness/gated-lock";
+import { planState } from "../harness/plan-state";
+import { type RedisNode, startRedisNodes } from "../harness/redis";
+import { rpcError } from "../harness/rpc";
+import { startTestApp, type TestApp } from "../harness/test-app";
+
+const APPEND = WriteMode.WRITE_MODE_APPEND;
+
+describe("Redlock across replicas (MariaDB + 3 Redis nodes)", () => {
+  let nodes: RedisNode[];
+  let replicas: TestApp[];
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    nodes = await startRedisNodes(3);
+    const first = await startTestApp("mysql", {
+      env: {
+        PLAN_REDIS_URLS: nodes.map((n) => n.url).join(","),
+        PLAN_COALESCE_WINDOW_MS: "0",
+        PLAN_LOCK_WAIT_MS: "2000",
+      },
+    });
+    env = {
+      PLAN_REDIS_URLS: nodes.map((n) => n.url).join(","),
+      PLAN_DATABASE_URL: first.databaseUrl,
+      PLAN_COALESCE_WINDOW_MS: "0",
+      PLAN_LOCK_WAIT_MS: "2000",
+    };
+    replicas = [first, await startTestApp("mysql", { env })];
+  });
+  afterAll(async () => {
+    for (const replica of replicas) await replica.stop();
+    for (const node of nodes) await node.stop();
+  });
+
+  it("concurrent appends through two replicas all land exactly once, in one gap-free history", async () => {
+    const [a, b] = replicas as [TestApp, TestApp];
+    const taskId = await a.newTask();
+    await a.plans.createPlan({ taskId, content: "# Log" });
+    const tokens = Array.from({ length: 40 }, (_, i) => `token-${i}`);
+    const results = await Promise.all(
+      tokens.map((token, i) =>
+        (i % 2 ? a : b).client().plans.updatePlan({ taskId, content: token, mode: APPEND }),
+      ),
+    );
+    const content = (await b.plans.getPlan({ taskId })).plan?.content ?? "";
+    for (const token of tokens) expect(content.split("\n").filter((line) => line === token)).toHaveLength(1);
+    expect(results.map((r) => r.plan?.version).sort((x, y) => (x ?? 0) - (y ?? 0))).toEqual(
+      tokens.map((_, i) => i + 2),
+    );
+    const state = await planState(a.plans, taskId);
+    expect(state.revisions.map((r) => r.revisionNumber)).toEqual(tokens.map((_, i) => 41 - i).concat(1));
+  });
+
+  it("a task locked elsewhere fails LOCK_UNAVAILABLE after the bounded wait, writes nothing, and works once released", async () => {
+    const [a] = replicas as [TestApp];
+    const taskId = await a.newTask();
+    await a.plans.createPlan({ taskId, content: "base" });
+    const before = await planState(a.plans, taskId);
+    const clients = nodes.map((n) => new Redis(n.url));
+    const other = new Redlock(clients, { retryCount: 0 });
+    const held = await other.acquire([redisKeys("taskplans").lock(taskId)], 10_000);
+    try {
+      const failure = await rpcError(a.plans.updatePlan({ taskId, content: "x", mode: APPEND }));
+      expect([failure.code, failure.reason]).toEqual([14, "LOCK_UNAVAILABLE"]);
+      expect(await planState(a.plans, taskId)).toEqual(before);
+      // The wait is also capped by the call deadline: with 300 ms left (the configured wait is
+      // 2,000 ms) the server answers LOCK_UNAVAILABLE before the client's DEADLINE_EXCEEDED.
+      const capped = await rpcError(
+        a.plans.updatePlan({ taskId, content: "y", mode: APPEND }, new Metadata(), {
+          deadline: Date.now() + 300,
+        }),
+      );
+      expect([capped.code, capped.reason]).toEqual([14, "LOCK_UNAVAILABLE"]);
+      expect(await planState(a.plans, taskId)).toEqual(before);
+    } finally {
+      await held.release();
+      await other.quit();
+    }
+    await a.plans.updatePlan({ taskId, content: "after release", mode: APPEND });
+    expect((await a.plans.getPlan({ taskId })).plan?.content).toBe("base\n\nafter release");
+  });
+
+  it("one Redis node down still serializes writes; losing quorum fails writes with LOCK_UNAVAILABLE while reads work", async () => {
+    const [a, b] = replicas as [TestApp, TestApp];
+    const taskId = await a.newTask();
+    await a.plans.createPlan({ taskId, content: "base" });
+    await nodes[0]?.kill();
+    try {
+      await Promise.all([
+        a.plans.updatePlan({ taskId, content: "one", mode: APPEND }),
+        b.plans.updatePlan({ taskId, content: "two", mode: APPEND }),
+      ]);
+      await nodes[1]?.kill();
+      const before = await planState(b.plans, taskId);
+      const failure = await rpcError(a.plans.updatePlan({ taskId, content: "three", mode: APPEND }));
+      expect([failure.code, failure.reason]).toEqual([14, "LOCK_UNAVAILABLE"]);
+      expect(await planState(b.plans, taskId)).toEqual(before); // reads keep working
+    } finally {
+      await nodes[0]?.restart();
+      await nodes[1]?.restart();
+    }
+    const content = (await a.plans.getPlan({ taskId })).plan?.content ?? "";
+    expect(content.split("\n\n").sort()).toEqual(["base", "one", "two"]);
+  });
+});
+
+describe("the Redis lease while a write runs", () => {
+  let nodes: RedisNode[];
+  beforeAll(async () => {
+    nodes = await startRedisNodes(3);
+  });
+  afterAll(async () => {
+    for (const node of nodes) await node.stop();
+  });
+
+  function capturingLogger() {
+    const lines: string[] = [];
+    const stream = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    return { logger: pino({ level: "info" }, stream), lines };
+  }
+
+  it("is extended while a write outlasts it, so the write commits and the lock stays exclusive", async () => {
+    const { logger } = capturingLogger();
+    const settings = {
+      urls: nodes.map((n) => n.url),
+      keyPrefix: `lease-${Date.now()}`,
+      leaseMs: 600,
+      retryDelayMs: 5,
+      maxBatch: 8,
+    };
+    const lock = new GatedLock(RedlockTaskLock.connect(settings, logger));
+    const app = await startTestApp("mysql", { overrides: { lock, logger } });
+    const probe = new Redis(nodes[0]?.url ?? "");
+    try {
+      const taskId = await app.newTask();
+      await app.plans.createPlan({ taskId, content: "base" });
+      lock.hold();
+      const slow = app.plans.updatePlan({ taskId, content: "slow write", mode: APPEND });
+      await lock.untilEntered(lock.entered + 1);
+      await new Promise((resolve) => setTimeout(resolve, 1_500)); // 2.5 leases
+      expect(await probe.pttl(redisKeys(settings.keyPrefix).lock(taskId))).toBeGreaterThan(0);
+      lock.open();
+      await expect(slow).resolves.toMatchObject({ plan: { version: 2 } });
+    } finally {
+      probe.disconnect();
+      await app.stop();
+    }
+  });
+
+  it("a failed release after a committed write is logged, never reported to the caller", async () => {
+    const { logger, lines } = capturingLogger();
+    const settings = {
+      urls: nodes.map((n) => n.url),
+      keyPrefix: `release-${Date.now()}`,
+      leaseMs: 5_000,
+      retryDelayMs: 5,
+      maxBatch: 8,
+    };
+    const lock = new GatedLock(RedlockTaskLock.connect(settings, logger));
+    const app = await startTestApp("mysql", { overrides: { lock, logger } });
+    try {
+      const taskId = await app.newTask();
+      await app.plans.createPlan({ taskId, content: "base" });
+      lock.hold();
+      const write = app.plans.updatePlan({ taskId, content: "committed", mode: APPEND });
+      await lock.untilEntered(lock.entered + 1);
+      await nodes[0]?.kill();
+      await nodes[1]?.kill();
+      lock.open();
+      await expect(write).resolves.toMatchObject({ plan: { version: 2 } });
+      expect((await app.plans.getPlan({ taskId })).plan?.content).toBe("base\n\ncommitted");
+      expect(lines.some((line) => line.includes("lock release failed"))).toBe(true);
+    } finally {
+      await nodes[0]?.restart();
+      await nodes[1]?.restart();
+      await app.stop();
+    }
+  });
+});
