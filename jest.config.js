@@ -14,6 +14,8 @@ const swc = [
 
 module.exports = {
   testEnvironment: "node",
+  // Integration tests start real servers; the fault scenarios run for tens of seconds.
+  testTimeout: 120_000,
   // jose is ESM-only; swc turns it into CommonJS like our own files.
   transform: { "^.+\\.(t|j)s$": swc },
   transformIgnorePatterns: ["/node_modules/(?!jose/)"],
@@ -31,7 +33,6 @@ module.exports = {
       transform: { "^.+\\.(t|j)s$": swc },
       transformIgnorePatterns: ["/node_modules/(?!jose/)"],
       testMatch: ["<rootDir>/test/integration/**/*.test.ts"],
-      testTimeout: 60_000,
       globalSetup: "<rootDir>/test/harness/global-setup.ts",
       globalTeardown: "<rootDir>/test/harness/global-teardown.ts",
     },

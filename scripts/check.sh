@@ -16,4 +16,5 @@ echo "generated/ matches proto/"
 npm run -s typecheck
 npm run -s lint
 npm run -s format:check
+npm run -s build # the fault suite runs the built server as separate processes
 npx jest --ci --maxWorkers=2

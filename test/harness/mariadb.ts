@@ -10,6 +10,8 @@ import { requireBinary, stopProcess, waitFor } from "./processes";
 export interface MariaDb {
   readonly port: number;
   readonly pid: number;
+  /** Stops the server (SIGTERM) and starts it again on the same port and datadir. */
+  restart(): Promise<void>;
   /** URL of a database on this server (created by createDatabase). */
   urlFor(database: string): string;
   stop(): Promise<void>;
@@ -27,31 +29,32 @@ export async function startMariaDb(): Promise<MariaDb> {
   cpSync(templateDatadir(), join(dir, "data"), { recursive: true });
   const port = await freePort();
   const user = userInfo().username;
-  const child: ChildProcess = spawn(
-    MARIADBD,
-    [
-      "--no-defaults",
-      `--user=${user}`,
-      `--datadir=${join(dir, "data")}`,
-      `--socket=${join(dir, "mysql.sock")}`,
-      `--port=${port}`,
-      "--bind-address=127.0.0.1",
-      `--pid-file=${join(dir, "mysqld.pid")}`,
-      `--log-error=${join(dir, "mysqld.err")}`,
-      "--innodb-buffer-pool-size=64M",
-      "--innodb-log-file-size=16M",
-      "--innodb-flush-log-at-trx-commit=0",
-      "--innodb-doublewrite=0",
-      "--skip-log-bin",
-      "--max-connections=500",
-      "--character-set-server=utf8mb4",
-      "--collation-server=utf8mb4_bin",
-    ],
-    { stdio: "ignore" },
-  );
+  const launch = (): ChildProcess =>
+    spawn(
+      MARIADBD,
+      [
+        "--no-defaults",
+        `--user=${user}`,
+        `--datadir=${join(dir, "data")}`,
+        `--socket=${join(dir, "mysql.sock")}`,
+        `--port=${port}`,
+        "--bind-address=127.0.0.1",
+        `--pid-file=${join(dir, "mysqld.pid")}`,
+        `--log-error=${join(dir, "mysqld.err")}`,
+        "--innodb-buffer-pool-size=64M",
+        "--innodb-log-file-size=16M",
+        "--innodb-flush-log-at-trx-commit=0",
+        "--innodb-doublewrite=0",
+        "--skip-log-bin",
+        "--max-connections=500",
+        "--character-set-server=utf8mb4",
+        "--collation-server=utf8mb4_bin",
+      ],
+      { stdio: "ignore" },
+    );
   const url = (database: string) => `mysql://root@127.0.0.1:${port}/${database}`;
-  try {
-    await waitFor(
+  const ready = (child: ChildProcess) =>
+    waitFor(
       "mariadbd",
       async () => {
         if (child.exitCode !== null) throw new Error(`mariadbd exited: ${readLog(dir)}`);
@@ -61,6 +64,9 @@ export async function startMariaDb(): Promise<MariaDb> {
       },
       30_000,
     );
+  let child = launch();
+  try {
+    await ready(child);
   } catch (error) {
     await stopProcess(child);
     rmSync(dir, { recursive: true, force: true });
@@ -68,8 +74,15 @@ export async function startMariaDb(): Promise<MariaDb> {
   }
   return {
     port,
-    pid: child.pid ?? -1,
+    get pid() {
+      return child.pid ?? -1;
+    },
     urlFor: url,
+    async restart() {
+      await stopProcess(child, 20_000);
+      child = launch();
+      await ready(child);
+    },
     async stop() {
       await stopProcess(child, 20_000);
       rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,107 @@
+import { Metadata } from "@grpc/grpc-js";
+import { WriteMode } from "../../../generated/ts/taskplans/v1/plan";
+import { decodeStatusDetails } from "../../../src/grpc/status-details";
+import { type Clients, connect } from "../rpc";
+import { type OpRecord, outcomeOf } from "./history";
+
+/** A running workload: its history so far, in-flight counts per replica, and completion. */
+export interface Workload {
+  readonly history: OpRecord[];
+  readonly inFlight: number[];
+  done(): Promise<OpRecord[]>;
+}
+
+/**
+ * Several clients append unique tokens to a few hot tasks through random replicas, mixed with
+ * versioned replaces (acknowledging the reduction) and exact edits of a status line.
+ */
+export function startWorkload(options: {
+  ports: readonly number[];
+  taskIds: readonly string[];
+  clients: number;
+  operations: number;
+  deadlineMs: number;
+}): Workload {
+  const history: OpRecord[] = [];
+  const inFlight = options.ports.map(() => 0);
+  const connections: Clients[] = options.ports.map((port) => connect(port));
+  let issued = 0;
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)] as T;
+
+  async function runOp(id: number, client: number): Promise<void> {
+    const replica = Math.floor(Math.random() * options.ports.length);
+    const api = (connections[replica] as Clients).plans;
+    const taskId = pick(options.taskIds);
+    const roll = Math.random();
+    const kind = roll < 0.8 ? "append" : roll < 0.9 ? "replace" : "edit";
+    const deadline = () => ({ deadline: Date.now() + options.deadlineMs });
+    const record: OpRecord = { id, taskId, replica, kind, outcome: "unknown", payload: {} };
+    history.push(record);
+    inFlight[replica] = (inFlight[replica] ?? 0) + 1;
+    try {
+      let response: { plan?: { version: number } };
+      if (kind === "append") {
+        record.payload.token = `tok-${client}-${id}`;
+        response = await api.updatePlan(
+          { taskId, content: record.payload.token, mode: WriteMode.WRITE_MODE_APPEND },
+          new Metadata(),
+          deadline(),
+        );
+      } else {
+        let plan: { content: string; version: number } | undefined;
+        try {
+          plan = (await api.getPlan({ taskId }, new Metadata(), deadline())).plan;
+        } catch {
+          record.outcome = "failed";
+          record.reason = "READ_BEFORE_WRITE_FAILED";
+          return;
+        }
+        if (kind === "replace") {
+          record.payload.content = `# Plan\nstatus: 0\nreset-${client}-${id}\n`;
+          response = await api.updatePlan(
+            {
+              taskId,
+              content: record.payload.content,
+              expectedVersion: plan?.version,
+              acknowledgeReduction: true,
+            },
+            new Metadata(),
+            deadline(),
+          );
+        } else {
+          const status = /status: (\d+)/.exec(plan?.content ?? "")?.[1] ?? "0";
+          record.payload.oldText = `status: ${status}`;
+          record.payload.newText = `status: ${Number(status) + 1}`;
+          response = await api.editPlan(
+            {
+              taskId,
+              expectedVersion: plan?.version,
+              oldText: record.payload.oldText,
+              newText: record.payload.newText,
+            },
+            new Metadata(),
+            deadline(),
+          );
+        }
+      }
+      record.outcome = "ok";
+      record.version = response.plan?.version;
+    } catch (error) {
+      const reason =
+        decodeStatusDetails((error as { metadata?: Metadata }).metadata)?.errorInfo?.reason ?? "";
+      record.reason = reason || `transport code ${(error as { code?: number }).code}`;
+      record.outcome = outcomeOf(reason);
+    } finally {
+      inFlight[replica] = (inFlight[replica] ?? 1) - 1;
+    }
+  }
+
+  const clients = Array.from({ length: options.clients }, async (_, client) => {
+    while (issued < options.operations) await runOp(issued++, client);
+  });
+  const finished = Promise.all(clients).then(() => {
+    for (const connection of connections) connection.close();
+    return history;
+  });
+  return { history, inFlight, done: () => finished };
+}

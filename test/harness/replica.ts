@@ -1,0 +1,67 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, openSync } from "node:fs";
+import { join } from "node:path";
+import { freePort } from "./free-port";
+import { checkHealth, healthClient } from "./grpc-clients";
+import { stopProcess, waitFor } from "./processes";
+
+/** A service replica running as its own OS process (the built server, dist/src/main.js). */
+export interface Replica {
+  readonly port: number;
+  readonly pid: number;
+  readonly logFile: string;
+  pause(): void;
+  resume(): void;
+  /** kill -9, then wait for the process to be gone. */
+  kill(): Promise<void>;
+  /** Starts the process again on the same port and waits until it serves. */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const MAIN = join(__dirname, "..", "..", "dist", "src", "main.js");
+
+/** Starts a replica with `env` on a free port and waits for grpc.health.v1 SERVING. */
+export async function startReplica(env: Record<string, string>, logDir: string): Promise<Replica> {
+  if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run 'npm run build' first (npm test does)`);
+  const port = await freePort();
+  const logFile = join(logDir, `replica-${port}.log`);
+  const launch = () =>
+    spawn(process.execPath, [MAIN], {
+      env: { ...process.env, ...env, PLAN_GRPC_ADDRESS: `127.0.0.1:${port}`, PLAN_LOG_LEVEL: "warn" },
+      stdio: ["ignore", openSync(logFile, "a"), openSync(logFile, "a")],
+    });
+  let child: ChildProcess = launch();
+  await untilServing(port, child);
+  return {
+    port,
+    logFile,
+    get pid() {
+      return child.pid ?? -1;
+    },
+    pause: () => void child.kill("SIGSTOP"),
+    resume: () => void child.kill("SIGCONT"),
+    kill: () => stopProcess(child, 0),
+    async restart() {
+      child = launch();
+      await untilServing(port, child);
+    },
+    stop: () => stopProcess(child, 15_000),
+  };
+}
+
+async function untilServing(port: number, child: ChildProcess): Promise<void> {
+  const health = healthClient(port);
+  try {
+    await waitFor(
+      `replica on ${port}`,
+      async () => {
+        if (child.exitCode !== null) throw new Error(`replica on ${port} exited with ${child.exitCode}`);
+        return (await checkHealth(health)) === "SERVING";
+      },
+      30_000,
+    );
+  } finally {
+    health.close();
+  }
+}
