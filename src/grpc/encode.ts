@@ -21,6 +21,7 @@ import {
   type RestorePlanRevisionResponse,
   type WritePlanResponse,
 } from "../../generated/ts/taskplans/v1/plan_service";
+import type { PlanSummary } from "../plans/events";
 import type { ContentRange } from "../plans/partial-read";
 import { revisionVersion } from "../plans/revision-version";
 import type { Task } from "../../generated/ts/taskplans/v1/task";
@@ -32,11 +33,11 @@ export function encodeTask(task: TaskRecord): Task {
 }
 
 /** A plan; `withContent: false` for write acknowledgements, which must not grow with the document. */
-export function encodePlan(head: HeadRecord, withContent: boolean): Plan {
+export function encodePlan(head: PlanSummary & { content?: string }, withContent: boolean): Plan {
   return {
     taskId: head.taskId,
     title: head.title,
-    content: withContent ? head.content : "",
+    content: withContent ? (head.content ?? "") : "",
     contentBytes: head.contentBytes,
     contentChars: head.contentChars,
     version: head.version,

@@ -34,6 +34,7 @@ export const CODE_OF_REASON: Readonly<Record<Reason | AuthenticationReason, stat
   REVISION_VERSION_REQUIRED: status.INVALID_ARGUMENT,
   REVISION_CHANGED: status.ABORTED,
   OFFSET_OUT_OF_RANGE: status.OUT_OF_RANGE,
+  REQUEST_ID_REUSED: status.INVALID_ARGUMENT,
 });
 
 /** What a failed call sends: code, message and the grpc-status-details-bin trailer. */

@@ -7,5 +7,7 @@ export function redisKeys(prefix: string) {
   return {
     /** The Redlock resource serializing writes to one task. */
     lock: (taskId: string) => `${prefix}:lock:${tag(taskId)}`,
+    /** Pub/sub channel announcing released locks (message: the task id), to wake waiters at once. */
+    released: () => `${prefix}:released`,
   };
 }

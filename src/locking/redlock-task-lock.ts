@@ -26,6 +26,10 @@ interface Hold {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
+// After a batch, a replica with more local writes pauses this long before re-acquiring, so that a
+// replica woken by the release announcement gets the lock first (fairness across replicas).
+const HANDOFF_YIELD_MS = 2;
+
 /**
  * The per-task lock across replicas: Redlock over independent Redis nodes, behind a per-process
  * queue so that one waiter per replica contends in Redis. A replica keeps the lease for the writes
@@ -37,14 +41,22 @@ export class RedlockTaskLock implements TaskLock {
   private readonly local = new InProcessTaskLock();
   private readonly holds = new Map<string, Hold>();
   private readonly yieldUntil = new Map<string, number>();
+  private readonly wakers = new Map<string, Set<() => void>>();
   private readonly keys: ReturnType<typeof redisKeys>;
 
   private constructor(
     private readonly redlock: Redlock,
+    private readonly clients: readonly Redis[],
+    private readonly subscribers: readonly Redis[],
     private readonly settings: RedlockSettings,
     private readonly logger: Logger,
   ) {
     this.keys = redisKeys(settings.keyPrefix);
+    for (const subscriber of subscribers) {
+      subscriber.on("message", (_channel: string, taskId: string) => this.wake(taskId));
+      // ioredis resubscribes after a reconnect.
+      subscriber.subscribe(this.keys.released()).catch(() => undefined);
+    }
   }
 
   /** Connects one ioredis client per node. Commands fail fast while a node is down (no offline queue). */
@@ -74,7 +86,12 @@ export class RedlockTaskLock implements TaskLock {
       automaticExtensionThreshold: 0,
     });
     redlock.on("error", () => undefined); // expected contention; failures surface through acquire
-    return new RedlockTaskLock(redlock, settings, logger);
+    const subscribers = clients.map((client) => {
+      const subscriber = client.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null });
+      subscriber.on("error", () => undefined); // the command client logs node outages
+      return subscriber;
+    });
+    return new RedlockTaskLock(redlock, clients, subscribers, settings, logger);
   }
 
   async withLock<T>(taskId: string, waitMs: number, work: (lease: LockLease) => Promise<T>): Promise<T> {
@@ -93,6 +110,7 @@ export class RedlockTaskLock implements TaskLock {
 
   async close(): Promise<void> {
     await Promise.all([...this.holds.keys()].map((taskId) => this.drop(taskId)));
+    for (const subscriber of this.subscribers) subscriber.disconnect();
     await this.redlock.quit().catch(() => undefined);
   }
 
@@ -117,8 +135,9 @@ export class RedlockTaskLock implements TaskLock {
         if ((await quorumUnreachable(error)) || waitLeft <= 0) {
           throw new LockUnavailableError(taskId, Math.max(0, waitLeft));
         }
+        // Wait for the holder's release announcement; the retry delay only covers a lost one or an expiry.
         const delay = this.settings.retryDelayMs * (1 + Math.random());
-        await sleep(Math.min(delay, waitLeft));
+        await this.releasedOrAfter(taskId, Math.min(delay, waitLeft));
       }
     }
   }
@@ -174,10 +193,29 @@ export class RedlockTaskLock implements TaskLock {
 
   private async afterUse(taskId: string, hold: Hold): Promise<void> {
     const waiting = this.local.waiting(taskId) > 0;
-    const keep = waiting && !hold.controller.signal.aborted && hold.uses < this.settings.maxBatch;
-    if (keep) return;
-    if (waiting) this.yieldUntil.set(taskId, Date.now() + 3 * this.settings.retryDelayMs);
+    if (waiting && !hold.controller.signal.aborted && hold.uses < this.settings.maxBatch) return;
+    // Batch used up with local writers still queued: pause before re-acquiring so another replica goes first.
+    if (waiting) this.yieldUntil.set(taskId, Date.now() + HANDOFF_YIELD_MS);
     await this.drop(taskId);
+  }
+
+  private releasedOrAfter(taskId: string, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wakers = this.wakers.get(taskId) ?? new Set<() => void>();
+      this.wakers.set(taskId, wakers);
+      const done = () => {
+        clearTimeout(timer);
+        wakers.delete(done);
+        if (wakers.size === 0 && this.wakers.get(taskId) === wakers) this.wakers.delete(taskId);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      wakers.add(done);
+    });
+  }
+
+  private wake(taskId: string): void {
+    for (const done of [...(this.wakers.get(taskId) ?? [])]) done();
   }
 
   private async drop(taskId: string): Promise<void> {
@@ -194,7 +232,13 @@ export class RedlockTaskLock implements TaskLock {
         { taskId, err: (error as Error).message },
         "lock release failed; the lease will expire",
       );
+      return;
     }
+    this.announce(this.keys.released(), taskId);
+  }
+
+  private announce(channel: string, taskId: string): void {
+    for (const client of this.clients) client.publish(channel, taskId).catch(() => undefined);
   }
 }
 

@@ -28,7 +28,8 @@ export type Reason =
   | "EDIT_TEXT_NOT_UNIQUE"
   | "REVISION_VERSION_REQUIRED"
   | "REVISION_CHANGED"
-  | "OFFSET_OUT_OF_RANGE";
+  | "OFFSET_OUT_OF_RANGE"
+  | "REQUEST_ID_REUSED";
 
 /** A request field that failed validation (becomes a google.rpc.BadRequest field violation). */
 export interface FieldViolation {
@@ -256,6 +257,14 @@ export const planErrors = {
       detail: `offset ${offset} is past the end of the plan (${totalChars} characters)`,
       nextAction: `Use an offset between 0 and ${totalChars}.`,
       metadata: { offset: String(offset), total_chars: String(totalChars) },
+    });
+  },
+  requestIdReused(requestId: string): PlanError {
+    return new PlanError("REQUEST_ID_REUSED", {
+      detail: `request_id ${requestId} was already used for a different write to this task`,
+      nextAction: "Use a new request_id for a new write; reuse one only to retry exactly the same request.",
+      metadata: { request_id_reused: requestId },
+      fieldViolations: [{ field: "request_id", description: "already used with another payload" }],
     });
   },
 };

@@ -4,7 +4,9 @@ import type { HeadRecord, RevisionMeta, RevisionRecord, TaskRecord } from "../st
 import { type RequestedAuthor, resolveAuthor } from "./author";
 import { type ContentWrite, decideContentWrite } from "./content-write";
 import { PlanError, planErrors } from "./errors";
+import { type PlanSummary, summarize } from "./events";
 import { translated } from "./failures";
+import { requestKey } from "./idempotency";
 import { decideDelete, decideRestore, decideRevert } from "./history-write";
 import { decodePageToken, encodePageToken } from "./page-token";
 import { type ContentRange, readRange } from "./partial-read";
@@ -15,9 +17,9 @@ import type { WriteDecision } from "./write-context";
 import { parseWriteMode } from "./write-mode";
 import type { Commit, WriteRunner } from "./write-runner";
 
-/** Result of every plan write. */
+/** Result of every plan write (the plan without content: acknowledgements never carry it). */
 export interface WriteResult {
-  readonly plan: HeadRecord;
+  readonly plan: PlanSummary;
   readonly revision: { readonly id: string; readonly number: number; readonly coalesced: boolean };
   readonly truncation: WriteDecision["truncation"];
 }
@@ -25,7 +27,7 @@ export interface WriteResult {
 /** Result of an agent restore. */
 export interface RestoreResult {
   readonly status: "restored" | "already-current";
-  readonly plan: HeadRecord;
+  readonly plan: PlanSummary;
   readonly revision: WriteResult["revision"] | null;
   readonly priorRevisionNumber: number | null;
 }
@@ -38,6 +40,7 @@ export interface RevisionPage {
 
 interface ContentRequest {
   readonly taskId: string;
+  readonly requestId?: string | undefined;
   readonly title?: string | undefined;
   readonly content: string;
   readonly author?: RequestedAuthor | undefined;
@@ -86,11 +89,12 @@ export class PlanService {
     return rejecting(async () => {
       requireId("task_id", request.taskId);
       if (request.mode !== "") throw planErrors.createHasNoMode(JSON.stringify(request.mode));
-      return this.writeContent(caller, request, {
-        path: "agent-create",
-        mode: "replace",
-        authorKind: "agent",
-      });
+      return this.writeContent(
+        caller,
+        request,
+        { path: "agent-create", mode: "replace", authorKind: "agent" },
+        "CreatePlan",
+      );
     });
   }
 
@@ -103,7 +107,12 @@ export class PlanService {
       requireId("task_id", request.taskId);
       // AC-TASKS-PLAN-APPEND-001.7: mode validity comes first, before task reach.
       const mode = parseWriteMode(request.mode);
-      return this.writeContent(caller, request, { path: "agent-update", mode, authorKind: "agent" });
+      return this.writeContent(
+        caller,
+        request,
+        { path: "agent-update", mode, authorKind: "agent" },
+        "UpdatePlan",
+      );
     });
   }
 
@@ -117,11 +126,14 @@ export class PlanService {
       newText: string;
       acknowledgeReduction: boolean;
       author?: RequestedAuthor | undefined;
+      requestId?: string | undefined;
     },
   ): Promise<WriteResult> {
     return rejecting(async () => {
       await this.reach(caller, requireId("task_id", request.taskId));
       if (request.oldText === "") throw planErrors.editTextRequired();
+      const { requestId, taskId: _taskId, ...payload } = request;
+      const key = requestKey(requestId, "EditPlan", payload);
       const write: ContentWrite = {
         path: "agent-edit",
         mode: "edit",
@@ -132,8 +144,12 @@ export class PlanService {
         acknowledgeReduction: request.acknowledgeReduction,
         author: resolveAuthor(caller, request.author, "agent"),
       };
-      return this.writes.run(request.taskId, async (state, env) =>
-        commitOf(decideContentWrite(write, state, env)),
+      return this.writes.run(
+        request.taskId,
+        async (state, env) => commitOf(decideContentWrite(write, state, env)),
+        {
+          request: key,
+        },
       );
     });
   }
@@ -147,35 +163,42 @@ export class PlanService {
       expectedVersion?: number | undefined;
       expectedRevisionVersion: string;
       author?: RequestedAuthor | undefined;
+      requestId?: string | undefined;
     },
   ): Promise<RestoreResult> {
     return rejecting(async () => {
       await this.reach(caller, requireId("task_id", request.taskId));
       requireId("revision_id", request.revisionId);
       const author = resolveAuthor(caller, request.author, "agent");
-      return this.writes.run<RestoreResult>(request.taskId, async (state, env, tx) => {
-        const target = await tx.findRevision(request.taskId, request.revisionId);
-        const outcome = decideRestore({ ...request, target, author }, state, env);
-        if (outcome.status === "already-current") {
-          const result = {
-            status: outcome.status,
-            plan: outcome.head,
-            revision: null,
-            priorRevisionNumber: null,
+      const { requestId, taskId: _taskId, ...payload } = request;
+      const key = requestKey(requestId, "RestorePlanRevision", payload);
+      return this.writes.run<RestoreResult>(
+        request.taskId,
+        async (state, env, tx) => {
+          const target = await tx.findRevision(request.taskId, request.revisionId);
+          const outcome = decideRestore({ ...request, target, author }, state, env);
+          if (outcome.status === "already-current") {
+            const result = {
+              status: outcome.status,
+              plan: outcome.head,
+              revision: null,
+              priorRevisionNumber: null,
+            };
+            return { apply: async () => undefined, events: [], result };
+          }
+          const commit = commitOf(outcome.decision);
+          return {
+            ...commit,
+            result: {
+              status: outcome.status,
+              plan: commit.result.plan,
+              revision: commit.result.revision,
+              priorRevisionNumber: outcome.priorRevisionNumber,
+            },
           };
-          return { apply: async () => undefined, events: [], result };
-        }
-        const commit = commitOf(outcome.decision);
-        return {
-          ...commit,
-          result: {
-            status: outcome.status,
-            plan: commit.result.plan,
-            revision: commit.result.revision,
-            priorRevisionNumber: outcome.priorRevisionNumber,
-          },
-        };
-      });
+        },
+        { request: key },
+      );
     });
   }
 
@@ -280,8 +303,19 @@ export class PlanService {
     caller: Caller,
     request: ContentRequest,
     how: Pick<ContentWrite, "path" | "mode"> & { authorKind: "agent" | "user" },
+    method?: "CreatePlan" | "UpdatePlan",
   ): Promise<WriteResult> {
     await this.reach(caller, request.taskId);
+    const key = method
+      ? requestKey(request.requestId, method, {
+          title: request.title,
+          content: request.content,
+          mode: how.mode,
+          expectedVersion: request.expectedVersion,
+          acknowledgeReduction: request.acknowledgeReduction ?? false,
+          author: request.author,
+        })
+      : undefined;
     const title = checkTitle("title", request.title);
     const author = resolveAuthor(caller, request.author, how.authorKind);
     if (how.path !== "editor-save") {
@@ -305,6 +339,7 @@ export class PlanService {
       async (state, env) => commitOf(decideContentWrite(write, state, env)),
       {
         headReadFailed: how.mode === "append" ? () => planErrors.planReadFailed() : undefined,
+        request: key,
       },
     );
   }
@@ -328,7 +363,7 @@ function commitOf(decision: WriteDecision): Commit<WriteResult> {
     },
     events: decision.events,
     result: {
-      plan: decision.head,
+      plan: summarize(decision.head),
       revision: {
         id: decision.revision.id,
         number: decision.revision.number,

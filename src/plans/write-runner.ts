@@ -4,6 +4,7 @@ import type { PlanStore, PlanWriteTx } from "../storage/plan-store";
 import type { TaskRecord } from "../storage/records";
 import { StorageConflictError } from "../storage/storage-errors";
 import { remainingCallMs } from "./call-deadline";
+import { decodeReplay, encodeReplay, REQUEST_ID_RETENTION_MS, type RequestKey } from "./idempotency";
 import { planErrors } from "./errors";
 import type { EventSink, PlanEvent } from "./events";
 import { translateFailure } from "./failures";
@@ -48,7 +49,7 @@ export class WriteRunner {
   async run<R>(
     taskId: string,
     decide: (state: WriteState, env: WriteEnv, tx: PlanWriteTx, task: TaskRecord) => Promise<Commit<R>>,
-    options: { readonly headReadFailed?: () => Error } = {},
+    options: { readonly headReadFailed?: () => Error; readonly request?: RequestKey | undefined } = {},
   ): Promise<R> {
     const { store, lock, settings } = this.deps;
     try {
@@ -59,6 +60,15 @@ export class WriteRunner {
         store.inTransaction(async (tx) => {
           const task = await tx.lockTask(taskId);
           if (task === null) throw planErrors.taskNotFound(taskId);
+          const { request } = options;
+          if (request) {
+            // A retry of a remembered request returns the original result and writes nothing.
+            const prior = await tx.findRequest(taskId, request.id);
+            if (prior && prior.fingerprint !== request.fingerprint)
+              throw planErrors.requestIdReused(request.id);
+            if (prior)
+              return { apply: async () => undefined, events: [], result: decodeReplay<R>(prior.result) };
+          }
           const state = await this.readState(tx, taskId, options.headReadFailed);
           const env: WriteEnv = {
             now: this.deps.clock(),
@@ -67,6 +77,18 @@ export class WriteRunner {
           };
           const decided = await decide(state, env, tx, task);
           await decided.apply(tx);
+          if (request) {
+            await tx.rememberRequest(
+              {
+                taskId,
+                requestId: request.id,
+                fingerprint: request.fingerprint,
+                result: encodeReplay(decided.result),
+                createdAt: env.now,
+              },
+              new Date(env.now.getTime() - REQUEST_ID_RETENTION_MS),
+            );
+          }
           // The lease check is a courtesy; the fence (updateHead WHERE version = ?) is what holds.
           if (lease.signal.aborted) throw new StorageConflictError("lock lease lost before commit");
           return decided;

@@ -6,6 +6,8 @@ import { PlanEntity } from "./entities/plan.entity";
 import { RevisionEntity } from "./entities/revision.entity";
 import { TaskEntity } from "./entities/task.entity";
 import { InitialSchema1764400000000 } from "./migrations/1764400000000-initial-schema";
+import { WriteRequests1764500000000 } from "./migrations/1764500000000-write-requests";
+import { WriteRequestEntity } from "./entities/write-request.entity";
 
 /** Which database a URL names: `sqlite:<path>` (or `sqlite::memory:`) or `mysql://user:pass@host:port/db`. */
 export type Dialect = "sqlite" | "mysql";
@@ -20,8 +22,8 @@ export function dialectOf(url: string): Dialect {
 /** A TypeORM data source for the URL (not yet initialized). Never synchronizes: migrations own the schema. */
 export function createDataSource(url: string, options: { poolSize: number }): DataSource {
   const common = {
-    entities: [TaskEntity, PlanEntity, RevisionEntity],
-    migrations: [InitialSchema1764400000000],
+    entities: [TaskEntity, PlanEntity, RevisionEntity, WriteRequestEntity],
+    migrations: [InitialSchema1764400000000, WriteRequests1764500000000],
     migrationsTableName: "schema_migrations",
     synchronize: false,
     logging: false,

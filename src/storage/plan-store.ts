@@ -1,4 +1,4 @@
-import type { HeadRecord, RevisionMeta, RevisionRecord, TaskRecord } from "./records";
+import type { HeadRecord, RevisionMeta, RevisionRecord, TaskRecord, WriteRequestRecord } from "./records";
 
 /**
  * What the plan service needs from storage. Implemented by TypeOrmPlanStore for SQLite and MySQL.
@@ -52,6 +52,10 @@ export interface PlanWriteTx {
   insertRevision(revision: RevisionRecord): Promise<void>;
   /** Rewrites the newest revision in place, fenced on its row version like updateHead. */
   updateRevision(revision: RevisionRecord, fenceRowVersion: number): Promise<void>;
-  /** Deletes the task, its HEAD and its revisions. */
+  /** Deletes the task, its HEAD, its revisions and its remembered requests. */
   deleteTask(taskId: string): Promise<void>;
+  /** A remembered request of this task. */
+  findRequest(taskId: string, requestId: string): Promise<WriteRequestRecord | null>;
+  /** Remembers a request; forgets the task's requests created before `forgetBefore`. */
+  rememberRequest(request: WriteRequestRecord, forgetBefore: Date): Promise<void>;
 }

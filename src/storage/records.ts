@@ -53,3 +53,14 @@ export interface RevisionMeta {
 export interface RevisionRecord extends RevisionMeta {
   readonly content: string;
 }
+
+/** A remembered agent write request (for safe retries). */
+export interface WriteRequestRecord {
+  readonly taskId: string;
+  readonly requestId: string;
+  /** SHA-256 (hex) of the request's payload. */
+  readonly fingerprint: string;
+  /** The write's result as the service encoded it. */
+  readonly result: string;
+  readonly createdAt: Date;
+}

@@ -1,10 +1,11 @@
-import type { DataSource, EntityManager } from "typeorm";
+import type { DataSource, EntityManager, QueryRunner } from "typeorm";
 import type { Dialect } from "./data-source";
 import { PlanEntity } from "./entities/plan.entity";
 import { RevisionEntity } from "./entities/revision.entity";
 import { TaskEntity } from "./entities/task.entity";
+import { WriteRequestEntity } from "./entities/write-request.entity";
 import type { PlanStore, PlanWriteTx } from "./plan-store";
-import type { HeadRecord, RevisionMeta, RevisionRecord, TaskRecord } from "./records";
+import type { HeadRecord, RevisionMeta, RevisionRecord, TaskRecord, WriteRequestRecord } from "./records";
 import {
   headFromEntity,
   headToEntity,
@@ -110,27 +111,41 @@ export class TypeOrmPlanStore implements PlanStore {
   }
 
   inTransaction<T>(work: (tx: PlanWriteTx) => Promise<T>): Promise<T> {
-    return this.guard(() => {
-      const run = async (manager: EntityManager) => {
-        if (this.dialect === "mysql") await this.boundRowLockWait(manager);
-        return work(new TypeOrmWriteTx(manager, this.dialect));
-      };
-      // READ COMMITTED: every statement sees the latest commit; the locking reads do the ordering.
-      return this.dialect === "mysql"
-        ? this.dataSource.transaction("READ COMMITTED", run)
-        : this.dataSource.transaction(run);
+    return this.guard(async () => {
+      if (this.dialect === "sqlite")
+        return this.dataSource.transaction((manager) => work(new TypeOrmWriteTx(manager, "sqlite")));
+      const runner = this.dataSource.createQueryRunner();
+      try {
+        await runner.connect();
+        await this.prepareConnection(runner);
+        // Plain START TRANSACTION: the isolation level is already set on the session, which saves a
+        // round trip inside every serialized write.
+        await runner.startTransaction();
+        try {
+          const result = await work(new TypeOrmWriteTx(runner.manager, "mysql"));
+          await runner.commitTransaction();
+          return result;
+        } catch (error) {
+          if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+          throw error;
+        }
+      } finally {
+        await runner.release();
+      }
     });
   }
 
-  // A writer stuck behind a row lock (its holder paused or partitioned) gives up after a few seconds
-  // with ABORTED instead of InnoDB's default 50 s; set once per pooled connection.
-  private readonly boundConnections = new WeakSet<object>();
-  private async boundRowLockWait(manager: EntityManager): Promise<void> {
-    const connection = (manager.queryRunner as { databaseConnection?: object } | undefined)
-      ?.databaseConnection;
-    if (!connection || this.boundConnections.has(connection)) return;
-    await manager.query(`SET SESSION innodb_lock_wait_timeout = ${ROW_LOCK_WAIT_SECONDS}`);
-    this.boundConnections.add(connection);
+  // Once per pooled connection: READ COMMITTED (every statement sees the latest commit; the locking
+  // reads do the ordering, and no gap locks couple different tasks), and a writer stuck behind a row
+  // lock (its holder paused or partitioned) gives up after a few seconds with ABORTED instead of
+  // InnoDB's default 50 s.
+  private readonly preparedConnections = new WeakSet<object>();
+  private async prepareConnection(runner: QueryRunner): Promise<void> {
+    const connection = (runner as { databaseConnection?: object }).databaseConnection;
+    if (!connection || this.preparedConnections.has(connection)) return;
+    await runner.query("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
+    await runner.query(`SET SESSION innodb_lock_wait_timeout = ${ROW_LOCK_WAIT_SECONDS}`);
+    this.preparedConnections.add(connection);
   }
 
   ping(): Promise<void> {
@@ -158,24 +173,54 @@ export class TypeOrmPlanStore implements PlanStore {
 
 /** One write transaction. On MySQL the task and HEAD reads are `SELECT ... FOR UPDATE`. */
 class TypeOrmWriteTx implements PlanWriteTx {
+  // HEAD rows already read (and locked) by lockTask on MySQL, by task id.
+  private readonly lockedHeads = new Map<string, PlanEntity | null>();
+  private readonly lockedLatest = new Map<string, RevisionEntity>();
+
   constructor(
     private readonly manager: EntityManager,
     private readonly dialect: Dialect,
   ) {}
 
   async lockTask(taskId: string): Promise<TaskRecord | null> {
-    const query = this.manager.createQueryBuilder(TaskEntity, "t").where("t.id = :taskId", { taskId });
-    const row = await this.locking(query).getOne();
+    if (this.dialect === "mysql") {
+      // One statement locks the task row and the HEAD row (InnoDB locks every row a locking read
+      // reads, in both tables); readHead then uses the row fetched here.
+      const row = (await this.manager
+        .createQueryBuilder(TaskEntity, "t")
+        .leftJoinAndMapOne("t.head", PlanEntity, "p", "p.taskId = t.id")
+        .leftJoinAndMapOne(
+          "t.latest",
+          RevisionEntity,
+          "r",
+          "r.taskId = t.id AND r.revisionNumber = p.latestRevisionNumber",
+        )
+        .where("t.id = :taskId", { taskId })
+        .setLock("pessimistic_write")
+        .getOne()) as (TaskEntity & { head?: PlanEntity | null; latest?: RevisionEntity | null }) | null;
+      if (!row) return null;
+      this.lockedHeads.set(taskId, row.head ?? null);
+      // HEAD points at the newest revision (both are written in every write's transaction), so this
+      // is MAX(revision_number); if the pointer ever disagrees, latestRevision queries instead.
+      if (row.head && row.latest) this.lockedLatest.set(taskId, row.latest);
+      return taskFromEntity(row);
+    }
+    const row = await this.manager.findOneBy(TaskEntity, { id: taskId });
     return row ? taskFromEntity(row) : null;
   }
 
   async readHead(taskId: string): Promise<HeadRecord | null> {
-    const query = this.manager.createQueryBuilder(PlanEntity, "p").where("p.taskId = :taskId", { taskId });
-    const row = await this.locking(query).getOne();
+    const row = this.lockedHeads.has(taskId)
+      ? this.lockedHeads.get(taskId)
+      : await this.locking(
+          this.manager.createQueryBuilder(PlanEntity, "p").where("p.taskId = :taskId", { taskId }),
+        ).getOne();
     return row ? headFromEntity(row) : null;
   }
 
   async latestRevision(taskId: string): Promise<RevisionRecord | null> {
+    const locked = this.lockedLatest.get(taskId);
+    if (locked) return revisionFromEntity(locked);
     const row = await this.manager
       .createQueryBuilder(RevisionEntity, "r")
       .where("r.taskId = :taskId", { taskId })
@@ -229,7 +274,26 @@ class TypeOrmWriteTx implements PlanWriteTx {
     if (result.affected !== 1) throw new StorageConflictError("revision row version fence lost");
   }
 
+  async findRequest(taskId: string, requestId: string): Promise<WriteRequestRecord | null> {
+    const row = await this.manager.findOneBy(WriteRequestEntity, { taskId, requestId });
+    return row ? { ...row, createdAt: new Date(row.createdAt) } : null;
+  }
+
+  async rememberRequest(request: WriteRequestRecord, forgetBefore: Date): Promise<void> {
+    await this.manager
+      .createQueryBuilder()
+      .delete()
+      .from(WriteRequestEntity)
+      .where("task_id = :taskId AND created_at < :before", {
+        taskId: request.taskId,
+        before: forgetBefore.getTime(),
+      })
+      .execute();
+    await this.manager.insert(WriteRequestEntity, { ...request, createdAt: request.createdAt.getTime() });
+  }
+
   async deleteTask(taskId: string): Promise<void> {
+    await this.manager.delete(WriteRequestEntity, { taskId });
     await this.manager.delete(RevisionEntity, { taskId });
     await this.manager.delete(PlanEntity, { taskId });
     await this.manager.delete(TaskEntity, { id: taskId });

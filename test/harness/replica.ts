@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, openSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { freePort } from "./free-port";
 import { checkHealth, healthClient } from "./grpc-clients";
 import { stopProcess, waitFor } from "./processes";
@@ -19,7 +19,15 @@ export interface Replica {
   stop(): Promise<void>;
 }
 
-const MAIN = join(__dirname, "..", "..", "dist", "src", "main.js");
+// The repository root (this file also runs compiled, from dist-bench/, for the benchmarks).
+function repoRoot(): string {
+  for (let dir = __dirname; dir !== dirname(dir); dir = dirname(dir)) {
+    if (existsSync(join(dir, "proto", "taskplans"))) return dir;
+  }
+  throw new Error("repository root not found");
+}
+
+const MAIN = join(repoRoot(), "dist", "src", "main.js");
 
 /** Starts a replica with `env` on a free port and waits for grpc.health.v1 SERVING. */
 export async function startReplica(env: Record<string, string>, logDir: string): Promise<Replica> {

@@ -48,6 +48,7 @@ const allErrors: PlanError[] = [
   planErrors.revisionVersionRequired(),
   planErrors.revisionChanged(),
   planErrors.offsetOutOfRange(5, 4),
+  planErrors.requestIdReused("r-1"),
 ];
 
 describe("agent-facing texts of the contract (REQ-TASKS-PLAN-APPEND-006)", () => {

@@ -45,6 +45,7 @@ describe("domain error -> gRPC status, pinned per reason", () => {
     [planErrors.revisionVersionRequired(), "INVALID_ARGUMENT", "REVISION_VERSION_REQUIRED"],
     [planErrors.revisionChanged(), "ABORTED", "REVISION_CHANGED"],
     [planErrors.offsetOutOfRange(13, 12), "OUT_OF_RANGE", "OFFSET_OUT_OF_RANGE"],
+    [planErrors.requestIdReused("r-1"), "INVALID_ARGUMENT", "REQUEST_ID_REUSED"],
     [new AuthenticationError("TOKEN_MISSING"), "UNAUTHENTICATED", "TOKEN_MISSING"],
     [new AuthenticationError("TOKEN_INVALID"), "UNAUTHENTICATED", "TOKEN_INVALID"],
     [new AuthenticationError("TOKEN_EXPIRED"), "UNAUTHENTICATED", "TOKEN_EXPIRED"],

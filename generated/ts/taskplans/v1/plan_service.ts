@@ -135,7 +135,11 @@ export interface EditPlanRequest {
    */
   acknowledgeReduction: boolean;
   /** Author; see Author. */
-  author?: Author | undefined;
+  author?:
+    | Author
+    | undefined;
+  /** Safe retries; see UpdatePlanRequest.request_id. */
+  requestId?: string | undefined;
 }
 
 /** Request of PlanService.RestorePlanRevision (agent path). */
@@ -151,7 +155,11 @@ export interface RestorePlanRevisionRequest {
   /** The revision's revision_version as read with ListPlanRevisions or GetPlanRevision (required). */
   expectedRevisionVersion: string;
   /** Author; see Author. */
-  author?: Author | undefined;
+  author?:
+    | Author
+    | undefined;
+  /** Safe retries; see UpdatePlanRequest.request_id. */
+  requestId?: string | undefined;
 }
 
 /** Response of PlanService.RestorePlanRevision. */
@@ -198,6 +206,14 @@ export interface CreatePlanRequest {
    * document. To add a section, use UpdatePlan with WRITE_MODE_APPEND (AC-TASKS-PLAN-APPEND-005.2).
    */
   mode: WriteMode;
+  /**
+   * Makes the write safe to retry after a lost response: a retry with the same request_id and the
+   * same payload returns the original result without writing again; the same request_id with a
+   * different payload is INVALID_ARGUMENT REQUEST_ID_REUSED. Remembered per task for 24 hours, and
+   * only for writes that succeeded. Absent: every request is a new write.
+   * 1 to 128 printable ASCII characters, for example a UUID.
+   */
+  requestId?: string | undefined;
 }
 
 /** Request of PlanService.UpdatePlan (agent path). */
@@ -225,7 +241,17 @@ export interface UpdatePlanRequest {
   /** REPLACE only: acknowledge an intended large reduction (see CreatePlanRequest). */
   acknowledgeReduction: boolean;
   /** Author; see Author. */
-  author?: Author | undefined;
+  author?:
+    | Author
+    | undefined;
+  /**
+   * Makes the write safe to retry after a lost response: a retry with the same request_id and the
+   * same payload returns the original result without writing again; the same request_id with a
+   * different payload is INVALID_ARGUMENT REQUEST_ID_REUSED. Remembered per task for 24 hours, and
+   * only for writes that succeeded. Absent: every request writes (an append sent twice appends twice).
+   * 1 to 128 printable ASCII characters, for example a UUID.
+   */
+  requestId?: string | undefined;
 }
 
 /** Request of PlanService.SavePlan (editor path). */
@@ -611,6 +637,7 @@ function createBaseEditPlanRequest(): EditPlanRequest {
     newText: "",
     acknowledgeReduction: false,
     author: undefined,
+    requestId: undefined,
   };
 }
 
@@ -633,6 +660,9 @@ export const EditPlanRequest: MessageFns<EditPlanRequest> = {
     }
     if (message.author !== undefined) {
       Author.encode(message.author, writer.uint32(50).fork()).join();
+    }
+    if (message.requestId !== undefined) {
+      writer.uint32(58).string(message.requestId);
     }
     return writer;
   },
@@ -698,6 +728,14 @@ export const EditPlanRequest: MessageFns<EditPlanRequest> = {
             message.author = Author.decode(reader, reader.uint32());
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -738,6 +776,11 @@ export const EditPlanRequest: MessageFns<EditPlanRequest> = {
         ? globalThis.Boolean(object.acknowledge_reduction)
         : false,
       author: isSet(object.author) ? Author.fromJSON(object.author) : undefined,
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : undefined,
     };
   },
 
@@ -761,6 +804,9 @@ export const EditPlanRequest: MessageFns<EditPlanRequest> = {
     if (message.author !== undefined) {
       obj.author = Author.toJSON(message.author);
     }
+    if (message.requestId !== undefined) {
+      obj.requestId = message.requestId;
+    }
     return obj;
   },
 
@@ -777,12 +823,20 @@ export const EditPlanRequest: MessageFns<EditPlanRequest> = {
     message.author = (object.author !== undefined && object.author !== null)
       ? Author.fromPartial(object.author)
       : undefined;
+    message.requestId = object.requestId ?? undefined;
     return message;
   },
 };
 
 function createBaseRestorePlanRevisionRequest(): RestorePlanRevisionRequest {
-  return { taskId: "", revisionId: "", expectedVersion: undefined, expectedRevisionVersion: "", author: undefined };
+  return {
+    taskId: "",
+    revisionId: "",
+    expectedVersion: undefined,
+    expectedRevisionVersion: "",
+    author: undefined,
+    requestId: undefined,
+  };
 }
 
 export const RestorePlanRevisionRequest: MessageFns<RestorePlanRevisionRequest> = {
@@ -801,6 +855,9 @@ export const RestorePlanRevisionRequest: MessageFns<RestorePlanRevisionRequest> 
     }
     if (message.author !== undefined) {
       Author.encode(message.author, writer.uint32(42).fork()).join();
+    }
+    if (message.requestId !== undefined) {
+      writer.uint32(50).string(message.requestId);
     }
     return writer;
   },
@@ -858,6 +915,14 @@ export const RestorePlanRevisionRequest: MessageFns<RestorePlanRevisionRequest> 
             message.author = Author.decode(reader, reader.uint32());
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -893,6 +958,11 @@ export const RestorePlanRevisionRequest: MessageFns<RestorePlanRevisionRequest> 
         ? globalThis.String(object.expected_revision_version)
         : "",
       author: isSet(object.author) ? Author.fromJSON(object.author) : undefined,
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : undefined,
     };
   },
 
@@ -913,6 +983,9 @@ export const RestorePlanRevisionRequest: MessageFns<RestorePlanRevisionRequest> 
     if (message.author !== undefined) {
       obj.author = Author.toJSON(message.author);
     }
+    if (message.requestId !== undefined) {
+      obj.requestId = message.requestId;
+    }
     return obj;
   },
 
@@ -928,6 +1001,7 @@ export const RestorePlanRevisionRequest: MessageFns<RestorePlanRevisionRequest> 
     message.author = (object.author !== undefined && object.author !== null)
       ? Author.fromPartial(object.author)
       : undefined;
+    message.requestId = object.requestId ?? undefined;
     return message;
   },
 };
@@ -1064,6 +1138,7 @@ function createBaseCreatePlanRequest(): CreatePlanRequest {
     expectedVersion: undefined,
     acknowledgeReduction: false,
     mode: 0,
+    requestId: undefined,
   };
 }
 
@@ -1089,6 +1164,9 @@ export const CreatePlanRequest: MessageFns<CreatePlanRequest> = {
     }
     if (message.mode !== 0) {
       writer.uint32(56).int32(message.mode);
+    }
+    if (message.requestId !== undefined) {
+      writer.uint32(66).string(message.requestId);
     }
     return writer;
   },
@@ -1162,6 +1240,14 @@ export const CreatePlanRequest: MessageFns<CreatePlanRequest> = {
             message.mode = reader.int32() as any;
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1195,6 +1281,11 @@ export const CreatePlanRequest: MessageFns<CreatePlanRequest> = {
         ? globalThis.Boolean(object.acknowledge_reduction)
         : false,
       mode: isSet(object.mode) ? writeModeFromJSON(object.mode) : 0,
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : undefined,
     };
   },
 
@@ -1221,6 +1312,9 @@ export const CreatePlanRequest: MessageFns<CreatePlanRequest> = {
     if (message.mode !== 0) {
       obj.mode = writeModeToJSON(message.mode);
     }
+    if (message.requestId !== undefined) {
+      obj.requestId = message.requestId;
+    }
     return obj;
   },
 
@@ -1238,6 +1332,7 @@ export const CreatePlanRequest: MessageFns<CreatePlanRequest> = {
     message.expectedVersion = object.expectedVersion ?? undefined;
     message.acknowledgeReduction = object.acknowledgeReduction ?? false;
     message.mode = object.mode ?? 0;
+    message.requestId = object.requestId ?? undefined;
     return message;
   },
 };
@@ -1251,6 +1346,7 @@ function createBaseUpdatePlanRequest(): UpdatePlanRequest {
     expectedVersion: undefined,
     acknowledgeReduction: false,
     author: undefined,
+    requestId: undefined,
   };
 }
 
@@ -1276,6 +1372,9 @@ export const UpdatePlanRequest: MessageFns<UpdatePlanRequest> = {
     }
     if (message.author !== undefined) {
       Author.encode(message.author, writer.uint32(58).fork()).join();
+    }
+    if (message.requestId !== undefined) {
+      writer.uint32(66).string(message.requestId);
     }
     return writer;
   },
@@ -1349,6 +1448,14 @@ export const UpdatePlanRequest: MessageFns<UpdatePlanRequest> = {
             message.author = Author.decode(reader, reader.uint32());
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1382,6 +1489,11 @@ export const UpdatePlanRequest: MessageFns<UpdatePlanRequest> = {
         ? globalThis.Boolean(object.acknowledge_reduction)
         : false,
       author: isSet(object.author) ? Author.fromJSON(object.author) : undefined,
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : undefined,
     };
   },
 
@@ -1408,6 +1520,9 @@ export const UpdatePlanRequest: MessageFns<UpdatePlanRequest> = {
     if (message.author !== undefined) {
       obj.author = Author.toJSON(message.author);
     }
+    if (message.requestId !== undefined) {
+      obj.requestId = message.requestId;
+    }
     return obj;
   },
 
@@ -1425,6 +1540,7 @@ export const UpdatePlanRequest: MessageFns<UpdatePlanRequest> = {
     message.author = (object.author !== undefined && object.author !== null)
       ? Author.fromPartial(object.author)
       : undefined;
+    message.requestId = object.requestId ?? undefined;
     return message;
   },
 };
@@ -2470,6 +2586,8 @@ export const MarkImplementationStartedResponse: MessageFns<MarkImplementationSta
  * plan version). A rejected write changes nothing: no content, title, version, revision or event.
  * Every error carries a google.rpc.Status in the grpc-status-details-bin trailer with an
  * ErrorInfo{reason, domain: "taskplans", metadata}; clients branch on reason, never on message text.
+ * Agent writes (CreatePlan, UpdatePlan, EditPlan, RestorePlanRevision) may also return
+ * INVALID_ARGUMENT REQUEST_ID_REUSED (request_id already used with another payload).
  * Errors every RPC may return besides those listed: INVALID_ARGUMENT INVALID_FIELD (malformed
  * field, named in a BadRequest detail), UNAUTHENTICATED (auth on: TOKEN_MISSING, TOKEN_INVALID,
  * TOKEN_EXPIRED), PERMISSION_DENIED TASK_NOT_REACHABLE (checked before existence, discloses
