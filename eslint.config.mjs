@@ -29,6 +29,14 @@ export default tseslint.config(
     rules: layer(["@grpc/grpc-js"], ["**/grpc/*", "**/plans/*", "**/generated/**"]),
   },
   {
+    // The MCP server is a client of the service: it reaches plans only through the generated gRPC client.
+    files: ["src/mcp/**/*.ts"],
+    rules: layer(
+      ["typeorm", "ioredis", "mysql2", "better-sqlite3"],
+      ["**/plans/*", "**/storage/*", "**/locking/*", "**/auth/*"],
+    ),
+  },
+  {
     files: ["src/locking/**/*.ts", "src/auth/**/*.ts", "src/config/**/*.ts"],
     rules: layer(
       ["@grpc/grpc-js", "typeorm"],

@@ -1,0 +1,15 @@
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { PlanServiceClient } from "../../generated/ts/taskplans/v1/plan_service";
+import { planGateway } from "./plan-gateway";
+import { registerPlanTools } from "./plan-tools";
+
+/** An MCP server exposing the plan tools over the generated gRPC client. */
+export function createPlanMcpServer(options: {
+  readonly client: PlanServiceClient;
+  readonly token?: string | undefined;
+  readonly taskId?: string | undefined;
+}): McpServer {
+  const server = new McpServer({ name: "taskplans", version: "0.1.0" });
+  registerPlanTools(server, planGateway(options.client, options.token), options.taskId);
+  return server;
+}
