@@ -12,6 +12,8 @@ import { InProcessTaskLock } from "./locking/in-process-task-lock";
 import { RedlockTaskLock } from "./locking/redlock-task-lock";
 import type { TaskLock } from "./locking/task-lock";
 import { createLogger } from "./logger";
+import { createMetrics } from "./observability/metrics";
+import { startMetricsServer } from "./observability/metrics-server";
 import type { EventSink } from "./plans/events";
 import { LogEventSink } from "./plans/log-event-sink";
 import { PlanService } from "./plans/plan-service";
@@ -24,6 +26,8 @@ import { TypeOrmPlanStore } from "./storage/typeorm-plan-store";
 export interface RunningApp {
   /** The bound gRPC port. */
   readonly port: number;
+  /** The bound /metrics port (null when disabled). */
+  readonly metricsPort: number | null;
   /** Drains in-flight calls (up to the drain time), then closes the lock and the database. */
   stop(): Promise<void>;
 }
@@ -47,6 +51,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
     overrides.lock ??
     (config.redis ? RedlockTaskLock.connect(config.redis, logger) : new InProcessTaskLock());
   const clock = overrides.clock ?? (() => new Date());
+  const { metrics, registry } = createMetrics();
   const writes = new WriteRunner({
     store,
     lock,
@@ -55,10 +60,11 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
     clock,
     newId: randomUUID,
     logger,
+    metrics,
   });
   const verifier = config.auth ? createTokenVerifier(config.auth) : null;
   if (!verifier) logger.warn("auth is off: every task is reachable and request authors are trusted");
-  const deps = { authenticate: authenticator(verifier), logger };
+  const deps = { authenticate: authenticator(verifier), logger, metrics, slowCallMs: config.slowCallMs };
   const health = new HealthImplementation();
   setHealth(health, true);
   const server = buildGrpcServer(
@@ -67,8 +73,16 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
       tasks: taskHandlers(new TaskService(store, writes, clock), deps),
     },
     health,
+    {
+      maxConnectionAgeMs: config.maxConnectionAgeMs,
+      maxConnectionAgeGraceMs: config.shutdownDrainMs,
+      keepaliveTimeMs: config.keepaliveTimeMs,
+    },
   );
   const port = await bind(server, config.grpcAddress);
+  const metricsServer = config.metricsAddress
+    ? await startMetricsServer(registry, config.metricsAddress)
+    : null;
   const monitor = startHealthMonitor(() => store.ping(), health, config.healthIntervalMs, logger);
   logger.info(
     {
@@ -83,10 +97,12 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
   let stopping: Promise<void> | null = null;
   return {
     port,
+    metricsPort: metricsServer?.port ?? null,
     stop() {
       stopping ??= (async () => {
         monitor.stop();
         await drain(server, config.shutdownDrainMs);
+        await metricsServer?.close();
         await lock.close();
         await store.close();
         logger.info("stopped");

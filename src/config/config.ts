@@ -14,6 +14,13 @@ export interface Config {
   readonly shutdownDrainMs: number;
   readonly healthIntervalMs: number;
   readonly logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+  /** host:port of the Prometheus /metrics endpoint; null disables it. */
+  readonly metricsAddress: string | null;
+  /** Calls slower than this are logged at warn level. */
+  readonly slowCallMs: number;
+  /** Connections are closed (gracefully) after this age so clients rebalance across replicas. */
+  readonly maxConnectionAgeMs: number;
+  readonly keepaliveTimeMs: number;
   /** Null: no auth (every task reachable, request authors trusted). */
   readonly auth: AuthConfig | null;
   /** Null: the in-process lock (one replica). Else Redlock over these independent Redis nodes. */
@@ -65,6 +72,13 @@ const schema = z.object({
   PLAN_SHUTDOWN_DRAIN_MS: integer(0, 10_000),
   PLAN_HEALTH_INTERVAL_MS: integer(100, 5_000),
   PLAN_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  PLAN_METRICS_ADDRESS: z
+    .string()
+    .regex(/^((\[[0-9a-fA-F:]+\]|[^\s:]+):\d{1,5})?$/, "must be host:port, or empty to disable")
+    .default("127.0.0.1:9464"),
+  PLAN_SLOW_CALL_MS: integer(1, 1_000),
+  PLAN_GRPC_MAX_CONNECTION_AGE_MS: integer(1_000, 30 * 60 * 1000),
+  PLAN_GRPC_KEEPALIVE_TIME_MS: integer(1_000, 60_000),
   PLAN_AUTH_JWT_SECRET: optionalText.refine((value) => value === null || value.length >= 32, {
     message: "must be at least 32 characters",
   }),
@@ -116,6 +130,10 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     shutdownDrainMs: e.PLAN_SHUTDOWN_DRAIN_MS,
     healthIntervalMs: e.PLAN_HEALTH_INTERVAL_MS,
     logLevel: e.PLAN_LOG_LEVEL,
+    metricsAddress: e.PLAN_METRICS_ADDRESS === "" ? null : e.PLAN_METRICS_ADDRESS,
+    slowCallMs: e.PLAN_SLOW_CALL_MS,
+    maxConnectionAgeMs: e.PLAN_GRPC_MAX_CONNECTION_AGE_MS,
+    keepaliveTimeMs: e.PLAN_GRPC_KEEPALIVE_TIME_MS,
     auth: authOn
       ? Object.freeze({
           secret: e.PLAN_AUTH_JWT_SECRET,

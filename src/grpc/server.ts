@@ -17,10 +17,20 @@ const MAX_MESSAGE_BYTES = 1024 * 1024;
 export function buildGrpcServer(
   services: { plans: PlanServiceServer; tasks: TaskServiceServer },
   health: HealthImplementation,
+  connections: { maxConnectionAgeMs: number; maxConnectionAgeGraceMs: number; keepaliveTimeMs: number },
 ): Server {
   const server = new Server({
+    // Larger requests fail with RESOURCE_EXHAUSTED before they reach a handler.
     "grpc.max_receive_message_length": MAX_MESSAGE_BYTES,
     "grpc.max_send_message_length": MAX_MESSAGE_BYTES,
+    // Close connections after a while so that clients spread over new replicas (gRPC pins a
+    // connection to one pod), letting in-flight calls finish first.
+    "grpc.max_connection_age_ms": connections.maxConnectionAgeMs,
+    "grpc.max_connection_age_grace_ms": connections.maxConnectionAgeGraceMs,
+    // Detect dead peers behind load balancers; accept client pings every 10 s at most.
+    "grpc.keepalive_time_ms": connections.keepaliveTimeMs,
+    "grpc.keepalive_timeout_ms": 20_000,
+    "grpc.http2.min_ping_interval_without_data_ms": 10_000,
   });
   server.addService(PlanServiceService, services.plans);
   server.addService(TaskServiceService, services.tasks);

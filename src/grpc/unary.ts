@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
-import { type handleUnaryCall, Metadata } from "@grpc/grpc-js";
+import { type handleUnaryCall, Metadata, status } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import type { Caller } from "../auth/caller";
+import type { PlanMetrics } from "../observability/metrics";
 import { withCallDeadline } from "../plans/call-deadline";
 import { toWireError } from "./error-mapping";
 
@@ -18,6 +19,9 @@ export type Authenticate = (metadata: Metadata) => Promise<Caller>;
 export interface UnaryDeps {
   readonly authenticate: Authenticate;
   readonly logger: Logger;
+  readonly metrics: PlanMetrics;
+  /** Calls slower than this are logged at warn level. */
+  readonly slowCallMs: number;
 }
 
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
@@ -47,14 +51,22 @@ export function unary<Req extends object, Res>(
       .then((caller) => withCallDeadline(deadline, () => handler(call.request, { caller, requestId })))
       .then(
         (response) => {
-          deps.logger.info({ ...log, code: "OK", ms: Math.round(performance.now() - started) }, "rpc");
+          const ms = performance.now() - started;
+          deps.metrics.rpc(method, "OK", ms / 1000);
+          const entry = { ...log, code: "OK", ms: Math.round(ms) };
+          if (ms > deps.slowCallMs) deps.logger.warn(entry, "slow rpc");
+          else deps.logger.info(entry, "rpc");
           callback(null, response);
         },
         (error: unknown) => {
           const wire = toWireError(error, requestId);
-          const entry = { ...log, code: wire.code, ms: Math.round(performance.now() - started) };
+          const ms = performance.now() - started;
+          deps.metrics.rpc(method, status[wire.code], ms / 1000);
+          deps.metrics.rejection(wire.reason);
+          const entry = { ...log, code: status[wire.code], reason: wire.reason, ms: Math.round(ms) };
           if (wire.internal) deps.logger.error({ ...entry, err: error }, "rpc failed unexpectedly");
-          else deps.logger.info({ ...entry, reason: wire.reason }, "rpc rejected");
+          else if (ms > deps.slowCallMs) deps.logger.warn(entry, "slow rpc");
+          else deps.logger.info(entry, "rpc rejected");
           callback({ code: wire.code, details: wire.details, metadata: wire.metadata });
         },
       );

@@ -362,6 +362,7 @@ function commitOf(decision: WriteDecision): Commit<WriteResult> {
       else await tx.updateRevision(decision.revision, decision.coalescedFrom);
     },
     events: decision.events,
+    stored: { planBytes: decision.head.contentBytes, coalesced: decision.coalescedFrom !== null },
     result: {
       plan: summarize(decision.head),
       revision: {

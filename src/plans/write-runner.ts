@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { TaskLock } from "../locking/task-lock";
+import type { PlanMetrics } from "../observability/metrics";
 import type { PlanStore, PlanWriteTx } from "../storage/plan-store";
 import type { TaskRecord } from "../storage/records";
 import { StorageConflictError } from "../storage/storage-errors";
@@ -15,6 +16,8 @@ export interface Commit<R> {
   readonly apply: (tx: PlanWriteTx) => Promise<void>;
   readonly events: readonly PlanEvent[];
   readonly result: R;
+  /** What the commit stored, for metrics (absent when it stored no plan content). */
+  readonly stored?: { readonly planBytes: number; readonly coalesced: boolean };
 }
 
 /** Settings of the serialized write path. */
@@ -39,6 +42,7 @@ export class WriteRunner {
       readonly clock: () => Date;
       readonly newId: () => string;
       readonly logger: Logger;
+      readonly metrics: PlanMetrics;
     },
   ) {}
 
@@ -51,13 +55,19 @@ export class WriteRunner {
     decide: (state: WriteState, env: WriteEnv, tx: PlanWriteTx, task: TaskRecord) => Promise<Commit<R>>,
     options: { readonly headReadFailed?: () => Error; readonly request?: RequestKey | undefined } = {},
   ): Promise<R> {
-    const { store, lock, settings } = this.deps;
+    const { store, lock, settings, metrics } = this.deps;
+    const asked = performance.now();
+    let obtained = false;
+    let txStarted = 0;
     try {
       // The wait is bounded by the configuration and by the caller's deadline, whichever is sooner.
       const waitMs = Math.min(settings.lockWaitMs, remainingCallMs() - 50);
       if (waitMs <= 0) throw planErrors.lockUnavailable();
-      const commit = await lock.withLock(taskId, waitMs, (lease) =>
-        store.inTransaction(async (tx) => {
+      const commit = await lock.withLock(taskId, waitMs, (lease) => {
+        obtained = true;
+        metrics.lockWait((performance.now() - asked) / 1000, true);
+        txStarted = performance.now();
+        return store.inTransaction(async (tx) => {
           const task = await tx.lockTask(taskId);
           if (task === null) throw planErrors.taskNotFound(taskId);
           const { request } = options;
@@ -92,11 +102,18 @@ export class WriteRunner {
           // The lease check is a courtesy; the fence (updateHead WHERE version = ?) is what holds.
           if (lease.signal.aborted) throw new StorageConflictError("lock lease lost before commit");
           return decided;
-        }),
-      );
+        });
+      });
+      metrics.transaction((performance.now() - txStarted) / 1000, "committed");
+      if (commit.stored) {
+        metrics.planSize(commit.stored.planBytes);
+        metrics.revision(commit.stored.coalesced);
+      }
       this.publish(taskId, commit.events);
       return commit.result;
     } catch (error) {
+      if (!obtained) metrics.lockWait((performance.now() - asked) / 1000, false);
+      else metrics.transaction((performance.now() - txStarted) / 1000, "rolled_back");
       throw translateFailure(error);
     }
   }

@@ -36,7 +36,13 @@ export async function startReplica(env: Record<string, string>, logDir: string):
   const logFile = join(logDir, `replica-${port}.log`);
   const launch = () =>
     spawn(process.execPath, [MAIN], {
-      env: { ...process.env, ...env, PLAN_GRPC_ADDRESS: `127.0.0.1:${port}`, PLAN_LOG_LEVEL: "warn" },
+      env: {
+        ...process.env,
+        ...env,
+        PLAN_GRPC_ADDRESS: `127.0.0.1:${port}`,
+        PLAN_LOG_LEVEL: "warn",
+        PLAN_METRICS_ADDRESS: "127.0.0.1:0",
+      },
       stdio: ["ignore", openSync(logFile, "a"), openSync(logFile, "a")],
     });
   let child: ChildProcess = launch();

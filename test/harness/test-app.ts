@@ -16,6 +16,7 @@ export type TestDialect = (typeof DIALECTS)[number];
 /** A real server on 127.0.0.1:0 with its own database, and generated clients connected to it. */
 export interface TestApp extends Clients {
   readonly port: number;
+  readonly metricsPort: number | null;
   readonly dialect: TestDialect;
   readonly databaseUrl: string;
   readonly events: RecordingEventSink;
@@ -50,6 +51,7 @@ export async function startTestApp(
     PLAN_GRPC_ADDRESS: "127.0.0.1:0",
     PLAN_DATABASE_URL: databaseUrl,
     PLAN_LOG_LEVEL: "silent",
+    PLAN_METRICS_ADDRESS: "127.0.0.1:0",
     ...options.env,
   });
   const events = new RecordingEventSink();
@@ -59,6 +61,7 @@ export async function startTestApp(
   return {
     ...clients,
     port: app.port,
+    metricsPort: app.metricsPort,
     dialect,
     databaseUrl: config.databaseUrl,
     events,

@@ -1,0 +1,27 @@
+import { createServer } from "node:http";
+import type { Registry } from "prom-client";
+
+/** Serves GET /metrics (Prometheus text format) on its own address, apart from gRPC. */
+export async function startMetricsServer(
+  registry: Registry,
+  address: string,
+): Promise<{ port: number; close(): Promise<void> }> {
+  const separator = address.lastIndexOf(":");
+  const host = address.slice(0, separator).replace(/^\[|\]$/g, "");
+  const server = createServer((req, res) => {
+    if (req.method !== "GET" || req.url?.split("?")[0] !== "/metrics") return void res.writeHead(404).end();
+    registry.metrics().then(
+      (body) => res.writeHead(200, { "content-type": registry.contentType }).end(body),
+      () => res.writeHead(500).end(),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(Number(address.slice(separator + 1)), host, resolve);
+  });
+  const bound = server.address();
+  return {
+    port: typeof bound === "object" && bound ? bound.port : 0,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}

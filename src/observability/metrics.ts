@@ -1,0 +1,89 @@
+import { collectDefaultMetrics, Counter, Histogram, Registry } from "prom-client";
+
+/**
+ * What the service measures. Labels are bounded sets (method, code, reason, outcome); never plan
+ * content, titles or task ids.
+ */
+export interface PlanMetrics {
+  rpc(method: string, code: string, seconds: number): void;
+  lockWait(seconds: number, obtained: boolean): void;
+  transaction(seconds: number, outcome: "committed" | "rolled_back"): void;
+  planSize(bytes: number): void;
+  revision(coalesced: boolean): void;
+  rejection(reason: string): void;
+}
+
+/** Metrics that go nowhere (tools, tests that do not look). */
+export const noMetrics: PlanMetrics = {
+  rpc: () => undefined,
+  lockWait: () => undefined,
+  transaction: () => undefined,
+  planSize: () => undefined,
+  revision: () => undefined,
+  rejection: () => undefined,
+};
+
+/** Prometheus metrics in their own registry (plus Node.js process defaults). */
+export function createMetrics(): { metrics: PlanMetrics; registry: Registry } {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const seconds = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+  const rpcs = new Histogram({
+    name: "taskplans_rpc_duration_seconds",
+    help: "gRPC calls by method and status code",
+    labelNames: ["method", "code"],
+    buckets: seconds,
+    registers: [registry],
+  });
+  const lockWaits = new Histogram({
+    name: "taskplans_lock_wait_seconds",
+    help: "Time a write waited for its task's lock",
+    labelNames: ["obtained"],
+    buckets: seconds,
+    registers: [registry],
+  });
+  const lockFailures = new Counter({
+    name: "taskplans_lock_failures_total",
+    help: "Writes that did not obtain their task's lock in time",
+    registers: [registry],
+  });
+  const transactions = new Histogram({
+    name: "taskplans_transaction_duration_seconds",
+    help: "Write transactions by outcome",
+    labelNames: ["outcome"],
+    buckets: seconds,
+    registers: [registry],
+  });
+  const sizes = new Histogram({
+    name: "taskplans_plan_size_bytes",
+    help: "Size of plans as written",
+    buckets: [256, 1024, 4096, 16_384, 65_536, 131_072, 196_608, 262_144],
+    registers: [registry],
+  });
+  const revisions = new Counter({
+    name: "taskplans_revisions_total",
+    help: "Revisions written, new or coalesced into the newest one",
+    labelNames: ["kind"],
+    registers: [registry],
+  });
+  const rejections = new Counter({
+    name: "taskplans_rejections_total",
+    help: "Calls rejected, by ErrorInfo reason",
+    labelNames: ["reason"],
+    registers: [registry],
+  });
+  return {
+    registry,
+    metrics: {
+      rpc: (method, code, s) => rpcs.observe({ method, code }, s),
+      lockWait: (s, obtained) => {
+        lockWaits.observe({ obtained: String(obtained) }, s);
+        if (!obtained) lockFailures.inc();
+      },
+      transaction: (s, outcome) => transactions.observe({ outcome }, s),
+      planSize: (bytes) => sizes.observe(bytes),
+      revision: (coalesced) => revisions.inc({ kind: coalesced ? "coalesced" : "new" }),
+      rejection: (reason) => rejections.inc({ reason }),
+    },
+  };
+}

@@ -1,0 +1,62 @@
+import { Writable } from "node:stream";
+import { Metadata } from "@grpc/grpc-js";
+import pino from "pino";
+import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
+import { rpcError } from "../harness/rpc";
+import { startTestApp, type TestApp } from "../harness/test-app";
+
+describe("operability: metrics, request ids, slow calls, message limits", () => {
+  let app: TestApp;
+  const lines: string[] = [];
+
+  beforeAll(async () => {
+    const stream = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    app = await startTestApp("sqlite", {
+      env: { PLAN_SLOW_CALL_MS: "1" },
+      overrides: { logger: pino({ level: "info" }, stream) },
+    });
+  });
+  afterAll(() => app.stop());
+
+  it("serves Prometheus metrics on a separate port, labelled by method, code and reason, never with content or titles", async () => {
+    const taskId = await app.newTask();
+    await app.plans.createPlan({ taskId, content: "SECRET-CONTENT", title: "SECRET-TITLE" });
+    await app.plans.updatePlan({ taskId, content: "more", mode: WriteMode.WRITE_MODE_APPEND });
+    await rpcError(app.plans.updatePlan({ taskId, content: "x", mode: 9 as WriteMode }));
+    const body = await (await fetch(`http://127.0.0.1:${app.metricsPort}/metrics`)).text();
+    expect(body).toMatch(/taskplans_rpc_duration_seconds_count\{method="CreatePlan",code="OK"\} 1/);
+    expect(body).toMatch(
+      /taskplans_rpc_duration_seconds_count\{method="UpdatePlan",code="INVALID_ARGUMENT"\} 1/,
+    );
+    expect(body).toMatch(/taskplans_rejections_total\{reason="INVALID_WRITE_MODE"\} 1/);
+    expect(body).toMatch(/taskplans_revisions_total\{kind="new"\} 1/);
+    expect(body).toMatch(/taskplans_revisions_total\{kind="coalesced"\} 1/);
+    expect(body).toMatch(/taskplans_lock_wait_seconds_count\{obtained="true"\} 2/);
+    expect(body).toMatch(/taskplans_transaction_duration_seconds_count\{outcome="committed"\} 2/);
+    expect(body).toMatch(/taskplans_plan_size_bytes_count 2/);
+    expect(body).toMatch(/process_cpu_seconds_total/);
+    expect(body).not.toMatch(/SECRET|task-/);
+  });
+
+  it("takes the request id from x-request-id and logs it with the method and task id; slow calls are logged at warn", async () => {
+    const taskId = await app.newTask();
+    const metadata = new Metadata();
+    metadata.set("x-request-id", "trace-42");
+    await app.plans.savePlan({ taskId, content: "plan body" }, metadata);
+    const entry = lines.map((l) => JSON.parse(l)).find((l) => l.requestId === "trace-42");
+    expect(entry).toMatchObject({ method: "SavePlan", taskId, code: "OK", msg: "slow rpc", level: 40 });
+    expect(lines.join("")).not.toContain("plan body");
+  });
+
+  it("answers RESOURCE_EXHAUSTED for a request above the message limit, and nothing is stored", async () => {
+    const taskId = await app.newTask();
+    const failure = await rpcError(app.plans.savePlan({ taskId, content: "x".repeat(2 * 1024 * 1024) }));
+    expect(failure.code).toBe(8);
+    expect((await rpcError(app.plans.getPlan({ taskId }))).reason).toBe("PLAN_NOT_FOUND");
+  });
+});
