@@ -20,7 +20,18 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
-# 2. Node dependencies, pinned by package-lock.json; reinstalled only when the lockfile changes
+# 2. helm, for the chart tests: built from source with `go install` into a cache outside the
+#    repository (about 2 minutes, once per machine).
+HELM_VERSION=v3.22.0
+helm_cache="${XDG_CACHE_HOME:-$HOME/.cache}/taskplans/bin"
+if ! command -v helm >/dev/null 2>&1 && [ ! -x "$helm_cache/helm" ]; then
+  command -v go >/dev/null 2>&1 || { echo "go is needed to build helm ($HELM_VERSION); install Go or put helm on PATH" >&2; exit 1; }
+  echo "building helm $HELM_VERSION into $helm_cache"
+  GOBIN="$helm_cache" GOFLAGS=-buildvcs=false go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+fi
+export PATH="$helm_cache:$PATH"
+
+# 3. Node dependencies, pinned by package-lock.json; reinstalled only when the lockfile changes
 #    (better-sqlite3 compiles from source here, ~80 s).
 stamp=node_modules/.taskplans-lockfile.sha256
 hash=$(sha256sum package-lock.json | cut -d' ' -f1)
@@ -29,5 +40,5 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$hash" ]; then
   echo "$hash" >"$stamp"
 fi
 
-# 3. Everything else: generated-code drift, types, lint, format, unit and integration tests.
+# 4. Everything else: generated-code drift, types, lint, format, unit and integration tests.
 exec bash scripts/check.sh

@@ -1,4 +1,6 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { fromBinary, toBinary } from "@bufbuild/protobuf";
+import { FileDescriptorProtoSchema, FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
 import { dirname, join } from "node:path";
 import { Server, ServerCredentials } from "@grpc/grpc-js";
 import { loadSync } from "@grpc/proto-loader";
@@ -53,17 +55,23 @@ export function bind(server: Server, address: string): Promise<number> {
   });
 }
 
-// Reflection needs file descriptors; ts-proto output has none, so the contract's .proto files are
-// loaded from proto/ (shipped with the service).
+// Reflection needs file descriptors, which ts-proto output lacks. `npm run generate` writes the
+// contract's descriptor set with its imports (buf build), so well-known types such as
+// google.protobuf.Timestamp resolve for grpcurl and ghz; a proto-loader package definition would
+// not serve them (grpc/grpc-node#2958). Health comes from grpc-health-check's own proto.
 function reflectionDescriptors() {
-  return loadSync(["taskplans/v1/plan_service.proto", "taskplans/v1/task.proto", "health.proto"], {
-    includeDirs: [protoRoot(), dirname(healthProtoPath)],
-  });
+  const health = loadSync("health.proto", { includeDirs: [dirname(healthProtoPath)] });
+  const set = fromBinary(FileDescriptorSetSchema, readFileSync(descriptorSetPath()));
+  const fileDescriptorProtos = set.file.map((file) => Buffer.from(toBinary(FileDescriptorProtoSchema, file)));
+  return { ...health, "taskplans.descriptors": { fileDescriptorProtos } } as unknown as ReturnType<
+    typeof loadSync
+  >;
 }
 
-function protoRoot(): string {
+function descriptorSetPath(): string {
   for (let dir = __dirname; dir !== dirname(dir); dir = dirname(dir)) {
-    if (existsSync(join(dir, "proto", "taskplans"))) return join(dir, "proto");
+    const candidate = join(dir, "generated", "descriptors", "taskplans.binpb");
+    if (existsSync(candidate)) return candidate;
   }
-  throw new Error("proto/ directory not found next to the service");
+  throw new Error("generated/descriptors/taskplans.binpb not found next to the service (npm run generate)");
 }

@@ -45,3 +45,19 @@ export function listServices(client: AnyClient): Promise<string[]> {
     stream.write({ listServices: "*" });
   });
 }
+
+/** Asks reflection for a file by name; resolves the number of file descriptors returned (0 on error). */
+export function fileByFilename(client: AnyClient, filename: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const stream = client.ServerReflectionInfo?.() as NodeJS.EventEmitter & {
+      write(x: unknown): void;
+      end(): void;
+    };
+    stream.on("data", (response: { fileDescriptorResponse?: { fileDescriptorProto: Buffer[] } }) => {
+      resolve(response.fileDescriptorResponse?.fileDescriptorProto.length ?? 0);
+      stream.end();
+    });
+    stream.on("error", reject);
+    stream.write({ fileByFilename: filename });
+  });
+}

@@ -2,7 +2,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { planState } from "../harness/plan-state";
-import { checkHealth, healthClient, listServices, reflectionClient } from "../harness/grpc-clients";
+import {
+  checkHealth,
+  fileByFilename,
+  healthClient,
+  listServices,
+  reflectionClient,
+} from "../harness/grpc-clients";
 import { GatedLock } from "../harness/gated-lock";
 import { startMariaDb, createDatabase } from "../harness/mariadb";
 import { waitFor } from "../harness/processes";
@@ -22,6 +28,9 @@ describe("server operability", () => {
         "taskplans.v1.PlanService",
         "taskplans.v1.TaskService",
       ]);
+      // Dependencies resolve too (grpcurl and ghz fetch every import by name).
+      expect(await fileByFilename(reflection, "taskplans/v1/plan.proto")).toBeGreaterThan(0);
+      expect(await fileByFilename(reflection, "google/protobuf/timestamp.proto")).toBeGreaterThan(0);
     } finally {
       health.close();
       reflection.close();

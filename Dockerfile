@@ -1,0 +1,35 @@
+# syntax=docker/dockerfile:1
+# Build with dev dependencies, run with production dependencies only.
+
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+# better-sqlite3 compiles from source (no prebuilt binary for every platform).
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ \
+  && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY proto ./proto
+COPY generated ./generated
+COPY src ./src
+RUN npm run build && npm prune --omit=dev
+
+FROM node:20-bookworm-slim AS runtime
+# tini is PID 1 so SIGTERM reaches Node (graceful drain) and zombies are reaped.
+RUN apt-get update && apt-get install -y --no-install-recommends tini \
+  && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+ENV NODE_ENV=production \
+    PLAN_GRPC_ADDRESS=0.0.0.0:50051 \
+    PLAN_METRICS_ADDRESS=0.0.0.0:9464
+COPY --from=build /app/package.json ./package.json
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+# Server reflection serves the contract's descriptor set.
+COPY --from=build /app/generated/descriptors ./generated/descriptors
+# The only writable path besides /tmp: the embedded database (mount a volume, or use MySQL).
+RUN mkdir -p /app/var && chown 10001:10001 /app/var
+USER 10001:10001
+EXPOSE 50051 9464
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["node", "dist/src/main.js"]

@@ -1,0 +1,215 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- rendered manifests are untyped JSON read field by field */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { join } from "node:path";
+import { parse, parseAllDocuments } from "yaml";
+
+// The chart is rendered by the real helm binary (npm test builds it with `go install` into a cache
+// outside the repository) and every rendered object is validated against the Kubernetes schemas.
+const ROOT = join(__dirname, "..", "..");
+const CHART = join(ROOT, "helm", "taskplans");
+const CACHE_BIN = join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "taskplans", "bin");
+const KUBE_VERSION = "1.33.0";
+
+function helmBinary(): string {
+  for (const dir of (process.env.PATH ?? "").split(":").concat(CACHE_BIN)) {
+    if (existsSync(join(dir, "helm"))) return join(dir, "helm");
+  }
+  throw new Error(
+    `helm not found on PATH or in ${CACHE_BIN}: run the README's test command (it installs helm)`,
+  );
+}
+
+function helm(...args: string[]): { status: number; stdout: string; stderr: string } {
+  const run = spawnSync(helmBinary(), args, { encoding: "utf8" });
+  return { status: run.status ?? -1, stdout: run.stdout, stderr: run.stderr };
+}
+
+interface K8sObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; annotations?: Record<string, string> };
+  spec?: Record<string, unknown>;
+  data?: Record<string, string>;
+  stringData?: Record<string, string>;
+}
+
+function render(...args: string[]): K8sObject[] {
+  const out = helm("template", "rel", CHART, "--kube-version", KUBE_VERSION, ...args);
+  expect(out.stderr).toBe("");
+  expect(out.status).toBe(0);
+  return parseAllDocuments(out.stdout)
+    .map((d) => d.toJS() as K8sObject)
+    .filter(Boolean);
+}
+
+function validate(objects: K8sObject[]): string {
+  const dir = mkdtempSync(join(tmpdir(), "taskplans-manifests-"));
+  try {
+    const file = join(dir, "manifests.yaml");
+    writeFileSync(file, objects.map((o) => JSON.stringify(o)).join("\n---\n"));
+    const run = spawnSync(process.execPath, [join(ROOT, "scripts", "validate-manifests.mjs"), file], {
+      encoding: "utf8",
+    });
+    expect([run.status, run.stdout]).toEqual([0, expect.not.stringContaining("INVALID")]);
+    return run.stdout;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const byKind = (objects: K8sObject[], kind: string) => objects.filter((o) => o.kind === kind);
+
+describe("Helm chart, checked with the real helm and the Kubernetes schemas", () => {
+  const production = ["-f", join(CHART, "ci", "production-values.yaml")];
+
+  it("passes helm lint with default and production values", () => {
+    for (const values of [[], production]) {
+      const lint = helm("lint", CHART, "--kube-version", KUBE_VERSION, ...values);
+      expect([lint.status, lint.stdout]).toEqual([0, expect.stringContaining("0 chart(s) failed")]);
+    }
+  });
+
+  it("renders default values into valid objects: one replica on the embedded database, probes on grpc.health.v1", () => {
+    const objects = render();
+    expect(validate(objects)).toMatch(/valid {3}apps\/v1\/Deployment/);
+    const [deployment] = byKind(objects, "Deployment") as [any];
+    const pod = deployment.spec.template.spec;
+    const container = pod.containers[0];
+    expect(deployment.spec.replicas).toBe(1);
+    expect(container.livenessProbe.grpc).toEqual({ port: 50051, service: "" });
+    expect(container.readinessProbe.grpc).toEqual({ port: 50051, service: "taskplans.v1.PlanService" });
+    expect(container.securityContext).toMatchObject({
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+    });
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 10001 });
+    expect(pod.terminationGracePeriodSeconds * 1000).toBeGreaterThan(10_000); // > PLAN_SHUTDOWN_DRAIN_MS
+    expect(pod.topologySpreadConstraints.map((c: { topologyKey: string }) => c.topologyKey)).toEqual([
+      "kubernetes.io/hostname",
+      "topology.kubernetes.io/zone",
+    ]);
+    expect(pod.volumes.map((v: { name: string }) => v.name)).toEqual(["tmp", "embedded-db"]);
+    expect(byKind(objects, "Service").map((s: any) => s.spec.clusterIP ?? "cluster")).toEqual([
+      "cluster",
+      "None",
+    ]);
+    expect(byKind(objects, "PodDisruptionBudget")).toHaveLength(1);
+    expect(byKind(objects, "NetworkPolicy")).toHaveLength(1);
+    expect(byKind(objects, "Job")).toHaveLength(0); // SQLite is per pod: nothing to migrate once
+  });
+
+  it("renders production values: MySQL and Redis from existing secrets, HPA, ServiceMonitor, a migration Job hook", () => {
+    const objects = render(...production);
+    validate(objects);
+    const [deployment] = byKind(objects, "Deployment") as [any];
+    const env = deployment.spec.template.spec.containers[0].env as { name: string; valueFrom?: any }[];
+    expect(env.find((e) => e.name === "PLAN_DATABASE_URL")?.valueFrom.secretKeyRef).toEqual({
+      name: "taskplans-mysql",
+      key: "url",
+    });
+    expect(env.find((e) => e.name === "PLAN_REDIS_URLS")?.valueFrom.secretKeyRef).toEqual({
+      name: "taskplans-redis",
+      key: "urls",
+    });
+    expect(deployment.spec.replicas).toBeUndefined(); // the HPA owns it
+    expect(byKind(objects, "HorizontalPodAutoscaler")).toHaveLength(1);
+    expect(byKind(objects, "ServiceMonitor")).toHaveLength(1);
+    expect(byKind(objects, "Secret")).toHaveLength(0); // nothing secret rendered in plain text
+    const [job] = byKind(objects, "Job") as [any];
+    expect(job.metadata.annotations["helm.sh/hook"]).toBe("pre-install,pre-upgrade");
+    expect(job.spec.template.spec.containers[0].command).toEqual(["node", "dist/src/migrate.js"]);
+    const [config] = byKind(objects, "ConfigMap");
+    expect(config?.data?.PLAN_MIGRATE_ON_START).toBe("false");
+  });
+
+  it("renders chart-managed secrets and refuses several replicas without MySQL and Redis", () => {
+    const objects = render(
+      "--set",
+      "replicaCount=3",
+      "--set",
+      "secrets.PLAN_DATABASE_URL=mysql://u:p@db:3306/plans",
+      "--set",
+      "secrets.PLAN_REDIS_URLS=redis://a:6379\\,redis://b:6379\\,redis://c:6379",
+    );
+    validate(objects);
+    const [secret] = byKind(objects, "Secret");
+    expect(Object.keys(secret?.stringData ?? {}).sort()).toEqual(["PLAN_DATABASE_URL", "PLAN_REDIS_URLS"]);
+    const noDb = helm("template", "rel", CHART, "--kube-version", KUBE_VERSION, "--set", "replicaCount=3");
+    expect([noDb.status, noDb.stderr]).toEqual([
+      1,
+      expect.stringContaining("more than one replica needs MySQL"),
+    ]);
+    const noRedis = helm(
+      "template",
+      "rel",
+      CHART,
+      "--kube-version",
+      KUBE_VERSION,
+      "--set",
+      "replicaCount=3",
+      "--set",
+      "secrets.PLAN_DATABASE_URL=mysql://x",
+    );
+    expect(noRedis.stderr).toContain("needs Redis");
+  });
+
+  it("maps values 1:1 to the service's environment variables", () => {
+    const values = parse(readFileSync(join(CHART, "values.yaml"), "utf8")) as {
+      config: object;
+      secrets: object;
+    };
+    const configSource = readFileSync(join(ROOT, "src", "config", "config.ts"), "utf8");
+    const known = new Set(configSource.match(/PLAN_[A-Z_]+(?=:)/g));
+    const charted = [...Object.keys(values.config), ...Object.keys(values.secrets)];
+    for (const key of charted) expect([key, known.has(key)]).toEqual([key, true]);
+    const fixedByChart = ["PLAN_GRPC_ADDRESS", "PLAN_METRICS_ADDRESS", "PLAN_MIGRATE_ON_START"];
+    for (const key of known)
+      expect([key, charted.includes(key) || fixedByChart.includes(key)]).toEqual([key, true]);
+  });
+
+  it("the validator rejects an invalid object (so a pass means something)", () => {
+    const [deployment] = byKind(render(), "Deployment") as [any];
+    deployment.spec.template.spec.containers[0].livenessProbe.grpc.port = "grpc";
+    delete deployment.spec.selector;
+    const dir = mkdtempSync(join(tmpdir(), "taskplans-manifests-"));
+    writeFileSync(join(dir, "bad.yaml"), JSON.stringify(deployment));
+    const run = spawnSync(
+      process.execPath,
+      [join(ROOT, "scripts", "validate-manifests.mjs"), join(dir, "bad.yaml")],
+      { encoding: "utf8" },
+    );
+    rmSync(dir, { recursive: true, force: true });
+    expect(run.status).toBe(1);
+    expect(run.stdout).toMatch(/INVALID apps\/v1\/Deployment .*selector.*port must be integer/);
+  });
+});
+
+describe("Dockerfile", () => {
+  const dockerfile = readFileSync(join(ROOT, "Dockerfile"), "utf8");
+  const ignored = readFileSync(join(ROOT, ".dockerignore"), "utf8").split("\n").filter(Boolean);
+
+  it("copies only files that exist and that .dockerignore does not exclude", () => {
+    const sources = [...dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap((m) =>
+      (m[1] ?? "").split(" "),
+    );
+    expect(sources.length).toBeGreaterThan(4);
+    for (const source of sources) {
+      expect([source, existsSync(join(ROOT, source))]).toEqual([source, true]);
+      expect([source, ignored.includes(source)]).toEqual([source, false]);
+    }
+  });
+
+  it("runs the built entry points as a non-root user under tini", () => {
+    expect(dockerfile).toMatch(/^ENTRYPOINT \["\/usr\/bin\/tini", "--"\]$/m);
+    expect(dockerfile).toMatch(/^CMD \["node", "dist\/src\/main.js"\]$/m);
+    expect(dockerfile).toMatch(/^USER 10001:10001$/m);
+    expect(dockerfile).toMatch(/npm prune --omit=dev/);
+    expect(existsSync(join(ROOT, "src", "main.ts")) && existsSync(join(ROOT, "src", "migrate.ts"))).toBe(
+      true,
+    );
+    const build = JSON.parse(readFileSync(join(ROOT, "tsconfig.build.json"), "utf8"));
+    expect(build.include).toContain("src/**/*.ts");
+  });
+});
