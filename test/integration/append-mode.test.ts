@@ -2,6 +2,7 @@ import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
 import { GatedLock } from "../harness/gated-lock";
 import { planState } from "../harness/plan-state";
 import { rpcError } from "../harness/rpc";
+import { expectRejected as rejectedWithoutChange } from "../harness/expect-rejected";
 import { execSql } from "../harness/sql";
 import { DIALECTS, startTestApp, type TestApp } from "../harness/test-app";
 
@@ -24,17 +25,8 @@ describe.each(DIALECTS)("append mode (REQ-TASKS-PLAN-APPEND) on %s", (dialect) =
     return { taskId, version: created.plan?.version ?? 0 };
   }
 
-  async function expectRejected(taskId: string, call: () => Promise<unknown>, code: number, reason: string) {
-    const before = await planState(app.plans, taskId);
-    const events = app.events.published.length;
-    const failure = await rpcError(call());
-    expect([failure.code, failure.reason]).toEqual([code, reason]);
-    expect(failure.message).toMatch(/^Plan was not changed because /);
-    expect(failure.metadata.next_action).toBeTruthy();
-    expect(await planState(app.plans, taskId)).toEqual(before);
-    expect(app.events.published.length).toBe(events);
-    return failure;
-  }
+  const expectRejected = (taskId: string, call: () => Promise<unknown>, code: number, reason: string) =>
+    rejectedWithoutChange(app, taskId, call, { code, reason });
 
   describe("REQ-001 mode selection", () => {
     it("AC-TASKS-PLAN-APPEND-001.1: an unspecified mode is replace (and so needs the version)", async () => {

@@ -1,6 +1,7 @@
 import { Metadata } from "@grpc/grpc-js";
 import { planState } from "../harness/plan-state";
 import { rpcError } from "../harness/rpc";
+import { expectRejected as rejectedWithoutChange } from "../harness/expect-rejected";
 import { encodePageToken } from "../../src/plans/page-token";
 import { DIALECTS, randomId, startTestApp, type TestApp } from "../harness/test-app";
 
@@ -25,17 +26,8 @@ describe.each(DIALECTS)("bad input gets its documented error and changes nothing
       (await app.plans.savePlan({ taskId: otherTaskId, content: "other" })).revision?.id ?? "";
   });
 
-  async function expectRejected(call: () => Promise<unknown>, code: number, reason: string, field?: string) {
-    const before = await planState(app.plans, taskId);
-    const eventsBefore = app.events.published.length;
-    const failure = await rpcError(call());
-    expect([failure.code, failure.reason, failure.domain]).toEqual([code, reason, "taskplans"]);
-    if (field) expect(failure.fieldViolations.map((v) => v.field)).toEqual([field]);
-    expect(failure.metadata.next_action).toBeTruthy();
-    expect(await planState(app.plans, taskId)).toEqual(before);
-    expect(app.events.published.length).toBe(eventsBefore);
-    return failure;
-  }
+  const expectRejected = (call: () => Promise<unknown>, code: number, reason: string, field?: string) =>
+    rejectedWithoutChange(app, taskId, call, { code, reason, field, write: false });
 
   it("empty task id: INVALID_ARGUMENT INVALID_FIELD naming task_id", async () => {
     await expectRejected(

@@ -2,8 +2,8 @@ import { Client, credentials, Metadata, type ServiceError } from "@grpc/grpc-js"
 import { SignJWT } from "jose";
 import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
 import { SavePlanRequest, WritePlanResponse } from "../../generated/ts/taskplans/v1/plan_service";
-import { planState } from "../harness/plan-state";
 import { rpcError } from "../harness/rpc";
+import { expectRejected as rejectedWithoutChange } from "../harness/expect-rejected";
 import { DIALECTS, randomId, startTestApp, type TestApp } from "../harness/test-app";
 
 const APPEND = WriteMode.WRITE_MODE_APPEND;
@@ -23,15 +23,9 @@ describe.each(DIALECTS)("conditional agent writes (seed 003) on %s", (dialect) =
   }
 
   async function expectRejected(taskId: string, call: () => Promise<unknown>, code: number, reason: string) {
-    const before = await planState(app.plans, taskId);
-    const failure = await rpcError(call());
-    expect([failure.code, failure.reason]).toEqual([code, reason]);
-    expect(failure.message).toMatch(/^Plan was not changed because /);
-    expect(failure.metadata.next_action).toBeTruthy();
-    expect(failure.message).toContain(failure.metadata.next_action ?? "-");
+    const failure = await rejectedWithoutChange(app, taskId, call, { code, reason });
     // No rejection hands out the current version: the caller must read the plan again.
     expect(Object.keys(failure.metadata).filter((key) => key.includes("version"))).toEqual([]);
-    expect(await planState(app.plans, taskId)).toEqual(before);
     return failure;
   }
 

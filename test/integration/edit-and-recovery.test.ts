@@ -2,6 +2,7 @@ import { RestoreStatus } from "../../generated/ts/taskplans/v1/plan_service";
 import { GatedLock } from "../harness/gated-lock";
 import { planState } from "../harness/plan-state";
 import { rpcError } from "../harness/rpc";
+import { expectRejected as rejectedWithoutChange } from "../harness/expect-rejected";
 import { execSql } from "../harness/sql";
 import { DIALECTS, startTestApp, type TestApp } from "../harness/test-app";
 
@@ -23,16 +24,8 @@ describe.each(DIALECTS)("agent edits and recovery on %s", (dialect) => {
     return { taskId, version: created.plan?.version ?? 0, revisionId: created.revision?.id ?? "" };
   }
 
-  async function expectRejected(taskId: string, call: () => Promise<unknown>, code: number, reason: string) {
-    const before = await planState(app.plans, taskId);
-    const events = app.events.published.length;
-    const failure = await rpcError(call());
-    expect([failure.code, failure.reason]).toEqual([code, reason]);
-    expect(failure.message).toMatch(/^Plan was not changed because /);
-    expect(await planState(app.plans, taskId)).toEqual(before);
-    expect(app.events.published.length).toBe(events);
-    return failure;
-  }
+  const expectRejected = (taskId: string, call: () => Promise<unknown>, code: number, reason: string) =>
+    rejectedWithoutChange(app, taskId, call, { code, reason });
 
   describe("EditPlan", () => {
     it("replaces the one occurrence exactly, keeps CRLF, and coalesces like an agent write", async () => {

@@ -1,3 +1,4 @@
+import { reasonOf as reason } from "../harness/reason-of";
 import { decideContentWrite, type ContentWrite } from "../../src/plans/content-write";
 import { PlanError } from "../../src/plans/errors";
 import type { WriteEnv, WriteState } from "../../src/plans/write-context";
@@ -57,16 +58,6 @@ function write(overrides: Partial<ContentWrite>): ContentWrite {
     author: agent,
     ...overrides,
   };
-}
-
-function reason(action: () => unknown): string {
-  try {
-    action();
-    return "ok";
-  } catch (error) {
-    if (error instanceof PlanError) return error.reason;
-    throw error;
-  }
 }
 
 describe("version rules (seed 003)", () => {

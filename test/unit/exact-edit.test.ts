@@ -1,17 +1,8 @@
+import { reasonOf } from "../harness/reason-of";
 import { applyExactEdit, countOccurrences } from "../../src/plans/exact-edit";
 import { PlanError } from "../../src/plans/errors";
 import { readRange } from "../../src/plans/partial-read";
 import { revisionVersion } from "../../src/plans/revision-version";
-
-function reasonOf(action: () => unknown): string {
-  try {
-    action();
-    return "ok";
-  } catch (error) {
-    if (error instanceof PlanError) return error.reason;
-    throw error;
-  }
-}
 
 describe("exact-text edit", () => {
   it.each([

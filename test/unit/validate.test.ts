@@ -1,19 +1,11 @@
+import { reasonOf as reasonWithField } from "../harness/reason-of";
 import { PlanError } from "../../src/plans/errors";
 import { decodePageToken, encodePageToken } from "../../src/plans/page-token";
 import { isSuspiciousReduction } from "../../src/plans/reduction";
 import { checkSize, checkTitle, effectivePageSize, requireId } from "../../src/plans/validate";
 import { parseWriteMode } from "../../src/plans/write-mode";
 
-function reasonOf(action: () => unknown): string {
-  try {
-    action();
-  } catch (error) {
-    if (error instanceof PlanError)
-      return `${error.reason}${error.fieldViolations[0] ? `:${error.fieldViolations[0].field}` : ""}`;
-    throw error;
-  }
-  return "ok";
-}
+const reasonOf = (action: () => unknown) => reasonWithField(action, true);
 
 describe("ids", () => {
   it.each([
