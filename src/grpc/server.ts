@@ -1,11 +1,11 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema, FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
 import { dirname, join } from "node:path";
 import { Server, ServerCredentials } from "@grpc/grpc-js";
-import { loadSync } from "@grpc/proto-loader";
+import type { PackageDefinition } from "@grpc/proto-loader";
 import { ReflectionService } from "@grpc/reflection";
-import { HealthImplementation, protoPath as healthProtoPath } from "grpc-health-check";
+import type { HealthImplementation } from "grpc-health-check";
 import { PlanServiceService, type PlanServiceServer } from "../../generated/ts/taskplans/v1/plan_service";
 import { TaskServiceService, type TaskServiceServer } from "../../generated/ts/taskplans/v1/task";
 
@@ -55,23 +55,29 @@ export function bind(server: Server, address: string): Promise<number> {
   });
 }
 
-// Reflection needs file descriptors, which ts-proto output lacks. `npm run generate` writes the
-// contract's descriptor set with its imports (buf build), so well-known types such as
-// google.protobuf.Timestamp resolve for grpcurl and ghz; a proto-loader package definition would
-// not serve them (grpc/grpc-node#2958). Health comes from grpc-health-check's own proto.
-function reflectionDescriptors() {
-  const health = loadSync("health.proto", { includeDirs: [dirname(healthProtoPath)] });
-  const set = fromBinary(FileDescriptorSetSchema, readFileSync(descriptorSetPath()));
-  const fileDescriptorProtos = set.file.map((file) => Buffer.from(toBinary(FileDescriptorProtoSchema, file)));
-  return { ...health, "taskplans.descriptors": { fileDescriptorProtos } } as unknown as ReturnType<
-    typeof loadSync
-  >;
+// Reflection needs file descriptors, which ts-proto output lacks. `npm run generate` writes
+// descriptor sets with buf (imports included): the contract, grpc.health.v1, and google.rpc (so
+// grpcurl can show ErrorInfo details). A proto-loader package definition would leave well-known
+// types unresolvable (grpc/grpc-node#2958) and gives health an invalid map entry.
+function reflectionDescriptors(): PackageDefinition {
+  const dir = descriptorDir();
+  const files = new Map<string, Buffer>();
+  for (const name of readdirSync(dir)
+    .filter((f) => f.endsWith(".binpb"))
+    .sort()) {
+    for (const file of fromBinary(FileDescriptorSetSchema, readFileSync(join(dir, name))).file) {
+      files.set(file.name ?? name, Buffer.from(toBinary(FileDescriptorProtoSchema, file)));
+    }
+  }
+  return {
+    "taskplans.descriptors": { fileDescriptorProtos: [...files.values()] },
+  } as unknown as PackageDefinition;
 }
 
-function descriptorSetPath(): string {
+function descriptorDir(): string {
   for (let dir = __dirname; dir !== dirname(dir); dir = dirname(dir)) {
-    const candidate = join(dir, "generated", "descriptors", "taskplans.binpb");
-    if (existsSync(candidate)) return candidate;
+    const candidate = join(dir, "generated", "descriptors");
+    if (existsSync(join(candidate, "taskplans.binpb"))) return candidate;
   }
-  throw new Error("generated/descriptors/taskplans.binpb not found next to the service (npm run generate)");
+  throw new Error("generated/descriptors not found next to the service (npm run generate)");
 }

@@ -31,6 +31,9 @@ describe("server operability", () => {
       // Dependencies resolve too (grpcurl and ghz fetch every import by name).
       expect(await fileByFilename(reflection, "taskplans/v1/plan.proto")).toBeGreaterThan(0);
       expect(await fileByFilename(reflection, "google/protobuf/timestamp.proto")).toBeGreaterThan(0);
+      // Health as a valid descriptor, and google.rpc so clients can decode error details.
+      expect(await fileByFilename(reflection, "health/v1/health.proto")).toBeGreaterThan(0);
+      expect(await fileByFilename(reflection, "google/rpc/error_details.proto")).toBeGreaterThan(0);
     } finally {
       health.close();
       reflection.close();
