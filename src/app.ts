@@ -16,6 +16,7 @@ import { createMetrics } from "./observability/metrics";
 import { startMetricsServer } from "./observability/metrics-server";
 import type { EventSink } from "./plans/events";
 import { LogEventSink } from "./plans/log-event-sink";
+import { PlanQueries } from "./plans/plan-queries";
 import { PlanService } from "./plans/plan-service";
 import { TaskService } from "./plans/task-service";
 import { WriteRunner } from "./plans/write-runner";
@@ -69,7 +70,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
   setHealth(health, true);
   const server = buildGrpcServer(
     {
-      plans: planHandlers(new PlanService(store, writes, clock), deps),
+      plans: planHandlers(new PlanService(store, writes, clock), new PlanQueries(store), deps),
       tasks: taskHandlers(new TaskService(store, writes, clock), deps),
     },
     health,

@@ -1,4 +1,5 @@
 import type { PlanServiceServer } from "../../generated/ts/taskplans/v1/plan_service";
+import type { PlanQueries } from "../plans/plan-queries";
 import type { PlanService } from "../plans/plan-service";
 import {
   decodeAuthor,
@@ -12,10 +13,10 @@ import {
 import { unary, type UnaryDeps } from "./unary";
 
 /** PlanService handlers: decode -> service -> encode. */
-export function planHandlers(service: PlanService, deps: UnaryDeps): PlanServiceServer {
+export function planHandlers(service: PlanService, queries: PlanQueries, deps: UnaryDeps): PlanServiceServer {
   return {
     getPlan: unary("GetPlan", deps, async (request, { caller }) => {
-      const { plan, range } = await service.getPlan(caller, {
+      const { plan, range } = await queries.getPlan(caller, {
         taskId: request.taskId,
         offset: request.offset,
         limit: request.limit,
@@ -92,7 +93,7 @@ export function planHandlers(service: PlanService, deps: UnaryDeps): PlanService
       return {};
     }),
     listPlanRevisions: unary("ListPlanRevisions", deps, async (request, { caller }) => {
-      const page = await service.listRevisions(caller, {
+      const page = await queries.listRevisions(caller, {
         taskId: request.taskId,
         pageSize: request.pageSize,
         pageToken: request.pageToken,
@@ -101,7 +102,7 @@ export function planHandlers(service: PlanService, deps: UnaryDeps): PlanService
     }),
     getPlanRevision: unary("GetPlanRevision", deps, async (request, { caller }) => ({
       revision: encodeRevision(
-        await service.getRevision(caller, { taskId: request.taskId, revisionId: request.revisionId }),
+        await queries.getRevision(caller, { taskId: request.taskId, revisionId: request.revisionId }),
       ),
     })),
     revertPlan: unary("RevertPlan", deps, async (request, { caller }) =>

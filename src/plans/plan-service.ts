@@ -1,6 +1,6 @@
 import type { Caller } from "../auth/caller";
 import type { PlanStore, PlanWriteTx } from "../storage/plan-store";
-import type { HeadRecord, RevisionMeta, RevisionRecord, TaskRecord } from "../storage/records";
+import type { HeadRecord, TaskRecord } from "../storage/records";
 import { type RequestedAuthor, resolveAuthor } from "./author";
 import { type ContentWrite, decideContentWrite } from "./content-write";
 import { PlanError, planErrors } from "./errors";
@@ -8,11 +8,9 @@ import { type PlanSummary, summarize } from "./events";
 import { translated } from "./failures";
 import { requestKey } from "./idempotency";
 import { decideDelete, decideRestore, decideRevert } from "./history-write";
-import { decodePageToken, encodePageToken } from "./page-token";
-import { type ContentRange, readRange } from "./partial-read";
 import { reachableTask } from "./reach";
 import { isBlank, utf8Length } from "./text";
-import { checkDisplayName, checkSize, checkTitle, effectivePageSize, requireId } from "./validate";
+import { checkDisplayName, checkSize, checkTitle, requireId } from "./validate";
 import type { WriteDecision } from "./write-context";
 import { parseWriteMode } from "./write-mode";
 import type { Commit, WriteRunner } from "./write-runner";
@@ -30,12 +28,6 @@ export interface RestoreResult {
   readonly plan: PlanSummary;
   readonly revision: WriteResult["revision"] | null;
   readonly priorRevisionNumber: number | null;
-}
-
-/** A page of revision metadata. */
-export interface RevisionPage {
-  readonly revisions: readonly RevisionMeta[];
-  readonly nextPageToken: string;
 }
 
 interface ContentRequest {
@@ -58,28 +50,6 @@ export class PlanService {
     private readonly writes: WriteRunner,
     private readonly clock: () => Date = () => new Date(),
   ) {}
-
-  /**
-   * The current plan (NOT_FOUND PLAN_NOT_FOUND when the task has none), whole or a code-point range;
-   * with expectedVersion, VERSION_MISMATCH unless it is current. One row read: a coherent snapshot.
-   */
-  async getPlan(
-    caller: Caller,
-    request: {
-      taskId: string;
-      offset?: number | undefined;
-      limit?: number | undefined;
-      expectedVersion?: number | undefined;
-    },
-  ): Promise<{ plan: HeadRecord; range: ContentRange }> {
-    await this.reach(caller, requireId("task_id", request.taskId));
-    const plan = await translated(() => this.store.getPlan(request.taskId));
-    if (plan === null) throw planErrors.planNotFound(request.taskId);
-    if (request.expectedVersion !== undefined && request.expectedVersion !== plan.version) {
-      throw planErrors.versionMismatch();
-    }
-    return { plan, range: readRange(plan.content, request.offset, request.limit) };
-  }
 
   /** Agent create (or conditional replace with expected_version). CreatePlan has no mode (AC-005.2). */
   async createPlan(
@@ -228,35 +198,6 @@ export class PlanService {
     });
   }
 
-  /** Revisions newest first, metadata only, paged (AIP-158). */
-  async listRevisions(
-    caller: Caller,
-    request: { taskId: string; pageSize: number; pageToken: string },
-  ): Promise<RevisionPage> {
-    await this.reach(caller, requireId("task_id", request.taskId));
-    const size = effectivePageSize(request.pageSize);
-    const before = decodePageToken(request.taskId, request.pageToken);
-    const rows = await translated(() => this.store.listRevisions(request.taskId, before, size + 1));
-    const page = rows.slice(0, size);
-    const last = page[page.length - 1];
-    return {
-      revisions: page,
-      nextPageToken: rows.length > size && last ? encodePageToken(request.taskId, last.number) : "",
-    };
-  }
-
-  /** One revision with content; task-scoped. */
-  async getRevision(
-    caller: Caller,
-    request: { taskId: string; revisionId: string },
-  ): Promise<RevisionRecord> {
-    await this.reach(caller, requireId("task_id", request.taskId));
-    requireId("revision_id", request.revisionId);
-    const revision = await translated(() => this.store.getRevision(request.taskId, request.revisionId));
-    if (revision === null) throw planErrors.revisionNotFound(request.taskId, request.revisionId);
-    return revision;
-  }
-
   /** Editor revert: a new revision copying the target (see decideRevert). */
   async revertPlan(
     caller: Caller,
@@ -292,11 +233,6 @@ export class PlanService {
     );
     if (plan === null) throw planErrors.planNotFound(request.taskId);
     return plan;
-  }
-
-  /** Resolves when the store answers (health checks). */
-  ping(): Promise<void> {
-    return this.store.ping();
   }
 
   private async writeContent(

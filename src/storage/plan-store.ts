@@ -40,8 +40,6 @@ export interface PlanWriteTx {
   latestRevision(taskId: string): Promise<RevisionRecord | null>;
   /** A revision of this task. */
   findRevision(taskId: string, revisionId: string): Promise<RevisionRecord | null>;
-  /** MAX(revision_number) + 1 for the task, or 1. */
-  nextRevisionNumber(taskId: string): Promise<number>;
   /** Inserts the first HEAD row of a task. */
   insertHead(head: HeadRecord): Promise<void>;
   /**

@@ -235,15 +235,6 @@ class TypeOrmWriteTx implements PlanWriteTx {
     return row ? revisionFromEntity(row) : null;
   }
 
-  async nextRevisionNumber(taskId: string): Promise<number> {
-    const raw = await this.manager
-      .createQueryBuilder(RevisionEntity, "r")
-      .select("MAX(r.revisionNumber)", "max")
-      .where("r.taskId = :taskId", { taskId })
-      .getRawOne<{ max: number | string | null }>();
-    return Number(raw?.max ?? 0) + 1;
-  }
-
   async insertHead(head: HeadRecord): Promise<void> {
     await this.manager.insert(PlanEntity, headToEntity(head));
   }
