@@ -9,6 +9,8 @@ import type { PlanServiceClient } from "../../generated/ts/taskplans/v1/plan_ser
 import { startMcpHttpServer } from "../../src/mcp/http-server";
 import { createPlanMcpServer } from "../../src/mcp/mcp-server";
 import { connectPlanService } from "../../src/mcp/plan-gateway";
+import { GatedLock } from "../harness/gated-lock";
+import { execSql } from "../harness/sql";
 import { randomId, startTestApp, type TestApp } from "../harness/test-app";
 
 const TOOLS = [
@@ -42,8 +44,9 @@ describe("MCP server over the generated gRPC client", () => {
   let agent: Client;
   let taskId: string;
 
+  const lock = new GatedLock();
   beforeAll(async () => {
-    app = await startTestApp("sqlite");
+    app = await startTestApp("sqlite", { env: { PLAN_LOCK_WAIT_MS: "200" }, overrides: { lock } });
     grpc = connectPlanService(`127.0.0.1:${app.port}`);
   });
   afterAll(async () => {
@@ -244,6 +247,38 @@ describe("MCP server over the generated gRPC client", () => {
       expect(message).not.toMatch(/\n\s+at |Error:|SQL|sqlite|typeorm/i);
     }
     expect(await stored()).toEqual(before);
+  });
+
+  it("infrastructure failures come through the same way: PLAN_READ_FAILED, LOCK_UNAVAILABLE, WRITE_CONFLICT", async () => {
+    await call("create_task_plan", { content: "stored" });
+    await execSql(
+      app.databaseUrl,
+      "UPDATE task_plans SET content_bytes = content_bytes + 1 WHERE task_id = ?",
+      [taskId],
+    );
+    expect(text(await call("update_task_plan", { mode: "append", content: "x" }))).toMatch(
+      /^Plan was not changed because the stored plan could not be read.*reason=PLAN_READ_FAILED;/,
+    );
+    await execSql(
+      app.databaseUrl,
+      "UPDATE task_plans SET content_bytes = content_bytes - 1 WHERE task_id = ?",
+      [taskId],
+    );
+    const entered = lock.entered;
+    lock.hold();
+    const holder = app.plans.updatePlan({ taskId, content: "held", mode: 2 });
+    await lock.untilEntered(entered + 1);
+    expect(text(await call("update_task_plan", { mode: "append", content: "x" }))).toMatch(
+      /reason=LOCK_UNAVAILABLE;/,
+    );
+    lock.open();
+    await holder;
+    lock.loseLease = true;
+    expect(text(await call("update_task_plan", { mode: "append", content: "x" }))).toMatch(
+      /reason=WRITE_CONFLICT;/,
+    );
+    lock.loseLease = false;
+    expect((await stored())?.content).toBe("stored\n\nheld");
   });
 
   it("an acknowledged reduction answers with the warning: append named, prior revision, recovery tools, not from memory", async () => {
