@@ -110,7 +110,15 @@ export class RedlockTaskLock implements TaskLock {
 
   async close(): Promise<void> {
     await Promise.all([...this.holds.keys()].map((taskId) => this.drop(taskId)));
-    for (const subscriber of this.subscribers) subscriber.disconnect();
+    // Close gracefully: QUIT is answered after every command queued before it, including the
+    // resubscribe ioredis sends by itself after a reconnect with no handler attached (which an abrupt
+    // disconnect() would reject). Capped at 1 s for a node that is down.
+    await Promise.all(
+      this.subscribers.map(async (subscriber) => {
+        await Promise.race([subscriber.quit().catch(() => undefined), sleep(1_000)]);
+        subscriber.disconnect();
+      }),
+    );
     await this.redlock.quit().catch(() => undefined);
   }
 

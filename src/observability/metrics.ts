@@ -13,16 +13,6 @@ export interface PlanMetrics {
   rejection(reason: string): void;
 }
 
-/** Metrics that go nowhere (tools, tests that do not look). */
-export const noMetrics: PlanMetrics = {
-  rpc: () => undefined,
-  lockWait: () => undefined,
-  transaction: () => undefined,
-  planSize: () => undefined,
-  revision: () => undefined,
-  rejection: () => undefined,
-};
-
 /** Prometheus metrics in their own registry (plus Node.js process defaults). */
 export function createMetrics(): { metrics: PlanMetrics; registry: Registry } {
   const registry = new Registry();
