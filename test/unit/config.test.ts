@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { ConfigError, loadConfig } from "../../src/config/config";
 
 describe("loadConfig", () => {
@@ -48,5 +50,29 @@ describe("redis lock configuration", () => {
       maxBatch: 8,
     });
     expect(loadConfig({}).redis).toBeNull();
+  });
+
+  it("every variable it reads has a row, with its default, in the README's configuration table", () => {
+    const root = join(__dirname, "..", "..");
+    const source = readFileSync(join(root, "src", "config", "config.ts"), "utf8");
+    const variables = [...new Set(source.match(/PLAN_[A-Z_]+(?=:)/g))];
+    const readme = readFileSync(join(root, "README.md"), "utf8");
+    const section = readme.slice(
+      readme.indexOf("## Configuration"),
+      readme.indexOf("## Production topology"),
+    );
+    const rows = section.split("\n").filter((line) => line.startsWith("| `PLAN_"));
+    expect(variables.length).toBeGreaterThan(20);
+    for (const variable of variables)
+      expect([variable, rows.some((row) => row.includes(`\`${variable}\``))]).toEqual([variable, true]);
+    // The documented defaults are the ones loadConfig applies (Redis set, so its settings count too).
+    const documented: Record<string, string> = { PLAN_REDIS_URLS: "redis://a:6379" };
+    for (const row of rows) {
+      const [, name, fallback] = row.split("|").map((cell) => cell.trim());
+      const value = /^`(.*)`$/.exec(fallback ?? "")?.[1];
+      if (value !== undefined && name && !name.includes("/")) documented[name.replace(/`/g, "")] = value;
+    }
+    expect(Object.keys(documented).length).toBeGreaterThan(15);
+    expect(loadConfig(documented)).toEqual(loadConfig({ PLAN_REDIS_URLS: "redis://a:6379" }));
   });
 });
