@@ -50,7 +50,9 @@ export function createDataSource(url: string, options: { poolSize: number }): Da
     supportBigNumbers: true,
     bigNumberStrings: false,
     poolSize: options.poolSize,
-    extra: { connectTimeout: 5_000 },
+    // trace: false skips mysql2's stack capture on every query (errors are classified by their
+    // code, and the capture cost showed in CPU profiles of the serialized write path).
+    extra: { connectTimeout: 5_000, trace: false },
   });
 }
 
