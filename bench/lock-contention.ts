@@ -63,8 +63,9 @@ async function main(): Promise<void> {
         await createDatabase(mariadb.port, database);
         const env: Record<string, string> = { PLAN_DATABASE_URL: mariadb.urlFor(database) };
         if (mode === "redlock") env.PLAN_REDIS_URLS = nodes.map((n) => n.url).join(",");
-        if (mode === "redlock" && process.env.PLAN_LOCK_MAX_BATCH)
-          env.PLAN_LOCK_MAX_BATCH = process.env.PLAN_LOCK_MAX_BATCH;
+        // Lock settings to compare (PLAN_LOCK_MAX_BATCH=16 npm run bench:contention) reach the replicas.
+        for (const [name, value] of Object.entries(process.env))
+          if (mode === "redlock" && name.startsWith("PLAN_LOCK_") && value) env[name] = value;
         const replicas = [await startReplica(env, logDir), await startReplica(env, logDir)];
         try {
           const setup = connect(replicas[0]?.port ?? 0);

@@ -50,7 +50,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
   const store = new TypeOrmPlanStore(dataSource, dialectOf(config.databaseUrl));
   const lock =
     overrides.lock ??
-    (config.redis ? RedlockTaskLock.connect(config.redis, logger) : new InProcessTaskLock());
+    (config.redis ? await RedlockTaskLock.connect(config.redis, logger) : new InProcessTaskLock());
   const clock = overrides.clock ?? (() => new Date());
   const { metrics, registry } = createMetrics();
   const writes = new WriteRunner({

@@ -5,6 +5,7 @@ interface Waiter {
 }
 
 interface Entry {
+  holders: number;
   readonly waiters: Waiter[];
 }
 
@@ -14,9 +15,14 @@ const NEVER_LOST: LockLease = { signal: new AbortController().signal };
  * A per-task mutex table for one process. Waiters are granted the lock first in, first out; an entry
  * exists only while the lock is held, so the table is empty when idle (no growth over an unbounded
  * key space). Different tasks never wait on each other.
+ *
+ * `slots` > 1 lets that many writers of one task in at once (a per-task semaphore); the Redlock
+ * adapter uses it to pipeline writes whose order the database row lock then fixes.
  */
 export class InProcessTaskLock implements TaskLock {
   private readonly entries = new Map<string, Entry>();
+
+  constructor(private readonly slots = 1) {}
 
   async withLock<T>(taskId: string, waitMs: number, work: (lease: LockLease) => Promise<T>): Promise<T> {
     await this.acquire(taskId, waitMs);
@@ -42,7 +48,11 @@ export class InProcessTaskLock implements TaskLock {
   private acquire(taskId: string, waitMs: number): Promise<void> {
     const entry = this.entries.get(taskId);
     if (!entry) {
-      this.entries.set(taskId, { waiters: [] });
+      this.entries.set(taskId, { holders: 1, waiters: [] });
+      return Promise.resolve();
+    }
+    if (entry.holders < this.slots) {
+      entry.holders++;
       return Promise.resolve();
     }
     return new Promise<void>((resolve, reject) => {
@@ -65,7 +75,8 @@ export class InProcessTaskLock implements TaskLock {
     const entry = this.entries.get(taskId);
     if (!entry) return;
     const next = entry.waiters.shift();
-    if (next) next.grant();
-    else this.entries.delete(taskId);
+    if (next)
+      next.grant(); // the slot passes on
+    else if (--entry.holders === 0) this.entries.delete(taskId);
   }
 }

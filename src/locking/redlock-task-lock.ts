@@ -18,10 +18,15 @@ export interface RedlockSettings {
 interface Hold {
   lock: Lock;
   readonly controller: AbortController;
+  /** Writes that used this lease so far (at most maxBatch). */
   uses: number;
-  inUse: boolean;
+  /** Writes running under it right now (at most PIPELINE_DEPTH). */
+  active: number;
   expiryTimer: NodeJS.Timeout;
   readonly extendTimer: NodeJS.Timeout;
+  /** Settles once the lease is given back (released or left to expire). */
+  readonly dropped: Promise<void>;
+  readonly markDropped: () => void;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
@@ -29,6 +34,14 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.
 // After a batch, a replica with more local writes pauses this long before re-acquiring, so that a
 // replica woken by the release announcement gets the lock first (fairness across replicas).
 const HANDOFF_YIELD_MS = 2;
+
+// Writes of one task that run at once under one lease. With 2, the next local write's transaction
+// is already waiting on the task's row lock when the previous one commits, as it would be across
+// replicas without Redis; the row lock (invariant 2) orders the two.
+const PIPELINE_DEPTH = 2;
+
+// Longest wait at start-up for a quorum of Redis connections.
+const STARTUP_WAIT_MS = 2_000;
 
 /**
  * The per-task lock across replicas: Redlock over independent Redis nodes, behind a per-process
@@ -38,8 +51,9 @@ const HANDOFF_YIELD_MS = 2;
  * lost the lease signal aborts. Correctness never rests on the lease: the database fence does.
  */
 export class RedlockTaskLock implements TaskLock {
-  private readonly local = new InProcessTaskLock();
+  private readonly local = new InProcessTaskLock(PIPELINE_DEPTH);
   private readonly holds = new Map<string, Hold>();
+  private readonly acquiring = new Map<string, Promise<Hold>>();
   private readonly yieldUntil = new Map<string, number>();
   private readonly wakers = new Map<string, Set<() => void>>();
   private readonly keys: ReturnType<typeof redisKeys>;
@@ -59,8 +73,13 @@ export class RedlockTaskLock implements TaskLock {
     }
   }
 
-  /** Connects one ioredis client per node. Commands fail fast while a node is down (no offline queue). */
-  static connect(settings: RedlockSettings, logger: Logger): RedlockTaskLock {
+  /**
+   * Connects one ioredis client per node and waits (at most STARTUP_WAIT_MS) until a quorum is
+   * ready, so the first writes after start-up do not fail for connections still opening. Commands
+   * fail fast while a node is down (no offline queue); without a quorum the service still starts
+   * (reads work, writes fail LOCK_UNAVAILABLE until a quorum is back).
+   */
+  static async connect(settings: RedlockSettings, logger: Logger): Promise<RedlockTaskLock> {
     const clients = settings.urls.map((url) => {
       const client = new Redis(url, {
         enableOfflineQueue: false,
@@ -91,18 +110,19 @@ export class RedlockTaskLock implements TaskLock {
       subscriber.on("error", () => undefined); // the command client logs node outages
       return subscriber;
     });
-    return new RedlockTaskLock(redlock, clients, subscribers, settings, logger);
+    const lock = new RedlockTaskLock(redlock, clients, subscribers, settings, logger);
+    if (!(await quorumReady(clients, STARTUP_WAIT_MS)))
+      logger.warn("no Redis quorum at start-up; writes fail with LOCK_UNAVAILABLE until one is back");
+    return lock;
   }
 
   async withLock<T>(taskId: string, waitMs: number, work: (lease: LockLease) => Promise<T>): Promise<T> {
     const deadline = Date.now() + waitMs;
     return this.local.withLock(taskId, waitMs, async () => {
       const hold = await this.obtain(taskId, deadline);
-      hold.inUse = true;
       try {
         return await work({ signal: hold.controller.signal });
       } finally {
-        hold.inUse = false;
         await this.afterUse(taskId, hold);
       }
     });
@@ -122,18 +142,38 @@ export class RedlockTaskLock implements TaskLock {
     await this.redlock.quit().catch(() => undefined);
   }
 
+  // Uses the lease this process holds for the task while it has batch left; otherwise joins (or
+  // starts) the one acquisition in flight for the task, so this process never contends with itself.
   private async obtain(taskId: string, deadline: number): Promise<Hold> {
-    const kept = this.holds.get(taskId);
-    if (kept && !kept.controller.signal.aborted) {
-      kept.uses++;
-      return kept;
+    for (;;) {
+      const kept = this.holds.get(taskId);
+      if (kept && !kept.controller.signal.aborted && kept.uses < this.settings.maxBatch) {
+        kept.uses++;
+        kept.active++;
+        return kept;
+      }
+      let pending = this.acquiring.get(taskId);
+      if (!pending) {
+        pending = this.acquire(taskId, deadline, kept).finally(() => this.acquiring.delete(taskId));
+        this.acquiring.set(taskId, pending);
+      }
+      await pending; // then take it above (or, if another write spent it first, wait for the next)
     }
+  }
+
+  private async acquire(taskId: string, deadline: number, previous: Hold | undefined): Promise<Hold> {
+    // A spent or lost lease still in use: wait for its release (within the deadline; the attempt
+    // below then fails fast if it is still held).
+    if (previous) await Promise.race([previous.dropped, sleep(deadline - Date.now())]);
     const yieldUntil = this.yieldUntil.get(taskId);
     if (yieldUntil !== undefined) {
       this.yieldUntil.delete(taskId);
       await sleep(Math.min(yieldUntil, deadline) - Date.now());
     }
     for (;;) {
+      // Watch for a release announcement before trying, so that one landing while the attempt is
+      // in flight is not missed.
+      const released = this.watchRelease(taskId);
       try {
         const lock = await this.redlock.acquire([this.keys.lock(taskId)], this.settings.leaseMs);
         return this.startHold(taskId, lock);
@@ -145,20 +185,26 @@ export class RedlockTaskLock implements TaskLock {
         }
         // Wait for the holder's release announcement; the retry delay only covers a lost one or an expiry.
         const delay = this.settings.retryDelayMs * (1 + Math.random());
-        await this.releasedOrAfter(taskId, Math.min(delay, waitLeft));
+        await Promise.race([released.announced, sleep(Math.min(delay, waitLeft))]);
+      } finally {
+        released.stop();
       }
     }
   }
 
   private startHold(taskId: string, lock: Lock): Hold {
     const controller = new AbortController();
+    let markDropped = () => undefined as void;
+    const dropped = new Promise<void>((resolve) => (markDropped = resolve));
     const hold: Hold = {
       lock,
       controller,
-      uses: 1,
-      inUse: false,
+      uses: 0,
+      active: 0,
       expiryTimer: this.expiryTimer(controller, lock),
       extendTimer: setInterval(() => void this.extend(taskId, hold), Math.floor(this.settings.leaseMs / 3)),
+      dropped,
+      markDropped,
     };
     hold.extendTimer.unref();
     this.holds.set(taskId, hold);
@@ -177,7 +223,7 @@ export class RedlockTaskLock implements TaskLock {
   }
 
   private async extend(taskId: string, hold: Hold): Promise<void> {
-    if (!hold.inUse) {
+    if (hold.active === 0) {
       // Kept for a local waiter that never came: give it back.
       if (this.holds.get(taskId) === hold) await this.drop(taskId);
       return;
@@ -200,6 +246,7 @@ export class RedlockTaskLock implements TaskLock {
   }
 
   private async afterUse(taskId: string, hold: Hold): Promise<void> {
+    if (--hold.active > 0) return; // the last write running under the lease decides
     const waiting = this.local.waiting(taskId) > 0;
     if (waiting && !hold.controller.signal.aborted && hold.uses < this.settings.maxBatch) return;
     // Batch used up with local writers still queued: pause before re-acquiring so another replica goes first.
@@ -207,23 +254,21 @@ export class RedlockTaskLock implements TaskLock {
     await this.drop(taskId);
   }
 
-  private releasedOrAfter(taskId: string, ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const wakers = this.wakers.get(taskId) ?? new Set<() => void>();
-      this.wakers.set(taskId, wakers);
-      const done = () => {
-        clearTimeout(timer);
-        wakers.delete(done);
-        if (wakers.size === 0 && this.wakers.get(taskId) === wakers) this.wakers.delete(taskId);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      wakers.add(done);
-    });
+  private watchRelease(taskId: string): { readonly announced: Promise<void>; readonly stop: () => void } {
+    const wakers = this.wakers.get(taskId) ?? new Set<() => void>();
+    this.wakers.set(taskId, wakers);
+    let wake = () => undefined as void;
+    const announced = new Promise<void>((resolve) => (wake = resolve));
+    wakers.add(wake);
+    const stop = () => {
+      wakers.delete(wake);
+      if (wakers.size === 0 && this.wakers.get(taskId) === wakers) this.wakers.delete(taskId);
+    };
+    return { announced, stop };
   }
 
   private wake(taskId: string): void {
-    for (const done of [...(this.wakers.get(taskId) ?? [])]) done();
+    for (const wake of this.wakers.get(taskId) ?? []) wake();
   }
 
   private async drop(taskId: string): Promise<void> {
@@ -232,22 +277,45 @@ export class RedlockTaskLock implements TaskLock {
     this.holds.delete(taskId);
     clearInterval(hold.extendTimer);
     clearTimeout(hold.expiryTimer);
+    // The release script goes out to every node now; the announcement queues right behind it on the
+    // same connections, so a waiter it wakes finds the key already gone (one round trip, not two).
+    const released = hold.lock.release();
+    this.announce(this.keys.released(), taskId);
     try {
-      await hold.lock.release();
+      await released;
     } catch (error) {
       // The write already committed (or rolled back); the lease simply expires. Never the caller's problem.
       this.logger.warn(
         { taskId, err: (error as Error).message },
         "lock release failed; the lease will expire",
       );
-      return;
+    } finally {
+      hold.markDropped();
     }
-    this.announce(this.keys.released(), taskId);
   }
 
   private announce(channel: string, taskId: string): void {
     for (const client of this.clients) client.publish(channel, taskId).catch(() => undefined);
   }
+}
+
+// Resolves true once a majority of the clients is ready, false after `ms`.
+function quorumReady(clients: readonly Redis[], ms: number): Promise<boolean> {
+  const quorum = Math.floor(clients.length / 2) + 1;
+  const enough = () => clients.filter((client) => client.status === "ready").length >= quorum;
+  if (enough()) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      for (const client of clients) client.off("ready", check);
+      resolve(ok);
+    };
+    const check = () => {
+      if (enough()) done(true);
+    };
+    const timer = setTimeout(() => done(false), ms);
+    for (const client of clients) client.on("ready", check);
+  });
 }
 
 // True when too few nodes answered for any quorum (as opposed to the lock being held elsewhere).

@@ -133,6 +133,62 @@ describe("the Redis lease while a write runs", () => {
     return { logger: pino({ level: "info" }, stream), lines };
   }
 
+  it("runs two writes of a task at once under one lease per process, queues a third, and keeps other processes out", async () => {
+    const settings = {
+      urls: nodes.map((n) => n.url),
+      keyPrefix: `pipeline-${Date.now()}`,
+      leaseMs: 5_000,
+      retryDelayMs: 5,
+      maxBatch: 2,
+    };
+    const [here, elsewhere] = await Promise.all(
+      [0, 1].map(() => RedlockTaskLock.connect(settings, pino({ level: "silent" }))),
+    );
+    const log: string[] = [];
+    const signals = new Map<string, AbortSignal>();
+    const gates = new Map<string, () => void>();
+    const write = (lock: RedlockTaskLock | undefined, name: string) =>
+      lock?.withLock("task-1", 5_000, async (lease) => {
+        signals.set(name, lease.signal);
+        log.push(`${name} start`);
+        await new Promise<void>((resolve) => gates.set(name, resolve));
+        log.push(`${name} end`);
+      });
+    const until = async (entry: string) => {
+      while (!log.includes(entry)) await new Promise((resolve) => setTimeout(resolve, 5));
+    };
+    try {
+      const writes = [write(here, "a1"), write(here, "a2"), write(here, "a3"), write(elsewhere, "b1")];
+      await until("a1 start");
+      await until("a2 start");
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(log).toEqual(["a1 start", "a2 start"]);
+      expect(signals.get("a1")).toBe(signals.get("a2")); // one Redis lease for both
+      gates.get("a1")?.();
+      gates.get("a2")?.();
+      // maxBatch 2 is spent: the lease goes back to Redis before any further write, here or there.
+      const third = () => log.find((entry) => entry === "a3 start" || entry === "b1 start");
+      while (!third()) await new Promise((resolve) => setTimeout(resolve, 5));
+      const [firstOut, secondOut] = third() === "a3 start" ? ["a3", "b1"] : ["b1", "a3"];
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(log).not.toContain(`${secondOut} start`);
+      gates.get(firstOut)?.();
+      await until(`${secondOut} start`);
+      gates.get(secondOut)?.();
+      await Promise.all(writes);
+      // The third and fourth writes ran one after the other, each under a lease of its own.
+      expect(log.slice(4)).toEqual([
+        `${firstOut} start`,
+        `${firstOut} end`,
+        `${secondOut} start`,
+        `${secondOut} end`,
+      ]);
+      expect(signals.get("a3")).not.toBe(signals.get("a1"));
+    } finally {
+      await Promise.all([here?.close(), elsewhere?.close()]);
+    }
+  });
+
   it("is extended while a write outlasts it, so the write commits and the lock stays exclusive", async () => {
     const { logger } = capturingLogger();
     const settings = {
@@ -142,7 +198,7 @@ describe("the Redis lease while a write runs", () => {
       retryDelayMs: 5,
       maxBatch: 8,
     };
-    const lock = new GatedLock(RedlockTaskLock.connect(settings, logger));
+    const lock = new GatedLock(await RedlockTaskLock.connect(settings, logger));
     const app = await startTestApp("mysql", { overrides: { lock, logger } });
     const probe = new Redis(nodes[0]?.url ?? "");
     try {
@@ -170,7 +226,7 @@ describe("the Redis lease while a write runs", () => {
       retryDelayMs: 5,
       maxBatch: 8,
     };
-    const lock = new GatedLock(RedlockTaskLock.connect(settings, logger));
+    const lock = new GatedLock(await RedlockTaskLock.connect(settings, logger));
     const app = await startTestApp("mysql", { overrides: { lock, logger } });
     try {
       const taskId = await app.newTask();

@@ -51,4 +51,29 @@ describe("InProcessTaskLock", () => {
     await expect(lock.withLock("t", 100, async () => "next")).resolves.toBe("next");
     expect(lock.heldCount).toBe(0);
   });
+
+  it("with two slots lets two writers of a task in at once, queues the third, and empties when idle", async () => {
+    const lock = new InProcessTaskLock(2);
+    const running: string[] = [];
+    const releases = new Map<string, () => void>();
+    const enter = (name: string) =>
+      lock.withLock("t", 1000, async () => {
+        running.push(name);
+        await new Promise<void>((resolve) => releases.set(name, resolve));
+        running.splice(running.indexOf(name), 1);
+      });
+    const first = enter("first");
+    const second = enter("second");
+    const third = enter("third");
+    await tick();
+    expect(running).toEqual(["first", "second"]);
+    expect(lock.waiting("t")).toBe(1);
+    releases.get("second")?.();
+    await tick();
+    expect(running).toEqual(["first", "third"]);
+    releases.get("first")?.();
+    releases.get("third")?.();
+    await Promise.all([first, second, third]);
+    expect(lock.heldCount).toBe(0);
+  });
 });
