@@ -94,7 +94,7 @@ const schema = z.object({
     .regex(/^[A-Za-z0-9_.:-]{1,64}$/, "must be 1-64 of [A-Za-z0-9_.:-]")
     .default("taskplans"),
   PLAN_LOCK_LEASE_MS: integer(500, 5_000),
-  PLAN_LOCK_RETRY_DELAY_MS: integer(1, 5),
+  PLAN_LOCK_RETRY_DELAY_MS: integer(1, 50),
   PLAN_LOCK_MAX_BATCH: integer(1, 8),
 });
 

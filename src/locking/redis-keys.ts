@@ -9,5 +9,7 @@ export function redisKeys(prefix: string) {
     lock: (taskId: string) => `${prefix}:lock:${tag(taskId)}`,
     /** Pub/sub channel announcing released locks (message: the task id), to wake waiters at once. */
     released: () => `${prefix}:released`,
+    /** Pub/sub channel where a replica waiting for a lock says so (message: its instance id, a space, the task id). */
+    waiting: () => `${prefix}:waiting`,
   };
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { ExecutionError, type Lock, Redlock, ResourceLockedError } from "@sesamecare-oss/redlock";
 import Redis from "ioredis";
 import type { Logger } from "pino";
@@ -22,6 +23,10 @@ interface Hold {
   uses: number;
   /** Writes running under it right now (at most PIPELINE_DEPTH). */
   active: number;
+  /** Set once the lease is to be handed on: no further write may start under it. */
+  retiring: boolean;
+  /** When another replica last said it waits for this task (ms since the epoch). */
+  contendedAt: number;
   expiryTimer: NodeJS.Timeout;
   readonly extendTimer: NodeJS.Timeout;
   /** Settles once the lease is given back (released or left to expire). */
@@ -31,9 +36,9 @@ interface Hold {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
-// After a batch, a replica with more local writes pauses this long before re-acquiring, so that a
-// replica woken by the release announcement gets the lock first (fairness across replicas).
-const HANDOFF_YIELD_MS = 2;
+// After a batch that another replica waits behind, this replica pauses this long before
+// re-acquiring, so that the waiter (woken by the release announcement) gets the lock first.
+const HANDOFF_YIELD_MS = 5;
 
 // Writes of one task that run at once under one lease. With 2, the next local write's transaction
 // is already waiting on the task's row lock when the previous one commits, as it would be across
@@ -57,6 +62,7 @@ export class RedlockTaskLock implements TaskLock {
   private readonly yieldUntil = new Map<string, number>();
   private readonly wakers = new Map<string, Set<() => void>>();
   private readonly keys: ReturnType<typeof redisKeys>;
+  private readonly instanceId = randomUUID();
 
   private constructor(
     private readonly redlock: Redlock,
@@ -67,9 +73,9 @@ export class RedlockTaskLock implements TaskLock {
   ) {
     this.keys = redisKeys(settings.keyPrefix);
     for (const subscriber of subscribers) {
-      subscriber.on("message", (_channel: string, taskId: string) => this.wake(taskId));
+      subscriber.on("message", (channel: string, message: string) => this.heard(channel, message));
       // ioredis resubscribes after a reconnect.
-      subscriber.subscribe(this.keys.released()).catch(() => undefined);
+      subscriber.subscribe(this.keys.released(), this.keys.waiting()).catch(() => undefined);
     }
   }
 
@@ -129,7 +135,7 @@ export class RedlockTaskLock implements TaskLock {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.holds.keys()].map((taskId) => this.drop(taskId)));
+    await Promise.all([...this.holds].map(([taskId, hold]) => this.drop(taskId, hold)));
     // Close gracefully: QUIT is answered after every command queued before it, including the
     // resubscribe ioredis sends by itself after a reconnect with no handler attached (which an abrupt
     // disconnect() would reject). Capped at 1 s for a node that is down.
@@ -142,12 +148,13 @@ export class RedlockTaskLock implements TaskLock {
     await this.redlock.quit().catch(() => undefined);
   }
 
-  // Uses the lease this process holds for the task while it has batch left; otherwise joins (or
-  // starts) the one acquisition in flight for the task, so this process never contends with itself.
+  // Uses the lease this process holds for the task while it may take another write; otherwise
+  // joins (or starts) the one acquisition in flight for the task, so the process never contends
+  // with itself.
   private async obtain(taskId: string, deadline: number): Promise<Hold> {
     for (;;) {
       const kept = this.holds.get(taskId);
-      if (kept && !kept.controller.signal.aborted && kept.uses < this.settings.maxBatch) {
+      if (kept && this.reusable(taskId, kept)) {
         kept.uses++;
         kept.active++;
         return kept;
@@ -159,6 +166,29 @@ export class RedlockTaskLock implements TaskLock {
       }
       await pending; // then take it above (or, if another write spent it first, wait for the next)
     }
+  }
+
+  // Whether a held lease may take one more local write. A spent batch starts over while no other
+  // replica waits (no hand-off for nobody); otherwise the lease retires: it is handed on once the
+  // writes in flight under it finish, and this replica yields before asking again.
+  private reusable(taskId: string, hold: Hold): boolean {
+    if (!hold.retiring && !hold.controller.signal.aborted) {
+      if (hold.uses < this.settings.maxBatch) return true;
+      if (Date.now() - hold.contendedAt > this.contentionMemoryMs()) {
+        hold.uses = 0;
+        return true;
+      }
+      hold.retiring = true;
+      this.yieldUntil.set(taskId, Date.now() + HANDOFF_YIELD_MS);
+    }
+    // Retiring or lost: the last write in flight gives it back, or nobody is left to.
+    if (hold.active === 0) void this.drop(taskId, hold);
+    return false;
+  }
+
+  // A waiting replica re-announces itself at every attempt, at least every 2 retry delays.
+  private contentionMemoryMs(): number {
+    return Math.max(50, 4 * this.settings.retryDelayMs);
   }
 
   private async acquire(taskId: string, deadline: number, previous: Hold | undefined): Promise<Hold> {
@@ -183,6 +213,7 @@ export class RedlockTaskLock implements TaskLock {
         if ((await quorumUnreachable(error)) || waitLeft <= 0) {
           throw new LockUnavailableError(taskId, Math.max(0, waitLeft));
         }
+        this.announce(this.keys.waiting(), `${this.instanceId} ${taskId}`); // the holder hands on after its batch
         // Wait for the holder's release announcement; the retry delay only covers a lost one or an expiry.
         const delay = this.settings.retryDelayMs * (1 + Math.random());
         await Promise.race([released.announced, sleep(Math.min(delay, waitLeft))]);
@@ -201,6 +232,8 @@ export class RedlockTaskLock implements TaskLock {
       controller,
       uses: 0,
       active: 0,
+      retiring: false,
+      contendedAt: 0,
       expiryTimer: this.expiryTimer(controller, lock),
       extendTimer: setInterval(() => void this.extend(taskId, hold), Math.floor(this.settings.leaseMs / 3)),
       dropped,
@@ -225,7 +258,7 @@ export class RedlockTaskLock implements TaskLock {
   private async extend(taskId: string, hold: Hold): Promise<void> {
     if (hold.active === 0) {
       // Kept for a local waiter that never came: give it back.
-      if (this.holds.get(taskId) === hold) await this.drop(taskId);
+      await this.drop(taskId, hold);
       return;
     }
     if (hold.controller.signal.aborted || hold.lock.expiration <= Date.now()) {
@@ -247,11 +280,9 @@ export class RedlockTaskLock implements TaskLock {
 
   private async afterUse(taskId: string, hold: Hold): Promise<void> {
     if (--hold.active > 0) return; // the last write running under the lease decides
-    const waiting = this.local.waiting(taskId) > 0;
-    if (waiting && !hold.controller.signal.aborted && hold.uses < this.settings.maxBatch) return;
-    // Batch used up with local writers still queued: pause before re-acquiring so another replica goes first.
-    if (waiting) this.yieldUntil.set(taskId, Date.now() + HANDOFF_YIELD_MS);
-    await this.drop(taskId);
+    // Kept while local writers queue for it; their obtain() decides whether the batch goes on.
+    const kept = this.local.waiting(taskId) > 0 && !hold.retiring && !hold.controller.signal.aborted;
+    if (!kept) await this.drop(taskId, hold);
   }
 
   private watchRelease(taskId: string): { readonly announced: Promise<void>; readonly stop: () => void } {
@@ -267,13 +298,20 @@ export class RedlockTaskLock implements TaskLock {
     return { announced, stop };
   }
 
+  private heard(channel: string, message: string): void {
+    if (channel === this.keys.released()) return this.wake(message);
+    const [instance, taskId] = [message.slice(0, 36), message.slice(37)];
+    const hold = this.holds.get(taskId);
+    if (hold && instance !== this.instanceId) hold.contendedAt = Date.now();
+  }
+
   private wake(taskId: string): void {
     for (const wake of this.wakers.get(taskId) ?? []) wake();
   }
 
-  private async drop(taskId: string): Promise<void> {
-    const hold = this.holds.get(taskId);
-    if (!hold) return;
+  // Gives the lease back (once; a hold that is no longer the task's current one is left alone).
+  private async drop(taskId: string, hold: Hold): Promise<void> {
+    if (this.holds.get(taskId) !== hold) return;
     this.holds.delete(taskId);
     clearInterval(hold.extendTimer);
     clearTimeout(hold.expiryTimer);

@@ -189,6 +189,31 @@ describe("the Redis lease while a write runs", () => {
     }
   });
 
+  it("keeps one lease across batches while no other process waits for the task", async () => {
+    const settings = {
+      urls: nodes.map((n) => n.url),
+      keyPrefix: `lone-${Date.now()}`,
+      leaseMs: 5_000,
+      retryDelayMs: 5,
+      maxBatch: 2,
+    };
+    const lock = await RedlockTaskLock.connect(settings, pino({ level: "silent" }));
+    try {
+      const signals = await Promise.all(
+        Array.from({ length: 7 }, () =>
+          lock.withLock("task-1", 5_000, async (lease) => {
+            await new Promise((resolve) => setTimeout(resolve, 5));
+            return lease.signal;
+          }),
+        ),
+      );
+      // Seven writes, batches of two, and still one lease: nobody else was waiting to be handed it.
+      expect(new Set(signals).size).toBe(1);
+    } finally {
+      await lock.close();
+    }
+  });
+
   it("is extended while a write outlasts it, so the write commits and the lock stays exclusive", async () => {
     const { logger } = capturingLogger();
     const settings = {

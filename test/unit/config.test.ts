@@ -46,7 +46,7 @@ describe("redis lock configuration", () => {
       urls: ["redis://a:6379", "redis://b:6379", "redis://c:6379"],
       keyPrefix: "taskplans",
       leaseMs: 5000,
-      retryDelayMs: 5,
+      retryDelayMs: 50,
       maxBatch: 8,
     });
     expect(loadConfig({}).redis).toBeNull();
