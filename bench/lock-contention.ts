@@ -5,6 +5,7 @@
  * p50/p99 per round and the ratios of the medians.
  *
  *   npm run bench:contention
+ *   BENCH_ROUNDS=5 BENCH_REPLICAS=1 PLAN_LOCK_MAX_BATCH=16 npm run bench:contention
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -16,6 +17,8 @@ import { type Replica, startReplica } from "../test/harness/replica";
 import { connect } from "../test/harness/rpc";
 
 const WRITERS = 8;
+// BENCH_REPLICAS=1 measures what the Redis lock costs a lone replica (nobody to hand the lease to).
+const REPLICAS = Number(process.env.BENCH_REPLICAS ?? 2);
 const WRITES_PER_WRITER = Number(process.env.BENCH_WRITES ?? 250);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
@@ -66,7 +69,8 @@ async function main(): Promise<void> {
         // Lock settings to compare (PLAN_LOCK_MAX_BATCH=16 npm run bench:contention) reach the replicas.
         for (const [name, value] of Object.entries(process.env))
           if (mode === "redlock" && name.startsWith("PLAN_LOCK_") && value) env[name] = value;
-        const replicas = [await startReplica(env, logDir), await startReplica(env, logDir)];
+        const replicas: Replica[] = [];
+        for (let i = 0; i < REPLICAS; i++) replicas.push(await startReplica(env, logDir));
         try {
           const setup = connect(replicas[0]?.port ?? 0);
           const taskId = `hot-${mode}-${r}`;
@@ -91,7 +95,7 @@ async function main(): Promise<void> {
       0.5,
     );
   const lines = [
-    `${WRITERS} writers x ${WRITES_PER_WRITER} appends to one task through 2 replica processes, MariaDB, ${ROUNDS} alternating rounds`,
+    `${WRITERS} writers x ${WRITES_PER_WRITER} appends to one task through ${REPLICAS} replica process(es), MariaDB, ${ROUNDS} alternating rounds`,
     "",
     "| lock | round | writes/s | p50 ms | p99 ms |",
     "| --- | ---: | ---: | ---: | ---: |",

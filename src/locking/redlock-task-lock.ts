@@ -19,7 +19,7 @@ export interface RedlockSettings {
 interface Hold {
   lock: Lock;
   readonly controller: AbortController;
-  /** Writes that used this lease so far (at most maxBatch). */
+  /** Writes started under this lease in the current batch (at most maxBatch). */
   uses: number;
   /** Writes running under it right now (at most PIPELINE_DEPTH). */
   active: number;
@@ -50,10 +50,11 @@ const STARTUP_WAIT_MS = 2_000;
 
 /**
  * The per-task lock across replicas: Redlock over independent Redis nodes, behind a per-process
- * queue so that one waiter per replica contends in Redis. A replica keeps the lease for the writes
- * queued locally (up to maxBatch in a row, then it yields so another replica gets its turn), which
- * saves a Redis round trip per write under contention. The lease is extended while held; if it is
- * lost the lease signal aborts. Correctness never rests on the lease: the database fence does.
+ * queue so that one acquisition per replica contends in Redis. A replica keeps the lease for the
+ * writes queued locally and runs up to PIPELINE_DEPTH of them at once under it; after maxBatch
+ * writes it hands the lease on if another replica said it waits, and otherwise starts a new batch.
+ * Releases are announced, so waiters wake at once. The lease is extended while held; if it is lost
+ * the lease signal aborts. Correctness never rests on the lease: the database fence does.
  */
 export class RedlockTaskLock implements TaskLock {
   private readonly local = new InProcessTaskLock(PIPELINE_DEPTH);

@@ -12,7 +12,7 @@ import { execSql } from "../harness/sql";
 
 // A list-append workload against 3 replica processes, 3 Redis nodes and MariaDB, with one fault
 // injected per scenario; the checker then replays the stored history against every outcome.
-const OPERATIONS = 2_000;
+const OPERATIONS = 3_000;
 const LEASE_MS = 1_000;
 
 interface Cluster {
