@@ -4,7 +4,7 @@ import { Redlock } from "@sesamecare-oss/redlock";
 import Redis from "ioredis";
 import pino from "pino";
 import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
-import { RedlockTaskLock } from "../../src/locking/redlock-task-lock";
+import { RedlockTaskLock, type RedlockSettings } from "../../src/locking/redlock-task-lock";
 import { redisKeys } from "../../src/locking/redis-keys";
 import { GatedLock } from "../harness/gated-lock";
 import { planState } from "../harness/plan-state";
@@ -122,6 +122,18 @@ describe("the Redis lease while a write runs", () => {
     for (const node of nodes) await node.stop();
   });
 
+  // Lock settings on this describe's nodes, under a key prefix of the test's own.
+  function lockSettings(name: string, overrides: Partial<RedlockSettings> = {}): RedlockSettings {
+    return {
+      urls: nodes.map((n) => n.url),
+      keyPrefix: `${name}-${Date.now()}`,
+      leaseMs: 5_000,
+      retryDelayMs: 5,
+      maxBatch: 8,
+      ...overrides,
+    };
+  }
+
   function capturingLogger() {
     const lines: string[] = [];
     const stream = new Writable({
@@ -134,13 +146,7 @@ describe("the Redis lease while a write runs", () => {
   }
 
   it("runs two writes of a task at once under one lease per process, queues a third, and keeps other processes out", async () => {
-    const settings = {
-      urls: nodes.map((n) => n.url),
-      keyPrefix: `pipeline-${Date.now()}`,
-      leaseMs: 5_000,
-      retryDelayMs: 5,
-      maxBatch: 2,
-    };
+    const settings = lockSettings("pipeline", { maxBatch: 2 });
     const [here, elsewhere] = await Promise.all(
       [0, 1].map(() => RedlockTaskLock.connect(settings, pino({ level: "silent" }))),
     );
@@ -190,13 +196,7 @@ describe("the Redis lease while a write runs", () => {
   });
 
   it("keeps one lease across batches while no other process waits for the task", async () => {
-    const settings = {
-      urls: nodes.map((n) => n.url),
-      keyPrefix: `lone-${Date.now()}`,
-      leaseMs: 5_000,
-      retryDelayMs: 5,
-      maxBatch: 2,
-    };
+    const settings = lockSettings("lone", { maxBatch: 2 });
     const lock = await RedlockTaskLock.connect(settings, pino({ level: "silent" }));
     try {
       const signals = await Promise.all(
@@ -216,13 +216,7 @@ describe("the Redis lease while a write runs", () => {
 
   it("is extended while a write outlasts it, so the write commits and the lock stays exclusive", async () => {
     const { logger } = capturingLogger();
-    const settings = {
-      urls: nodes.map((n) => n.url),
-      keyPrefix: `lease-${Date.now()}`,
-      leaseMs: 600,
-      retryDelayMs: 5,
-      maxBatch: 8,
-    };
+    const settings = lockSettings("lease", { leaseMs: 600 });
     const lock = new GatedLock(await RedlockTaskLock.connect(settings, logger));
     const app = await startTestApp("mysql", { overrides: { lock, logger } });
     const probe = new Redis(nodes[0]?.url ?? "");
@@ -244,13 +238,7 @@ describe("the Redis lease while a write runs", () => {
 
   it("a failed release after a committed write is logged, never reported to the caller", async () => {
     const { logger, lines } = capturingLogger();
-    const settings = {
-      urls: nodes.map((n) => n.url),
-      keyPrefix: `release-${Date.now()}`,
-      leaseMs: 5_000,
-      retryDelayMs: 5,
-      maxBatch: 8,
-    };
+    const settings = lockSettings("release");
     const lock = new GatedLock(await RedlockTaskLock.connect(settings, logger));
     const app = await startTestApp("mysql", { overrides: { lock, logger } });
     try {
