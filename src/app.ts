@@ -20,7 +20,8 @@ import { PlanQueries } from "./plans/plan-queries";
 import { PlanService } from "./plans/plan-service";
 import { TaskService } from "./plans/task-service";
 import { WriteRunner } from "./plans/write-runner";
-import { createDataSource, dialectOf, runMigrations } from "./storage/data-source";
+import { createDataSource, dialectOf } from "./storage/data-source";
+import { runMigrations } from "./storage/migrations-runner";
 import { TypeOrmPlanStore } from "./storage/typeorm-plan-store";
 
 /** A started service. */
@@ -46,7 +47,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
   const logger = overrides.logger ?? createLogger(config.logLevel);
   const dataSource = createDataSource(config.databaseUrl, { poolSize: config.databasePoolSize });
   await dataSource.initialize();
-  if (config.migrateOnStart) await runMigrations(dataSource);
+  if (config.migrateOnStart) await runMigrations(dataSource, { lockWaitMs: config.migrationLockWaitMs });
   const store = new TypeOrmPlanStore(dataSource, dialectOf(config.databaseUrl));
   const lock =
     overrides.lock ??

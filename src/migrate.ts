@@ -1,20 +1,39 @@
-import { loadConfig } from "./config/config";
-import { createDataSource, runMigrations } from "./storage/data-source";
+import { ConfigError, loadConfig } from "./config/config";
+import { createDataSource } from "./storage/data-source";
+import { MigrationError, runMigrations } from "./storage/migrations-runner";
 
-/** `npm run migrate`: applies pending migrations to PLAN_DATABASE_URL once, then exits. */
+/**
+ * `node dist/src/migrate.js` (`npm run migrate`, the Helm chart's pre-install/pre-upgrade Job):
+ * applies pending migrations to PLAN_DATABASE_URL, then exits 0. Any failure (configuration, an
+ * unreachable database, the migration lock not obtained in time, a failing migration) exits 1 with
+ * one line on stderr naming the cause.
+ */
 async function migrate(): Promise<void> {
   const config = loadConfig(process.env);
   const dataSource = createDataSource(config.databaseUrl, { poolSize: 1 });
-  await dataSource.initialize();
+  await dataSource.initialize().catch((error: unknown) => {
+    throw new MigrationError(
+      `database unreachable: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  });
   try {
-    await runMigrations(dataSource);
-    process.stdout.write("migrations applied\n");
+    const { applied } = await runMigrations(dataSource, { lockWaitMs: config.migrationLockWaitMs });
+    process.stdout.write(
+      applied.length > 0
+        ? `migrations applied: ${applied.join(", ")}\n`
+        : "schema is current: nothing to apply\n",
+    );
   } finally {
     await dataSource.destroy();
   }
 }
 
-migrate().catch((error: unknown) => {
-  process.stderr.write(`migration failed: ${error instanceof Error ? error.message : String(error)}\n`);
-  process.exit(1);
-});
+migrate().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    const known = error instanceof MigrationError || error instanceof ConfigError;
+    const text = known ? error.message : String(error instanceof Error ? error.message : error);
+    process.stderr.write(`migration failed: ${text.replace(/\s+/g, " ")}\n`);
+    process.exit(1);
+  },
+);

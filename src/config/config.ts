@@ -9,6 +9,8 @@ export interface Config {
   readonly databasePoolSize: number;
   /** Apply migrations at start-up (off when a Helm job migrates once per release). */
   readonly migrateOnStart: boolean;
+  /** Longest wait for another process's migration run on the same database (MySQL advisory lock). */
+  readonly migrationLockWaitMs: number;
   readonly coalesceWindowMs: number;
   readonly lockWaitMs: number;
   readonly shutdownDrainMs: number;
@@ -67,6 +69,7 @@ const schema = z.object({
     .default("sqlite:./var/plans.sqlite"),
   PLAN_DATABASE_POOL_SIZE: integer(1, 10),
   PLAN_MIGRATE_ON_START: z.enum(["true", "false"]).default("true"),
+  PLAN_MIGRATION_LOCK_WAIT_MS: integer(1, 60_000),
   PLAN_COALESCE_WINDOW_MS: integer(0, 300_000),
   PLAN_LOCK_WAIT_MS: integer(1, 10_000),
   PLAN_SHUTDOWN_DRAIN_MS: integer(0, 10_000),
@@ -125,6 +128,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     databaseUrl: e.PLAN_DATABASE_URL,
     databasePoolSize: e.PLAN_DATABASE_POOL_SIZE,
     migrateOnStart: e.PLAN_MIGRATE_ON_START === "true",
+    migrationLockWaitMs: e.PLAN_MIGRATION_LOCK_WAIT_MS,
     coalesceWindowMs: e.PLAN_COALESCE_WINDOW_MS,
     lockWaitMs: e.PLAN_LOCK_WAIT_MS,
     shutdownDrainMs: e.PLAN_SHUTDOWN_DRAIN_MS,

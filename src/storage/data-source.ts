@@ -55,25 +55,3 @@ export function createDataSource(url: string, options: { poolSize: number }): Da
     extra: { connectTimeout: 5_000, trace: false },
   });
 }
-
-/**
- * Applies pending migrations (idempotent; replaying is a no-op). On MySQL, replicas starting at once
- * take turns through an advisory lock instead of racing on CREATE TABLE.
- */
-export async function runMigrations(dataSource: DataSource): Promise<void> {
-  if (dataSource.options.type !== "mysql") {
-    await dataSource.runMigrations({ transaction: "each" });
-    return;
-  }
-  const holder = dataSource.createQueryRunner();
-  try {
-    const [row] = (await holder.query("SELECT GET_LOCK('taskplans_migrations', 60) AS got")) as {
-      got: number | null;
-    }[];
-    if (Number(row?.got) !== 1) throw new Error("could not take the migration lock within 60 s");
-    await dataSource.runMigrations({ transaction: "each" });
-  } finally {
-    await holder.query("SELECT RELEASE_LOCK('taskplans_migrations')").catch(() => undefined);
-    await holder.release();
-  }
-}

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawnSync } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 
 /** Fails with the command to run when a server binary the tests need is missing. */
 export function requireBinary(binary: string, debianPackage: string): void {
@@ -31,4 +31,38 @@ export async function waitFor(what: string, probe: () => Promise<boolean>, timeo
     if (Date.now() > deadline) throw new Error(`${what} not ready within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/** How a command that ran to its end (or was stopped at its time limit) finished. */
+export interface CommandResult {
+  /** Exit code; null when the time limit killed it. */
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly elapsedMs: number;
+}
+
+/** Runs a command to its end; past `timeoutMs` it is killed (SIGKILL) and `code` is null. */
+export function runToExit(
+  argv: readonly string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs: number },
+): Promise<CommandResult> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(argv[0] ?? "", argv.slice(1), { env: options.env, cwd: options.cwd });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill("SIGKILL");
+    }, options.timeoutMs);
+    child.once("error", reject);
+    child.once("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code: timedOut ? null : code, stdout, stderr, elapsedMs: Date.now() - started });
+    });
+  });
 }

@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
-import { createDataSource, dialectOf, runMigrations } from "../../src/storage/data-source";
+import { createDataSource, dialectOf } from "../../src/storage/data-source";
+import { runMigrations } from "../../src/storage/migrations-runner";
 import type { HeadRecord, RevisionRecord } from "../../src/storage/records";
 import { StorageConflictError } from "../../src/storage/storage-errors";
 import { TypeOrmPlanStore } from "../../src/storage/typeorm-plan-store";
@@ -63,8 +64,8 @@ describe.each(DIALECTS)("the database fence on %s", (dialect) => {
     }
     const dataSource = createDataSource(url, { poolSize: 4 });
     await dataSource.initialize();
-    await runMigrations(dataSource);
-    await runMigrations(dataSource); // replayable
+    await runMigrations(dataSource, { lockWaitMs: 10_000 });
+    await runMigrations(dataSource, { lockWaitMs: 10_000 }); // replayable
     store = new TypeOrmPlanStore(dataSource, dialectOf(url));
     await store.createTask({ id: taskId, workspaceId: "ws", title: "", createdAt: at });
     await store.inTransaction(async (tx) => {

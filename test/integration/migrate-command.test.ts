@@ -1,0 +1,163 @@
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Connection, createConnection } from "mysql2/promise";
+import { MIGRATION_LOCK_NAME_SQL } from "../../src/storage/migrations-runner";
+import { freePort } from "../harness/free-port";
+import { createDatabase } from "../harness/mariadb";
+import { type CommandResult, runToExit } from "../harness/processes";
+import { type Replica, startReplica } from "../harness/replica";
+
+// `node dist/src/migrate.js` is the exact command of the Helm chart's migration Job (and what
+// `npm run migrate` runs after building); these tests run that file as a process, as the Job does.
+const ROOT = join(__dirname, "..", "..");
+const MIGRATE = ["node", join(ROOT, "dist", "src", "migrate.js")];
+const PORT = Number(process.env.TEST_MARIADB_PORT);
+const TABLES = ["schema_migrations", "task_plans", "task_plan_revisions", "tasks", "write_requests"].sort();
+
+const newDatabase = async (): Promise<string> => {
+  const name = `m_${randomBytes(6).toString("hex")}`;
+  await createDatabase(PORT, name);
+  return name;
+};
+const urlOf = (database: string) => `mysql://root@127.0.0.1:${PORT}/${database}`;
+
+// A migration that hangs is killed after 60 s, well under the Job's activeDeadlineSeconds (300).
+function migrate(database: string, env: Record<string, string> = {}): Promise<CommandResult> {
+  return runToExit(MIGRATE, {
+    env: { ...process.env, PLAN_DATABASE_URL: urlOf(database), ...env },
+    timeoutMs: 60_000,
+  });
+}
+
+async function schemaOf(database: string): Promise<{ tables: string[]; migrations: string[] }> {
+  const connection = await createConnection({ host: "127.0.0.1", port: PORT, user: "root", database });
+  try {
+    const [tables] = (await connection.query("SHOW TABLES")) as unknown as [Record<string, string>[]];
+    const names = tables.map((row) => Object.values(row)[0] ?? "").sort();
+    if (!names.includes("schema_migrations")) return { tables: names, migrations: [] };
+    const [rows] = (await connection.query("SELECT name FROM schema_migrations ORDER BY id")) as unknown as [
+      { name: string }[],
+    ];
+    return { tables: names, migrations: rows.map((row) => row.name) };
+  } finally {
+    await connection.end();
+  }
+}
+
+/** Holds a database's migration lock, as a migration in progress there would. */
+async function holdMigrationLock(database: string): Promise<Connection> {
+  const connection = await createConnection({ host: "127.0.0.1", port: PORT, user: "root", database });
+  await connection.query(`SELECT GET_LOCK(${MIGRATION_LOCK_NAME_SQL}, 0)`);
+  return connection;
+}
+
+const oneLine = (text: string) => text.trim().split("\n");
+
+describe("the migration command (node dist/src/migrate.js) on MariaDB", () => {
+  it("completes on an empty database with exit 0, and applies nothing the second time", async () => {
+    const database = await newDatabase();
+    const first = await migrate(database);
+    expect([first.code, first.stderr]).toEqual([0, ""]);
+    expect(first.stdout).toBe("migrations applied: InitialSchema1764400000000, WriteRequests1764500000000\n");
+    const schema = await schemaOf(database);
+    expect(schema).toEqual({
+      tables: TABLES,
+      migrations: ["InitialSchema1764400000000", "WriteRequests1764500000000"],
+    });
+    const second = await migrate(database);
+    expect([second.code, second.stdout, second.stderr]).toEqual([
+      0,
+      "schema is current: nothing to apply\n",
+      "",
+    ]);
+    expect(await schemaOf(database)).toEqual(schema);
+  });
+
+  it("two migrate processes and two servers migrating on start, launched at once, all succeed with one schema", async () => {
+    const database = await newDatabase();
+    const logDir = mkdtempSync(join(tmpdir(), "taskplans-migrate-race-"));
+    const replicas: Replica[] = [];
+    try {
+      const server = () =>
+        startReplica({ PLAN_DATABASE_URL: urlOf(database), PLAN_MIGRATE_ON_START: "true" }, logDir).then(
+          (replica) => (replicas.push(replica), replica.port),
+        );
+      const [a, b] = await Promise.all([migrate(database), migrate(database), server(), server()]);
+      expect([a.code, b.code, a.stderr, b.stderr]).toEqual([0, 0, "", ""]);
+      expect(replicas).toHaveLength(2);
+      expect(await schemaOf(database)).toEqual({
+        tables: TABLES,
+        migrations: ["InitialSchema1764400000000", "WriteRequests1764500000000"],
+      });
+    } finally {
+      await Promise.all(replicas.map((replica) => replica.stop()));
+      rmSync(logDir, { recursive: true, force: true });
+    }
+  });
+
+  it("migrating database A does not wait for a migration in progress on database B of the same server", async () => {
+    const [a, b] = [await newDatabase(), await newDatabase()];
+    const holder = await holdMigrationLock(b);
+    try {
+      const result = await migrate(a, { PLAN_MIGRATION_LOCK_WAIT_MS: "5000" });
+      expect([result.code, result.stderr]).toEqual([0, ""]);
+      expect((await schemaOf(a)).migrations).toHaveLength(2);
+    } finally {
+      await holder.end();
+    }
+  });
+
+  it("exits 1 with one line naming the cause when another migration holds the lock past the wait", async () => {
+    const database = await newDatabase();
+    const holder = await holdMigrationLock(database);
+    try {
+      const result = await migrate(database, { PLAN_MIGRATION_LOCK_WAIT_MS: "1000" });
+      expect(result.code).toBe(1);
+      expect(oneLine(result.stderr)).toEqual([
+        `migration failed: could not take the migration lock of database ${database} within 1000 ms ` +
+          "(another migration holds it; PLAN_MIGRATION_LOCK_WAIT_MS)",
+      ]);
+      expect((await schemaOf(database)).tables).toEqual([]); // nothing was migrated
+    } finally {
+      await holder.end();
+    }
+  });
+
+  it("exits 1 with one line when the database is unreachable", async () => {
+    const closedPort = await freePort();
+    const result = await runToExit(MIGRATE, {
+      env: { ...process.env, PLAN_DATABASE_URL: `mysql://root@127.0.0.1:${closedPort}/nothing` },
+      timeoutMs: 60_000,
+    });
+    expect(result.code).toBe(1);
+    expect(oneLine(result.stderr)).toEqual([
+      expect.stringMatching(/^migration failed: database unreachable: .*ECONNREFUSED/),
+    ]);
+  });
+
+  it("exits 1 naming the migration that failed, and records nothing for it", async () => {
+    const database = await newDatabase();
+    const connection = await createConnection({ host: "127.0.0.1", port: PORT, user: "root", database });
+    await connection.query("CREATE TABLE tasks (id INT PRIMARY KEY)"); // a conflicting leftover
+    await connection.end();
+    const result = await migrate(database);
+    expect(result.code).toBe(1);
+    expect(oneLine(result.stderr)).toEqual([
+      "migration failed: migration InitialSchema1764400000000 failed: Table 'tasks' already exists",
+    ]);
+    expect((await schemaOf(database)).migrations).toEqual([]);
+  });
+
+  it("exits 1 with one line on invalid configuration", async () => {
+    const result = await runToExit(MIGRATE, {
+      env: { ...process.env, PLAN_DATABASE_URL: "postgres://x" },
+      timeoutMs: 60_000,
+    });
+    expect(result.code).toBe(1);
+    expect(oneLine(result.stderr)).toEqual([
+      expect.stringMatching(/^migration failed: invalid configuration: PLAN_DATABASE_URL must be/),
+    ]);
+  });
+});
