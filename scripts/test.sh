@@ -4,11 +4,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# 1. Server binaries the integration tests start themselves (throwaway instances on free ports;
+# 1. Server binaries (and the image's runtime tools) the integration tests start themselves (throwaway instances on free ports;
 #    system services are never started or touched).
 missing=()
 command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || missing+=(mariadb-server)
 command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] || missing+=(redis-server)
+# The chart tests run the image's runtime tree: tini is its PID 1; pods get network namespaces (ip).
+[ -x /usr/bin/tini ] || missing+=(tini)
+command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || missing+=(iproute2)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "installing ${missing[*]}"

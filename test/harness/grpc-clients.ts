@@ -6,9 +6,9 @@ import { service as healthService } from "grpc-health-check";
 type AnyClient = Client & Record<string, (...args: unknown[]) => unknown>;
 
 /** A grpc.health.v1.Health client (enums as strings). */
-export function healthClient(port: number): AnyClient {
+export function healthClient(port: number, host = "127.0.0.1"): AnyClient {
   const Health = makeGenericClientConstructor(healthService, "Health");
-  return new Health(`127.0.0.1:${port}`, credentials.createInsecure()) as unknown as AnyClient;
+  return new Health(`${host}:${port}`, credentials.createInsecure()) as unknown as AnyClient;
 }
 
 /** Health Check of one service: "SERVING" or "NOT_SERVING". */

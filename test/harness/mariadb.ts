@@ -23,7 +23,9 @@ const MARIADBD = existsSync("/usr/sbin/mariadbd") ? "/usr/sbin/mariadbd" : "mari
  * Starts mariadbd on a free port with a temp datadir (copied from a cached template, ~0.1 s) and no
  * system config (--no-defaults), so nothing depends on a pre-started service.
  */
-export async function startMariaDb(): Promise<MariaDb> {
+export async function startMariaDb(options: { alsoListenOn?: string } = {}): Promise<MariaDb> {
+  // Tests connect as root over loopback; pods in network namespaces reach the extra address.
+  const bindAddress = ["127.0.0.1", ...(options.alsoListenOn ? [options.alsoListenOn] : [])].join(",");
   requireBinary("mariadbd", "mariadb-server");
   const dir = mkdtempSync(join(tmpdir(), "taskplans-mariadb-"));
   cpSync(templateDatadir(), join(dir, "data"), { recursive: true });
@@ -38,7 +40,7 @@ export async function startMariaDb(): Promise<MariaDb> {
         `--datadir=${join(dir, "data")}`,
         `--socket=${join(dir, "mysql.sock")}`,
         `--port=${port}`,
-        "--bind-address=127.0.0.1",
+        `--bind-address=${bindAddress}`,
         `--pid-file=${join(dir, "mysqld.pid")}`,
         `--log-error=${join(dir, "mysqld.err")}`,
         "--innodb-buffer-pool-size=64M",

@@ -19,19 +19,21 @@ export interface RedisNode {
 }
 
 /** Starts `count` independent redis-server processes. */
-export async function startRedisNodes(count: number): Promise<RedisNode[]> {
+export async function startRedisNodes(count: number, options: { host?: string } = {}): Promise<RedisNode[]> {
   requireBinary("redis-server", "redis-server");
-  return Promise.all(Array.from({ length: count }, () => startRedisNode()));
+  return Promise.all(Array.from({ length: count }, () => startRedisNode(options.host ?? null)));
 }
 
-async function startRedisNode(): Promise<RedisNode> {
+/** `host`: an extra listen address besides loopback (for pods in network namespaces); URLs use it. */
+async function startRedisNode(host: string | null): Promise<RedisNode> {
   const dir = mkdtempSync(join(tmpdir(), "taskplans-redis-"));
   const port = await freePort();
-  let child: ChildProcess = launch(port, dir);
+  const launch = () => launchRedis(port, dir, host);
+  let child: ChildProcess = launch();
   await waitUntilPinged(port, child);
   return {
     port,
-    url: `redis://127.0.0.1:${port}`,
+    url: `redis://${host ?? "127.0.0.1"}:${port}`,
     get pid() {
       return child.pid ?? -1;
     },
@@ -39,7 +41,7 @@ async function startRedisNode(): Promise<RedisNode> {
       await stopProcess(child, 0);
     },
     async restart() {
-      child = launch(port, dir);
+      child = launch();
       await waitUntilPinged(port, child);
     },
     async stop() {
@@ -49,23 +51,13 @@ async function startRedisNode(): Promise<RedisNode> {
   };
 }
 
-function launch(port: number, dir: string): ChildProcess {
+function launchRedis(port: number, dir: string, host: string | null): ChildProcess {
+  // Protected mode refuses non-loopback clients of a password-less server; the extra address is a
+  // test-only bridge no other machine reaches.
+  const reach = host ? ["--bind", "127.0.0.1", host, "--protected-mode", "no"] : ["--bind", "127.0.0.1"];
   return spawn(
     "redis-server",
-    [
-      "--port",
-      String(port),
-      "--bind",
-      "127.0.0.1",
-      "--save",
-      "",
-      "--appendonly",
-      "no",
-      "--dir",
-      dir,
-      "--daemonize",
-      "no",
-    ],
+    ["--port", String(port), ...reach, "--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no"],
     { stdio: "ignore" },
   );
 }

@@ -69,9 +69,9 @@ export interface Clients {
   close(): void;
 }
 
-/** Connects generated clients to 127.0.0.1:port; `token` is sent as a bearer token on every call. */
-export function connect(port: number, token?: string): Clients {
-  const address = `127.0.0.1:${port}`;
+/** Connects generated clients to host:port; `token` is sent as a bearer token on every call. */
+export function connect(port: number, token?: string, host = "127.0.0.1"): Clients {
+  const address = `${host}:${port}`;
   const planClient = new PlanServiceClient(address, credentials.createInsecure());
   const taskClient = new TaskServiceClient(address, credentials.createInsecure());
   return {

@@ -1,31 +1,13 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- rendered manifests are untyped JSON read field by field */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { homedir, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parse, parseAllDocuments } from "yaml";
+import { parse } from "yaml";
+import { CHART, helm, KUBE_VERSION, renderChart, ROOT } from "../harness/helm";
 
 // The chart is rendered by the real helm binary (npm test builds it with `go install` into a cache
 // outside the repository) and every rendered object is validated against the Kubernetes schemas.
-const ROOT = join(__dirname, "..", "..");
-const CHART = join(ROOT, "helm", "taskplans");
-const CACHE_BIN = join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "taskplans", "bin");
-const KUBE_VERSION = "1.33.0";
-
-function helmBinary(): string {
-  for (const dir of (process.env.PATH ?? "").split(":").concat(CACHE_BIN)) {
-    if (existsSync(join(dir, "helm"))) return join(dir, "helm");
-  }
-  throw new Error(
-    `helm not found on PATH or in ${CACHE_BIN}: run the README's test command (it installs helm)`,
-  );
-}
-
-function helm(...args: string[]): { status: number; stdout: string; stderr: string } {
-  const run = spawnSync(helmBinary(), args, { encoding: "utf8" });
-  return { status: run.status ?? -1, stdout: run.stdout, stderr: run.stderr };
-}
-
 interface K8sObject {
   apiVersion: string;
   kind: string;
@@ -35,14 +17,7 @@ interface K8sObject {
   stringData?: Record<string, string>;
 }
 
-function render(...args: string[]): K8sObject[] {
-  const out = helm("template", "rel", CHART, "--kube-version", KUBE_VERSION, ...args);
-  expect(out.stderr).toBe("");
-  expect(out.status).toBe(0);
-  return parseAllDocuments(out.stdout)
-    .map((d) => d.toJS() as K8sObject)
-    .filter(Boolean);
-}
+const render = (...args: string[]) => renderChart<K8sObject>(...args);
 
 function validate(objects: K8sObject[]): string {
   const dir = mkdtempSync(join(tmpdir(), "taskplans-manifests-"));
@@ -206,9 +181,8 @@ describe("Dockerfile", () => {
     expect(dockerfile).toMatch(/^CMD \["node", "dist\/src\/main.js"\]$/m);
     expect(dockerfile).toMatch(/^USER 10001:10001$/m);
     expect(dockerfile).toMatch(/npm prune --omit=dev/);
-    expect(existsSync(join(ROOT, "src", "main.ts")) && existsSync(join(ROOT, "src", "migrate.ts"))).toBe(
-      true,
-    );
+    const entryPoints = ["main.ts", "migrate.ts", "healthcheck.ts"].map((file) => join(ROOT, "src", file));
+    expect(entryPoints.every((file) => existsSync(file))).toBe(true);
     const build = JSON.parse(readFileSync(join(ROOT, "tsconfig.build.json"), "utf8"));
     expect(build.include).toContain("src/**/*.ts");
   });

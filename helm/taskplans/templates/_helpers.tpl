@@ -22,6 +22,16 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
 
+{{/* Labels of the chart's Job and test pods: deliberately not the selector labels, so neither the
+Services nor the PodDisruptionBudget ever pick them up as serving replicas. */}}
+{{- define "taskplans.auxiliaryLabels" -}}
+app.kubernetes.io/part-of: {{ include "taskplans.name" .root }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+{{- end -}}
+
 {{- define "taskplans.serviceAccountName" -}}
 {{- if .Values.serviceAccount.create -}}
 {{- default (include "taskplans.fullname" .) .Values.serviceAccount.name -}}

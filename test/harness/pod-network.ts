@@ -1,0 +1,90 @@
+import { spawnSync } from "node:child_process";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+/**
+ * A pod's network: its own network namespace with one address on a bridge shared by every pod of the
+ * test, as a cluster gives each pod its own IP. Ports the chart fixes (50051, 9464) then do not clash
+ * between replicas or with anything else on the machine.
+ */
+export interface Pod {
+  readonly name: string;
+  readonly address: string;
+  /** Prefix for a command run inside the namespace (`ip netns exec <ns>`). */
+  readonly exec: readonly string[];
+  /** Name -> address entries the pod resolves (its /etc/hosts, as cluster DNS would answer). */
+  setHosts(entries: Readonly<Record<string, string>>): void;
+}
+
+/** The bridge the pods hang off; servers the pods reach (MariaDB, Redis) bind to `hostAddress`. */
+export interface PodNetwork {
+  readonly hostAddress: string;
+  addPod(): Pod;
+  /** Deletes every namespace, link and hosts file this network created, nothing else. */
+  close(): void;
+}
+
+function ip(...args: string[]): void {
+  const run = spawnSync("ip", args, { encoding: "utf8" });
+  if (run.status !== 0) {
+    throw new Error(
+      `'ip ${args.join(" ")}' failed: ${run.stderr.trim() || run.error?.message}. ` +
+        "These tests need root and network namespaces (iproute2); they are never skipped.",
+    );
+  }
+}
+
+/** Creates a bridge on a random 10.x.y.0/24 subnet not routed on this machine. */
+export function createPodNetwork(): PodNetwork {
+  const tag = `${process.pid % 100_000}${Math.floor(Math.random() * 100)}`;
+  const routes = spawnSync("ip", ["-4", "route"], { encoding: "utf8" }).stdout ?? "";
+  let subnet = "";
+  do subnet = `10.${100 + Math.floor(Math.random() * 150)}.${Math.floor(Math.random() * 256)}`;
+  while (routes.includes(`${subnet}.`));
+  const bridge = `tpb${tag}`;
+  ip("link", "add", bridge, "type", "bridge");
+  const namespaces: string[] = [];
+  try {
+    ip("addr", "add", `${subnet}.1/24`, "dev", bridge);
+    ip("link", "set", bridge, "up");
+  } catch (error) {
+    spawnSync("ip", ["link", "del", bridge]);
+    throw error;
+  }
+  return {
+    hostAddress: `${subnet}.1`,
+    addPod() {
+      const index = namespaces.length + 2;
+      const ns = `tpn${tag}-${index}`;
+      const [outside, inside] = [`tpv${tag}h${index}`, `tpv${tag}p${index}`];
+      ip("netns", "add", ns);
+      namespaces.push(ns);
+      ip("link", "add", outside, "type", "veth", "peer", "name", inside);
+      ip("link", "set", inside, "netns", ns);
+      ip("link", "set", outside, "master", bridge);
+      ip("link", "set", outside, "up");
+      ip("-n", ns, "addr", "add", `${subnet}.${index}/24`, "dev", inside);
+      ip("-n", ns, "link", "set", inside, "up");
+      ip("-n", ns, "link", "set", "lo", "up");
+      return {
+        name: ns,
+        address: `${subnet}.${index}`,
+        exec: ["ip", "netns", "exec", ns],
+        setHosts(entries) {
+          // `ip netns exec` bind-mounts /etc/netns/<ns>/hosts over /etc/hosts for the command.
+          const dir = join("/etc/netns", ns);
+          mkdirSync(dir, { recursive: true });
+          const lines = Object.entries(entries).map(([name, address]) => `${address}\t${name}`);
+          writeFileSync(join(dir, "hosts"), ["127.0.0.1\tlocalhost", ...lines, ""].join("\n"));
+        },
+      };
+    },
+    close() {
+      for (const ns of namespaces) {
+        spawnSync("ip", ["netns", "del", ns]); // its veth end goes with it, and so does the pair
+        rmSync(join("/etc/netns", ns), { recursive: true, force: true });
+      }
+      spawnSync("ip", ["link", "del", bridge]);
+    },
+  };
+}
