@@ -92,6 +92,8 @@ export class RedlockTaskLock implements TaskLock {
         enableOfflineQueue: false,
         maxRetriesPerRequest: 1,
         connectTimeout: 2_000,
+        // On close, a socket that died with its node never reports closing; don't wait 2 s for it.
+        disconnectTimeout: 200,
         retryStrategy: (times) => Math.min(times * 100, 1_000),
       });
       let down = false;
@@ -138,15 +140,10 @@ export class RedlockTaskLock implements TaskLock {
   async close(): Promise<void> {
     await Promise.all([...this.holds].map(([taskId, hold]) => this.drop(taskId, hold)));
     // Close gracefully: QUIT is answered after every command queued before it, including the
-    // resubscribe ioredis sends by itself after a reconnect with no handler attached (which an abrupt
-    // disconnect() would reject). Capped at 1 s for a node that is down.
-    await Promise.all(
-      this.subscribers.map(async (subscriber) => {
-        await Promise.race([subscriber.quit().catch(() => undefined), sleep(1_000)]);
-        subscriber.disconnect();
-      }),
-    );
-    await this.redlock.quit().catch(() => undefined);
+    // resubscribe ioredis sends by itself after a reconnect. Then disconnect, which also stops a
+    // client that is reconnecting: its QUIT is refused (no offline queue), and Redlock.quit() would
+    // leave it retrying forever.
+    await Promise.all([...this.subscribers, ...this.clients].map((client) => quitWithin(client, 1_000)));
   }
 
   // Uses the lease this process holds for the task while it may take another write; otherwise
@@ -195,7 +192,7 @@ export class RedlockTaskLock implements TaskLock {
   private async acquire(taskId: string, deadline: number, previous: Hold | undefined): Promise<Hold> {
     // A spent or lost lease still in use: wait for its release (within the deadline; the attempt
     // below then fails fast if it is still held).
-    if (previous) await Promise.race([previous.dropped, sleep(deadline - Date.now())]);
+    if (previous) await settledWithin(previous.dropped, deadline - Date.now());
     const yieldUntil = this.yieldUntil.get(taskId);
     if (yieldUntil !== undefined) {
       this.yieldUntil.delete(taskId);
@@ -217,7 +214,7 @@ export class RedlockTaskLock implements TaskLock {
         this.announce(this.keys.waiting(), `${this.instanceId} ${taskId}`); // the holder hands on after its batch
         // Wait for the holder's release announcement; the retry delay only covers a lost one or an expiry.
         const delay = this.settings.retryDelayMs * (1 + Math.random());
-        await Promise.race([released.announced, sleep(Math.min(delay, waitLeft))]);
+        await settledWithin(released.announced, Math.min(delay, waitLeft));
       } finally {
         released.stop();
       }
@@ -336,6 +333,24 @@ export class RedlockTaskLock implements TaskLock {
   private announce(channel: string, taskId: string): void {
     for (const client of this.clients) client.publish(channel, taskId).catch(() => undefined);
   }
+}
+
+// Waits for `promise` (its outcome ignored) or `ms`, whichever comes first. Unlike a race with
+// sleep(), the timer is cleared when the promise wins, so nothing outlives the wait (lingering timers
+// of up to PLAN_LOCK_WAIT_MS kept processes, Jest workers among them, from exiting).
+async function settledWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, ms))));
+  await Promise.race([promise.then(noop, noop), timeout]);
+  clearTimeout(timer);
+}
+
+const noop = () => undefined;
+
+// QUIT, then disconnect; at most `ms` for a node that never answers.
+async function quitWithin(client: Redis, ms: number): Promise<void> {
+  await settledWithin(client.quit(), ms);
+  client.disconnect();
 }
 
 // Resolves true once a majority of the clients is ready, false after `ms`.
