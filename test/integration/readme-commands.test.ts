@@ -1,0 +1,113 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { cpSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createDatabase, type MariaDb, startMariaDb } from "../harness/mariadb";
+import { createPodNetwork, type Pod, type PodNetwork } from "../harness/pod-network";
+import { runToExit, waitFor } from "../harness/processes";
+
+// The README's commands, run exactly as written: `npm start` (the embedded default on its default
+// address, 127.0.0.1:50051) and `npm run migrate`. Each runs in a copy of the source tree, so its
+// build does not rewrite the dist/ other suites use, and in its own network namespace, so the
+// default port is free whatever else this machine runs.
+const ROOT = join(__dirname, "..", "..");
+const README = readFileSync(join(ROOT, "README.md"), "utf8");
+
+let network: PodNetwork;
+let mariadb: MariaDb;
+let checkout: string;
+
+beforeAll(async () => {
+  network = createPodNetwork();
+  mariadb = await startMariaDb({ alsoListenOn: network.hostAddress });
+  checkout = mkdtempSync(join(tmpdir(), "taskplans-checkout-"));
+  for (const entry of [
+    "package.json",
+    "package-lock.json",
+    "tsconfig.json",
+    "tsconfig.build.json",
+    "src",
+    "generated",
+    "proto",
+  ]) {
+    cpSync(join(ROOT, entry), join(checkout, entry), { recursive: true });
+  }
+  symlinkSync(join(ROOT, "node_modules"), join(checkout, "node_modules"));
+}, 120_000);
+
+afterAll(async () => {
+  await mariadb?.stop();
+  network?.close();
+  rmSync(checkout, { recursive: true, force: true });
+});
+
+const inPod = (pod: Pod, argv: string[]) => [...pod.exec, ...argv];
+
+/** Runs the product's health check inside the pod (where 127.0.0.1 is the pod's loopback). */
+const healthInPod = (pod: Pod, target: string) =>
+  runToExit(inPod(pod, ["node", join(ROOT, "dist", "src", "healthcheck.js"), target]), { timeoutMs: 20_000 });
+
+describe("the README's commands, exactly as written", () => {
+  it("shows both newcomer commands near the top", () => {
+    const top = README.slice(0, README.indexOf("## "));
+    expect(top).toContain("npm ci && npm start");
+    expect(top).toMatch(/^npm test /m);
+  });
+
+  it("`npm start` builds and serves the embedded default on 127.0.0.1:50051, and stops on SIGTERM", async () => {
+    const pod = network.addPod();
+    const log = join(checkout, "npm-start.log");
+    // Its own process group, so the SIGTERM reaches npm, its shell and node (all started here).
+    const child: ChildProcess = spawn(pod.exec[0] ?? "ip", [...pod.exec.slice(1), "npm", "start"], {
+      cwd: checkout,
+      env: { ...process.env, PLAN_LOG_LEVEL: "info" },
+      stdio: ["ignore", openSync(log, "a"), openSync(log, "a")],
+      detached: true,
+    });
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    try {
+      await waitFor(
+        "npm start",
+        async () => {
+          if (child.exitCode !== null) throw new Error(`npm start exited: ${readFileSync(log, "utf8")}`);
+          return (await healthInPod(pod, "127.0.0.1:50051")).code === 0;
+        },
+        120_000,
+      );
+      const probe = await healthInPod(pod, "127.0.0.1:50051");
+      expect(probe.stdout).toMatch(
+        /^ok: 127\.0\.0\.1:50051: taskplans\.v1\.PlanService SERVING; a plan read answered NOT_FOUND/,
+      );
+      expect(existsSync(join(checkout, "var", "plans.sqlite"))).toBe(true); // the embedded database file
+      expect(readFileSync(log, "utf8")).toContain('"database":"sqlite","lock":"in-process"');
+    } finally {
+      if (child.pid && child.exitCode === null) process.kill(-child.pid, "SIGTERM");
+    }
+    await exited;
+    // npm exits at once; node drains, logs "stopped" and exits: wait until the group is gone.
+    const groupGone = async () => {
+      try {
+        process.kill(-(child.pid ?? 0), 0);
+        return false;
+      } catch {
+        return true;
+      }
+    };
+    await waitFor("npm start's processes to exit", groupGone, 15_000);
+    expect(readFileSync(log, "utf8")).toContain('"msg":"stopped"');
+  });
+
+  it("`npm run migrate` migrates the database PLAN_DATABASE_URL names, then exits 0", async () => {
+    const database = `readme_${Date.now()}`;
+    await createDatabase(mariadb.port, database);
+    const result = await runToExit(["npm", "run", "migrate"], {
+      cwd: checkout,
+      env: { ...process.env, PLAN_DATABASE_URL: `mysql://root@127.0.0.1:${mariadb.port}/${database}` },
+      timeoutMs: 120_000,
+    });
+    expect([result.code, result.stderr]).toEqual([0, expect.not.stringContaining("failed")]);
+    expect(result.stdout).toContain(
+      "migrations applied: InitialSchema1764400000000, WriteRequests1764500000000",
+    );
+  });
+});
