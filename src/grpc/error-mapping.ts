@@ -1,41 +1,45 @@
 import { type Metadata, status } from "@grpc/grpc-js";
 import { AuthenticationError, type AuthenticationReason } from "../auth/authentication-error";
-import { PlanError, type Reason } from "../plans/errors";
+import { type FieldViolation, PlanError, type Reason } from "../plans/errors";
 import { BadRequest } from "../../generated/ts/google/rpc/error_details";
+import { RequestError, type RequestReason } from "./request-error";
 import { ERROR_DOMAIN, statusDetailsMetadata } from "./status-details";
 
 /** The one table from domain reasons to gRPC codes (DESIGN.md "Errors on the wire"). */
-export const CODE_OF_REASON: Readonly<Record<Reason | AuthenticationReason, status>> = Object.freeze({
-  INVALID_FIELD: status.INVALID_ARGUMENT,
-  INVALID_WRITE_MODE: status.INVALID_ARGUMENT,
-  CONTENT_REQUIRED: status.INVALID_ARGUMENT,
-  FRAGMENT_BLANK: status.INVALID_ARGUMENT,
-  VERSION_REQUIRED: status.INVALID_ARGUMENT,
-  REDUCTION_ACK_NOT_APPLICABLE: status.INVALID_ARGUMENT,
-  TASK_NOT_REACHABLE: status.PERMISSION_DENIED,
-  TOKEN_MISSING: status.UNAUTHENTICATED,
-  TOKEN_INVALID: status.UNAUTHENTICATED,
-  TOKEN_EXPIRED: status.UNAUTHENTICATED,
-  TASK_NOT_FOUND: status.NOT_FOUND,
-  PLAN_NOT_FOUND: status.NOT_FOUND,
-  REVISION_NOT_FOUND: status.NOT_FOUND,
-  TASK_EXISTS: status.ALREADY_EXISTS,
-  PLAN_EXISTS: status.ALREADY_EXISTS,
-  VERSION_MISMATCH: status.ABORTED,
-  WRITE_CONFLICT: status.ABORTED,
-  PLAN_TOO_LARGE: status.FAILED_PRECONDITION,
-  REDUCTION_NOT_ACKNOWLEDGED: status.FAILED_PRECONDITION,
-  PLAN_READ_FAILED: status.UNAVAILABLE,
-  STORAGE_UNAVAILABLE: status.UNAVAILABLE,
-  LOCK_UNAVAILABLE: status.UNAVAILABLE,
-  EDIT_TEXT_REQUIRED: status.INVALID_ARGUMENT,
-  EDIT_TEXT_NOT_FOUND: status.FAILED_PRECONDITION,
-  EDIT_TEXT_NOT_UNIQUE: status.FAILED_PRECONDITION,
-  REVISION_VERSION_REQUIRED: status.INVALID_ARGUMENT,
-  REVISION_CHANGED: status.ABORTED,
-  OFFSET_OUT_OF_RANGE: status.OUT_OF_RANGE,
-  REQUEST_ID_REUSED: status.INVALID_ARGUMENT,
-});
+export const CODE_OF_REASON: Readonly<Record<Reason | AuthenticationReason | RequestReason, status>> =
+  Object.freeze({
+    MALFORMED_REQUEST: status.INVALID_ARGUMENT,
+    INVALID_UTF8: status.INVALID_ARGUMENT,
+    INVALID_FIELD: status.INVALID_ARGUMENT,
+    INVALID_WRITE_MODE: status.INVALID_ARGUMENT,
+    CONTENT_REQUIRED: status.INVALID_ARGUMENT,
+    FRAGMENT_BLANK: status.INVALID_ARGUMENT,
+    VERSION_REQUIRED: status.INVALID_ARGUMENT,
+    REDUCTION_ACK_NOT_APPLICABLE: status.INVALID_ARGUMENT,
+    TASK_NOT_REACHABLE: status.PERMISSION_DENIED,
+    TOKEN_MISSING: status.UNAUTHENTICATED,
+    TOKEN_INVALID: status.UNAUTHENTICATED,
+    TOKEN_EXPIRED: status.UNAUTHENTICATED,
+    TASK_NOT_FOUND: status.NOT_FOUND,
+    PLAN_NOT_FOUND: status.NOT_FOUND,
+    REVISION_NOT_FOUND: status.NOT_FOUND,
+    TASK_EXISTS: status.ALREADY_EXISTS,
+    PLAN_EXISTS: status.ALREADY_EXISTS,
+    VERSION_MISMATCH: status.ABORTED,
+    WRITE_CONFLICT: status.ABORTED,
+    PLAN_TOO_LARGE: status.FAILED_PRECONDITION,
+    REDUCTION_NOT_ACKNOWLEDGED: status.FAILED_PRECONDITION,
+    PLAN_READ_FAILED: status.UNAVAILABLE,
+    STORAGE_UNAVAILABLE: status.UNAVAILABLE,
+    LOCK_UNAVAILABLE: status.UNAVAILABLE,
+    EDIT_TEXT_REQUIRED: status.INVALID_ARGUMENT,
+    EDIT_TEXT_NOT_FOUND: status.FAILED_PRECONDITION,
+    EDIT_TEXT_NOT_UNIQUE: status.FAILED_PRECONDITION,
+    REVISION_VERSION_REQUIRED: status.INVALID_ARGUMENT,
+    REVISION_CHANGED: status.ABORTED,
+    OFFSET_OUT_OF_RANGE: status.OUT_OF_RANGE,
+    REQUEST_ID_REUSED: status.INVALID_ARGUMENT,
+  });
 
 /** What a failed call sends: code, message and the grpc-status-details-bin trailer. */
 export interface WireError {
@@ -59,14 +63,19 @@ export function toWireError(error: unknown, requestId: string): WireError {
       error.message,
       error.reason,
       { ...error.metadata, request_id: requestId },
-      error,
+      error.fieldViolations,
     );
   }
+  if (error instanceof RequestError) {
+    const violations = error.field ? [{ field: error.field, description: error.detail }] : [];
+    const metadata = { ...(error.field ? { field: error.field } : {}), request_id: requestId };
+    return wire(CODE_OF_REASON[error.reason], error.message, error.reason, metadata, violations);
+  }
   if (error instanceof AuthenticationError) {
-    return wire(CODE_OF_REASON[error.reason], error.message, error.reason, { request_id: requestId }, null);
+    return wire(CODE_OF_REASON[error.reason], error.message, error.reason, { request_id: requestId }, []);
   }
   return {
-    ...wire(status.INTERNAL, "internal error", "INTERNAL", { request_id: requestId }, null),
+    ...wire(status.INTERNAL, "internal error", "INTERNAL", { request_id: requestId }, []),
     internal: true,
   };
 }
@@ -76,9 +85,8 @@ function wire(
   message: string,
   reason: string,
   metadata: Record<string, string>,
-  planError: PlanError | null,
+  fieldViolations: readonly FieldViolation[],
 ): WireError {
-  const fieldViolations = planError?.fieldViolations ?? [];
   return {
     code,
     details: message,

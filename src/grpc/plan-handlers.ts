@@ -10,10 +10,15 @@ import {
   encodeRevision,
   encodeWriteResult,
 } from "./encode";
+import type { RawServer } from "./received-request";
 import { unary, type UnaryDeps } from "./unary";
 
 /** PlanService handlers: decode -> service -> encode. */
-export function planHandlers(service: PlanService, queries: PlanQueries, deps: UnaryDeps): PlanServiceServer {
+export function planHandlers(
+  service: PlanService,
+  queries: PlanQueries,
+  deps: UnaryDeps,
+): RawServer<PlanServiceServer> {
   return {
     getPlan: unary("GetPlan", deps, async (request, { caller }) => {
       const { plan, range } = await queries.getPlan(caller, {

@@ -1,13 +1,10 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { fromBinary, toBinary } from "@bufbuild/protobuf";
-import { FileDescriptorProtoSchema, FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
-import { dirname, join } from "node:path";
 import { Server, ServerCredentials } from "@grpc/grpc-js";
-import type { PackageDefinition } from "@grpc/proto-loader";
 import { ReflectionService } from "@grpc/reflection";
 import type { HealthImplementation } from "grpc-health-check";
 import { PlanServiceService, type PlanServiceServer } from "../../generated/ts/taskplans/v1/plan_service";
 import { TaskServiceService, type TaskServiceServer } from "../../generated/ts/taskplans/v1/task";
+import { reflectionPackage, serviceSchema } from "./descriptors";
+import { receivingRaw, type RawServer } from "./received-request";
 
 /** Services whose health is reported (plus "" for the whole server). */
 export const SERVICE_NAMES = ["", "taskplans.v1.PlanService", "taskplans.v1.TaskService"] as const;
@@ -17,7 +14,7 @@ const MAX_MESSAGE_BYTES = 1024 * 1024;
 
 /** A gRPC server with our services, grpc.health.v1 and server reflection (for grpcurl and ghz). */
 export function buildGrpcServer(
-  services: { plans: PlanServiceServer; tasks: TaskServiceServer },
+  services: { plans: RawServer<PlanServiceServer>; tasks: RawServer<TaskServiceServer> },
   health: HealthImplementation,
   connections: { maxConnectionAgeMs: number; maxConnectionAgeGraceMs: number; keepaliveTimeMs: number },
 ): Server {
@@ -34,10 +31,17 @@ export function buildGrpcServer(
     "grpc.keepalive_timeout_ms": 20_000,
     "grpc.http2.min_ping_interval_without_data_ms": 10_000,
   });
-  server.addService(PlanServiceService, services.plans);
-  server.addService(TaskServiceService, services.tasks);
+  // Handlers receive the raw bytes and decode them inside their own error handling (see unary.ts).
+  server.addService(
+    receivingRaw(PlanServiceService, serviceSchema("taskplans.v1.PlanService")),
+    services.plans,
+  );
+  server.addService(
+    receivingRaw(TaskServiceService, serviceSchema("taskplans.v1.TaskService")),
+    services.tasks,
+  );
   health.addToServer(server);
-  new ReflectionService(reflectionDescriptors()).addToServer(server);
+  new ReflectionService(reflectionPackage()).addToServer(server);
   return server;
 }
 
@@ -53,31 +57,4 @@ export function bind(server: Server, address: string): Promise<number> {
       error ? reject(error) : resolve(port),
     );
   });
-}
-
-// Reflection needs file descriptors, which ts-proto output lacks. `npm run generate` writes
-// descriptor sets with buf (imports included): the contract, grpc.health.v1, and google.rpc (so
-// grpcurl can show ErrorInfo details). A proto-loader package definition would leave well-known
-// types unresolvable (grpc/grpc-node#2958) and gives health an invalid map entry.
-function reflectionDescriptors(): PackageDefinition {
-  const dir = descriptorDir();
-  const files = new Map<string, Buffer>();
-  for (const name of readdirSync(dir)
-    .filter((f) => f.endsWith(".binpb"))
-    .sort()) {
-    for (const file of fromBinary(FileDescriptorSetSchema, readFileSync(join(dir, name))).file) {
-      files.set(file.name ?? name, Buffer.from(toBinary(FileDescriptorProtoSchema, file)));
-    }
-  }
-  return {
-    "taskplans.descriptors": { fileDescriptorProtos: [...files.values()] },
-  } as unknown as PackageDefinition;
-}
-
-function descriptorDir(): string {
-  for (let dir = __dirname; dir !== dirname(dir); dir = dirname(dir)) {
-    const candidate = join(dir, "generated", "descriptors");
-    if (existsSync(join(candidate, "taskplans.binpb"))) return candidate;
-  }
-  throw new Error("generated/descriptors not found next to the service (npm run generate)");
 }

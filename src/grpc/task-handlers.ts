@@ -1,10 +1,11 @@
 import type { TaskServiceServer } from "../../generated/ts/taskplans/v1/task";
 import type { TaskService } from "../plans/task-service";
 import { encodeTask } from "./encode";
+import type { RawServer } from "./received-request";
 import { unary, type UnaryDeps } from "./unary";
 
 /** TaskService handlers: decode -> service -> encode. */
-export function taskHandlers(service: TaskService, deps: UnaryDeps): TaskServiceServer {
+export function taskHandlers(service: TaskService, deps: UnaryDeps): RawServer<TaskServiceServer> {
   return {
     createTask: unary("CreateTask", deps, async (request, { caller }) => ({
       task: encodeTask(

@@ -5,6 +5,7 @@ import type { Caller } from "../auth/caller";
 import type { PlanMetrics } from "../observability/metrics";
 import { withCallDeadline } from "../plans/call-deadline";
 import { toWireError } from "./error-mapping";
+import type { ReceivedRequest } from "./received-request";
 
 /** Per-call facts a handler receives. */
 export interface CallContext {
@@ -24,31 +25,39 @@ export interface UnaryDeps {
   readonly slowCallMs: number;
 }
 
-const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+// Request ids and task ids are 1-128 printable ASCII characters; nothing else from a request is
+// logged, so an unauthenticated call costs at most one short log line (never its field contents).
+const PRINTABLE_ID = /^[\x21-\x7e]{1,128}$/;
 
 /**
- * Wraps a handler: request id (from x-request-id or generated, echoed in response metadata),
- * caller, one structured log line per call (never plan content), and error mapping. Handlers only
- * translate; they never choose a status code.
+ * Wraps a handler: request id (from x-request-id or generated, echoed in response metadata), request
+ * decoding (wire check first: MALFORMED_REQUEST, INVALID_UTF8), caller, one structured log line per
+ * call (never plan content, ids only when well-formed), and error mapping. Handlers only translate;
+ * they never choose a status code.
  */
 export function unary<Req extends object, Res>(
   method: string,
   deps: UnaryDeps,
   handler: (request: Req, context: CallContext) => Promise<Res>,
-): handleUnaryCall<Req, Res> {
+): handleUnaryCall<ReceivedRequest<Req>, Res> {
   return (call, callback) => {
     const given = call.metadata.get("x-request-id")[0];
-    const requestId = typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
+    const requestId = typeof given === "string" && PRINTABLE_ID.test(given) ? given : randomUUID();
     const echoed = new Metadata();
     echoed.set("x-request-id", requestId);
     call.sendMetadata(echoed);
     const started = performance.now();
-    const taskId = "taskId" in call.request ? String(call.request.taskId) : undefined;
-    const log = { method, requestId, taskId };
+    const log: { method: string; requestId: string; taskId?: string } = { method, requestId };
     const deadline = Number(call.getDeadline()); // Infinity when the client set none
-    deps
-      .authenticate(call.metadata)
-      .then((caller) => withCallDeadline(deadline, () => handler(call.request, { caller, requestId })))
+    Promise.resolve()
+      .then(() => {
+        const request = call.request.decode();
+        const taskId = "taskId" in request ? request.taskId : undefined;
+        if (typeof taskId === "string" && PRINTABLE_ID.test(taskId)) log.taskId = taskId;
+        return deps
+          .authenticate(call.metadata)
+          .then((caller) => withCallDeadline(deadline, () => handler(request, { caller, requestId })));
+      })
       .then(
         (response) => {
           const ms = performance.now() - started;

@@ -41,7 +41,7 @@ describe("the README's API tables", () => {
     const rows = section("| code ", "## For agents").slice(2);
     const documented = rows.flatMap((row) => {
       const [, code = "", reasons = ""] = row.split("|").map((cell) => cell.trim());
-      return [...reasons.matchAll(/`([A-Z][A-Z_]+)`/g)].map(([, reason]) => `${reason} -> ${code}`);
+      return [...reasons.matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map(([, reason]) => `${reason} -> ${code}`);
     });
     const catalogue = Object.entries(CODE_OF_REASON).map(([reason, code]) => `${reason} -> ${status[code]}`);
     expect(documented.sort()).toEqual([...catalogue, "INTERNAL -> INTERNAL"].sort());
