@@ -17,13 +17,22 @@ export function requireId(field: string, value: string): string {
   return value;
 }
 
-/** Checks an optional title: at most 1,000 code points, no line breaks. */
+// Control characters (Cc: C0, DEL, C1 including U+0085) and the line and paragraph separators
+// (U+2028, U+2029): a title is one line of text shown in lists, logs and terminals.
+const NOT_IN_TITLES = /[\p{Cc}\p{Zl}\p{Zp}]/u;
+
+/** Checks an optional title: at most 1,000 code points, one line, no control characters. */
 export function checkTitle(field: string, title: string | undefined): string | undefined {
   if (title === undefined) return undefined;
   if (codePointLength(title) > limits.maxTitleChars) {
     throw planErrors.invalidField(field, `must be at most ${limits.maxTitleChars} characters`);
   }
-  if (/[\r\n]/.test(title)) throw planErrors.invalidField(field, "must be a single line");
+  if (NOT_IN_TITLES.test(title)) {
+    throw planErrors.invalidField(
+      field,
+      "must be a single line without control characters or line and paragraph separators",
+    );
+  }
   return title;
 }
 

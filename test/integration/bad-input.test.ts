@@ -150,6 +150,21 @@ describe.each(DIALECTS)("bad input gets its documented error and changes nothing
     );
   });
 
+  it("titles with control characters or separators (NUL, ESC, U+0085, U+2028): INVALID_FIELD, nothing stored", async () => {
+    for (const title of ["a\0b", "a\x1b[31mb", "a\u0085b", "a\u2028b", "a\u2029b"]) {
+      await expectRejected(
+        () => app.plans.savePlan({ taskId, content: "x", title }),
+        3,
+        "INVALID_FIELD",
+        "title",
+      );
+      const created = randomId("task");
+      const failure = await rpcError(app.tasks.createTask({ taskId: created, workspaceId: "ws-1", title }));
+      expect([failure.code, failure.reason]).toEqual([3, "INVALID_FIELD"]);
+      expect((await rpcError(app.tasks.getTask({ taskId: created }))).reason).toBe("TASK_NOT_FOUND");
+    }
+  });
+
   it("the request id from x-request-id metadata comes back in the error details", async () => {
     const metadata = new Metadata();
     metadata.set("x-request-id", "trace-123");

@@ -29,6 +29,23 @@ describe("titles", () => {
     expect(reasonOf(() => checkTitle("title", "a".repeat(1001)))).toBe("INVALID_FIELD:title");
     expect(reasonOf(() => checkTitle("title", "a\nb"))).toBe("INVALID_FIELD:title");
   });
+
+  it("rejects every control character and the line and paragraph separators, and nothing printable", () => {
+    const rejected = ["\0", "\t", "\r", "\x1b", "\x7f", "\u0085", "\u009f", "\u2028", "\u2029"];
+    for (const char of rejected) {
+      expect([char, reasonOf(() => checkTitle("title", `a${char}b`))]).toEqual([char, "INVALID_FIELD:title"]);
+    }
+    const accepted = [
+      "Plan: ship it",
+      "Étape 2 — fin",
+      "計画",
+      "a\u00a0b",
+      "a\u3000b",
+      "emoji 😀",
+      "zero\u200bwidth",
+    ];
+    for (const title of accepted) expect(checkTitle("title", title)).toBe(title);
+  });
 });
 
 describe("size limit (262,144 UTF-8 bytes)", () => {
