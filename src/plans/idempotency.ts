@@ -1,30 +1,47 @@
 import { createHash } from "node:crypto";
+import type { Caller } from "../auth/caller";
+import type { Author } from "./author";
 import { requireId } from "./validate";
 
 /** How long a request id is remembered per task. */
 export const REQUEST_ID_RETENTION_MS = 24 * 60 * 60 * 1000;
 
-/** A write's request id and the fingerprint of its payload. */
+/** A write's request id, the key it is remembered under, and the fingerprint of its payload. */
 export interface RequestKey {
+  /** The request_id as the caller sent it (for messages). */
   readonly id: string;
+  /** What the id is stored under: scoped to the caller, so two callers never share an id. */
+  readonly storedId: string;
   readonly fingerprint: string;
 }
 
 /**
- * The key of an agent write that carries a request_id (undefined without one). The fingerprint is
- * a SHA-256 over the RPC name and every field that shapes the write, so a reuse of the id with
- * another payload is detected.
+ * Whose request ids a write's id belongs to: the token subject with auth on; without auth (request
+ * authors are trusted) the author the write is attributed to.
+ */
+export function requestIdOwner(caller: Caller, author: Author): string {
+  return caller.authenticated && caller.subject
+    ? `subject:${caller.subject}`
+    : `author:${author.kind}:${author.name}`;
+}
+
+const sha256 = (value: unknown) => createHash("sha256").update(JSON.stringify(value)).digest("hex");
+
+/**
+ * The key of an agent write that carries a request_id (undefined without one). The id is scoped to
+ * `owner` (requestIdOwner): another caller's write with the same id is a different request. The
+ * fingerprint is a SHA-256 over the RPC name and every field that shapes the write, so a reuse of
+ * the id with another payload is detected.
  */
 export function requestKey(
   requestId: string | undefined,
+  owner: string,
   method: string,
   payload: Record<string, unknown>,
 ): RequestKey | undefined {
   if (requestId === undefined) return undefined;
-  const fingerprint = createHash("sha256")
-    .update(JSON.stringify([method, payload]))
-    .digest("hex");
-  return { id: requireId("request_id", requestId), fingerprint };
+  const id = requireId("request_id", requestId);
+  return { id, storedId: sha256([owner, id]), fingerprint: sha256([method, payload]) };
 }
 
 /** Serializes a write result for replay; Date values are tagged so that only they come back as Dates. */

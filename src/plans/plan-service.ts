@@ -6,7 +6,7 @@ import { type ContentWrite, decideContentWrite } from "./content-write";
 import { PlanError, planErrors } from "./errors";
 import { type PlanSummary, summarize } from "./events";
 import { translated } from "./failures";
-import { requestKey } from "./idempotency";
+import { requestIdOwner, requestKey } from "./idempotency";
 import { decideDelete, decideRestore, decideRevert } from "./history-write";
 import { reachableTask } from "./reach";
 import { isBlank, utf8Length } from "./text";
@@ -103,7 +103,8 @@ export class PlanService {
       await this.reach(caller, requireId("task_id", request.taskId));
       if (request.oldText === "") throw planErrors.editTextRequired();
       const { requestId, taskId: _taskId, ...payload } = request;
-      const key = requestKey(requestId, "EditPlan", payload);
+      const author = resolveAuthor(caller, request.author, "agent");
+      const key = requestKey(requestId, requestIdOwner(caller, author), "EditPlan", payload);
       const write: ContentWrite = {
         path: "agent-edit",
         mode: "edit",
@@ -112,7 +113,7 @@ export class PlanService {
         content: request.newText,
         expectedVersion: request.expectedVersion,
         acknowledgeReduction: request.acknowledgeReduction,
-        author: resolveAuthor(caller, request.author, "agent"),
+        author,
       };
       return this.writes.run(
         request.taskId,
@@ -141,7 +142,7 @@ export class PlanService {
       requireId("revision_id", request.revisionId);
       const author = resolveAuthor(caller, request.author, "agent");
       const { requestId, taskId: _taskId, ...payload } = request;
-      const key = requestKey(requestId, "RestorePlanRevision", payload);
+      const key = requestKey(requestId, requestIdOwner(caller, author), "RestorePlanRevision", payload);
       return this.writes.run<RestoreResult>(
         request.taskId,
         async (state, env, tx) => {
@@ -242,8 +243,9 @@ export class PlanService {
     method?: "CreatePlan" | "UpdatePlan",
   ): Promise<WriteResult> {
     await this.reach(caller, request.taskId);
+    const author = resolveAuthor(caller, request.author, how.authorKind);
     const key = method
-      ? requestKey(request.requestId, method, {
+      ? requestKey(request.requestId, requestIdOwner(caller, author), method, {
           title: request.title,
           content: request.content,
           mode: how.mode,
@@ -253,7 +255,6 @@ export class PlanService {
         })
       : undefined;
     const title = checkTitle("title", request.title);
-    const author = resolveAuthor(caller, request.author, how.authorKind);
     if (how.path !== "editor-save") {
       if (request.content === "") throw planErrors.contentRequired();
       if (how.mode === "append" && isBlank(request.content)) throw planErrors.fragmentBlank();

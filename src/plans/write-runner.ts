@@ -73,7 +73,7 @@ export class WriteRunner {
           const { request } = options;
           if (request) {
             // A retry of a remembered request returns the original result and writes nothing.
-            const prior = await tx.findRequest(taskId, request.id);
+            const prior = await tx.findRequest(taskId, request.storedId);
             if (prior && prior.fingerprint !== request.fingerprint)
               throw planErrors.requestIdReused(request.id);
             if (prior)
@@ -91,7 +91,7 @@ export class WriteRunner {
             await tx.rememberRequest(
               {
                 taskId,
-                requestId: request.id,
+                requestId: request.storedId,
                 fingerprint: request.fingerprint,
                 result: encodeReplay(decided.result),
                 createdAt: env.now,

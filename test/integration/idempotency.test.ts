@@ -1,3 +1,4 @@
+import { SignJWT } from "jose";
 import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
 import { planState } from "../harness/plan-state";
 import { rpcError } from "../harness/rpc";
@@ -137,5 +138,58 @@ describe.each(DIALECTS)("idempotent agent writes with request_id on %s", (dialec
       await other.stop();
     }
     expect((await app.plans.getPlan({ taskId })).plan?.content).toBe("base\n\nonce");
+  });
+});
+
+describe.each(DIALECTS)("request ids belong to their caller, on %s", (dialect) => {
+  const SECRET = "idempotency-secret-0123456789-0123456789";
+  const token = (subject: string) =>
+    new SignJWT({ kind: "agent", name: "Same Name", workspaces: ["ws-1"] })
+      .setProtectedHeader({ alg: "HS256" })
+      .setSubject(subject)
+      .setExpirationTime("10m")
+      .sign(new TextEncoder().encode(SECRET));
+
+  it("auth off: two authors sending the same request_id and payload each get their own write", async () => {
+    const app = await startTestApp(dialect);
+    try {
+      const taskId = await app.newTask();
+      await app.plans.createPlan({ taskId, content: "base" });
+      const send = (name: string) =>
+        app.plans.updatePlan({
+          taskId,
+          content: "- note",
+          mode: APPEND,
+          requestId: "same",
+          author: { name },
+        });
+      const first = await send("Agent A");
+      const second = await send("Agent B");
+      expect([first.plan?.version, second.plan?.version]).toEqual([2, 3]);
+      expect(await send("Agent A")).toEqual(first); // A's retry is still A's acknowledgement
+      expect((await app.plans.getPlan({ taskId })).plan?.content).toBe("base\n\n- note\n\n- note");
+    } finally {
+      await app.stop();
+    }
+  });
+
+  it("auth on: two token subjects with the same request_id are two writes; a subject's retry replays", async () => {
+    const app = await startTestApp(dialect, { env: { PLAN_AUTH_JWT_SECRET: SECRET } });
+    try {
+      const [alice, bob] = [app.client(await token("alice")), app.client(await token("bob"))];
+      const taskId = "shared-task";
+      await alice.tasks.createTask({ taskId, workspaceId: "ws-1" });
+      await alice.plans.createPlan({ taskId, content: "base" });
+      const send = (client: typeof alice) =>
+        client.plans.updatePlan({ taskId, content: "- step", mode: APPEND, requestId: "r-1" });
+      const fromAlice = await send(alice);
+      const fromBob = await send(bob);
+      expect([fromAlice.plan?.version, fromBob.plan?.version]).toEqual([2, 3]);
+      expect(await send(bob)).toEqual(fromBob);
+      const state = await planState(alice.plans, taskId);
+      expect([state.plan?.content, state.plan?.version]).toEqual(["base\n\n- step\n\n- step", 3]);
+    } finally {
+      await app.stop();
+    }
   });
 });

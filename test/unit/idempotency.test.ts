@@ -1,21 +1,35 @@
-import { decodeReplay, encodeReplay, requestKey } from "../../src/plans/idempotency";
+import { anonymousCaller } from "../../src/auth/caller";
+import { decodeReplay, encodeReplay, requestIdOwner, requestKey } from "../../src/plans/idempotency";
 import { PlanError } from "../../src/plans/errors";
 
 describe("request keys and replayed results", () => {
   it("fingerprints the method and payload: same payload same key, any change another", () => {
-    const a = requestKey("r", "UpdatePlan", { content: "x", mode: "append" });
-    expect(requestKey("r", "UpdatePlan", { content: "x", mode: "append" })).toEqual(a);
-    expect(requestKey("r", "UpdatePlan", { content: "y", mode: "append" })?.fingerprint).not.toBe(
-      a?.fingerprint,
-    );
-    expect(requestKey("r", "EditPlan", { content: "x", mode: "append" })?.fingerprint).not.toBe(
-      a?.fingerprint,
-    );
-    expect(requestKey(undefined, "UpdatePlan", {})).toBeUndefined();
+    const a = requestKey("r", "author:agent:A", "UpdatePlan", { content: "x", mode: "append" });
+    expect(requestKey("r", "author:agent:A", "UpdatePlan", { content: "x", mode: "append" })).toEqual(a);
+    expect(
+      requestKey("r", "author:agent:A", "UpdatePlan", { content: "y", mode: "append" })?.fingerprint,
+    ).not.toBe(a?.fingerprint);
+    expect(
+      requestKey("r", "author:agent:A", "EditPlan", { content: "x", mode: "append" })?.fingerprint,
+    ).not.toBe(a?.fingerprint);
+    expect(requestKey(undefined, "author:agent:A", "UpdatePlan", {})).toBeUndefined();
+  });
+  it("scopes the id to its owner: another caller's same id is another stored key, same payload fingerprint", () => {
+    const mine = requestKey("r", "subject:alice", "UpdatePlan", { content: "x" });
+    const theirs = requestKey("r", "subject:bob", "UpdatePlan", { content: "x" });
+    expect(mine?.storedId).not.toBe(theirs?.storedId);
+    expect(mine?.fingerprint).toBe(theirs?.fingerprint);
+    expect([mine?.id, mine?.storedId.length]).toEqual(["r", 64]); // fits the 128-character column
+    const kinds = [
+      requestIdOwner({ ...anonymousCaller }, { kind: "agent", name: "A" }),
+      requestIdOwner({ ...anonymousCaller }, { kind: "user", name: "A" }),
+      requestIdOwner({ ...anonymousCaller, authenticated: true, subject: "s" }, { kind: "agent", name: "A" }),
+    ];
+    expect(kinds).toEqual(["author:agent:A", "author:user:A", "subject:s"]);
   });
   it("validates the id like other ids", () => {
-    expect(() => requestKey("", "UpdatePlan", {})).toThrow(PlanError);
-    expect(() => requestKey("a b", "UpdatePlan", {})).toThrow(PlanError);
+    expect(() => requestKey("", "author:agent:A", "UpdatePlan", {})).toThrow(PlanError);
+    expect(() => requestKey("a b", "author:agent:A", "UpdatePlan", {})).toThrow(PlanError);
   });
   it("round-trips a result: Dates come back as Dates, date-like strings stay strings", () => {
     const result = {
