@@ -72,7 +72,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
   const server = buildGrpcServer(
     {
       plans: planHandlers(new PlanService(store, writes, clock), new PlanQueries(store), deps),
-      tasks: taskHandlers(new TaskService(store, writes, clock), deps),
+      tasks: taskHandlers(new TaskService(store, writes, clock, randomUUID), deps),
     },
     health,
     {

@@ -15,27 +15,28 @@ export class TaskService {
   constructor(
     private readonly store: PlanStore,
     private readonly writes: WriteRunner,
-    private readonly clock: () => Date = () => new Date(),
+    private readonly clock: () => Date,
+    private readonly newId: () => string,
   ) {}
 
-  /** Creates a task in a workspace the caller reaches; TASK_EXISTS when the id is taken. */
+  /**
+   * Creates a task in a workspace the caller reaches (an empty id gets a generated one). TASK_EXISTS
+   * when the id is taken in any workspace: the answer never depends on whether the caller reaches
+   * the task that holds it, so CreateTask cannot tell a caller which ids other workspaces use.
+   */
   async createTask(
     caller: Caller,
     request: { taskId: string; workspaceId: string; title: string },
   ): Promise<TaskRecord> {
     const task: TaskRecord = {
-      id: requireId("task_id", request.taskId),
+      id: request.taskId === "" ? this.newId() : requireId("task_id", request.taskId),
       workspaceId: requireId("workspace_id", request.workspaceId),
       title: checkTitle("title", request.title) ?? "",
       createdAt: this.clock(),
     };
     if (!reachesWorkspace(caller, task.workspaceId)) throw planErrors.taskNotReachable();
     const existing = await translated(() => this.store.getTask(task.id));
-    if (existing !== null) {
-      throw reachesWorkspace(caller, existing.workspaceId)
-        ? planErrors.taskExists(task.id)
-        : planErrors.taskNotReachable();
-    }
+    if (existing !== null) throw planErrors.taskExists(task.id);
     try {
       await this.store.createTask(task);
     } catch (error) {

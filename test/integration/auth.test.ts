@@ -71,6 +71,38 @@ describe.each(DIALECTS)("auth with bearer JWTs on %s", (dialect) => {
     expect(createElsewhere.reason).toBe("TASK_NOT_REACHABLE");
   });
 
+  it("CreateTask answers TASK_EXISTS for a taken id whichever workspace holds it (no existence oracle)", async () => {
+    const mallory = app.client(await token({ kind: "agent", name: "Mallory", workspaces: ["ws-b"] }));
+    // taskId is Alice's, in ws-a, which Mallory does not reach; "mine" is Mallory's own, in ws-b.
+    const mine = randomId("t");
+    await mallory.tasks.createTask({ taskId: mine, workspaceId: "ws-b" });
+    const answers = [];
+    for (const id of [taskId, mine]) {
+      const failure = await rpcError(
+        mallory.tasks.createTask({ taskId: id, workspaceId: "ws-b", title: "x" }),
+      );
+      answers.push([
+        failure.code,
+        failure.reason,
+        failure.message.replace(id, "<id>"),
+        Object.keys(failure.metadata).sort(),
+      ]);
+    }
+    expect(answers[0]).toEqual(answers[1]);
+    expect(answers[0]?.slice(0, 2)).toEqual([6, "TASK_EXISTS"]);
+    const alices = await aliceTasks.getTask({ taskId });
+    expect(alices.task?.workspaceId).toBe("ws-a"); // unchanged
+  });
+
+  it("CreateTask without a task_id generates one and returns it", async () => {
+    const created = await aliceTasks.createTask({ workspaceId: "ws-a", title: "generated" });
+    expect(created.task?.taskId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    const read = await aliceTasks.getTask({ taskId: created.task?.taskId });
+    expect([read.task?.title, read.task?.workspaceId]).toEqual(["generated", "ws-a"]);
+    const again = await aliceTasks.createTask({ workspaceId: "ws-a" });
+    expect(again.task?.taskId).not.toBe(created.task?.taskId);
+  });
+
   it("the token decides the author; a request author is ignored", async () => {
     const agent = app.client(await token({ kind: "agent", name: "Claude", workspaces: ["ws-a"] }));
     const written = await agent.plans.savePlan({

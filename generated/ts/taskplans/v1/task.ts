@@ -44,7 +44,7 @@ export interface Task {
 
 /** Request of TaskService.CreateTask. */
 export interface CreateTaskRequest {
-  /** Id of the new task (see Task.task_id). */
+  /** Id of the new task (see Task.task_id). Empty: the server generates a UUID (see the response). */
   taskId: string;
   /** Workspace of the new task (see Task.workspace_id). */
   workspaceId: string;
@@ -654,10 +654,12 @@ export const DeleteTaskResponse: MessageFns<DeleteTaskResponse> = {
 export type TaskServiceService = typeof TaskServiceService;
 export const TaskServiceService = {
   /**
-   * Creates a task.
+   * Creates a task; without task_id the server generates one (a UUID) and returns it.
    * Errors: INVALID_ARGUMENT INVALID_FIELD (bad task_id, workspace_id or title); PERMISSION_DENIED
-   * TASK_NOT_REACHABLE (auth on and the workspace is not in the caller's token); ALREADY_EXISTS
-   * TASK_EXISTS (the id is taken; the existing task is unchanged); UNAUTHENTICATED; UNAVAILABLE.
+   * TASK_NOT_REACHABLE (auth on and workspace_id is not in the caller's token); ALREADY_EXISTS
+   * TASK_EXISTS (the id is taken, in any workspace: the answer is the same whether or not the caller
+   * reaches the task that holds it, so it discloses nothing else; the existing task is unchanged);
+   * UNAUTHENTICATED; UNAVAILABLE.
    */
   createTask: {
     path: "/taskplans.v1.TaskService/CreateTask" as const,
@@ -700,10 +702,12 @@ export const TaskServiceService = {
 
 export interface TaskServiceServer extends UntypedServiceImplementation {
   /**
-   * Creates a task.
+   * Creates a task; without task_id the server generates one (a UUID) and returns it.
    * Errors: INVALID_ARGUMENT INVALID_FIELD (bad task_id, workspace_id or title); PERMISSION_DENIED
-   * TASK_NOT_REACHABLE (auth on and the workspace is not in the caller's token); ALREADY_EXISTS
-   * TASK_EXISTS (the id is taken; the existing task is unchanged); UNAUTHENTICATED; UNAVAILABLE.
+   * TASK_NOT_REACHABLE (auth on and workspace_id is not in the caller's token); ALREADY_EXISTS
+   * TASK_EXISTS (the id is taken, in any workspace: the answer is the same whether or not the caller
+   * reaches the task that holds it, so it discloses nothing else; the existing task is unchanged);
+   * UNAUTHENTICATED; UNAVAILABLE.
    */
   createTask: handleUnaryCall<CreateTaskRequest, CreateTaskResponse>;
   /**
@@ -722,10 +726,12 @@ export interface TaskServiceServer extends UntypedServiceImplementation {
 
 export interface TaskServiceClient extends Client {
   /**
-   * Creates a task.
+   * Creates a task; without task_id the server generates one (a UUID) and returns it.
    * Errors: INVALID_ARGUMENT INVALID_FIELD (bad task_id, workspace_id or title); PERMISSION_DENIED
-   * TASK_NOT_REACHABLE (auth on and the workspace is not in the caller's token); ALREADY_EXISTS
-   * TASK_EXISTS (the id is taken; the existing task is unchanged); UNAUTHENTICATED; UNAVAILABLE.
+   * TASK_NOT_REACHABLE (auth on and workspace_id is not in the caller's token); ALREADY_EXISTS
+   * TASK_EXISTS (the id is taken, in any workspace: the answer is the same whether or not the caller
+   * reaches the task that holds it, so it discloses nothing else; the existing task is unchanged);
+   * UNAUTHENTICATED; UNAVAILABLE.
    */
   createTask(
     request: CreateTaskRequest,
