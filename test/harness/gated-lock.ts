@@ -17,6 +17,8 @@ export class GatedLock implements TaskLock {
   arrived = 0;
   /** Writes that obtained it. */
   entered = 0;
+  /** The lease each write that obtained the lock was given, in order (to await its loss). */
+  readonly leases: LockLease[] = [];
   private arrivedWaiters: (() => void)[] = [];
 
   /** Writes that obtain the lock from now on wait inside it until open(). */
@@ -49,6 +51,7 @@ export class GatedLock implements TaskLock {
     for (const wake of this.arrivedWaiters.splice(0)) wake();
     return this.inner.withLock(taskId, waitMs, async (lease) => {
       this.entered++;
+      this.leases.push(lease);
       for (const wake of this.enteredWaiters.splice(0)) wake();
       if (this.gate) await this.gate;
       return work(this.loseLease ? { signal: AbortSignal.abort() } : lease);

@@ -1,3 +1,4 @@
+import { once } from "node:events";
 import { Writable } from "node:stream";
 import { Metadata } from "@grpc/grpc-js";
 import { Redlock } from "@sesamecare-oss/redlock";
@@ -232,6 +233,41 @@ describe("the Redis lease while a write runs", () => {
       await expect(slow).resolves.toMatchObject({ plan: { version: 2 } });
     } finally {
       probe.disconnect();
+      await app.stop();
+    }
+  });
+
+  it("a write whose lease is lost while it waits to commit (Redis majority gone) is ABORTED WRITE_CONFLICT and changes nothing", async () => {
+    const { logger, lines } = capturingLogger();
+    const settings = lockSettings("lost", { leaseMs: 600 });
+    const lock = new GatedLock(await RedlockTaskLock.connect(settings, logger));
+    const app = await startTestApp("mysql", { overrides: { lock, logger } });
+    try {
+      const taskId = await app.newTask();
+      await app.plans.createPlan({ taskId, content: "base" });
+      const before = await planState(app.plans, taskId);
+      lock.hold();
+      const write = app.plans.updatePlan({ taskId, content: "too late", mode: APPEND });
+      await lock.untilEntered(lock.entered + 1);
+      const lease = lock.leases[lock.leases.length - 1];
+      await nodes[0]?.kill();
+      await nodes[1]?.kill();
+      // The next extension (every third of the lease) fails, or the lease expires: either aborts it.
+      let timer: NodeJS.Timeout | undefined;
+      const bound = new Promise((resolve) => (timer = setTimeout(resolve, 10_000))); // fail, not hang
+      const lost = lease?.signal.aborted ? Promise.resolve() : once(lease?.signal as AbortSignal, "abort");
+      await Promise.race([lost, bound]);
+      clearTimeout(timer);
+      expect(lease?.signal.aborted).toBe(true);
+      lock.open();
+      const failure = await rpcError(write);
+      expect([failure.code, failure.reason]).toEqual([10, "WRITE_CONFLICT"]);
+      expect(failure.message).toMatch(/^Plan was not changed because/);
+      expect(await planState(app.plans, taskId)).toEqual(before); // reads need no lock
+      expect(lines.some((line) => line.includes("lock lease could not be extended"))).toBe(true);
+    } finally {
+      await nodes[0]?.restart();
+      await nodes[1]?.restart();
       await app.stop();
     }
   });
