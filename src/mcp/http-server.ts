@@ -1,65 +1,75 @@
-import { createServer, type IncomingMessage, type Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { PlanServiceClient } from "../../generated/ts/taskplans/v1/plan_service";
 import { createPlanMcpServer } from "./mcp-server";
 
-const MAX_BODY_BYTES = 2 * 1024 * 1024;
+/** Largest request body accepted (a 256 KiB plan JSON-escaped, with room to spare); larger: 413. */
+export const MAX_BODY_BYTES = 2 * 1024 * 1024;
+
+/** Who may call the HTTP endpoint from a browser: Host and Origin values that are accepted. */
+export interface HttpAllowList {
+  readonly hosts: readonly string[];
+  readonly origins: readonly string[];
+}
+
+/**
+ * The default allow-list: the loopback names of the bound port (127.0.0.1, localhost, [::1]).
+ * A web page on another name cannot reach the tools through DNS rebinding; serving other names
+ * (a proxy, a remote host) needs them listed (--allowed-hosts, --allowed-origins).
+ */
+export function loopbackAllowList(port: number): HttpAllowList {
+  const hosts = ["127.0.0.1", "localhost", "[::1]"].map((name) => `${name}:${port}`);
+  return { hosts, origins: hosts.map((host) => `http://${host}`) };
+}
 
 /**
  * MCP over Streamable HTTP at POST /mcp, stateless: each request gets its own MCP server bound to
- * that request's bearer token, which is forwarded to the plan service as call credentials.
+ * that request's bearer token, which is forwarded to the plan service as call credentials. The MCP
+ * SDK reads the body (413 past MAX_BODY_BYTES) and checks Host and Origin against the allow-list
+ * (403 otherwise; a request without Origin, such as a non-browser client, passes the Origin check).
  */
 export async function startMcpHttpServer(options: {
   readonly client: PlanServiceClient;
   readonly taskId?: string | undefined;
   readonly host: string;
   readonly port: number;
-}): Promise<{ port: number; close(): Promise<void> }> {
+  /** Accepted Host values; default: loopbackAllowList(bound port).hosts. */
+  readonly allowedHosts?: readonly string[] | undefined;
+  /** Accepted Origin values; default: loopbackAllowList(bound port).origins. */
+  readonly allowedOrigins?: readonly string[] | undefined;
+}): Promise<{ port: number; allow: HttpAllowList; close(): Promise<void> }> {
+  let allow: HttpAllowList = { hosts: [], origins: [] }; // set once the port is bound
   const http: Server = createServer((req, res) => {
     if (req.url?.split("?")[0] !== "/mcp") return void res.writeHead(404).end();
     if (req.method !== "POST") return void res.writeHead(405, { allow: "POST" }).end();
-    readJson(req).then(
-      async (body) => {
-        const token = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? "")?.[1];
-        const server = createPlanMcpServer({ client: options.client, token, taskId: options.taskId });
-        const transport = new StreamableHTTPServerTransport({
-          sessionIdGenerator: undefined,
-          enableJsonResponse: true,
-        });
-        res.on("close", () => {
-          void transport.close();
-          void server.close();
-        });
-        await server.connect(transport);
-        await transport.handleRequest(req, res, body);
-      },
-      () => res.writeHead(400, { "content-type": "application/json" }).end('{"error":"invalid JSON body"}'),
-    );
+    const token = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? "")?.[1];
+    const server = createPlanMcpServer({ client: options.client, token, taskId: options.taskId });
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+      enableDnsRebindingProtection: true,
+      allowedHosts: [...allow.hosts],
+      allowedOrigins: [...allow.origins],
+      maxRequestBodySize: MAX_BODY_BYTES,
+    });
+    res.on("close", () => {
+      void transport.close();
+      void server.close();
+    });
+    server
+      .connect(transport)
+      .then(() => transport.handleRequest(req, res))
+      .catch(() => {
+        if (!res.headersSent) res.writeHead(500).end();
+      });
   });
   await new Promise<void>((resolve) => http.listen(options.port, options.host, resolve));
   const address = http.address();
-  return {
-    port: typeof address === "object" && address ? address.port : options.port,
-    close: () => new Promise((resolve) => http.close(() => resolve())),
+  const port = typeof address === "object" && address ? address.port : options.port;
+  const loopback = loopbackAllowList(port);
+  allow = {
+    hosts: options.allowedHosts ?? loopback.hosts,
+    origins: options.allowedOrigins ?? loopback.origins,
   };
-}
-
-function readJson(req: IncomingMessage): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY_BYTES) req.destroy(new Error("body too large"));
-      else chunks.push(chunk);
-    });
-    req.on("end", () => {
-      try {
-        resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")));
-      } catch (error) {
-        reject(error);
-      }
-    });
-    req.on("error", reject);
-  });
+  return { port, allow, close: () => new Promise((resolve) => http.close(() => resolve())) };
 }

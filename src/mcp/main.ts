@@ -6,10 +6,11 @@ import { createPlanMcpServer } from "./mcp-server";
 import { connectPlanService } from "./plan-gateway";
 
 /**
- * `taskplans-mcp [--target host:port] [--task-id ID] [--http PORT [--host H]]`: the plan tools for
- * agents, over stdio (default) or Streamable HTTP. Env: PLAN_MCP_TARGET, PLAN_MCP_TASK_ID,
- * PLAN_MCP_TOKEN (stdio only: HTTP callers send their own bearer token). stdout is the protocol
- * channel, so diagnostics go to stderr.
+ * `taskplans-mcp [--target host:port] [--task-id ID] [--http PORT [--host H] [--allowed-hosts
+ * h:p,...] [--allowed-origins http://h:p,...]]`: the plan tools for agents, over stdio (default) or
+ * Streamable HTTP. Env: PLAN_MCP_TARGET, PLAN_MCP_TASK_ID, PLAN_MCP_TOKEN (stdio only: HTTP callers
+ * send their own bearer token), PLAN_MCP_ALLOWED_HOSTS, PLAN_MCP_ALLOWED_ORIGINS (default: the
+ * loopback names of the bound port). stdout is the protocol channel, so diagnostics go to stderr.
  */
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -19,18 +20,29 @@ async function main(): Promise<void> {
       "task-id": { type: "string" },
       http: { type: "string" },
       host: { type: "string" },
+      "allowed-hosts": { type: "string" },
+      "allowed-origins": { type: "string" },
     },
   });
   const client = connectPlanService(values.target ?? process.env.PLAN_MCP_TARGET ?? "127.0.0.1:50051");
   const taskId = values["task-id"] ?? process.env.PLAN_MCP_TASK_ID;
   if (values.http !== undefined) {
+    const list = (value: string | undefined) =>
+      value
+        ?.split(",")
+        .map((item) => item.trim())
+        .filter(Boolean);
     const server = await startMcpHttpServer({
       client,
       taskId,
       host: values.host ?? "127.0.0.1",
       port: Number(values.http),
+      allowedHosts: list(values["allowed-hosts"] ?? process.env.PLAN_MCP_ALLOWED_HOSTS),
+      allowedOrigins: list(values["allowed-origins"] ?? process.env.PLAN_MCP_ALLOWED_ORIGINS),
     });
-    process.stderr.write(`taskplans MCP over Streamable HTTP on port ${server.port} at /mcp\n`);
+    process.stderr.write(
+      `taskplans MCP over Streamable HTTP on port ${server.port} at /mcp; allowed hosts: ${server.allow.hosts.join(", ")}\n`,
+    );
     const stop = () => void server.close().then(() => process.exit(0));
     process.on("SIGTERM", stop);
     process.on("SIGINT", stop);

@@ -1,0 +1,148 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { request } from "node:http";
+import { join } from "node:path";
+import type { PlanServiceClient } from "../../generated/ts/taskplans/v1/plan_service";
+import { MAX_BODY_BYTES, startMcpHttpServer } from "../../src/mcp/http-server";
+import { connectPlanService } from "../../src/mcp/plan-gateway";
+import { freePort } from "../harness/free-port";
+import { planState } from "../harness/plan-state";
+import { stopProcess, waitFor } from "../harness/processes";
+import { startTestApp, type TestApp } from "../harness/test-app";
+
+// DNS rebinding: a web page on evil.example whose name resolves to 127.0.0.1 makes the operator's
+// browser send requests to a local `taskplans-mcp --http` with Host and Origin naming evil.example.
+// With auth off (the default) those requests must not reach the tools.
+
+interface HttpAnswer {
+  readonly status: number;
+  readonly body: string;
+}
+
+function post(port: number, headers: Record<string, string>, body: string | Buffer): Promise<HttpAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: "127.0.0.1",
+        port,
+        path: "/mcp",
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "content-length": String(Buffer.byteLength(body)),
+          ...headers,
+        },
+      },
+      (res) => {
+        let text = "";
+        res.on("data", (chunk: Buffer) => (text += chunk.toString()));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+const appendCall = (content: string) =>
+  JSON.stringify({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "tools/call",
+    params: { name: "update_task_plan", arguments: { mode: "append", content } },
+  });
+
+describe("MCP over HTTP: Host and Origin allow-list, body limit", () => {
+  let app: TestApp;
+  let grpc: PlanServiceClient;
+  let taskId: string;
+  let mcp: Awaited<ReturnType<typeof startMcpHttpServer>>;
+
+  beforeAll(async () => {
+    app = await startTestApp("sqlite");
+    taskId = await app.newTask();
+    await app.plans.createPlan({ taskId, content: "# Plan" });
+    grpc = connectPlanService(`127.0.0.1:${app.port}`);
+    mcp = await startMcpHttpServer({ client: grpc, taskId, host: "127.0.0.1", port: 0 });
+  });
+  afterAll(async () => {
+    await mcp.close();
+    grpc.close();
+    await app.stop();
+  });
+
+  it.each([
+    ["a foreign Host and Origin (the rebinding attack)", "evil.example", "http://evil.example"],
+    ["the right Host with a foreign Origin", "127.0.0.1", "http://evil.example"],
+    ["a foreign Host without Origin", "evil.example", null],
+  ])("%s is 403 and changes nothing", async (_name, host, origin) => {
+    const before = await planState(app.plans, taskId);
+    const headers: Record<string, string> = { host: `${host}:${mcp.port}` };
+    if (origin) headers.origin = `${origin}:${mcp.port}`;
+    const answer = await post(mcp.port, headers, appendCall("## injected"));
+    expect(answer.status).toBe(403);
+    expect(await planState(app.plans, taskId)).toEqual(before);
+  });
+
+  it("the loopback names of the bound port are allowed, with or without an Origin", async () => {
+    expect(mcp.allow.hosts).toEqual([`127.0.0.1:${mcp.port}`, `localhost:${mcp.port}`, `[::1]:${mcp.port}`]);
+    const local = await post(
+      mcp.port,
+      { host: `localhost:${mcp.port}`, origin: `http://localhost:${mcp.port}` },
+      appendCall("## one"),
+    );
+    expect([local.status, local.body]).toEqual([200, expect.stringContaining("Plan appended successfully")]);
+    const noOrigin = await post(mcp.port, { host: `127.0.0.1:${mcp.port}` }, appendCall("## two"));
+    expect(noOrigin.status).toBe(200);
+    expect((await app.plans.getPlan({ taskId })).plan?.content).toBe("# Plan\n\n## one\n\n## two");
+  });
+
+  it("a body over the limit is 413 (not a reset connection) and changes nothing", async () => {
+    const before = await planState(app.plans, taskId);
+    const answer = await post(
+      mcp.port,
+      { host: `127.0.0.1:${mcp.port}` },
+      appendCall("x".repeat(MAX_BODY_BYTES)),
+    );
+    expect(answer.status).toBe(413);
+    expect(await planState(app.plans, taskId)).toEqual(before);
+  });
+
+  it("the shipped command takes a configured allow-list (--allowed-hosts, --allowed-origins)", async () => {
+    const port = await freePort();
+    const bin: ChildProcess = spawn(
+      process.execPath,
+      [
+        join(__dirname, "..", "..", "dist", "src", "mcp", "main.js"),
+        "--target",
+        `127.0.0.1:${app.port}`,
+        "--task-id",
+        taskId,
+        "--http",
+        String(port),
+        "--allowed-hosts",
+        `plans.internal:${port}`,
+        "--allowed-origins",
+        `https://editor.example`,
+      ],
+      { stdio: ["ignore", "ignore", "pipe"] },
+    );
+    let stderr = "";
+    bin.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    try {
+      await waitFor("taskplans-mcp --http", async () => stderr.includes("allowed hosts"), 10_000);
+      expect(stderr).toContain(`allowed hosts: plans.internal:${port}`);
+      const allowed = await post(
+        port,
+        { host: `plans.internal:${port}`, origin: "https://editor.example" },
+        appendCall("## three"),
+      );
+      expect(allowed.status).toBe(200);
+      const loopback = await post(port, { host: `127.0.0.1:${port}` }, appendCall("## four"));
+      expect(loopback.status).toBe(403); // the list replaces the defaults
+      expect((await app.plans.getPlan({ taskId })).plan?.content).toMatch(/## three$/);
+    } finally {
+      await stopProcess(bin);
+    }
+  });
+});
