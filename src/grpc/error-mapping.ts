@@ -72,7 +72,8 @@ export function toWireError(error: unknown, requestId: string): WireError {
     return wire(CODE_OF_REASON[error.reason], error.message, error.reason, metadata, violations);
   }
   if (error instanceof AuthenticationError) {
-    return wire(CODE_OF_REASON[error.reason], error.message, error.reason, { request_id: requestId }, []);
+    const metadata = { next_action: error.nextAction, request_id: requestId };
+    return wire(CODE_OF_REASON[error.reason], error.message, error.reason, metadata, []);
   }
   return {
     ...wire(status.INTERNAL, "internal error", "INTERNAL", { request_id: requestId }, []),

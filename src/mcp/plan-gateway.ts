@@ -35,8 +35,15 @@ export function connectPlanService(
   return new PlanServiceClient(target, creds);
 }
 
+// RFC 6750 b64token: what an Authorization header value can carry after "Bearer ".
+const BEARER_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
+
 /** Promise-returning calls that forward `token` as `authorization: Bearer` call credentials. */
 export function planGateway(client: PlanServiceClient, token: string | undefined, deadlineMs = 15_000) {
+  const tokenProblem =
+    token && !BEARER_TOKEN.test(token)
+      ? "the configured bearer token contains characters a token cannot have (non-ASCII, spaces or punctuation)"
+      : null;
   function call<Req, Res>(method: Unary<Req, Res>, request: Req): Promise<Res> {
     const metadata = new Metadata();
     if (token) metadata.set("authorization", `Bearer ${token}`);
@@ -47,6 +54,8 @@ export function planGateway(client: PlanServiceClient, token: string | undefined
     );
   }
   return {
+    /** Why the token cannot be sent (checked before every call), or null. */
+    tokenProblem: () => tokenProblem,
     getPlan: (r: Partial<GetPlanRequest>) => call(client.getPlan, GetPlanRequest.fromPartial(r)),
     createPlan: (r: Partial<CreatePlanRequest>) => call(client.createPlan, CreatePlanRequest.fromPartial(r)),
     updatePlan: (r: Partial<UpdatePlanRequest>) => call(client.updatePlan, UpdatePlanRequest.fromPartial(r)),

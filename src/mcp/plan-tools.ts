@@ -4,7 +4,14 @@ import { z } from "zod";
 import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
 import { RestoreStatus } from "../../generated/ts/taskplans/v1/plan_service";
 import type { PlanGateway } from "./plan-gateway";
-import { acknowledge, fromGrpcError, metadataAndContent, rejected } from "./tool-results";
+import {
+  acknowledge,
+  CONFIGURE_TOKEN,
+  fromGrpcError,
+  metadataAndContent,
+  rejected,
+  type ToolKind,
+} from "./tool-results";
 import { reductionWarning, texts } from "./tool-texts";
 
 const version = z.number().int().nonnegative();
@@ -20,8 +27,14 @@ export function registerPlanTools(
   defaultTaskId: string | undefined,
 ): void {
   const taskIdOf = (given: string | undefined) => given || defaultTaskId;
-  const withTask = async (given: string | undefined, run: (taskId: string) => Promise<CallToolResult>) => {
+  const withTask = async (
+    kind: ToolKind,
+    given: string | undefined,
+    run: (taskId: string) => Promise<CallToolResult>,
+  ) => {
     const taskId = taskIdOf(given);
+    const tokenProblem = plans.tokenProblem();
+    if (tokenProblem) return rejected(tokenProblem, "TOKEN_INVALID", CONFIGURE_TOKEN, kind);
     if (!taskId)
       return rejected(
         "no task_id was given and this server has no default task",
@@ -31,7 +44,7 @@ export function registerPlanTools(
     try {
       return await run(taskId);
     } catch (error) {
-      return fromGrpcError(error);
+      return fromGrpcError(error, kind);
     }
   };
   const c = texts.common;
@@ -42,12 +55,13 @@ export function registerPlanTools(
       description: texts.getPlan.description,
       inputSchema: {
         task_id: z.string().optional().describe(c.taskId),
-        offset: z.number().int().nonnegative().optional().describe(texts.getPlan.offset),
-        limit: z.number().int().positive().optional().describe(texts.getPlan.limit),
+        // uint32 on the wire: larger values are refused here, before any call.
+        offset: z.number().int().nonnegative().max(0xffffffff).optional().describe(texts.getPlan.offset),
+        limit: z.number().int().positive().max(0xffffffff).optional().describe(texts.getPlan.limit),
       },
     },
     (args) =>
-      withTask(args.task_id, async (taskId) => {
+      withTask("read", args.task_id, async (taskId) => {
         const read = await plans.getPlan({ taskId, offset: args.offset, limit: args.limit });
         const { content, ...plan } = read.plan ?? { content: "" };
         return metadataAndContent(
@@ -87,7 +101,7 @@ export function registerPlanTools(
           'To add a section, call update_task_plan with mode="append"; to create the plan, omit mode.',
         );
       }
-      return withTask(args.task_id, async (taskId) => {
+      return withTask("write", args.task_id, async (taskId) => {
         const written = await plans.createPlan({
           taskId,
           content: args.content ?? "",
@@ -128,7 +142,7 @@ export function registerPlanTools(
           'Retry with mode "replace" (the whole document) or "append" (only the addition).',
         );
       }
-      return withTask(args.task_id, async (taskId) => {
+      return withTask("write", args.task_id, async (taskId) => {
         const written = await plans.updatePlan({
           taskId,
           content: args.content ?? "",
@@ -157,7 +171,7 @@ export function registerPlanTools(
       },
     },
     (args) =>
-      withTask(args.task_id, async (taskId) => {
+      withTask("write", args.task_id, async (taskId) => {
         const written = await plans.editPlan({
           taskId,
           expectedVersion: args.expected_version,
@@ -181,7 +195,7 @@ export function registerPlanTools(
       },
     },
     (args) =>
-      withTask(args.task_id, async (taskId) => {
+      withTask("read", args.task_id, async (taskId) => {
         const page = await plans.listRevisions({
           taskId,
           pageSize: args.page_size ?? 0,
@@ -205,7 +219,7 @@ export function registerPlanTools(
       },
     },
     (args) =>
-      withTask(args.task_id, async (taskId) => {
+      withTask("read", args.task_id, async (taskId) => {
         const { revision } = await plans.getRevision({ taskId, revisionId: args.revision_id });
         const { content, ...meta } = revision ?? { content: "" };
         return metadataAndContent("Revision metadata", meta, content);
@@ -225,7 +239,7 @@ export function registerPlanTools(
       },
     },
     (args) =>
-      withTask(args.task_id, async (taskId) => {
+      withTask("write", args.task_id, async (taskId) => {
         const restored = await plans.restoreRevision({
           taskId,
           revisionId: args.revision_id,
@@ -254,7 +268,7 @@ export function registerPlanTools(
       },
     },
     (args) =>
-      withTask(args.task_id, async (taskId) => {
+      withTask("write", args.task_id, async (taskId) => {
         await plans.deletePlan({ taskId, expectedVersion: args.expected_version });
         return {
           content: [

@@ -20,51 +20,86 @@ export function metadataAndContent(label: string, metadata: object, content?: st
   return { content: blocks };
 }
 
-/** A tool error raised by the tool itself (before calling the service). */
-export function rejected(detail: string, reason: string, nextAction: string): CallToolResult {
+/** A tool error raised by the tool itself (before calling the service): nothing was read or changed. */
+export function rejected(
+  detail: string,
+  reason: string,
+  nextAction: string,
+  kind: ToolKind = "write",
+): CallToolResult {
+  const lead = kind === "write" ? "Plan was not changed because" : "The plan was not read because";
   return {
     isError: true,
-    content: [
-      {
-        type: "text",
-        text: `Plan was not changed because ${detail}. reason=${reason}; next_action=${nextAction}`,
-      },
-    ],
+    content: [{ type: "text", text: `${lead} ${detail}. reason=${reason}; next_action=${nextAction}` }],
   };
 }
 
+/** Whether a tool reads or writes: a failed write must say whether the plan may have changed. */
+export type ToolKind = "read" | "write";
+
+// Reasons raised before the service looked at the plan; their messages do not mention the plan.
+const CALL_REJECTED = new Set([
+  "TOKEN_MISSING",
+  "TOKEN_INVALID",
+  "TOKEN_EXPIRED",
+  "MALFORMED_REQUEST",
+  "INVALID_UTF8",
+]);
+// Without ErrorInfo, these codes come from the transport or a crash: a write's outcome is unknown.
+const OUTCOME_UNKNOWN = new Set<number>([
+  status.UNAVAILABLE,
+  status.DEADLINE_EXCEEDED,
+  status.CANCELLED,
+  status.UNKNOWN,
+  status.INTERNAL,
+  status.DATA_LOSS,
+]);
+/** How to give this MCP server a token (the service's own advice names gRPC metadata). */
+export const CONFIGURE_TOKEN =
+  "Configure a bearer token for this MCP server: set PLAN_MCP_TOKEN (stdio), or send 'Authorization: Bearer <token>' (HTTP).";
+
 /**
- * A gRPC failure as a tool error: the service's own message (which starts "Plan was not changed
- * because ..." for writes), its reason and next action. No stack trace, no storage detail. A
- * transport failure is worded honestly: the outcome of a write is then unknown.
+ * A gRPC failure as a tool error, worded from ErrorInfo.reason and the status code, never from the
+ * message text. Definite rejections of a write say "Plan was not changed"; only an unknown outcome
+ * (a transport failure, a crash) says it "may not have been changed". No stack trace, no storage detail.
  */
-export function fromGrpcError(error: unknown): CallToolResult {
+export function fromGrpcError(error: unknown, kind: ToolKind): CallToolResult {
   const serviceError = error as Partial<ServiceError>;
-  const details = decodeStatusDetails(serviceError.metadata as Metadata | undefined);
-  const info = details?.errorInfo;
-  if (!info) {
-    const code = status[serviceError.code ?? status.UNKNOWN] ?? "UNKNOWN";
-    return {
-      isError: true,
-      content: [
-        {
-          type: "text",
-          text: `Plan may not have been changed: the plan service did not answer (${code}). reason=${code}; next_action=Read the plan with get_task_plan before retrying a write, or retry with the same request_id.`,
-        },
-      ],
-    };
+  const code = serviceError.code ?? status.UNKNOWN;
+  const codeName = status[code] ?? "UNKNOWN";
+  const info = decodeStatusDetails(serviceError.metadata as Metadata | undefined)?.errorInfo;
+  const message = serviceError.details ?? "";
+  let text: string;
+  let reason = info?.reason ?? codeName;
+  let nextAction = info?.metadata.next_action;
+  if (info && info.reason !== "INTERNAL") {
+    // The service's own answer. Rejected writes are already worded "Plan was not changed because ..."
+    // by the service; rejections before the service looked at the plan, and read errors, are not.
+    if (CALL_REJECTED.has(info.reason)) text = `Plan was not changed: ${message}`;
+    else if (kind === "write") text = message;
+    else text = `Plan was not changed because ${message.charAt(0).toLowerCase()}${message.slice(1)}`;
+    if (info.reason.startsWith("TOKEN_")) nextAction = CONFIGURE_TOKEN;
+  } else if (!info && !OUTCOME_UNKNOWN.has(code)) {
+    // Refused by the service's gRPC layer before any handler ran (for example a message too large).
+    text = `${kind === "write" ? "Plan was not changed because the" : "The"} plan service refused the request (${codeName}: ${message}).`;
+    nextAction =
+      code === status.RESOURCE_EXHAUSTED
+        ? "Send less in one call: the request exceeds the service's size limit."
+        : "Correct the request and retry.";
+  } else if (kind === "write") {
+    text = `Plan may not have been changed: the plan service did not complete the call (${codeName}).`;
+    reason = codeName;
+    nextAction =
+      "Read the plan with get_task_plan before retrying a write, or retry with the same request_id.";
+  } else {
+    text = `The plan service did not answer (${codeName}).`;
+    reason = codeName;
+    nextAction = "Retry the read.";
   }
-  const message = details.message;
-  const sentence = message.startsWith("Plan was not changed because")
-    ? message
-    : `Plan was not changed because ${message.charAt(0).toLowerCase()}${message.slice(1)}`;
   return {
     isError: true,
     content: [
-      {
-        type: "text",
-        text: `${sentence} reason=${info.reason}; next_action=${info.metadata.next_action ?? "Retry later."}`,
-      },
+      { type: "text", text: `${text} reason=${reason}; next_action=${nextAction ?? "Retry the call."}` },
     ],
   };
 }

@@ -7,6 +7,8 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { SignJWT } from "jose";
 import type { PlanServiceClient } from "../../generated/ts/taskplans/v1/plan_service";
 import { startMcpHttpServer } from "../../src/mcp/http-server";
+import { CONFIGURE_TOKEN } from "../../src/mcp/tool-results";
+import { freePort } from "../harness/free-port";
 import { createPlanMcpServer } from "../../src/mcp/mcp-server";
 import { connectPlanService } from "../../src/mcp/plan-gateway";
 import { GatedLock } from "../harness/gated-lock";
@@ -249,6 +251,47 @@ describe("MCP server over the generated gRPC client", () => {
     expect(await stored()).toEqual(before);
   });
 
+  it("a definite rejection without ErrorInfo (over the service's 1 MiB message limit) says the plan was not changed", async () => {
+    await call("create_task_plan", { content: "# Plan" });
+    const before = await stored();
+    const result = await call("update_task_plan", { mode: "append", content: "x".repeat(1_200_000) });
+    expect(result.isError).toBe(true);
+    expect(text(result)).toMatch(
+      /^Plan was not changed because the plan service refused the request \(RESOURCE_EXHAUSTED: /,
+    );
+    expect(text(result)).toContain("reason=RESOURCE_EXHAUSTED; next_action=Send less in one call");
+    expect(text(result)).not.toMatch(/may not/);
+    expect(await stored()).toEqual(before);
+  });
+
+  it("tool arguments are validated before the call: an offset of 2^33 is a tool error naming offset", async () => {
+    await call("create_task_plan", { content: "# Plan" });
+    const result = await call("get_task_plan", { offset: 2 ** 33 });
+    expect(result.isError).toBe(true);
+    expect(text(result)).toMatch(/offset/);
+    expect(text(result)).not.toMatch(/INTERNAL|UNKNOWN/);
+  });
+
+  it("only a transport failure says the plan may not have been changed; a read then says the service did not answer", async () => {
+    const unreachable = connectPlanService(`127.0.0.1:${await freePort()}`);
+    const offline = await mcpClient(unreachable, { taskId });
+    try {
+      const write = text(
+        await offline.callTool({ name: "update_task_plan", arguments: { mode: "append", content: "x" } }),
+      );
+      expect(write).toMatch(
+        /^Plan may not have been changed: the plan service did not complete the call \(UNAVAILABLE\)\. reason=UNAVAILABLE; next_action=Read the plan/,
+      );
+      const read = text(await offline.callTool({ name: "get_task_plan", arguments: {} }));
+      expect(read).toBe(
+        "The plan service did not answer (UNAVAILABLE). reason=UNAVAILABLE; next_action=Retry the read.",
+      );
+    } finally {
+      await offline.close();
+      unreachable.close();
+    }
+  });
+
   it("infrastructure failures come through the same way: PLAN_READ_FAILED, LOCK_UNAVAILABLE, WRITE_CONFLICT", async () => {
     await call("create_task_plan", { content: "stored" });
     await execSql(
@@ -397,6 +440,33 @@ describe("MCP transports and credentials", () => {
     await withToken.close();
     await without.close();
     grpc.close();
+  });
+
+  it("auth failures say how to configure a token; a token no header can carry is refused before the call", async () => {
+    const grpc = connectPlanService(`127.0.0.1:${app.port}`);
+    try {
+      const without = await mcpClient(grpc, { taskId });
+      const missing = text(
+        await without.callTool({ name: "update_task_plan", arguments: { mode: "append", content: "x" } }),
+      );
+      expect(missing).toMatch(/^Plan was not changed: Authentication required/);
+      expect(missing).toContain(`reason=TOKEN_MISSING; next_action=${CONFIGURE_TOKEN}`);
+      expect(missing).not.toMatch(/Retry later/);
+      await without.close();
+      const garbled = await mcpClient(grpc, { taskId, token: "t\u00f6k\u00e9n with spaces" });
+      const invalid = text(
+        await garbled.callTool({ name: "update_task_plan", arguments: { mode: "append", content: "x" } }),
+      );
+      expect(invalid).toMatch(
+        /^Plan was not changed because the configured bearer token contains characters/,
+      );
+      expect(invalid).toContain(`reason=TOKEN_INVALID; next_action=${CONFIGURE_TOKEN}`);
+      expect(invalid).not.toMatch(/INTERNAL|UNKNOWN/);
+      await garbled.close();
+      expect((await app.client(token).plans.getPlan({ taskId })).plan?.content).toBe("# Shared plan");
+    } finally {
+      grpc.close();
+    }
   });
 
   it("serves over stdio (the taskplans-mcp bin)", async () => {
