@@ -58,7 +58,11 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
     store,
     lock,
     events: overrides.events ?? new LogEventSink(logger),
-    settings: { coalesceWindowMs: config.coalesceWindowMs, lockWaitMs: config.lockWaitMs },
+    settings: {
+      coalesceWindowMs: config.coalesceWindowMs,
+      lockWaitMs: config.lockWaitMs,
+      historyBudget: { maxRevisions: config.historyMaxRevisions, maxBytes: config.historyMaxBytes },
+    },
     clock,
     newId: randomUUID,
     logger,

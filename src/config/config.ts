@@ -13,6 +13,9 @@ export interface Config {
   readonly migrationLockWaitMs: number;
   readonly coalesceWindowMs: number;
   readonly lockWaitMs: number;
+  /** Per-task history budget; 0 means no limit. */
+  readonly historyMaxRevisions: number;
+  readonly historyMaxBytes: number;
   readonly shutdownDrainMs: number;
   readonly healthIntervalMs: number;
   readonly logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
@@ -72,6 +75,8 @@ const schema = z.object({
   PLAN_MIGRATION_LOCK_WAIT_MS: integer(1, 60_000),
   PLAN_COALESCE_WINDOW_MS: integer(0, 300_000),
   PLAN_LOCK_WAIT_MS: integer(1, 10_000),
+  PLAN_HISTORY_MAX_REVISIONS: integer(0, 10_000),
+  PLAN_HISTORY_MAX_BYTES: integer(0, 64 * 1024 * 1024),
   PLAN_SHUTDOWN_DRAIN_MS: integer(0, 10_000),
   PLAN_HEALTH_INTERVAL_MS: integer(100, 5_000),
   PLAN_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -131,6 +136,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     migrationLockWaitMs: e.PLAN_MIGRATION_LOCK_WAIT_MS,
     coalesceWindowMs: e.PLAN_COALESCE_WINDOW_MS,
     lockWaitMs: e.PLAN_LOCK_WAIT_MS,
+    historyMaxRevisions: e.PLAN_HISTORY_MAX_REVISIONS,
+    historyMaxBytes: e.PLAN_HISTORY_MAX_BYTES,
     shutdownDrainMs: e.PLAN_SHUTDOWN_DRAIN_MS,
     healthIntervalMs: e.PLAN_HEALTH_INTERVAL_MS,
     logLevel: e.PLAN_LOG_LEVEL,

@@ -39,6 +39,7 @@ export const CODE_OF_REASON: Readonly<Record<Reason | AuthenticationReason | Req
     REVISION_CHANGED: status.ABORTED,
     OFFSET_OUT_OF_RANGE: status.OUT_OF_RANGE,
     REQUEST_ID_REUSED: status.INVALID_ARGUMENT,
+    HISTORY_QUOTA_EXCEEDED: status.RESOURCE_EXHAUSTED,
   });
 
 /** What a failed call sends: code, message and the grpc-status-details-bin trailer. */

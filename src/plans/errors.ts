@@ -29,7 +29,8 @@ export type Reason =
   | "REVISION_VERSION_REQUIRED"
   | "REVISION_CHANGED"
   | "OFFSET_OUT_OF_RANGE"
-  | "REQUEST_ID_REUSED";
+  | "REQUEST_ID_REUSED"
+  | "HISTORY_QUOTA_EXCEEDED";
 
 /** A request field that failed validation (becomes a google.rpc.BadRequest field violation). */
 export interface FieldViolation {
@@ -257,6 +258,15 @@ export const planErrors = {
       detail: `offset ${offset} is past the end of the plan (${totalChars} characters)`,
       nextAction: `Use an offset between 0 and ${totalChars}.`,
       metadata: { offset: String(offset), total_chars: String(totalChars) },
+    });
+  },
+  historyQuotaExceeded(limit: "revisions" | "bytes", max: number, used: number): PlanError {
+    const what = limit === "revisions" ? "revisions" : "bytes of revision content";
+    return new PlanError("HISTORY_QUOTA_EXCEEDED", {
+      detail: `the task's history would exceed its budget of ${max} ${what} (it holds ${used})`,
+      nextAction:
+        "Stop writing to this task's plan for now and ask an operator: the history budget (PLAN_HISTORY_MAX_REVISIONS, PLAN_HISTORY_MAX_BYTES) bounds what one task may store.",
+      metadata: { limit: limit, [`limit_${limit}`]: String(max), [`used_${limit}`]: String(used) },
     });
   },
   requestIdReused(requestId: string): PlanError {

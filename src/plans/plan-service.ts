@@ -299,7 +299,11 @@ function commitOf(decision: WriteDecision): Commit<WriteResult> {
       else await tx.updateRevision(decision.revision, decision.coalescedFrom);
     },
     events: decision.events,
-    stored: { planBytes: decision.head.contentBytes, coalesced: decision.coalescedFrom !== null },
+    stored: {
+      planBytes: decision.head.contentBytes,
+      coalesced: decision.coalescedFrom !== null,
+      history: { revisionBytes: decision.revision.contentBytes, replacedBytes: decision.replacedBytes },
+    },
     result: {
       plan: summarize(decision.head),
       revision: {

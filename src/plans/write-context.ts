@@ -30,6 +30,8 @@ export interface WriteDecision {
   readonly revision: RevisionRecord;
   /** Row version the in-place revision update is fenced on; null inserts a new revision. */
   readonly coalescedFrom: number | null;
+  /** Content bytes of the revision rewritten in place (coalescing); null for a new revision. */
+  readonly replacedBytes: number | null;
   readonly truncation: Truncation | null;
   readonly events: readonly PlanEvent[];
 }
@@ -129,6 +131,7 @@ export function commitContent(
     fenceVersion: state.head?.version ?? null,
     revision,
     coalescedFrom: coalesce ? latest.rowVersion : null,
+    replacedBytes: coalesce ? latest.contentBytes : null,
     truncation: write.truncation,
     events,
   };

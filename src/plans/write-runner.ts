@@ -9,6 +9,7 @@ import { decodeReplay, encodeReplay, REQUEST_ID_RETENTION_MS, type RequestKey } 
 import { planErrors } from "./errors";
 import type { EventSink, PlanEvent } from "./events";
 import { translateFailure } from "./failures";
+import { checkHistoryBudget, type HistoryBudget, type HistoryGrowth } from "./history-budget";
 import type { WriteEnv, WriteState } from "./write-context";
 
 /** Any commit: what to write and which events to publish once it is durable. */
@@ -16,14 +17,19 @@ export interface Commit<R> {
   readonly apply: (tx: PlanWriteTx) => Promise<void>;
   readonly events: readonly PlanEvent[];
   readonly result: R;
-  /** What the commit stored, for metrics (absent when it stored no plan content). */
-  readonly stored?: { readonly planBytes: number; readonly coalesced: boolean };
+  /** What the commit stored, for metrics and the history budget (absent when it stored no content). */
+  readonly stored?: {
+    readonly planBytes: number;
+    readonly coalesced: boolean;
+    readonly history: HistoryGrowth;
+  };
 }
 
 /** Settings of the serialized write path. */
 export interface WriteRunnerSettings {
   readonly coalesceWindowMs: number;
   readonly lockWaitMs: number;
+  readonly historyBudget: HistoryBudget;
 }
 
 /**
@@ -86,6 +92,10 @@ export class WriteRunner {
             newId: this.deps.newId,
           };
           const decided = await decide(state, env, tx, task);
+          const { maxRevisions, maxBytes } = settings.historyBudget;
+          if (decided.stored && (maxRevisions > 0 || maxBytes > 0)) {
+            checkHistoryBudget(settings.historyBudget, await tx.historyUsage(taskId), decided.stored.history);
+          }
           await decided.apply(tx);
           if (request) {
             await tx.rememberRequest(

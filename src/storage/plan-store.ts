@@ -38,6 +38,8 @@ export interface PlanWriteTx {
   readHead(taskId: string): Promise<HeadRecord | null>;
   /** The newest revision of the task. */
   latestRevision(taskId: string): Promise<RevisionRecord | null>;
+  /** How many revisions the task has and the sum of their content sizes (the history budget). */
+  historyUsage(taskId: string): Promise<{ revisions: number; bytes: number }>;
   /** A revision of this task. */
   findRevision(taskId: string, revisionId: string): Promise<RevisionRecord | null>;
   /** Inserts the first HEAD row of a task. */

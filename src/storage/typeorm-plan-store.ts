@@ -233,6 +233,16 @@ class TypeOrmWriteTx implements PlanWriteTx {
     return row ? revisionFromEntity(row) : null;
   }
 
+  async historyUsage(taskId: string): Promise<{ revisions: number; bytes: number }> {
+    const row = (await this.manager
+      .createQueryBuilder(RevisionEntity, "r")
+      .select("COUNT(*)", "revisions")
+      .addSelect("COALESCE(SUM(r.contentBytes), 0)", "bytes")
+      .where("r.taskId = :taskId", { taskId })
+      .getRawOne()) as { revisions: number | string; bytes: number | string } | undefined;
+    return { revisions: Number(row?.revisions ?? 0), bytes: Number(row?.bytes ?? 0) };
+  }
+
   async findRevision(taskId: string, revisionId: string): Promise<RevisionRecord | null> {
     const row = await this.manager.findOneBy(RevisionEntity, { taskId, id: revisionId });
     return row ? revisionFromEntity(row) : null;
