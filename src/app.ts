@@ -8,6 +8,7 @@ import { startHealthMonitor } from "./grpc/health-monitor";
 import { planHandlers } from "./grpc/plan-handlers";
 import { bind, buildGrpcServer, setHealth } from "./grpc/server";
 import { taskHandlers } from "./grpc/task-handlers";
+import { writeRateLimit } from "./grpc/write-rate-limit";
 import { InProcessTaskLock } from "./locking/in-process-task-lock";
 import { RedlockTaskLock } from "./locking/redlock-task-lock";
 import type { TaskLock } from "./locking/task-lock";
@@ -70,7 +71,13 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
   });
   const verifier = config.auth ? createTokenVerifier(config.auth) : null;
   if (!verifier) logger.warn("auth is off: every task is reachable and request authors are trusted");
-  const deps = { authenticate: authenticator(verifier), logger, metrics, slowCallMs: config.slowCallMs };
+  const deps = {
+    authenticate: authenticator(verifier),
+    logger,
+    metrics,
+    slowCallMs: config.slowCallMs,
+    writeRateLimit: writeRateLimit(config.rateLimitWrites, config.rateLimitWindowMs),
+  };
   const health = new HealthImplementation();
   setHealth(health, true);
   const server = buildGrpcServer(

@@ -13,6 +13,9 @@ export interface Config {
   readonly migrationLockWaitMs: number;
   readonly coalesceWindowMs: number;
   readonly lockWaitMs: number;
+  /** Writes one caller may make per window, per replica; 0 means no limit. */
+  readonly rateLimitWrites: number;
+  readonly rateLimitWindowMs: number;
   /** Per-task history budget; 0 means no limit. */
   readonly historyMaxRevisions: number;
   readonly historyMaxBytes: number;
@@ -75,6 +78,8 @@ const schema = z.object({
   PLAN_MIGRATION_LOCK_WAIT_MS: integer(1, 60_000),
   PLAN_COALESCE_WINDOW_MS: integer(0, 300_000),
   PLAN_LOCK_WAIT_MS: integer(1, 10_000),
+  PLAN_RATE_LIMIT_WRITES: integer(0, 100),
+  PLAN_RATE_LIMIT_WINDOW_MS: integer(1, 1_000),
   PLAN_HISTORY_MAX_REVISIONS: integer(0, 10_000),
   PLAN_HISTORY_MAX_BYTES: integer(0, 64 * 1024 * 1024),
   PLAN_SHUTDOWN_DRAIN_MS: integer(0, 10_000),
@@ -136,6 +141,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     migrationLockWaitMs: e.PLAN_MIGRATION_LOCK_WAIT_MS,
     coalesceWindowMs: e.PLAN_COALESCE_WINDOW_MS,
     lockWaitMs: e.PLAN_LOCK_WAIT_MS,
+    rateLimitWrites: e.PLAN_RATE_LIMIT_WRITES,
+    rateLimitWindowMs: e.PLAN_RATE_LIMIT_WINDOW_MS,
     historyMaxRevisions: e.PLAN_HISTORY_MAX_REVISIONS,
     historyMaxBytes: e.PLAN_HISTORY_MAX_BYTES,
     shutdownDrainMs: e.PLAN_SHUTDOWN_DRAIN_MS,

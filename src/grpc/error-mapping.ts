@@ -1,7 +1,7 @@
 import { type Metadata, status } from "@grpc/grpc-js";
 import { AuthenticationError, type AuthenticationReason } from "../auth/authentication-error";
 import { type FieldViolation, PlanError, type Reason } from "../plans/errors";
-import { BadRequest } from "../../generated/ts/google/rpc/error_details";
+import { BadRequest, RetryInfo } from "../../generated/ts/google/rpc/error_details";
 import { RequestError, type RequestReason } from "./request-error";
 import { ERROR_DOMAIN, statusDetailsMetadata } from "./status-details";
 
@@ -40,6 +40,7 @@ export const CODE_OF_REASON: Readonly<Record<Reason | AuthenticationReason | Req
     OFFSET_OUT_OF_RANGE: status.OUT_OF_RANGE,
     REQUEST_ID_REUSED: status.INVALID_ARGUMENT,
     HISTORY_QUOTA_EXCEEDED: status.RESOURCE_EXHAUSTED,
+    RATE_LIMITED: status.RESOURCE_EXHAUSTED,
   });
 
 /** What a failed call sends: code, message and the grpc-status-details-bin trailer. */
@@ -65,6 +66,7 @@ export function toWireError(error: unknown, requestId: string): WireError {
       error.reason,
       { ...error.metadata, request_id: requestId },
       error.fieldViolations,
+      error.retryDelayMs,
     );
   }
   if (error instanceof RequestError) {
@@ -88,6 +90,7 @@ function wire(
   reason: string,
   metadata: Record<string, string>,
   fieldViolations: readonly FieldViolation[],
+  retryDelayMs: number | null = null,
 ): WireError {
   return {
     code,
@@ -103,6 +106,15 @@ function wire(
               fieldViolations: fieldViolations.map((v) => ({ ...v, reason: reason })),
             })
           : null,
+      retryInfo:
+        retryDelayMs === null
+          ? null
+          : RetryInfo.fromPartial({
+              retryDelay: {
+                seconds: Math.floor(retryDelayMs / 1000),
+                nanos: (retryDelayMs % 1000) * 1_000_000,
+              },
+            }),
     }),
     internal: false,
   };

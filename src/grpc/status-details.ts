@@ -1,5 +1,5 @@
 import { Metadata } from "@grpc/grpc-js";
-import { BadRequest, ErrorInfo } from "../../generated/ts/google/rpc/error_details";
+import { BadRequest, ErrorInfo, RetryInfo } from "../../generated/ts/google/rpc/error_details";
 import { Status } from "../../generated/ts/google/rpc/status";
 
 /** The error domain of every ErrorInfo this service sends. */
@@ -8,6 +8,7 @@ export const ERROR_DOMAIN = "taskplans";
 const DETAILS_KEY = "grpc-status-details-bin";
 const ERROR_INFO_TYPE = "type.googleapis.com/google.rpc.ErrorInfo";
 const BAD_REQUEST_TYPE = "type.googleapis.com/google.rpc.BadRequest";
+const RETRY_INFO_TYPE = "type.googleapis.com/google.rpc.RetryInfo";
 
 /** The rich error model carried by one failed call. */
 export interface RichError {
@@ -15,6 +16,7 @@ export interface RichError {
   readonly message: string;
   readonly errorInfo: ErrorInfo | null;
   readonly badRequest: BadRequest | null;
+  readonly retryInfo?: RetryInfo | null;
 }
 
 /**
@@ -35,6 +37,12 @@ export function statusDetailsMetadata(error: RichError): Metadata {
       value: Buffer.from(BadRequest.encode(error.badRequest).finish()),
     });
   }
+  if (error.retryInfo) {
+    details.push({
+      typeUrl: RETRY_INFO_TYPE,
+      value: Buffer.from(RetryInfo.encode(error.retryInfo).finish()),
+    });
+  }
   const status = Status.encode({ code: error.code, message: error.message, details }).finish();
   const metadata = new Metadata();
   metadata.set(DETAILS_KEY, Buffer.from(status));
@@ -48,9 +56,11 @@ export function decodeStatusDetails(metadata: Metadata | undefined): RichError |
   const status = Status.decode(raw);
   let errorInfo: ErrorInfo | null = null;
   let badRequest: BadRequest | null = null;
+  let retryInfo: RetryInfo | null = null;
   for (const detail of status.details) {
     if (detail.typeUrl === ERROR_INFO_TYPE) errorInfo = ErrorInfo.decode(detail.value);
     if (detail.typeUrl === BAD_REQUEST_TYPE) badRequest = BadRequest.decode(detail.value);
+    if (detail.typeUrl === RETRY_INFO_TYPE) retryInfo = RetryInfo.decode(detail.value);
   }
-  return { code: status.code, message: status.message, errorInfo, badRequest };
+  return { code: status.code, message: status.message, errorInfo, badRequest, retryInfo };
 }

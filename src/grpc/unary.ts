@@ -4,7 +4,9 @@ import type { Logger } from "pino";
 import type { Caller } from "../auth/caller";
 import type { PlanMetrics } from "../observability/metrics";
 import { withCallDeadline } from "../plans/call-deadline";
+import { planErrors } from "../plans/errors";
 import { toWireError } from "./error-mapping";
+import type { WriteRateLimit } from "./write-rate-limit";
 import type { ReceivedRequest } from "./received-request";
 
 /** Per-call facts a handler receives. */
@@ -23,7 +25,23 @@ export interface UnaryDeps {
   readonly metrics: PlanMetrics;
   /** Calls slower than this are logged at warn level. */
   readonly slowCallMs: number;
+  /** Per-caller limit of write calls (RESOURCE_EXHAUSTED RATE_LIMITED with RetryInfo). */
+  readonly writeRateLimit: WriteRateLimit;
 }
+
+/** The methods that write: each counts against the caller's write rate limit. */
+export const WRITE_METHODS: ReadonlySet<string> = new Set([
+  "CreateTask",
+  "DeleteTask",
+  "CreatePlan",
+  "UpdatePlan",
+  "EditPlan",
+  "RestorePlanRevision",
+  "SavePlan",
+  "DeletePlan",
+  "RevertPlan",
+  "MarkImplementationStarted",
+]);
 
 // Request ids and task ids are 1-128 printable ASCII characters; nothing else from a request is
 // logged, so an unauthenticated call costs at most one short log line (never its field contents).
@@ -54,9 +72,10 @@ export function unary<Req extends object, Res>(
         const request = call.request.decode();
         const taskId = "taskId" in request ? request.taskId : undefined;
         if (typeof taskId === "string" && PRINTABLE_ID.test(taskId)) log.taskId = taskId;
-        return deps
-          .authenticate(call.metadata)
-          .then((caller) => withCallDeadline(deadline, () => handler(request, { caller, requestId })));
+        return deps.authenticate(call.metadata).then(async (caller) => {
+          if (WRITE_METHODS.has(method)) await admitWrite(deps.writeRateLimit, caller, call.getPeer());
+          return withCallDeadline(deadline, () => handler(request, { caller, requestId }));
+        });
       })
       .then(
         (response) => {
@@ -80,4 +99,16 @@ export function unary<Req extends object, Res>(
         },
       );
   };
+}
+
+// The caller a write counts against: the token subject with auth on; otherwise the client's address
+// (request fields such as the author are the caller's to choose, so they cannot key a limit).
+async function admitWrite(limit: WriteRateLimit, caller: Caller, peer: string): Promise<void> {
+  const key = caller.authenticated && caller.subject ? `subject:${caller.subject}` : `peer:${peerHost(peer)}`;
+  const waitMs = await limit.admit(key);
+  if (waitMs !== null) throw planErrors.rateLimited(limit.writes, limit.windowMs, waitMs).asRejectedWrite();
+}
+
+function peerHost(peer: string): string {
+  return peer.replace(/^ipv[46]:/, "").replace(/:\d+$/, "");
 }

@@ -30,7 +30,8 @@ export type Reason =
   | "REVISION_CHANGED"
   | "OFFSET_OUT_OF_RANGE"
   | "REQUEST_ID_REUSED"
-  | "HISTORY_QUOTA_EXCEEDED";
+  | "HISTORY_QUOTA_EXCEEDED"
+  | "RATE_LIMITED";
 
 /** A request field that failed validation (becomes a google.rpc.BadRequest field violation). */
 export interface FieldViolation {
@@ -43,6 +44,8 @@ interface PlanErrorInit {
   readonly nextAction: string;
   readonly metadata?: Record<string, string>;
   readonly fieldViolations?: readonly FieldViolation[];
+  /** How long to wait before retrying (becomes a google.rpc.RetryInfo). */
+  readonly retryDelayMs?: number | undefined;
 }
 
 /** A rule violation or an expected failure; carries nothing from storage. */
@@ -54,6 +57,7 @@ export class PlanError extends Error {
   readonly nextAction: string;
   readonly metadata: Readonly<Record<string, string>>;
   readonly fieldViolations: readonly FieldViolation[];
+  readonly retryDelayMs: number | null;
 
   constructor(reason: Reason, init: PlanErrorInit, message?: string) {
     super(message ?? `${capitalize(init.detail)}. ${init.nextAction}`);
@@ -63,13 +67,14 @@ export class PlanError extends Error {
     this.nextAction = init.nextAction;
     this.metadata = { ...init.metadata, next_action: init.nextAction };
     this.fieldViolations = init.fieldViolations ?? [];
+    this.retryDelayMs = init.retryDelayMs ?? null;
   }
 
   /** The same error worded for a rejected write: it starts by saying that nothing changed. */
   asRejectedWrite(): PlanError {
     return new PlanError(
       this.reason,
-      this,
+      { ...this, retryDelayMs: this.retryDelayMs ?? undefined },
       `Plan was not changed because ${this.detail}. ${this.nextAction}`,
     );
   }
@@ -258,6 +263,18 @@ export const planErrors = {
       detail: `offset ${offset} is past the end of the plan (${totalChars} characters)`,
       nextAction: `Use an offset between 0 and ${totalChars}.`,
       metadata: { offset: String(offset), total_chars: String(totalChars) },
+    });
+  },
+  rateLimited(writes: number, windowMs: number, retryDelayMs: number): PlanError {
+    return new PlanError("RATE_LIMITED", {
+      detail: `you sent more than ${writes} writes in ${windowMs} ms`,
+      nextAction: `Wait ${retryDelayMs} ms (google.rpc.RetryInfo) and retry; retry with the same request_id to stay safe.`,
+      metadata: {
+        limit_writes: String(writes),
+        window_ms: String(windowMs),
+        retry_after_ms: String(retryDelayMs),
+      },
+      retryDelayMs,
     });
   },
   historyQuotaExceeded(limit: "revisions" | "bytes", max: number, used: number): PlanError {

@@ -38,6 +38,7 @@ export async function startReplica(env: Record<string, string>, logDir: string):
     spawn(process.execPath, [MAIN], {
       env: {
         ...process.env,
+        PLAN_RATE_LIMIT_WRITES: "0", // load and fault workloads write from one address
         ...env,
         PLAN_GRPC_ADDRESS: `127.0.0.1:${port}`,
         PLAN_LOG_LEVEL: "warn",

@@ -52,6 +52,8 @@ export async function startTestApp(
     PLAN_DATABASE_URL: databaseUrl,
     PLAN_LOG_LEVEL: "silent",
     PLAN_METRICS_ADDRESS: "127.0.0.1:0",
+    // Suites drive many writes from one address; the rate-limit tests turn it on.
+    PLAN_RATE_LIMIT_WRITES: "0",
     ...options.env,
   });
   const events = new RecordingEventSink();
