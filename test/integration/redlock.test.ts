@@ -1,5 +1,4 @@
 import { once } from "node:events";
-import { Writable } from "node:stream";
 import { Metadata } from "@grpc/grpc-js";
 import { Redlock } from "@sesamecare-oss/redlock";
 import Redis from "ioredis";
@@ -8,6 +7,7 @@ import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
 import { RedlockTaskLock, type RedlockSettings } from "../../src/locking/redlock-task-lock";
 import { redisKeys } from "../../src/locking/redis-keys";
 import { GatedLock } from "../harness/gated-lock";
+import { capturingLogger } from "../harness/capturing-logger";
 import { planState } from "../harness/plan-state";
 import { type RedisNode, startRedisNodes } from "../harness/redis";
 import { rpcError } from "../harness/rpc";
@@ -133,17 +133,6 @@ describe("the Redis lease while a write runs", () => {
       maxBatch: 8,
       ...overrides,
     };
-  }
-
-  function capturingLogger() {
-    const lines: string[] = [];
-    const stream = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(String(chunk));
-        done();
-      },
-    });
-    return { logger: pino({ level: "info" }, stream), lines };
   }
 
   it("runs two writes of a task at once under one lease per process, queues a third, and keeps other processes out", async () => {

@@ -1,8 +1,7 @@
-import { Writable } from "node:stream";
 import { Metadata, status } from "@grpc/grpc-js";
-import pino from "pino";
 import { PlanServiceService } from "../../generated/ts/taskplans/v1/plan_service";
 import { TaskServiceService } from "../../generated/ts/taskplans/v1/task";
+import { capturingLogger } from "../harness/capturing-logger";
 import { planState } from "../harness/plan-state";
 import { bytesField, rawCall, varintField } from "../harness/raw-call";
 import { rpcError } from "../harness/rpc";
@@ -18,17 +17,6 @@ const INVALID_SEQUENCES: [string, Buffer][] = [
   ["a lone FF byte", Buffer.from([0x61, 0xff, 0x62])],
   ["an overlong NUL (C0 80)", Buffer.from([0x61, 0xc0, 0x80, 0x62])],
 ];
-
-function capturingLogger() {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(String(chunk));
-      done();
-    },
-  });
-  return { logger: pino({ level: "info" }, stream), lines };
-}
 
 describe.each(DIALECTS)("requests that are not valid messages, on %s", (dialect) => {
   let app: TestApp;

@@ -1,0 +1,14 @@
+import { Writable } from "node:stream";
+import pino from "pino";
+
+/** A pino logger at info level whose lines (JSON, one per entry) the test can read. */
+export function capturingLogger(): { logger: pino.Logger; lines: string[] } {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
+  return { logger: pino({ level: "info" }, stream), lines };
+}
