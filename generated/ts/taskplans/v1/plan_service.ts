@@ -2593,6 +2593,15 @@ export const MarkImplementationStartedResponse: MessageFns<MarkImplementationSta
  * TOKEN_EXPIRED), PERMISSION_DENIED TASK_NOT_REACHABLE (checked before existence, discloses
  * nothing), UNAVAILABLE STORAGE_UNAVAILABLE or LOCK_UNAVAILABLE (nothing written), INTERNAL
  * "internal error" (logged with the request id, which ErrorInfo.metadata["request_id"] repeats).
+ * Before anything else, every RPC of this service and of TaskService checks the request bytes:
+ * INVALID_ARGUMENT MALFORMED_REQUEST (not the request message: truncated, a wrong wire type, or a
+ * 64-bit number above 2^53 - 1; ErrorInfo.metadata["field"] names the field when known) and
+ * INVALID_ARGUMENT INVALID_UTF8 (a string field that is not valid UTF-8, named in BadRequest; never
+ * rewritten), both before authentication. Writes (every RPC but GetPlan, ListPlanRevisions,
+ * GetPlanRevision and GetTask) may return RESOURCE_EXHAUSTED RATE_LIMITED (the caller's write rate
+ * limit, with a google.rpc.RetryInfo detail); writes that store a revision may return
+ * RESOURCE_EXHAUSTED HISTORY_QUOTA_EXCEEDED (the task's history budget; limit and usage in
+ * ErrorInfo.metadata). None of these changes anything.
  */
 export type PlanServiceService = typeof PlanServiceService;
 export const PlanServiceService = {

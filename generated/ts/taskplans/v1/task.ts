@@ -650,7 +650,10 @@ export const DeleteTaskResponse: MessageFns<DeleteTaskResponse> = {
   },
 };
 
-/** Manages the tasks that plans belong to. */
+/**
+ * Manages the tasks that plans belong to. The request checks, authentication, write rate limit and
+ * INTERNAL documented on PlanService apply here too.
+ */
 export type TaskServiceService = typeof TaskServiceService;
 export const TaskServiceService = {
   /**
