@@ -8,6 +8,8 @@ import { startWorkload, type Workload } from "../harness/jepsen/workload";
 import { type RedisNode, startRedisNodes } from "../harness/redis";
 import { type Replica, startReplica } from "../harness/replica";
 import { connect } from "../harness/rpc";
+import Redis from "ioredis";
+import { redisKeys } from "../../src/locking/redis-keys";
 import { execSql } from "../harness/sql";
 
 // A list-append workload against 3 replica processes, 3 Redis nodes and MariaDB, with one fault
@@ -36,6 +38,43 @@ async function untilInFlight(workload: Workload, replica: number): Promise<numbe
   }
 }
 
+/**
+ * Pauses the replica while it holds a task's Redis lease: after SIGSTOP, a lock key whose value stays
+ * the same and whose TTL drains without the refresh a live holder sends every third of the lease is
+ * the paused replica's. Otherwise it resumes at once and tries again. Once inside a lease it stays
+ * paused past the lease's expiry. Resolves how many attempts it took (0: it never landed in one).
+ */
+async function pauseInsideLease(
+  replica: Replica,
+  workload: Workload,
+  index: number,
+  redis: Redis,
+  taskIds: readonly string[],
+): Promise<number> {
+  const keys = taskIds.map((taskId) => redisKeys("taskplans").lock(taskId));
+  const snapshot = () =>
+    Promise.all(keys.map(async (key) => [await redis.get(key), await redis.pttl(key)] as const));
+  for (let attempt = 1; attempt <= 40; attempt++) {
+    await untilInFlight(workload, index);
+    replica.pause();
+    const before = await snapshot();
+    await sleep(LEASE_MS * 0.6);
+    const after = await snapshot();
+    const held = before.some(
+      ([value, ttl], i) =>
+        value !== null && after[i]?.[0] === value && (after[i]?.[1] ?? 0) < ttl - LEASE_MS * 0.55,
+    );
+    if (held) {
+      await sleep(LEASE_MS * 1.5); // past the lease's expiry: on SIGCONT its writes must not commit
+      replica.resume();
+      return attempt;
+    }
+    replica.resume();
+    await sleep(50);
+  }
+  return 0;
+}
+
 async function readTask(databaseUrl: string, taskId: string): Promise<TaskHistory> {
   const [head] = (await execSql(
     databaseUrl,
@@ -61,7 +100,8 @@ async function readTask(databaseUrl: string, taskId: string): Promise<TaskHistor
 async function runScenario(
   name: string,
   mariadb: MariaDb,
-  inject: (cluster: Cluster, workload: Workload) => Promise<string>,
+  inject: (cluster: Cluster & { taskIds: readonly string[] }, workload: Workload) => Promise<string>,
+  options: { requireLeaseLost?: boolean } = {},
 ): Promise<void> {
   const logDir = mkdtempSync(join(tmpdir(), "taskplans-faults-"));
   const database = `j_${randomBytes(5).toString("hex")}`;
@@ -93,20 +133,24 @@ async function runScenario(
       operations: OPERATIONS,
       deadlineMs: 4_000,
     });
-    const evidence = await inject({ replicas, nodes, mariadb, databaseUrl }, workload);
+    const evidence = await inject({ replicas, nodes, mariadb, databaseUrl, taskIds }, workload);
     const history = await workload.done();
     const tasks = await Promise.all(taskIds.map((taskId) => readTask(databaseUrl, taskId)));
     const summary = checkHistory(history, tasks);
     const reasons = new Map<string, number>();
     for (const op of history.filter((o) => o.outcome !== "ok"))
       reasons.set(op.reason ?? "", (reasons.get(op.reason ?? "") ?? 0) + 1);
+    // A write whose lease was lost before it committed answers WRITE_CONFLICT (DESIGN invariant 2).
+    const leaseLost = reasons.get("WRITE_CONFLICT") ?? 0;
     console.log(
-      `[fault scenario] ${name}: ${summary.operations} ops, ${summary.ok} ok, ${summary.failed} failed, ` +
+      `[fault scenario] ${name}: ${summary.operations} ops, ${summary.ok} ok, ${summary.failed} failed ` +
+        `(${leaseLost} WRITE_CONFLICT: lease lost or row-lock conflict), ` +
         `${summary.unknown} unknown (${summary.unknownApplied} of them applied), ${summary.revisions} revisions checked; ` +
         `${evidence}; non-ok reasons: ${JSON.stringify(Object.fromEntries(reasons))}`,
     );
     expect(summary.operations).toBe(OPERATIONS);
     expect(summary.ok).toBeGreaterThan(OPERATIONS / 2);
+    if (options.requireLeaseLost) expect(leaseLost).toBeGreaterThan(0);
   } finally {
     for (const replica of replicas) await replica.stop();
     for (const node of nodes) await node.stop();
@@ -121,19 +165,26 @@ describe("no acknowledged write is lost or duplicated under faults (3 replicas, 
   });
   afterAll(() => shared.stop());
 
-  it("SIGSTOP of a replica inside a write for longer than the lease, then SIGCONT", async () => {
-    await runScenario("SIGSTOP replica", shared, async ({ replicas }, workload) => {
-      const paused: number[] = [];
-      for (const at of [0.25, 0.55]) {
-        await untilProgress(workload, at);
-        const inFlight = await untilInFlight(workload, 1);
-        replicas[1]?.pause();
-        paused.push(inFlight);
-        await sleep(LEASE_MS * 2.5);
-        replicas[1]?.resume();
-      }
-      return `paused replica 1 twice for ${LEASE_MS * 2.5} ms with ${paused.join(" and ")} calls in flight on it`;
-    });
+  it("SIGSTOP of a replica inside a held lease, past its expiry, then SIGCONT: its writes do not commit (lease-lost path)", async () => {
+    await runScenario(
+      "SIGSTOP replica",
+      shared,
+      async ({ replicas, nodes, taskIds }, workload) => {
+        const redis = new Redis(nodes[0]?.url ?? "");
+        try {
+          const attempts: number[] = [];
+          for (const at of [0.2, 0.45, 0.7]) {
+            await untilProgress(workload, at);
+            attempts.push(await pauseInsideLease(replicas[1] as Replica, workload, 1, redis, taskIds));
+          }
+          expect(attempts.every((n) => n > 0)).toBe(true); // each pause landed inside a lease
+          return `paused replica 1 inside a held lease 3 times, past its expiry (attempts: ${attempts.join(", ")})`;
+        } finally {
+          redis.disconnect();
+        }
+      },
+      { requireLeaseLost: true },
+    );
   });
 
   it("kill -9 of a replica mid-write, then a restart", async () => {
