@@ -12,6 +12,8 @@ command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] || missi
 # The chart tests run the image's runtime tree: tini is its PID 1; pods get network namespaces (ip).
 [ -x /usr/bin/tini ] || missing+=(tini)
 command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || missing+=(iproute2)
+# The fault suite's partitions drop packets inside a replica's network namespace.
+command -v iptables >/dev/null 2>&1 || [ -x /usr/sbin/iptables ] || missing+=(iptables)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "installing ${missing[*]}"

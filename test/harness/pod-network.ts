@@ -14,12 +14,18 @@ export interface Pod {
   readonly exec: readonly string[];
   /** Name -> address entries the pod resolves (its /etc/hosts, as cluster DNS would answer). */
   setHosts(entries: Readonly<Record<string, string>>): void;
+  /** Partitions the pod from these addresses: packets both ways are dropped silently (iptables). */
+  cut(addresses: readonly string[]): void;
+  /** Heals a cut. */
+  heal(addresses: readonly string[]): void;
 }
 
 /** The bridge the pods hang off; servers the pods reach (MariaDB, Redis) bind to `hostAddress`. */
 export interface PodNetwork {
   readonly hostAddress: string;
   addPod(): Pod;
+  /** One more address of the host on the bridge, for a server that needs its own. */
+  addHostAddress(): string;
   /** Deletes every namespace, link and hosts file this network created, nothing else. */
   close(): void;
 }
@@ -30,6 +36,15 @@ function ip(...args: string[]): void {
     throw new Error(
       `'ip ${args.join(" ")}' failed: ${run.stderr.trim() || run.error?.message}. ` +
         "These tests need root and network namespaces (iproute2); they are never skipped.",
+    );
+  }
+}
+
+function iptables(ns: string, ...rule: string[]): void {
+  const run = spawnSync("ip", ["netns", "exec", ns, "iptables", "-w", ...rule], { encoding: "utf8" });
+  if (run.status !== 0) {
+    throw new Error(
+      `iptables ${rule.join(" ")} in ${ns} failed: ${run.stderr.trim() || run.error?.message} (apt-get install iptables)`,
     );
   }
 }
@@ -51,8 +66,14 @@ export function createPodNetwork(): PodNetwork {
     spawnSync("ip", ["link", "del", bridge]);
     throw error;
   }
+  let hostAddresses = 200;
   return {
     hostAddress: `${subnet}.1`,
+    addHostAddress() {
+      const address = `${subnet}.${hostAddresses++}`;
+      ip("addr", "add", `${address}/24`, "dev", bridge);
+      return address;
+    },
     addPod() {
       const index = namespaces.length + 2;
       const ns = `tpn${tag}-${index}`;
@@ -76,6 +97,18 @@ export function createPodNetwork(): PodNetwork {
           mkdirSync(dir, { recursive: true });
           const lines = Object.entries(entries).map(([name, address]) => `${address}\t${name}`);
           writeFileSync(join(dir, "hosts"), ["127.0.0.1\tlocalhost", ...lines, ""].join("\n"));
+        },
+        cut(addresses) {
+          for (const address of addresses) {
+            iptables(ns, "-A", "OUTPUT", "-d", address, "-j", "DROP");
+            iptables(ns, "-A", "INPUT", "-s", address, "-j", "DROP");
+          }
+        },
+        heal(addresses) {
+          for (const address of addresses) {
+            iptables(ns, "-D", "OUTPUT", "-d", address, "-j", "DROP");
+            iptables(ns, "-D", "INPUT", "-s", address, "-j", "DROP");
+          }
         },
       };
     },

@@ -3,10 +3,13 @@ import { existsSync, openSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { freePort } from "./free-port";
 import { checkHealth, healthClient } from "./grpc-clients";
+import type { Pod } from "./pod-network";
 import { stopProcess, waitFor } from "./processes";
 
 /** A service replica running as its own OS process (the built server, dist/src/main.js). */
 export interface Replica {
+  /** The address clients reach it on (127.0.0.1, or its pod's address). */
+  readonly host: string;
   readonly port: number;
   readonly pid: number;
   readonly logFile: string;
@@ -29,26 +32,36 @@ function repoRoot(): string {
 
 const MAIN = join(repoRoot(), "dist", "src", "main.js");
 
-/** Starts a replica with `env` on a free port and waits for grpc.health.v1 SERVING. */
-export async function startReplica(env: Record<string, string>, logDir: string): Promise<Replica> {
+/**
+ * Starts a replica with `env` on a free port and waits for grpc.health.v1 SERVING. With `pod`, it
+ * runs in that pod's network namespace and listens on the pod's address.
+ */
+export async function startReplica(
+  env: Record<string, string>,
+  logDir: string,
+  pod: Pod | null = null,
+): Promise<Replica> {
   if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run 'npm run build' first (npm test does)`);
   const port = await freePort();
+  const host = pod?.address ?? "127.0.0.1";
   const logFile = join(logDir, `replica-${port}.log`);
+  const [command, ...prefix] = pod ? [...pod.exec, process.execPath] : [process.execPath];
   const launch = () =>
-    spawn(process.execPath, [MAIN], {
+    spawn(command ?? process.execPath, [...prefix, MAIN], {
       env: {
         ...process.env,
         PLAN_RATE_LIMIT_WRITES: "0", // load and fault workloads write from one address
         ...env,
-        PLAN_GRPC_ADDRESS: `127.0.0.1:${port}`,
+        PLAN_GRPC_ADDRESS: `${pod ? "0.0.0.0" : "127.0.0.1"}:${port}`,
         PLAN_LOG_LEVEL: "warn",
         PLAN_METRICS_ADDRESS: "127.0.0.1:0",
       },
       stdio: ["ignore", openSync(logFile, "a"), openSync(logFile, "a")],
     });
   let child: ChildProcess = launch();
-  await untilServing(port, child);
+  await untilServing(host, port, child);
   return {
+    host,
     port,
     logFile,
     get pid() {
@@ -59,14 +72,14 @@ export async function startReplica(env: Record<string, string>, logDir: string):
     kill: () => stopProcess(child, 0),
     async restart() {
       child = launch();
-      await untilServing(port, child);
+      await untilServing(host, port, child);
     },
     stop: () => stopProcess(child, 15_000),
   };
 }
 
-async function untilServing(port: number, child: ChildProcess): Promise<void> {
-  const health = healthClient(port);
+async function untilServing(host: string, port: number, child: ChildProcess): Promise<void> {
+  const health = healthClient(port, host);
   try {
     await waitFor(
       `replica on ${port}`,

@@ -5,6 +5,7 @@ import { randomBytes } from "node:crypto";
 import { createDatabase, type MariaDb, startMariaDb } from "../harness/mariadb";
 import { checkHistory, type TaskHistory } from "../harness/jepsen/checker";
 import { startWorkload, type Workload } from "../harness/jepsen/workload";
+import { createPodNetwork, type Pod, type PodNetwork } from "../harness/pod-network";
 import { type RedisNode, startRedisNodes } from "../harness/redis";
 import { type Replica, startReplica } from "../harness/replica";
 import { connect } from "../harness/rpc";
@@ -22,6 +23,18 @@ interface Cluster {
   nodes: RedisNode[];
   mariadb: MariaDb;
   databaseUrl: string;
+  /** With a pod network: each replica's pod, and the addresses of MariaDB and each Redis node. */
+  pods: Pod[];
+  addresses: { database: string; redis: string[] } | null;
+}
+
+/** Pods for the replicas, and MariaDB and each Redis node on an address of its own. */
+interface Topology {
+  readonly network: PodNetwork;
+  /** The address MariaDB also listens on (startMariaDb({ alsoListenOn })). */
+  readonly databaseAddress: string;
+  /** A user the pods connect as (root is for loopback only). */
+  readonly databaseUser: string;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -39,13 +52,14 @@ async function untilInFlight(workload: Workload, replica: number): Promise<numbe
 }
 
 /**
- * Pauses the replica while it holds a task's Redis lease: after SIGSTOP, a lock key whose value stays
+ * Interrupts a replica (SIGSTOP, or a partition from Redis nodes) while it holds a task's Redis lease:
+ * after `interrupt`, a lock key on `redis` (a node the replica no longer refreshes) whose value stays
  * the same and whose TTL drains without the refresh a live holder sends every third of the lease is
- * the paused replica's. Otherwise it resumes at once and tries again. Once inside a lease it stays
- * paused past the lease's expiry. Resolves how many attempts it took (0: it never landed in one).
+ * the interrupted replica's. Otherwise it restores at once and tries again. Once inside a lease it
+ * keeps the interruption past the lease's expiry. Resolves the attempts it took (0: never).
  */
-async function pauseInsideLease(
-  replica: Replica,
+async function interruptInsideLease(
+  fault: { interrupt(): void; restore(): void },
   workload: Workload,
   index: number,
   redis: Redis,
@@ -56,7 +70,7 @@ async function pauseInsideLease(
     Promise.all(keys.map(async (key) => [await redis.get(key), await redis.pttl(key)] as const));
   for (let attempt = 1; attempt <= 40; attempt++) {
     await untilInFlight(workload, index);
-    replica.pause();
+    fault.interrupt();
     const before = await snapshot();
     await sleep(LEASE_MS * 0.6);
     const after = await snapshot();
@@ -65,14 +79,41 @@ async function pauseInsideLease(
         value !== null && after[i]?.[0] === value && (after[i]?.[1] ?? 0) < ttl - LEASE_MS * 0.55,
     );
     if (held) {
-      await sleep(LEASE_MS * 1.5); // past the lease's expiry: on SIGCONT its writes must not commit
-      replica.resume();
+      await sleep(LEASE_MS * 1.5); // past the lease's expiry: the interrupted writes must not commit
+      fault.restore();
       return attempt;
     }
-    replica.resume();
+    fault.restore();
     await sleep(50);
   }
   return 0;
+}
+
+/**
+ * Keeps replica `index` cut off from `addresses` for `ms`, then heals it. Checks that the cut took
+ * effect: the replica acknowledges nothing it had not already sent past the database. Resolves a
+ * line of evidence.
+ */
+async function partitionFor(
+  pod: Pod,
+  addresses: readonly string[],
+  workload: Workload,
+  index: number,
+  ms: number,
+): Promise<string> {
+  // Acknowledged writes only: a call may still fail fast meanwhile (LOCK_UNAVAILABLE, a deadline).
+  const done = (mine: boolean) =>
+    workload.history.filter((op) => (op.replica === index) === mine && op.outcome === "ok").length;
+  const inFlight = await untilInFlight(workload, index);
+  pod.cut(addresses);
+  const [mineBefore, othersBefore] = [done(true), done(false)];
+  await sleep(ms);
+  const [mineDuring, othersDuring] = [done(true) - mineBefore, done(false) - othersBefore];
+  pod.heal(addresses);
+  // Only calls already past the database can finish. (The others slow down too: the cut replica's
+  // open transactions keep their row locks, since MariaDB cannot tell its client is gone.)
+  expect(mineDuring).toBeLessThanOrEqual(inFlight);
+  return `cut for ${ms} ms with ${inFlight} calls in flight: it acknowledged ${mineDuring} writes meanwhile, the others ${othersDuring}; then healed`;
 }
 
 async function readTask(databaseUrl: string, taskId: string): Promise<TaskHistory> {
@@ -101,15 +142,22 @@ async function runScenario(
   name: string,
   mariadb: MariaDb,
   inject: (cluster: Cluster & { taskIds: readonly string[] }, workload: Workload) => Promise<string>,
-  options: { requireLeaseLost?: boolean } = {},
+  options: { requireLeaseLost?: boolean; topology?: Topology } = {},
 ): Promise<void> {
   const logDir = mkdtempSync(join(tmpdir(), "taskplans-faults-"));
   const database = `j_${randomBytes(5).toString("hex")}`;
   await createDatabase(mariadb.port, database);
   const databaseUrl = mariadb.urlFor(database);
-  const nodes = await startRedisNodes(3);
+  const { topology } = options;
+  const redisAddresses = topology ? [0, 1, 2].map(() => topology.network.addHostAddress()) : [];
+  const nodes = topology
+    ? (await Promise.all(redisAddresses.map((host) => startRedisNodes(1, { host })))).flat()
+    : await startRedisNodes(3);
+  const pods = topology ? [0, 1, 2].map(() => topology.network.addPod()) : [];
   const env = {
-    PLAN_DATABASE_URL: databaseUrl,
+    PLAN_DATABASE_URL: topology
+      ? `mysql://${topology.databaseUser}@${topology.databaseAddress}:${mariadb.port}/${database}`
+      : databaseUrl,
     PLAN_REDIS_URLS: nodes.map((n) => n.url).join(","),
     PLAN_COALESCE_WINDOW_MS: "0", // every write is one revision, so the history shows every commit
     PLAN_LOCK_LEASE_MS: String(LEASE_MS),
@@ -118,8 +166,8 @@ async function runScenario(
   };
   const replicas: Replica[] = [];
   try {
-    for (let i = 0; i < 3; i++) replicas.push(await startReplica(env, logDir));
-    const setup = connect(replicas[0]?.port ?? 0);
+    for (let i = 0; i < 3; i++) replicas.push(await startReplica(env, logDir, pods[i] ?? null));
+    const setup = connect(replicas[0]?.port ?? 0, undefined, replicas[0]?.host);
     const taskIds = ["hot-a", "hot-b", "hot-c"].map((t) => `${t}-${database}`);
     for (const taskId of taskIds) {
       await setup.tasks.createTask({ taskId, workspaceId: "ws" });
@@ -128,12 +176,15 @@ async function runScenario(
     setup.close();
     const workload = startWorkload({
       ports: replicas.map((r) => r.port),
+      hosts: replicas.map((r) => r.host),
       taskIds,
       clients: 6,
       operations: OPERATIONS,
       deadlineMs: 4_000,
     });
-    const evidence = await inject({ replicas, nodes, mariadb, databaseUrl, taskIds }, workload);
+    const addresses = topology ? { database: topology.databaseAddress, redis: redisAddresses } : null;
+    const cluster = { replicas, nodes, mariadb, databaseUrl, pods, addresses, taskIds };
+    const evidence = await inject(cluster, workload);
     const history = await workload.done();
     const tasks = await Promise.all(taskIds.map((taskId) => readTask(databaseUrl, taskId)));
     const summary = checkHistory(history, tasks);
@@ -173,12 +224,15 @@ describe("no acknowledged write is lost or duplicated under faults (3 replicas, 
         const redis = new Redis(nodes[0]?.url ?? "");
         try {
           const attempts: number[] = [];
-          for (const at of [0.2, 0.45, 0.7]) {
+          // Five pauses: each yields one or two lease-lost writes on average, so none at all is a failure.
+          for (const at of [0.15, 0.3, 0.45, 0.6, 0.75]) {
             await untilProgress(workload, at);
-            attempts.push(await pauseInsideLease(replicas[1] as Replica, workload, 1, redis, taskIds));
+            const replica = replicas[1] as Replica;
+            const pause = { interrupt: () => replica.pause(), restore: () => replica.resume() };
+            attempts.push(await interruptInsideLease(pause, workload, 1, redis, taskIds));
           }
           expect(attempts.every((n) => n > 0)).toBe(true); // each pause landed inside a lease
-          return `paused replica 1 inside a held lease 3 times, past its expiry (attempts: ${attempts.join(", ")})`;
+          return `paused replica 1 inside a held lease 5 times, past its expiry (attempts: ${attempts.join(", ")})`;
         } finally {
           redis.disconnect();
         }
@@ -219,5 +273,72 @@ describe("no acknowledged write is lost or duplicated under faults (3 replicas, 
     } finally {
       await own.stop();
     }
+  });
+});
+
+describe("network partitions: replicas in network namespaces, MariaDB and each Redis node on its own address", () => {
+  let network: PodNetwork;
+  let mariadb: MariaDb;
+  let topology: Topology;
+  beforeAll(async () => {
+    network = createPodNetwork(); // fails with a message saying what is missing; never skipped
+    const databaseAddress = network.addHostAddress();
+    mariadb = await startMariaDb({ alsoListenOn: databaseAddress });
+    await execSql(mariadb.urlFor("mysql"), "CREATE USER 'replica'@'%' IDENTIFIED BY 'replica-pw'");
+    await execSql(mariadb.urlFor("mysql"), "GRANT ALL ON *.* TO 'replica'@'%'");
+    topology = { network, databaseAddress, databaseUser: "replica:replica-pw" };
+  }, 60_000);
+  afterAll(async () => {
+    await mariadb?.stop();
+    network?.close();
+  });
+
+  it("a replica cut off from two of three Redis nodes while it holds a lease, still reaching MariaDB", async () => {
+    await runScenario(
+      "partition: replica 1 from 2 of 3 Redis nodes",
+      mariadb,
+      async ({ pods, addresses, nodes, taskIds }, workload) => {
+        const cut = addresses?.redis.slice(0, 2) ?? [];
+        const redis = new Redis(nodes[0]?.url ?? "");
+        try {
+          const partition = { interrupt: () => pods[1]?.cut(cut), restore: () => pods[1]?.heal(cut) };
+          const attempts: number[] = [];
+          for (const at of [0.25, 0.6]) {
+            await untilProgress(workload, at);
+            attempts.push(await interruptInsideLease(partition, workload, 1, redis, taskIds));
+          }
+          expect(attempts.every((n) => n > 0)).toBe(true);
+          return `cut replica 1 from Redis nodes 0 and 1 inside a held lease, twice, past its expiry (attempts: ${attempts.join(", ")})`;
+        } finally {
+          redis.disconnect();
+        }
+      },
+      { topology, requireLeaseLost: true }, // its writes under the lost lease must not commit
+    );
+  });
+
+  it("a replica cut off from MariaDB mid-transaction, healed while writes continue", async () => {
+    await runScenario(
+      "partition: replica 1 from MariaDB",
+      mariadb,
+      async ({ pods, addresses }, workload) => {
+        await untilProgress(workload, 0.3);
+        return `replica 1 from MariaDB: ${await partitionFor(pods[1] as Pod, [addresses?.database ?? ""], workload, 1, 3_000)}`;
+      },
+      { topology },
+    );
+  });
+
+  it("a replica isolated from every server, healed while writes continue", async () => {
+    await runScenario(
+      "partition: replica 1 from everything",
+      mariadb,
+      async ({ pods, addresses }, workload) => {
+        const cut = [addresses?.database ?? "", ...(addresses?.redis ?? [])];
+        await untilProgress(workload, 0.3);
+        return `replica 1 from every server: ${await partitionFor(pods[1] as Pod, cut, workload, 1, 3_000)}`;
+      },
+      { topology },
+    );
   });
 });

@@ -17,6 +17,8 @@ export interface Workload {
  */
 export function startWorkload(options: {
   ports: readonly number[];
+  /** Host of each replica (same order as ports); 127.0.0.1 when omitted. */
+  hosts?: readonly string[];
   taskIds: readonly string[];
   clients: number;
   operations: number;
@@ -24,7 +26,9 @@ export function startWorkload(options: {
 }): Workload {
   const history: OpRecord[] = [];
   const inFlight = options.ports.map(() => 0);
-  const connections: Clients[] = options.ports.map((port) => connect(port));
+  const connections: Clients[] = options.ports.map((port, i) =>
+    connect(port, undefined, options.hosts?.[i] ?? "127.0.0.1"),
+  );
   let issued = 0;
   const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)] as T;
 
