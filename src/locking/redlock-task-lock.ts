@@ -75,8 +75,11 @@ export class RedlockTaskLock implements TaskLock {
     this.keys = redisKeys(settings.keyPrefix);
     for (const subscriber of subscribers) {
       subscriber.on("message", (channel: string, message: string) => this.heard(channel, message));
-      // ioredis resubscribes after a reconnect.
-      subscriber.subscribe(this.keys.released(), this.keys.waiting()).catch(() => undefined);
+      // Subscribes on every (re)connection. ioredis's own resubscribe is off: its promise has no
+      // handler, so closing a reconnecting subscriber rejected it unhandled ("Connection is closed.").
+      subscriber.on("ready", () => {
+        subscriber.subscribe(this.keys.released(), this.keys.waiting()).catch(() => undefined);
+      });
     }
   }
 
@@ -115,7 +118,11 @@ export class RedlockTaskLock implements TaskLock {
     });
     redlock.on("error", () => undefined); // expected contention; failures surface through acquire
     const subscribers = clients.map((client) => {
-      const subscriber = client.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null });
+      const subscriber = client.duplicate({
+        enableOfflineQueue: true,
+        maxRetriesPerRequest: null,
+        autoResubscribe: false, // the constructor subscribes on every "ready"
+      });
       subscriber.on("error", () => undefined); // the command client logs node outages
       return subscriber;
     });
@@ -139,10 +146,9 @@ export class RedlockTaskLock implements TaskLock {
 
   async close(): Promise<void> {
     await Promise.all([...this.holds].map(([taskId, hold]) => this.drop(taskId, hold)));
-    // Close gracefully: QUIT is answered after every command queued before it, including the
-    // resubscribe ioredis sends by itself after a reconnect. Then disconnect, which also stops a
-    // client that is reconnecting: its QUIT is refused (no offline queue), and Redlock.quit() would
-    // leave it retrying forever.
+    // Close gracefully: QUIT is answered after every command queued before it. Then disconnect,
+    // which also stops a client that is reconnecting: its QUIT is refused (no offline queue), and
+    // Redlock.quit() would leave it retrying forever. Every command still queued then has a handler.
     await Promise.all([...this.subscribers, ...this.clients].map((client) => quitWithin(client, 1_000)));
   }
 
