@@ -5,6 +5,7 @@ import type { Caller } from "../auth/caller";
 import type { PlanMetrics } from "../observability/metrics";
 import { withCallDeadline } from "../plans/call-deadline";
 import { planErrors } from "../plans/errors";
+import { isWellFormedId } from "../plans/validate";
 import { toWireError } from "./error-mapping";
 import type { WriteRateLimit } from "./write-rate-limit";
 import type { ReceivedRequest } from "./received-request";
@@ -43,9 +44,8 @@ export const WRITE_METHODS: ReadonlySet<string> = new Set([
   "MarkImplementationStarted",
 ]);
 
-// Request ids and task ids are 1-128 printable ASCII characters; nothing else from a request is
-// logged, so an unauthenticated call costs at most one short log line (never its field contents).
-const PRINTABLE_ID = /^[\x21-\x7e]{1,128}$/;
+// Only well-formed ids (isWellFormedId) from a request are logged, so an unauthenticated call costs at
+// most one short log line (never its field contents).
 
 /**
  * Wraps a handler: request id (from x-request-id or generated, echoed in response metadata), request
@@ -60,7 +60,7 @@ export function unary<Req extends object, Res>(
 ): handleUnaryCall<ReceivedRequest<Req>, Res> {
   return (call, callback) => {
     const given = call.metadata.get("x-request-id")[0];
-    const requestId = typeof given === "string" && PRINTABLE_ID.test(given) ? given : randomUUID();
+    const requestId = typeof given === "string" && isWellFormedId(given) ? given : randomUUID();
     const echoed = new Metadata();
     echoed.set("x-request-id", requestId);
     call.sendMetadata(echoed);
@@ -71,7 +71,7 @@ export function unary<Req extends object, Res>(
       .then(() => {
         const request = call.request.decode();
         const taskId = "taskId" in request ? request.taskId : undefined;
-        if (typeof taskId === "string" && PRINTABLE_ID.test(taskId)) log.taskId = taskId;
+        if (typeof taskId === "string" && isWellFormedId(taskId)) log.taskId = taskId;
         return deps.authenticate(call.metadata).then(async (caller) => {
           if (WRITE_METHODS.has(method)) await admitWrite(deps.writeRateLimit, caller, call.getPeer());
           return withCallDeadline(deadline, () => handler(request, { caller, requestId }));

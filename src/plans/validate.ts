@@ -5,6 +5,11 @@ import { codePointLength } from "./text";
 // Printable ASCII without spaces: ids travel in logs, metrics-free labels and URLs unescaped.
 const ID_PATTERN = /^[\x21-\x7e]+$/;
 
+/** True for a well-formed id: 1 to 128 printable ASCII characters without whitespace. */
+export function isWellFormedId(value: string): boolean {
+  return value.length > 0 && value.length <= limits.maxIdLength && ID_PATTERN.test(value);
+}
+
 /** Checks an id field (task, workspace, session, revision); INVALID_FIELD naming `field`. */
 export function requireId(field: string, value: string): string {
   if (value === "") throw planErrors.invalidField(field, "is required");
