@@ -11,6 +11,8 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY proto ./proto
 COPY generated ./generated
+# The MCP server and the release probe call the service through the TypeScript client package.
+COPY clients/ts/src ./clients/ts/src
 COPY src ./src
 RUN npm run build && npm prune --omit=dev
 

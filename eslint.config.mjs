@@ -6,7 +6,21 @@ import tseslint from "typescript-eslint";
 const layer = (paths, patterns) => ({ "no-restricted-imports": ["error", { paths, patterns }] });
 
 export default tseslint.config(
-  { ignores: ["dist/", "dist-bench/", "generated/", "node_modules/", "var/", "coverage/", "*.js", "*.mjs"] },
+  {
+    ignores: [
+      "dist/",
+      "dist-bench/",
+      "generated/",
+      "clients/ts/dist/",
+      "clients/ts/src/generated/",
+      "clients/python/",
+      "node_modules/",
+      "var/",
+      "coverage/",
+      "*.js",
+      "*.mjs",
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -41,6 +55,14 @@ export default tseslint.config(
     rules: layer(
       ["@grpc/grpc-js", "typeorm"],
       ["**/grpc/*", "**/plans/*", "**/storage/*", "**/generated/**"],
+    ),
+  },
+  {
+    // The client package (clients/ts) ships alone: nothing from the server, nothing outside the package.
+    files: ["clients/ts/src/**/*.ts"],
+    rules: layer(
+      ["typeorm", "ioredis", "mysql2", "better-sqlite3", "pino", "zod", "jose", "@modelcontextprotocol/sdk"],
+      ["../../*", "**/src/grpc/*", "**/src/plans/*", "**/generated/ts/**"],
     ),
   },
 );

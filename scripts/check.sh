@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# `npm run check`: generate-drift, typecheck, lint (buf + eslint), format check and all tests.
+# `npm run check`: generate-drift (server and client packages), typecheck, lint (buf + eslint), format check and all tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-fingerprint() { find generated -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum; }
+# Everything `npm run generate` writes: the server's code and descriptors, and every client package's.
+GENERATED=(generated clients/ts/src/generated clients/go/taskplans clients/python/src/taskplans/v1)
+fingerprint() { find "${GENERATED[@]}" -type f ! -name '*.pyc' -print0 | sort -z | xargs -0 sha256sum | sha256sum; }
 before=$(fingerprint)
 npm run -s generate
 if [ "$before" != "$(fingerprint)" ]; then
-  echo "generated/ did not match proto/: 'npm run generate' changed it; commit the regenerated files" >&2
-  git status --short -- generated 2>/dev/null || true
+  echo "generated code did not match proto/: 'npm run generate' changed it; commit the regenerated files" >&2
+  git status --short -- "${GENERATED[@]}" 2>/dev/null || true
   exit 1
 fi
-echo "generated/ matches proto/"
+echo "generated code (server and clients) matches proto/"
 
 npm run -s typecheck
 npm run -s lint

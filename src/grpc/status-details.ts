@@ -21,8 +21,8 @@ export interface RichError {
 
 /**
  * Encodes a google.rpc.Status (ErrorInfo + optional BadRequest) into trailing metadata under
- * grpc-status-details-bin. grpc-js has no helper for this trailer, so this module is the one place
- * that writes and reads it.
+ * grpc-status-details-bin. grpc-js has no helper for this trailer; clients read it with the client
+ * package's decodeStatusDetails (clients/ts).
  */
 export function statusDetailsMetadata(error: RichError): Metadata {
   const details = [];
@@ -47,20 +47,4 @@ export function statusDetailsMetadata(error: RichError): Metadata {
   const metadata = new Metadata();
   metadata.set(DETAILS_KEY, Buffer.from(status));
   return metadata;
-}
-
-/** Reads the rich error model back from a call's trailing metadata (clients and tests). */
-export function decodeStatusDetails(metadata: Metadata | undefined): RichError | null {
-  const raw = metadata?.get(DETAILS_KEY)[0];
-  if (!(raw instanceof Buffer)) return null;
-  const status = Status.decode(raw);
-  let errorInfo: ErrorInfo | null = null;
-  let badRequest: BadRequest | null = null;
-  let retryInfo: RetryInfo | null = null;
-  for (const detail of status.details) {
-    if (detail.typeUrl === ERROR_INFO_TYPE) errorInfo = ErrorInfo.decode(detail.value);
-    if (detail.typeUrl === BAD_REQUEST_TYPE) badRequest = BadRequest.decode(detail.value);
-    if (detail.typeUrl === RETRY_INFO_TYPE) retryInfo = RetryInfo.decode(detail.value);
-  }
-  return { code: status.code, message: status.message, errorInfo, badRequest, retryInfo };
 }

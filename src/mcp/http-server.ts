@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import type { PlanServiceClient } from "../../generated/ts/taskplans/v1/plan_service";
+import type { TaskPlansClient } from "../../clients/ts/src";
 import { createPlanMcpServer } from "./mcp-server";
 
 /** Largest request body accepted (a 256 KiB plan JSON-escaped, with room to spare); larger: 413. */
@@ -29,7 +29,7 @@ export function loopbackAllowList(port: number): HttpAllowList {
  * (403 otherwise; a request without Origin, such as a non-browser client, passes the Origin check).
  */
 export async function startMcpHttpServer(options: {
-  readonly client: PlanServiceClient;
+  readonly client: TaskPlansClient;
   readonly taskId?: string | undefined;
   readonly host: string;
   readonly port: number;

@@ -1,11 +1,11 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { PlanServiceClient } from "../../generated/ts/taskplans/v1/plan_service";
+import type { TaskPlansClient } from "../../clients/ts/src";
 import { planGateway } from "./plan-gateway";
 import { registerPlanTools } from "./plan-tools";
 
 /** An MCP server exposing the plan tools over the generated gRPC client. */
 export function createPlanMcpServer(options: {
-  readonly client: PlanServiceClient;
+  readonly client: TaskPlansClient;
   readonly token?: string | undefined;
   readonly taskId?: string | undefined;
 }): McpServer {

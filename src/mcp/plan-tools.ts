@@ -1,8 +1,8 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
-import { RestoreStatus } from "../../generated/ts/taskplans/v1/plan_service";
+import { WriteMode } from "../../clients/ts/src/generated/taskplans/v1/plan";
+import { RestoreStatus } from "../../clients/ts/src/generated/taskplans/v1/plan_service";
 import type { PlanGateway } from "./plan-gateway";
 import {
   acknowledge,

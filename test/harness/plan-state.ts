@@ -1,6 +1,6 @@
-import type { Api } from "./rpc";
-import type { PlanServiceServer } from "../../generated/ts/taskplans/v1/plan_service";
-import type { PlanRevision } from "../../generated/ts/taskplans/v1/plan";
+import type { PlanApi } from "./rpc";
+
+import type { PlanRevision } from "../../clients/ts/src/generated/taskplans/v1/plan";
 
 /** Everything a rejected write must leave unchanged, read through the API. */
 export interface PlanState {
@@ -9,7 +9,7 @@ export interface PlanState {
 }
 
 /** Reads the plan (null when absent) and every revision's metadata of a task. */
-export async function planState(plans: Api<PlanServiceServer>, taskId: string): Promise<PlanState> {
+export async function planState(plans: PlanApi, taskId: string): Promise<PlanState> {
   let plan: PlanState["plan"] = null;
   try {
     const got = (await plans.getPlan({ taskId })).plan;

@@ -1,11 +1,11 @@
 import { Client, credentials, Metadata, type ServiceError } from "@grpc/grpc-js";
-import { decodeStatusDetails, type RichError } from "../../src/grpc/status-details";
+import { decodeStatusDetails, type StatusDetails } from "../../clients/ts/src/errors";
 
 /** What a raw call got back: the response bytes, or the error with its decoded rich details. */
 export interface RawOutcome {
   readonly response: Buffer | null;
   readonly error: ServiceError | null;
-  readonly details: RichError | null;
+  readonly details: StatusDetails | null;
 }
 
 /**

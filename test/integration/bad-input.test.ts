@@ -168,7 +168,7 @@ describe.each(DIALECTS)("bad input gets its documented error and changes nothing
   it("the request id from x-request-id metadata comes back in the error details", async () => {
     const metadata = new Metadata();
     metadata.set("x-request-id", "trace-123");
-    const failure = await rpcError(app.plans.getPlan({ taskId: "" }, metadata));
+    const failure = await rpcError(app.plans.getPlan({ taskId: "" }, { metadata }));
     expect(failure.metadata.request_id).toBe("trace-123");
   });
 });

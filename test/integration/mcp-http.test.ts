@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { request } from "node:http";
 import { join } from "node:path";
-import type { PlanServiceClient } from "../../generated/ts/taskplans/v1/plan_service";
+import type { TaskPlansClient } from "../../clients/ts/src";
 import { MAX_BODY_BYTES, startMcpHttpServer } from "../../src/mcp/http-server";
 import { connectPlanService } from "../../src/mcp/plan-gateway";
 import { freePort } from "../harness/free-port";
@@ -54,7 +54,7 @@ const appendCall = (content: string) =>
 
 describe("MCP over HTTP: Host and Origin allow-list, body limit", () => {
   let app: TestApp;
-  let grpc: PlanServiceClient;
+  let grpc: TaskPlansClient;
   let taskId: string;
   let mcp: Awaited<ReturnType<typeof startMcpHttpServer>>;
 

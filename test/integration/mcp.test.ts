@@ -5,7 +5,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { SignJWT } from "jose";
-import type { PlanServiceClient } from "../../generated/ts/taskplans/v1/plan_service";
+import type { TaskPlansClient } from "../../clients/ts/src";
 import { startMcpHttpServer } from "../../src/mcp/http-server";
 import { CONFIGURE_TOKEN } from "../../src/mcp/tool-results";
 import { freePort } from "../harness/free-port";
@@ -27,7 +27,7 @@ const TOOLS = [
 ];
 
 async function mcpClient(
-  grpc: PlanServiceClient,
+  grpc: TaskPlansClient,
   options: { taskId?: string; token?: string } = {},
 ): Promise<Client> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
@@ -42,7 +42,7 @@ const text = (result: unknown) =>
 
 describe("MCP server over the generated gRPC client", () => {
   let app: TestApp;
-  let grpc: PlanServiceClient;
+  let grpc: TaskPlansClient;
   let agent: Client;
   let taskId: string;
 

@@ -1,7 +1,7 @@
 import { Writable } from "node:stream";
 import { Metadata } from "@grpc/grpc-js";
 import pino from "pino";
-import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
+import { WriteMode } from "../../clients/ts/src/generated/taskplans/v1/plan";
 import { rpcError } from "../harness/rpc";
 import { startTestApp, type TestApp } from "../harness/test-app";
 
@@ -47,7 +47,7 @@ describe("operability: metrics, request ids, slow calls, message limits", () => 
     const taskId = await app.newTask();
     const metadata = new Metadata();
     metadata.set("x-request-id", "trace-42");
-    await app.plans.savePlan({ taskId, content: "plan body" }, metadata);
+    await app.plans.savePlan({ taskId, content: "plan body" }, { metadata });
     const entry = lines.map((l) => JSON.parse(l)).find((l) => l.requestId === "trace-42");
     expect(entry).toMatchObject({ method: "SavePlan", taskId, code: "OK", msg: "slow rpc", level: 40 });
     expect(lines.join("")).not.toContain("plan body");

@@ -1,9 +1,8 @@
 import { once } from "node:events";
-import { Metadata } from "@grpc/grpc-js";
 import { Redlock } from "@sesamecare-oss/redlock";
 import Redis from "ioredis";
 import pino from "pino";
-import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
+import { WriteMode } from "../../clients/ts/src/generated/taskplans/v1/plan";
 import { RedlockTaskLock, type RedlockSettings } from "../../src/locking/redlock-task-lock";
 import { redisKeys } from "../../src/locking/redis-keys";
 import { GatedLock } from "../harness/gated-lock";
@@ -76,9 +75,12 @@ describe("Redlock across replicas (MariaDB + 3 Redis nodes)", () => {
       // The wait is also capped by the call deadline: with 300 ms left (the configured wait is
       // 2,000 ms) the server answers LOCK_UNAVAILABLE before the client's DEADLINE_EXCEEDED.
       const capped = await rpcError(
-        a.plans.updatePlan({ taskId, content: "y", mode: APPEND }, new Metadata(), {
-          deadline: Date.now() + 300,
-        }),
+        a.plans.updatePlan(
+          { taskId, content: "y", mode: APPEND },
+          {
+            deadline: Date.now() + 300,
+          },
+        ),
       );
       expect([capped.code, capped.reason]).toEqual([14, "LOCK_UNAVAILABLE"]);
       expect(await planState(a.plans, taskId)).toEqual(before);

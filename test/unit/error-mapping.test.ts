@@ -1,7 +1,7 @@
 import { AuthenticationError } from "../../src/auth/authentication-error";
 import { planErrors } from "../../src/plans/errors";
 import { toWireError } from "../../src/grpc/error-mapping";
-import { decodeStatusDetails } from "../../src/grpc/status-details";
+import { decodeStatusDetails } from "../../clients/ts/src/errors";
 
 // Literal codes (grpc.status numbers) so that a change to the table fails here.
 const OK_NAMES: Record<number, string> = {

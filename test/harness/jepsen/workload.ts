@@ -1,6 +1,6 @@
 import { Metadata } from "@grpc/grpc-js";
-import { WriteMode } from "../../../generated/ts/taskplans/v1/plan";
-import { decodeStatusDetails } from "../../../src/grpc/status-details";
+import { WriteMode } from "../../../clients/ts/src/generated/taskplans/v1/plan";
+import { decodeStatusDetails } from "../../../clients/ts/src/errors";
 import { type Clients, connect } from "../rpc";
 import { type OpRecord, outcomeOf } from "./history";
 
@@ -48,13 +48,12 @@ export function startWorkload(options: {
         record.payload.token = `tok-${client}-${id}`;
         response = await api.updatePlan(
           { taskId, content: record.payload.token, mode: WriteMode.WRITE_MODE_APPEND },
-          new Metadata(),
           deadline(),
         );
       } else {
         let plan: { content: string; version: number } | undefined;
         try {
-          plan = (await api.getPlan({ taskId }, new Metadata(), deadline())).plan;
+          plan = (await api.getPlan({ taskId }, deadline())).plan;
         } catch {
           record.outcome = "failed";
           record.reason = "READ_BEFORE_WRITE_FAILED";
@@ -69,7 +68,6 @@ export function startWorkload(options: {
               expectedVersion: plan?.version,
               acknowledgeReduction: true,
             },
-            new Metadata(),
             deadline(),
           );
         } else {
@@ -83,7 +81,6 @@ export function startWorkload(options: {
               oldText: record.payload.oldText,
               newText: record.payload.newText,
             },
-            new Metadata(),
             deadline(),
           );
         }

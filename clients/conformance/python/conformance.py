@@ -1,0 +1,234 @@
+"""The conformance scenario (clients/conformance/README.md) through the Python client.
+
+Prints the canonical transcript on stdout. Environment: TASKPLANS_TARGET, TASKPLANS_TASK_ID,
+TASKPLANS_TOKEN, TASKPLANS_EXPIRED_TOKEN.
+"""
+
+import hashlib
+import os
+import re
+import sys
+
+import grpc
+from grpc_status import rpc_status
+
+from taskplans import errors
+from taskplans.client import dial
+from taskplans.v1 import plan_pb2, plan_service_pb2 as ps, task_pb2
+
+TARGET = os.environ["TASKPLANS_TARGET"]
+TASK = os.environ["TASKPLANS_TASK_ID"]
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+APPEND, REPLACE = plan_pb2.WRITE_MODE_APPEND, plan_pb2.WRITE_MODE_REPLACE
+TIMEOUT = 10.0
+# Over 2,000 characters, so that the reduction guard judges a replacement of it.
+INITIAL_PLAN = "# Plan\n- step one\n- step two\n\n## Notes\n" + (
+    "- a note that keeps this plan long enough for the reduction guard\n" * 40
+)
+
+
+def quote(text):
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def show(value):
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return quote(value)
+    return str(value)
+
+
+def fields(pairs):
+    return "".join(f" {key}={show(value)}" for key, value in pairs)
+
+
+def normalize(line):
+    return UUID.sub("<uuid>", line.replace(TASK, "<task>"))
+
+
+def step(name, call):
+    try:
+        line = f"{name}: OK{fields(call() or [])}"
+    except grpc.RpcError as error:
+        info = errors.error_info(error)
+        pairs = []
+        reason, message = "-", ""
+        if info is not None:
+            reason = info.reason
+            message = " | " + quote(rpc_status.from_call(error).message)
+            pairs = sorted((k, v) for k, v in info.metadata.items() if k != "request_id")
+        pairs += [(f"violation.{v.field}", v.description) for v in errors.field_violations(error)]
+        line = f"{name}: {error.code().name} {reason}{fields(pairs)}{message}"
+    print(normalize(line), flush=True)
+
+
+def written(response):
+    return [
+        ("version", response.plan.version),
+        ("revision", response.revision.number),
+        ("coalesced", response.revision.coalesced),
+        ("bytes", response.plan.content_bytes),
+    ]
+
+
+def revision_list(revisions, next_page_token):
+    return [
+        ("count", len(revisions)),
+        ("numbers", ",".join(str(r.revision_number) for r in revisions)),
+        ("bytes", ",".join(str(r.content_bytes) for r in revisions)),
+        ("reverts", ",".join("yes" if r.revert_of_revision_id else "no" for r in revisions)),
+        ("next_page_token", next_page_token),
+    ]
+
+
+def sha256(text):
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def read_as(token):
+    """GetPlan through a channel of its own sending ``token`` (none when None)."""
+    with dial(TARGET, token=token) as other:
+        other.plans.GetPlan(ps.GetPlanRequest(task_id=TASK), timeout=TIMEOUT)
+
+
+def main():
+    client = dial(TARGET, token=os.environ["TASKPLANS_TOKEN"])
+    plans, tasks = client.plans, client.tasks
+    workspace = "ws-conformance"
+
+    def create_task():
+        t = tasks.CreateTask(
+            task_pb2.CreateTaskRequest(task_id=TASK, workspace_id=workspace, title="Conformance"), timeout=TIMEOUT
+        ).task
+        return [("task_id", t.task_id), ("workspace_id", t.workspace_id), ("title", t.title)]
+
+    step("create_task", create_task)
+    step("create_task_again", lambda: tasks.CreateTask(
+        task_pb2.CreateTaskRequest(task_id=TASK, workspace_id=workspace, title="Conformance"), timeout=TIMEOUT) and None)
+    step("create_task_elsewhere", lambda: tasks.CreateTask(task_pb2.CreateTaskRequest(
+        task_id=TASK + "-elsewhere", workspace_id="ws-elsewhere", title="Elsewhere"), timeout=TIMEOUT) and None)
+
+    def get_task():
+        t = tasks.GetTask(task_pb2.GetTaskRequest(task_id=TASK), timeout=TIMEOUT).task
+        return [("task_id", t.task_id), ("workspace_id", t.workspace_id)]
+
+    step("get_task", get_task)
+    step("get_plan_none", lambda: plans.GetPlan(ps.GetPlanRequest(task_id=TASK), timeout=TIMEOUT) and None)
+    step("invalid_task_id", lambda: plans.GetPlan(ps.GetPlanRequest(task_id=""), timeout=TIMEOUT) and None)
+    step("create_plan", lambda: written(plans.CreatePlan(
+        ps.CreatePlanRequest(task_id=TASK, title="Conformance plan", content=INITIAL_PLAN), timeout=TIMEOUT)))
+    step("create_plan_again", lambda: plans.CreatePlan(
+        ps.CreatePlanRequest(task_id=TASK, content="# Other\n"), timeout=TIMEOUT) and None)
+    step("append", lambda: written(plans.UpdatePlan(
+        ps.UpdatePlanRequest(task_id=TASK, mode=APPEND, content="\n## Findings\n- it works\n"), timeout=TIMEOUT)))
+
+    def get_plan():
+        p = plans.GetPlan(ps.GetPlanRequest(task_id=TASK), timeout=TIMEOUT).plan
+        return [("version", p.version), ("title", p.title), ("bytes", p.content_bytes), ("chars", p.content_chars),
+                ("latest_revision", p.latest_revision_number), ("content_sha256", sha256(p.content))]
+
+    step("get_plan", get_plan)
+
+    def update(**request):
+        return lambda: plans.UpdatePlan(ps.UpdatePlanRequest(task_id=TASK, **request), timeout=TIMEOUT) and None
+
+    step("stale_replace", update(mode=REPLACE, expected_version=1, content="# Plan\n- rewritten\n"))
+    step("replace_without_version", update(mode=REPLACE, content="# Plan\n"))
+    step("replace_empty", update(mode=REPLACE, expected_version=2, content=""))
+    step("replace_shrinking", update(mode=REPLACE, expected_version=2, content="# P\n"))
+    step("unknown_write_mode", update(mode=7, content="x"))
+    step("append_blank", update(mode=APPEND, content=" \n\n"))
+    step("append_acknowledging_reduction", update(mode=APPEND, content="- x\n", acknowledge_reduction=True))
+    step("append_too_large", update(mode=APPEND, content="a" * 262_144))
+
+    def edit(old_text, new_text):
+        return lambda: written(plans.EditPlan(ps.EditPlanRequest(
+            task_id=TASK, expected_version=2, old_text=old_text, new_text=new_text), timeout=TIMEOUT))
+
+    step("edit_absent", edit("step three", "x"))
+    step("edit_not_unique", edit("step", "x"))
+    step("edit_without_text", edit("", "x"))
+    step("edit", edit("step one", "step one (done)"))
+
+    def retried(content):
+        return lambda: written(plans.UpdatePlan(ps.UpdatePlanRequest(
+            task_id=TASK, mode=APPEND, content=content, request_id=TASK + "-retry"), timeout=TIMEOUT))
+
+    step("append_with_request_id", retried("- retried\n"))
+    step("append_retried", retried("- retried\n"))
+    step("request_id_reused", retried("- other\n"))
+
+    def partial_read():
+        r = plans.GetPlan(ps.GetPlanRequest(task_id=TASK, offset=2, limit=4), timeout=TIMEOUT)
+        return [("content", r.plan.content), ("total_chars", r.total_chars), ("total_bytes", r.total_bytes),
+                ("next_offset", r.next_offset if r.HasField("next_offset") else -1), ("has_more", r.has_more)]
+
+    step("partial_read", partial_read)
+    step("offset_past_end", lambda: plans.GetPlan(
+        ps.GetPlanRequest(task_id=TASK, offset=100_000), timeout=TIMEOUT) and None)
+    step("get_revision_missing", lambda: plans.GetPlanRevision(ps.GetPlanRevisionRequest(
+        task_id=TASK, revision_id="00000000-0000-4000-8000-000000000000"), timeout=TIMEOUT) and None)
+    first = {"id": "", "revision_version": ""}
+
+    def list_revisions():
+        r = plans.ListPlanRevisions(ps.ListPlanRevisionsRequest(task_id=TASK), timeout=TIMEOUT)
+        if r.revisions:
+            first["id"] = r.revisions[-1].id
+        return revision_list(r.revisions, r.next_page_token)
+
+    step("list_revisions", list_revisions)
+
+    def get_revision():
+        r = plans.GetPlanRevision(ps.GetPlanRevisionRequest(task_id=TASK, revision_id=first["id"]),
+                                  timeout=TIMEOUT).revision
+        first["revision_version"] = r.revision_version
+        return [("number", r.revision_number), ("bytes", r.content_bytes), ("content_sha256", sha256(r.content))]
+
+    step("get_revision", get_revision)
+    step("revert", lambda: written(plans.RevertPlan(
+        ps.RevertPlanRequest(task_id=TASK, revision_id=first["id"]), timeout=TIMEOUT)))
+    step("save", lambda: written(plans.SavePlan(
+        ps.SavePlanRequest(task_id=TASK, content="# Saved by an editor\n"), timeout=TIMEOUT)))
+
+    def restore(revision_version):
+        def call():
+            r = plans.RestorePlanRevision(ps.RestorePlanRevisionRequest(
+                task_id=TASK, revision_id=first["id"], expected_version=6,
+                expected_revision_version=revision_version()), timeout=TIMEOUT)
+            return [("status", ps.RestoreStatus.Name(r.status)), ("version", r.plan.version),
+                    ("revision", r.revision.number)]
+        return call
+
+    step("restore_without_revision_version", restore(lambda: ""))
+    step("restore_changed_revision", restore(lambda: "stale"))
+    step("restore", restore(lambda: first["revision_version"]))
+
+    def list_page():
+        r = plans.ListPlanRevisions(ps.ListPlanRevisionsRequest(task_id=TASK, page_size=2), timeout=TIMEOUT)
+        return revision_list(r.revisions, "<token>" if r.next_page_token else "")
+
+    step("list_revisions_page", list_page)
+
+    def mark_started():
+        p = plans.MarkImplementationStarted(ps.MarkImplementationStartedRequest(
+            task_id=TASK, session_id="session-1", actor="conformance"), timeout=TIMEOUT).plan
+        return [("version", p.version), ("started_by", p.implementation_started_by),
+                ("session", p.implementation_started_session_id)]
+
+    step("mark_implementation_started", mark_started)
+    step("delete_plan_stale", lambda: plans.DeletePlan(
+        ps.DeletePlanRequest(task_id=TASK, expected_version=1), timeout=TIMEOUT) and None)
+    step("delete_plan", lambda: plans.DeletePlan(ps.DeletePlanRequest(task_id=TASK), timeout=TIMEOUT) and None)
+    step("get_plan_deleted", lambda: plans.GetPlan(ps.GetPlanRequest(task_id=TASK), timeout=TIMEOUT) and None)
+    step("token_missing", lambda: read_as(None))
+    step("token_invalid", lambda: read_as("not-a-token"))
+    step("token_expired", lambda: read_as(os.environ["TASKPLANS_EXPIRED_TOKEN"]))
+    step("deadline_exceeded", lambda: plans.GetPlan(ps.GetPlanRequest(task_id=TASK), timeout=0.0) and None)
+    step("delete_task", lambda: tasks.DeleteTask(task_pb2.DeleteTaskRequest(task_id=TASK), timeout=TIMEOUT) and None)
+    step("get_task_deleted", lambda: tasks.GetTask(task_pb2.GetTaskRequest(task_id=TASK), timeout=TIMEOUT) and None)
+    client.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

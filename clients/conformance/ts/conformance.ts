@@ -1,0 +1,358 @@
+// The conformance scenario (clients/conformance/README.md) through @taskplans/client. Prints the
+// canonical transcript on stdout. Environment: TASKPLANS_TARGET, TASKPLANS_TASK_ID, TASKPLANS_TOKEN,
+// TASKPLANS_EXPIRED_TOKEN.
+import { createHash } from "node:crypto";
+import {
+  codeNameOf,
+  createClient,
+  isServiceError,
+  type PlanRevision,
+  RestoreStatus,
+  restoreStatusToJSON,
+  statusDetailsOf,
+  WriteMode,
+  type WritePlanResponse,
+} from "@taskplans/client";
+
+const env = (name: string): string => {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set`);
+  return value;
+};
+const target = env("TASKPLANS_TARGET");
+const task = env("TASKPLANS_TASK_ID");
+const token = env("TASKPLANS_TOKEN");
+const expiredToken = env("TASKPLANS_EXPIRED_TOKEN");
+const client = createClient(target, { token, defaultTimeoutMs: 10_000 });
+const { plans, tasks } = client;
+
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+const normalize = (text: string): string => text.split(task).join("<task>").replace(UUID, "<uuid>");
+const quote = (text: string): string =>
+  `"${text.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`;
+type Value = string | number | boolean;
+const show = (value: Value): string => (typeof value === "string" ? quote(value) : String(value));
+const fields = (pairs: [string, Value][]): string => pairs.map(([k, v]) => ` ${k}=${show(v)}`).join("");
+
+async function step(name: string, call: () => Promise<[string, Value][]>): Promise<void> {
+  let line: string;
+  try {
+    line = `${name}: OK${fields(await call())}`;
+  } catch (error) {
+    if (!isServiceError(error)) throw error;
+    const details = statusDetailsOf(error);
+    const info = details?.errorInfo;
+    const metadata = Object.entries(info?.metadata ?? {})
+      .filter(([key]) => key !== "request_id")
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const violations = (details?.badRequest?.fieldViolations ?? []).map((v): [string, Value] => [
+      `violation.${v.field}`,
+      v.description,
+    ]);
+    // Without ErrorInfo the error is the client library's own (a deadline, say): its wording is per language.
+    const message = info ? ` | ${quote(error.details)}` : "";
+    line = `${name}: ${codeNameOf(error)} ${info?.reason ?? "-"}${fields([...metadata, ...violations])}${message}`;
+  }
+  console.log(normalize(line));
+}
+
+const revisionList = (revisions: PlanRevision[], nextPageToken: string): [string, Value][] => [
+  ["count", revisions.length],
+  ["numbers", revisions.map((v) => v.revisionNumber).join(",")],
+  ["bytes", revisions.map((v) => v.contentBytes).join(",")],
+  ["reverts", revisions.map((v) => (v.revertOfRevisionId ? "yes" : "no")).join(",")],
+  ["next_page_token", nextPageToken],
+];
+
+const written = (r: WritePlanResponse): [string, Value][] => [
+  ["version", r.plan?.version ?? 0],
+  ["revision", r.revision?.number ?? 0],
+  ["coalesced", r.revision?.coalesced ?? false],
+  ["bytes", r.plan?.contentBytes ?? 0],
+];
+
+// Over 2,000 characters, so that the reduction guard judges a replacement of it.
+const INITIAL_PLAN =
+  "# Plan\n- step one\n- step two\n\n## Notes\n" +
+  "- a note that keeps this plan long enough for the reduction guard\n".repeat(40);
+const sha256 = (text: string): string => createHash("sha256").update(text, "utf8").digest("hex");
+
+async function main(): Promise<void> {
+  const workspace = "ws-conformance";
+  await step("create_task", async () => {
+    const r = await tasks.createTask({ taskId: task, workspaceId: workspace, title: "Conformance" });
+    return [
+      ["task_id", r.task?.taskId ?? ""],
+      ["workspace_id", r.task?.workspaceId ?? ""],
+      ["title", r.task?.title ?? ""],
+    ];
+  });
+  await step("create_task_again", async () => {
+    await tasks.createTask({ taskId: task, workspaceId: workspace, title: "Conformance" });
+    return [];
+  });
+  await step("create_task_elsewhere", async () => {
+    await tasks.createTask({ taskId: `${task}-elsewhere`, workspaceId: "ws-elsewhere", title: "Elsewhere" });
+    return [];
+  });
+  await step("get_task", async () => {
+    const r = await tasks.getTask({ taskId: task });
+    return [
+      ["task_id", r.task?.taskId ?? ""],
+      ["workspace_id", r.task?.workspaceId ?? ""],
+    ];
+  });
+  await step("get_plan_none", async () => {
+    await plans.getPlan({ taskId: task });
+    return [];
+  });
+  await step("invalid_task_id", async () => {
+    await plans.getPlan({ taskId: "" });
+    return [];
+  });
+  await step("create_plan", async () =>
+    written(await plans.createPlan({ taskId: task, title: "Conformance plan", content: INITIAL_PLAN })),
+  );
+  await step("create_plan_again", async () => {
+    await plans.createPlan({ taskId: task, content: "# Other\n" });
+    return [];
+  });
+  await step("append", async () =>
+    written(
+      await plans.updatePlan({
+        taskId: task,
+        mode: WriteMode.WRITE_MODE_APPEND,
+        content: "\n## Findings\n- it works\n",
+      }),
+    ),
+  );
+  await step("get_plan", async () => {
+    const p = (await plans.getPlan({ taskId: task })).plan;
+    return [
+      ["version", p?.version ?? 0],
+      ["title", p?.title ?? ""],
+      ["bytes", p?.contentBytes ?? 0],
+      ["chars", p?.contentChars ?? 0],
+      ["latest_revision", p?.latestRevisionNumber ?? 0],
+      ["content_sha256", sha256(p?.content ?? "")],
+    ];
+  });
+  await step("stale_replace", async () => {
+    await plans.updatePlan({
+      taskId: task,
+      mode: WriteMode.WRITE_MODE_REPLACE,
+      expectedVersion: 1,
+      content: "# Plan\n- rewritten\n",
+    });
+    return [];
+  });
+  await step("replace_without_version", async () => {
+    await plans.updatePlan({ taskId: task, mode: WriteMode.WRITE_MODE_REPLACE, content: "# Plan\n" });
+    return [];
+  });
+  await step("replace_empty", async () => {
+    await plans.updatePlan({
+      taskId: task,
+      mode: WriteMode.WRITE_MODE_REPLACE,
+      expectedVersion: 2,
+      content: "",
+    });
+    return [];
+  });
+  await step("replace_shrinking", async () => {
+    await plans.updatePlan({
+      taskId: task,
+      mode: WriteMode.WRITE_MODE_REPLACE,
+      expectedVersion: 2,
+      content: "# P\n",
+    });
+    return [];
+  });
+  await step("unknown_write_mode", async () => {
+    await plans.updatePlan({ taskId: task, mode: 7 as WriteMode, content: "x" });
+    return [];
+  });
+  await step("append_blank", async () => {
+    await plans.updatePlan({ taskId: task, mode: WriteMode.WRITE_MODE_APPEND, content: " \n\n" });
+    return [];
+  });
+  await step("append_acknowledging_reduction", async () => {
+    await plans.updatePlan({
+      taskId: task,
+      mode: WriteMode.WRITE_MODE_APPEND,
+      content: "- x\n",
+      acknowledgeReduction: true,
+    });
+    return [];
+  });
+  await step("append_too_large", async () => {
+    await plans.updatePlan({ taskId: task, mode: WriteMode.WRITE_MODE_APPEND, content: "a".repeat(262_144) });
+    return [];
+  });
+  await step("edit_absent", async () => {
+    await plans.editPlan({ taskId: task, expectedVersion: 2, oldText: "step three", newText: "x" });
+    return [];
+  });
+  await step("edit_not_unique", async () => {
+    await plans.editPlan({ taskId: task, expectedVersion: 2, oldText: "step", newText: "x" });
+    return [];
+  });
+  await step("edit_without_text", async () => {
+    await plans.editPlan({ taskId: task, expectedVersion: 2, oldText: "", newText: "x" });
+    return [];
+  });
+  await step("edit", async () =>
+    written(
+      await plans.editPlan({
+        taskId: task,
+        expectedVersion: 2,
+        oldText: "step one",
+        newText: "step one (done)",
+      }),
+    ),
+  );
+  const requestId = `${task}-retry`;
+  const retried = () =>
+    plans.updatePlan({ taskId: task, mode: WriteMode.WRITE_MODE_APPEND, content: "- retried\n", requestId });
+  await step("append_with_request_id", async () => written(await retried()));
+  await step("append_retried", async () => written(await retried()));
+  await step("request_id_reused", async () => {
+    await plans.updatePlan({
+      taskId: task,
+      mode: WriteMode.WRITE_MODE_APPEND,
+      content: "- other\n",
+      requestId,
+    });
+    return [];
+  });
+  await step("partial_read", async () => {
+    const r = await plans.getPlan({ taskId: task, offset: 2, limit: 4 });
+    return [
+      ["content", r.plan?.content ?? ""],
+      ["total_chars", r.totalChars],
+      ["total_bytes", r.totalBytes],
+      ["next_offset", r.nextOffset ?? -1],
+      ["has_more", r.hasMore],
+    ];
+  });
+  await step("offset_past_end", async () => {
+    await plans.getPlan({ taskId: task, offset: 100_000 });
+    return [];
+  });
+  await step("get_revision_missing", async () => {
+    await plans.getPlanRevision({ taskId: task, revisionId: "00000000-0000-4000-8000-000000000000" });
+    return [];
+  });
+  const first = { id: "", revisionVersion: "" };
+  await step("list_revisions", async () => {
+    const r = await plans.listPlanRevisions({ taskId: task });
+    first.id = r.revisions[r.revisions.length - 1]?.id ?? "";
+    return revisionList(r.revisions, r.nextPageToken);
+  });
+  await step("get_revision", async () => {
+    const r = (await plans.getPlanRevision({ taskId: task, revisionId: first.id })).revision;
+    first.revisionVersion = r?.revisionVersion ?? "";
+    return [
+      ["number", r?.revisionNumber ?? 0],
+      ["bytes", r?.contentBytes ?? 0],
+      ["content_sha256", sha256(r?.content ?? "")],
+    ];
+  });
+  await step("revert", async () => written(await plans.revertPlan({ taskId: task, revisionId: first.id })));
+  await step("save", async () =>
+    written(await plans.savePlan({ taskId: task, content: "# Saved by an editor\n" })),
+  );
+  await step("restore_without_revision_version", async () => {
+    await plans.restorePlanRevision({ taskId: task, revisionId: first.id, expectedVersion: 6 });
+    return [];
+  });
+  await step("restore_changed_revision", async () => {
+    await plans.restorePlanRevision({
+      taskId: task,
+      revisionId: first.id,
+      expectedVersion: 6,
+      expectedRevisionVersion: "stale",
+    });
+    return [];
+  });
+  await step("restore", async () => {
+    const r = await plans.restorePlanRevision({
+      taskId: task,
+      revisionId: first.id,
+      expectedVersion: 6,
+      expectedRevisionVersion: first.revisionVersion,
+    });
+    return [
+      ["status", restoreStatusToJSON(r.status ?? RestoreStatus.RESTORE_STATUS_UNSPECIFIED)],
+      ["version", r.plan?.version ?? 0],
+      ["revision", r.revision?.number ?? 0],
+    ];
+  });
+  await step("list_revisions_page", async () => {
+    const r = await plans.listPlanRevisions({ taskId: task, pageSize: 2 });
+    return revisionList(r.revisions, r.nextPageToken === "" ? "" : "<token>");
+  });
+  await step("mark_implementation_started", async () => {
+    const p = (
+      await plans.markImplementationStarted({ taskId: task, sessionId: "session-1", actor: "conformance" })
+    ).plan;
+    return [
+      ["version", p?.version ?? 0],
+      ["started_by", p?.implementationStartedBy ?? ""],
+      ["session", p?.implementationStartedSessionId ?? ""],
+    ];
+  });
+  await step("delete_plan_stale", async () => {
+    await plans.deletePlan({ taskId: task, expectedVersion: 1 });
+    return [];
+  });
+  await step("delete_plan", async () => {
+    await plans.deletePlan({ taskId: task });
+    return [];
+  });
+  await step("get_plan_deleted", async () => {
+    await plans.getPlan({ taskId: task });
+    return [];
+  });
+  await step("token_missing", async () => {
+    await readAs(undefined);
+    return [];
+  });
+  await step("token_invalid", async () => {
+    await readAs("not-a-token");
+    return [];
+  });
+  await step("token_expired", async () => {
+    await readAs(expiredToken);
+    return [];
+  });
+  await step("deadline_exceeded", async () => {
+    await plans.getPlan({ taskId: task }, { deadline: Date.now() - 1 });
+    return [];
+  });
+  await step("delete_task", async () => {
+    await tasks.deleteTask({ taskId: task });
+    return [];
+  });
+  await step("get_task_deleted", async () => {
+    await tasks.getTask({ taskId: task });
+    return [];
+  });
+}
+
+/** GetPlan through a client of its own that sends `bearer` as its token (none when undefined). */
+async function readAs(bearer: string | undefined): Promise<void> {
+  const other = createClient(target, { token: bearer });
+  try {
+    await other.plans.getPlan({ taskId: task });
+  } finally {
+    other.close();
+  }
+}
+
+main()
+  .catch((error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  })
+  .finally(() => client.close());

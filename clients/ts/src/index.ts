@@ -1,0 +1,23 @@
+/**
+ * @taskplans/client: the generated TypeScript client of the task-plan service (taskplans.v1), with a
+ * promise-based wrapper taking partial requests, per-call deadlines and readers of the rich error model.
+ */
+export * from "./client";
+export * from "./errors";
+export * from "./generated/taskplans/v1/plan";
+export * from "./generated/taskplans/v1/plan_service";
+export * from "./generated/taskplans/v1/task";
+export {
+  BadRequest,
+  BadRequest_FieldViolation,
+  ErrorInfo,
+  RetryInfo,
+} from "./generated/google/rpc/error_details";
+// Every generated file declares these; name the contract's own.
+export {
+  protobufPackage,
+  protobufFileName,
+  type DeepPartial,
+  type Exact,
+  type MessageFns,
+} from "./generated/taskplans/v1/plan";

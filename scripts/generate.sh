@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# `npm run generate`: the one generation command. Regenerates, from proto/, the server's TypeScript
+# (generated/ts), the descriptor sets (generated/descriptors) and every client package's generated code
+# (clients/ts/src/generated, clients/go/taskplans/v1, clients/python/src/taskplans/v1).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PWD/node_modules/.bin:$PATH"
+source scripts/toolchain.sh
+ensure_codegen_tools
+
+# TypeScript (server and client package; buf cleans both output directories first).
+buf generate
+
+# Go: messages and service stubs only; google.rpc types come from google.golang.org/genproto.
+rm -f clients/go/taskplans/v1/*.pb.go
+buf generate --template buf.gen.go.yaml
+
+# Python: messages with type stubs (.pyi) and service stubs; google.rpc comes from googleapis-common-protos.
+py_out=clients/python/src
+rm -f "$py_out"/taskplans/v1/*_pb2*.py "$py_out"/taskplans/v1/*_pb2*.pyi
+"$CODEGEN_VENV/bin/python" -m grpc_tools.protoc -I proto \
+  --python_out="$py_out" --pyi_out="$py_out" --grpc_python_out="$py_out" proto/taskplans/v1/*.proto
+
+# Descriptor sets the server serves through reflection and checks requests against.
+buf build -o generated/descriptors/taskplans.binpb
+buf build node_modules/grpc-health-check/proto -o generated/descriptors/health.binpb
+buf build node_modules/google-proto-files --path node_modules/google-proto-files/google/rpc/status.proto \
+  --path node_modules/google-proto-files/google/rpc/error_details.proto -o generated/descriptors/google-rpc.binpb
