@@ -1,0 +1,79 @@
+"""Tests of the Python client against a live server.
+
+The repository's test command (test/integration/clients.test.ts) starts one and sets
+TASKPLANS_TEST_TARGET and TASKPLANS_TEST_TOKEN.
+"""
+
+import os
+import time
+
+import grpc
+import pytest
+
+from taskplans import errors
+from taskplans.client import dial
+from taskplans.v1 import plan_pb2, plan_service_pb2 as ps, task_pb2
+
+
+@pytest.fixture
+def client():
+    target = os.environ.get("TASKPLANS_TEST_TARGET")
+    if not target:
+        pytest.fail("TASKPLANS_TEST_TARGET is not set: these tests need a live server; run them through npm test")
+    with dial(target, token=os.environ.get("TASKPLANS_TEST_TOKEN")) as c:
+        yield c
+
+
+@pytest.fixture
+def task(client):
+    task_id = f"py-test-{time.time_ns()}"
+    client.tasks.CreateTask(task_pb2.CreateTaskRequest(task_id=task_id, workspace_id="ws-conformance"), timeout=10)
+    return task_id
+
+
+def test_reasons_of_a_rejected_write(client, task):
+    created = client.plans.CreatePlan(ps.CreatePlanRequest(task_id=task, content="# Plan\n"), timeout=10)
+    with pytest.raises(grpc.RpcError) as failure:
+        client.plans.UpdatePlan(ps.UpdatePlanRequest(
+            task_id=task, mode=plan_pb2.WRITE_MODE_REPLACE, content="# Other\n",
+            expected_version=created.plan.version + 1), timeout=10)
+    error = failure.value
+    assert error.code() == grpc.StatusCode.ABORTED
+    assert errors.reason(error) == "VERSION_MISMATCH"
+    assert errors.error_info(error).domain == errors.ERROR_DOMAIN
+    assert errors.next_action(error)
+    plan = client.plans.GetPlan(ps.GetPlanRequest(task_id=task), timeout=10).plan
+    assert (plan.content, plan.version) == ("# Plan\n", 1)
+
+
+def test_field_violations(client):
+    with pytest.raises(grpc.RpcError) as failure:
+        client.plans.GetPlan(ps.GetPlanRequest(task_id=""), timeout=10)
+    assert errors.reason(failure.value) == "INVALID_FIELD"
+    assert [v.field for v in errors.field_violations(failure.value)] == ["task_id"]
+
+
+def test_retried_write_with_request_id_writes_once(client, task):
+    client.plans.CreatePlan(ps.CreatePlanRequest(task_id=task, content="# Plan\n"), timeout=10)
+    request = ps.UpdatePlanRequest(task_id=task, mode=plan_pb2.WRITE_MODE_APPEND, content="- once\n",
+                                   request_id=f"{task}-r1")
+    first = client.plans.UpdatePlan(request, timeout=10)
+    again = client.plans.UpdatePlan(request, timeout=10)
+    assert again.plan.version == first.plan.version
+    assert client.plans.GetPlan(ps.GetPlanRequest(task_id=task), timeout=10).plan.content == "# Plan\n\n- once\n"
+
+
+def test_deadline_and_errors_without_details(client):
+    with pytest.raises(grpc.RpcError) as failure:
+        client.plans.GetPlan(ps.GetPlanRequest(task_id="any"), timeout=0.0)
+    assert failure.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    assert errors.reason(failure.value) is None
+    assert errors.reason(ValueError("plain")) is None
+    assert errors.field_violations(ValueError("plain")) == []
+
+
+def test_a_per_call_token_wins_over_the_channel_token(client):
+    with pytest.raises(grpc.RpcError) as failure:
+        client.plans.GetPlan(ps.GetPlanRequest(task_id="any"), timeout=10,
+                             metadata=(("authorization", "Bearer not-a-token"),))
+    assert errors.reason(failure.value) == "TOKEN_INVALID"
