@@ -25,18 +25,27 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
-# 2. helm, for the chart tests: built from source with `go install` into a cache outside the
-#    repository (about 2 minutes, once per machine).
-HELM_VERSION=v3.22.0
-helm_cache="${XDG_CACHE_HOME:-$HOME/.cache}/taskplans/bin"
-if ! command -v helm >/dev/null 2>&1 && [ ! -x "$helm_cache/helm" ]; then
-  command -v go >/dev/null 2>&1 || { echo "go is needed to build helm ($HELM_VERSION); install Go or put helm on PATH" >&2; exit 1; }
-  echo "building helm $HELM_VERSION into $helm_cache"
-  GOBIN="$helm_cache" GOFLAGS=-buildvcs=false go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+# 2. Go and Python: the client packages are generated and tested in them (clients/go, clients/python).
+#    Go is not taken from apt (Debian's is older than the Go module needs); Python's venv module is.
+source scripts/toolchain.sh
+require_command go "Go 1.26 or newer, https://go.dev/doc/install"
+require_command python3 "Python 3.9 or newer"
+if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-venv >/dev/null
+  else
+    echo "python3 has no venv module: run 'sudo apt-get install -y python3-venv'" >&2
+    exit 1
+  fi
 fi
-export PATH="$helm_cache:$PATH"
 
-# 3. Node dependencies, pinned by package-lock.json; reinstalled only when the lockfile changes
+# 3. helm, for the chart tests: built from source with `go install` into the tool cache (about
+#    2 minutes, once per machine). Pinned tools for code generation are installed there too
+#    (scripts/generate.sh), and Python environments for the client tests (test/harness/client-packages.ts).
+HELM_VERSION=v3.22.0
+command -v helm >/dev/null 2>&1 || ensure_go_tool helm helm.sh/helm/v3/cmd/helm "$HELM_VERSION"
+
+# 4. Node dependencies, pinned by package-lock.json; reinstalled only when the lockfile changes
 #    (better-sqlite3 compiles from source here, ~80 s).
 stamp=node_modules/.taskplans-lockfile.sha256
 hash=$(sha256sum package-lock.json | cut -d' ' -f1)
@@ -45,5 +54,5 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$hash" ]; then
   echo "$hash" >"$stamp"
 fi
 
-# 4. Everything else: generated-code drift, types, lint, format, unit and integration tests.
+# 5. Everything else: generated-code drift, types, lint, format, unit and integration tests.
 exec bash scripts/check.sh

@@ -33,7 +33,7 @@ export interface PackedClient {
 
 /** Builds clients/ts and packs it with `npm pack` into `dir`. */
 export async function packTsClient(dir: string): Promise<PackedClient> {
-  await run(["npx", "tsc", "-p", "clients/ts/tsconfig.json"]);
+  await run(["npm", "run", "-s", "build:client"]); // the README's commands
   const out = await run(["npm", "pack", "./clients/ts", "--pack-destination", dir, "--json"]);
   const [info] = JSON.parse(out) as { filename: string; files: { path: string }[] }[];
   if (!info) throw new Error(`npm pack printed nothing: ${out}`);
