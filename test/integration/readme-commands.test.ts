@@ -29,6 +29,7 @@ beforeAll(async () => {
     "src",
     "generated",
     "proto",
+    "clients",
   ]) {
     cpSync(join(ROOT, entry), join(checkout, entry), { recursive: true });
   }
