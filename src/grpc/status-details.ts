@@ -2,13 +2,15 @@ import { Metadata } from "@grpc/grpc-js";
 import { BadRequest, ErrorInfo, RetryInfo } from "../../generated/ts/google/rpc/error_details";
 import { Status } from "../../generated/ts/google/rpc/status";
 
-/** The error domain of every ErrorInfo this service sends. */
-export const ERROR_DOMAIN = "taskplans";
+import {
+  BAD_REQUEST_TYPE,
+  ERROR_INFO_TYPE,
+  RETRY_INFO_TYPE,
+  STATUS_DETAILS_KEY,
+} from "../../clients/ts/src/errors";
 
-const DETAILS_KEY = "grpc-status-details-bin";
-const ERROR_INFO_TYPE = "type.googleapis.com/google.rpc.ErrorInfo";
-const BAD_REQUEST_TYPE = "type.googleapis.com/google.rpc.BadRequest";
-const RETRY_INFO_TYPE = "type.googleapis.com/google.rpc.RetryInfo";
+// The wire names are the contract's, shared with the client package that reads them.
+export { ERROR_DOMAIN } from "../../clients/ts/src/errors";
 
 /** The rich error model carried by one failed call. */
 export interface RichError {
@@ -45,6 +47,6 @@ export function statusDetailsMetadata(error: RichError): Metadata {
   }
   const status = Status.encode({ code: error.code, message: error.message, details }).finish();
   const metadata = new Metadata();
-  metadata.set(DETAILS_KEY, Buffer.from(status));
+  metadata.set(STATUS_DETAILS_KEY, Buffer.from(status));
   return metadata;
 }

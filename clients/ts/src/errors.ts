@@ -7,9 +7,10 @@ export const STATUS_DETAILS_KEY = "grpc-status-details-bin";
 /** The `ErrorInfo.domain` of every error the task-plan service sends. */
 export const ERROR_DOMAIN = "taskplans";
 
-const ERROR_INFO_TYPE = "type.googleapis.com/google.rpc.ErrorInfo";
-const BAD_REQUEST_TYPE = "type.googleapis.com/google.rpc.BadRequest";
-const RETRY_INFO_TYPE = "type.googleapis.com/google.rpc.RetryInfo";
+/** The `Any.type_url`s of the details this service sends. */
+export const ERROR_INFO_TYPE = "type.googleapis.com/google.rpc.ErrorInfo";
+export const BAD_REQUEST_TYPE = "type.googleapis.com/google.rpc.BadRequest";
+export const RETRY_INFO_TYPE = "type.googleapis.com/google.rpc.RetryInfo";
 
 /** The rich error model of one failed call (google.rpc.Status and the details this service sends). */
 export interface StatusDetails {
