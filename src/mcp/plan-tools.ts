@@ -1,8 +1,7 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { WriteMode } from "../../clients/ts/src/generated/taskplans/v1/plan";
-import { RestoreStatus } from "../../clients/ts/src/generated/taskplans/v1/plan_service";
+import { RestoreStatus, WriteMode } from "../../clients/ts/src";
 import type { PlanGateway } from "./plan-gateway";
 import {
   acknowledge,
