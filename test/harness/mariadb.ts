@@ -23,7 +23,13 @@ const MARIADBD = existsSync("/usr/sbin/mariadbd") ? "/usr/sbin/mariadbd" : "mari
  * Starts mariadbd on a free port with a temp datadir (copied from a cached template, ~0.1 s) and no
  * system config (--no-defaults), so nothing depends on a pre-started service.
  */
-export async function startMariaDb(options: { alsoListenOn?: string } = {}): Promise<MariaDb> {
+/**
+ * `durable` keeps InnoDB's production defaults (flush the log at every commit, doublewrite) for the
+ * benchmarks; tests trade them for speed.
+ */
+export async function startMariaDb(
+  options: { alsoListenOn?: string; durable?: boolean } = {},
+): Promise<MariaDb> {
   // Tests connect as root over loopback; pods in network namespaces reach the extra address.
   const bindAddress = ["127.0.0.1", ...(options.alsoListenOn ? [options.alsoListenOn] : [])].join(",");
   requireBinary("mariadbd", "mariadb-server");
@@ -45,8 +51,7 @@ export async function startMariaDb(options: { alsoListenOn?: string } = {}): Pro
         `--log-error=${join(dir, "mysqld.err")}`,
         "--innodb-buffer-pool-size=64M",
         "--innodb-log-file-size=16M",
-        "--innodb-flush-log-at-trx-commit=0",
-        "--innodb-doublewrite=0",
+        ...(options.durable ? [] : ["--innodb-flush-log-at-trx-commit=0", "--innodb-doublewrite=0"]),
         "--skip-log-bin",
         "--max-connections=500",
         "--character-set-server=utf8mb4",

@@ -1,0 +1,142 @@
+/**
+ * The raw baseline of `npm run bench:overhead`, run as its own process so that its CPU is measured
+ * alone: the very statements the service sends for one append (bench/overhead.ts checks that against
+ * MariaDB's general log), sent with mysql2, under a Redlock on the same Redis nodes when given; no
+ * gRPC, no TypeORM, no service code. Prints one JSON line: latencies, elapsed time and CPU.
+ *
+ *   node dist-bench/bench/overhead-raw.js '{"databaseUrl":"mysql://...","redisUrls":[...],"tasks":[...],"appends":3000,"inFlight":16}'
+ */
+import { Redlock } from "@sesamecare-oss/redlock";
+import Redis from "ioredis";
+import { createPool, type PoolConnection, type RowDataPacket } from "mysql2/promise";
+
+export interface RawJob {
+  readonly databaseUrl: string;
+  readonly redisUrls: readonly string[];
+  readonly tasks: readonly string[];
+  readonly appends: number;
+  readonly inFlight: number;
+  readonly fragmentBytes: number;
+}
+
+export interface RawResult {
+  readonly latenciesMs: number[];
+  readonly elapsedMs: number;
+  readonly cpuMs: number;
+}
+
+// The statements of one service append, as TypeORM sends them (text protocol, values escaped by the client).
+export const SQL = {
+  reach:
+    "SELECT `TaskEntity`.`id` AS `TaskEntity_id`, `TaskEntity`.`workspace_id` AS `TaskEntity_workspace_id`, `TaskEntity`.`title` AS `TaskEntity_title`, `TaskEntity`.`created_at` AS `TaskEntity_created_at` FROM `tasks` `TaskEntity` WHERE ((`TaskEntity`.`id` = ?)) LIMIT 1",
+  lockState:
+    "SELECT `t`.`id` AS `t_id`, `t`.`workspace_id` AS `t_workspace_id`, `t`.`title` AS `t_title`, `t`.`created_at` AS `t_created_at`, `p`.`task_id` AS `p_task_id`, `p`.`title` AS `p_title`, `p`.`content` AS `p_content`, `p`.`content_bytes` AS `p_content_bytes`, `p`.`content_chars` AS `p_content_chars`, `p`.`version` AS `p_version`, `p`.`created_by` AS `p_created_by`, `p`.`created_at` AS `p_created_at`, `p`.`updated_at` AS `p_updated_at`, `p`.`latest_revision_number` AS `p_latest_revision_number`, `p`.`deleted` AS `p_deleted`, `p`.`implementation_started_at` AS `p_implementation_started_at`, `p`.`implementation_started_by` AS `p_implementation_started_by`, `p`.`implementation_started_session_id` AS `p_implementation_started_session_id`, `r`.`id` AS `r_id`, `r`.`task_id` AS `r_task_id`, `r`.`revision_number` AS `r_revision_number`, `r`.`title` AS `r_title`, `r`.`content` AS `r_content`, `r`.`content_bytes` AS `r_content_bytes`, `r`.`content_chars` AS `r_content_chars`, `r`.`author_kind` AS `r_author_kind`, `r`.`author_name` AS `r_author_name`, `r`.`revert_of_revision_id` AS `r_revert_of_revision_id`, `r`.`created_at` AS `r_created_at`, `r`.`updated_at` AS `r_updated_at`, `r`.`row_version` AS `r_row_version` FROM `tasks` `t` LEFT JOIN `task_plans` `p` ON `p`.`task_id` = `t`.`id`  LEFT JOIN `task_plan_revisions` `r` ON `r`.`task_id` = `t`.`id` AND `r`.`revision_number` = `p`.`latest_revision_number` WHERE `t`.`id` = ? FOR UPDATE",
+  historyUsage:
+    "SELECT COUNT(*) AS `revisions`, COALESCE(SUM(`r`.`content_bytes`), 0) AS `bytes` FROM `task_plan_revisions` `r` WHERE `r`.`task_id` = ?",
+  updateHead:
+    "UPDATE `task_plans` SET `title` = ?, `content` = ?, `content_bytes` = ?, `content_chars` = ?, `version` = ?, `created_by` = ?, `created_at` = ?, `updated_at` = ?, `latest_revision_number` = ?, `deleted` = ?, `implementation_started_at` = ?, `implementation_started_by` = ?, `implementation_started_session_id` = ? WHERE `task_id` = ? AND `version` = ?",
+  updateRevision:
+    "UPDATE `task_plan_revisions` SET `task_id` = ?, `revision_number` = ?, `title` = ?, `content` = (SELECT h.content FROM task_plans h WHERE h.task_id = ?), `content_bytes` = ?, `content_chars` = ?, `author_kind` = ?, `author_name` = ?, `revert_of_revision_id` = ?, `created_at` = ?, `updated_at` = ?, `row_version` = ? WHERE `id` = ? AND `row_version` = ?",
+};
+
+type Row = RowDataPacket & Record<string, string | number | null>;
+
+/** One append, statement for statement what the service does when it coalesces into the newest revision. */
+async function append(connection: PoolConnection, taskId: string, fragment: string): Promise<void> {
+  await connection.query("START TRANSACTION");
+  try {
+    const [rows] = await connection.query<Row[]>(SQL.lockState, [taskId]);
+    const s = rows[0];
+    if (!s || s.p_version === null) throw new Error(`task ${taskId} has no plan`);
+    await connection.query(SQL.historyUsage, [taskId]);
+    const content = `${String(s.p_content).replace(/\s+$/u, "")}\n\n${fragment}`;
+    const bytes = Buffer.byteLength(content);
+    const chars = [...content].length;
+    const now = Date.now();
+    const version = Number(s.p_version);
+    const [head] = await connection.query<import("mysql2").ResultSetHeader>(SQL.updateHead, [
+      s.p_title,
+      content,
+      bytes,
+      chars,
+      version + 1,
+      s.p_created_by,
+      s.p_created_at,
+      now,
+      s.p_latest_revision_number,
+      0,
+      null,
+      null,
+      null,
+      taskId,
+      version,
+    ]);
+    if (head.affectedRows !== 1) throw new Error("fence lost");
+    const rowVersion = Number(s.r_row_version);
+    await connection.query(SQL.updateRevision, [
+      taskId,
+      s.r_revision_number,
+      s.r_title,
+      taskId,
+      bytes,
+      chars,
+      s.r_author_kind,
+      s.r_author_name,
+      null,
+      s.r_created_at,
+      now,
+      rowVersion + 1,
+      s.r_id,
+      rowVersion,
+    ]);
+    await connection.query("COMMIT");
+  } catch (error) {
+    await connection.query("ROLLBACK");
+    throw error;
+  }
+}
+
+export async function runRaw(job: RawJob): Promise<RawResult> {
+  const pool = createPool({ uri: job.databaseUrl, connectionLimit: 10 });
+  const clients = job.redisUrls.map((url) => new Redis(url, { maxRetriesPerRequest: 3 }));
+  const redlock = clients.length
+    ? new Redlock(clients, { retryCount: 200, retryDelay: 10, retryJitter: 10 })
+    : null;
+  const latenciesMs: number[] = [];
+  let next = 0;
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  const worker = async () => {
+    while (next < job.appends) {
+      const i = next++;
+      const taskId = job.tasks[i % job.tasks.length] ?? "";
+      const t0 = performance.now();
+      // As the service: the reach check before the lock, then lock -> transaction -> release.
+      const connection = await pool.getConnection();
+      await connection.query(SQL.reach, [taskId]);
+      const lock = redlock ? await redlock.acquire([`taskplans:lock:{${taskId}}`], 5000) : null;
+      try {
+        await append(connection, taskId, `- append ${i} `.padEnd(job.fragmentBytes, "x"));
+      } finally {
+        connection.release();
+        if (lock) await lock.release();
+      }
+      latenciesMs.push(performance.now() - t0);
+    }
+  };
+  await Promise.all(Array.from({ length: job.inFlight }, worker));
+  const elapsedMs = performance.now() - started;
+  const used = process.cpuUsage(cpu);
+  await pool.end();
+  for (const client of clients) client.disconnect();
+  return { latenciesMs, elapsedMs, cpuMs: (used.user + used.system) / 1000 };
+}
+
+if (require.main === module) {
+  runRaw(JSON.parse(process.argv[2] ?? "{}") as RawJob)
+    .then((result) => process.stdout.write(`${JSON.stringify(result)}\n`))
+    .catch((error: unknown) => {
+      process.stderr.write(`${String((error as Error)?.stack ?? error)}\n`);
+      process.exit(1);
+    });
+}
