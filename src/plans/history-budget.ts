@@ -36,3 +36,24 @@ export function checkHistoryBudget(budget: HistoryBudget, usage: HistoryUsage, g
     throw planErrors.historyQuotaExceeded("bytes", budget.maxBytes, usage.bytes);
   }
 }
+
+/**
+ * Whether the write could take the history past its budget, judged without reading the history:
+ * a task's revisions are numbered 1..latestNumber with no gaps reused (so they are at most that many),
+ * and none holds more than `maxRevisionBytes` (every content write is held to the plan size limit;
+ * reverts and restores copy revisions that were). False means checkHistoryBudget would pass, so the
+ * usage query can be skipped.
+ */
+export function mayExceedHistoryBudget(
+  budget: HistoryBudget,
+  latestNumber: number,
+  growth: HistoryGrowth,
+  maxRevisionBytes: number,
+): boolean {
+  const revisionsAtMost = latestNumber + (growth.replacedBytes === null ? 1 : 0);
+  const bytesAtMost = revisionsAtMost * Math.max(maxRevisionBytes, growth.revisionBytes);
+  return (
+    (budget.maxRevisions > 0 && revisionsAtMost > budget.maxRevisions) ||
+    (budget.maxBytes > 0 && bytesAtMost > budget.maxBytes)
+  );
+}
