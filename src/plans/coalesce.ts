@@ -1,4 +1,4 @@
-import type { RevisionRecord } from "../storage/records";
+import type { RevisionMeta } from "../storage/records";
 import type { Author } from "./author";
 
 /**
@@ -9,7 +9,7 @@ import type { Author } from "./author";
  * ago. A window of 0 never coalesces.
  */
 export function shouldCoalesce(input: {
-  readonly latest: RevisionRecord | null;
+  readonly latest: RevisionMeta | null;
   readonly author: Author;
   readonly now: Date;
   readonly windowMs: number;

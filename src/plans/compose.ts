@@ -1,4 +1,4 @@
-import { isBlank, trimTrailingWhitespace } from "./text";
+import { codePointLength, isBlank, trimTrailingWhitespace, utf8Length } from "./text";
 
 /**
  * Composes an append: the stored document, one blank line, then the fragment
@@ -28,4 +28,41 @@ export function dropLeadingBlankLines(fragment: string): string {
     if (!isBlank(fragment.slice(start, newline))) return fragment.slice(start);
     start = newline + 1;
   }
+}
+
+/** What the stored content's trimmed lengths are (recorded at every content write). */
+export interface TrimmedLengths {
+  readonly trimmedChars: number;
+  readonly trimmedBytes: number;
+}
+
+/**
+ * The same append as composeAppend, for the database to carry out without the stored text being
+ * read: keep the stored content's first `trimmedChars` code points (S'), then add the separator and
+ * F'. Returns what to store and the sizes of the result, equal to those of composeAppend's result.
+ */
+export function composeAppendInStore(
+  stored: TrimmedLengths,
+  fragment: string,
+): {
+  readonly change: { readonly keepChars: number; readonly suffix: string };
+  readonly bytes: number;
+  readonly chars: number;
+  readonly trimmedBytes: number;
+  readonly trimmedChars: number;
+} {
+  const tail = dropLeadingBlankLines(fragment);
+  const suffix = stored.trimmedChars === 0 ? tail : `\n\n${tail}`;
+  const suffixBytes = utf8Length(suffix);
+  const suffixChars = codePointLength(suffix);
+  const trailing = tail.slice(trimTrailingWhitespace(tail).length);
+  const trailingBytes = utf8Length(trailing);
+  const trailingChars = codePointLength(trailing);
+  return {
+    change: { keepChars: stored.trimmedChars, suffix },
+    bytes: stored.trimmedBytes + suffixBytes,
+    chars: stored.trimmedChars + suffixChars,
+    trimmedBytes: stored.trimmedBytes + suffixBytes - trailingBytes,
+    trimmedChars: stored.trimmedChars + suffixChars - trailingChars,
+  };
 }

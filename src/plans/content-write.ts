@@ -1,17 +1,20 @@
 import type { Author } from "./author";
-import { composeAppend } from "./compose";
+import { composeAppend, composeAppendInStore } from "./compose";
 import { applyExactEdit } from "./exact-edit";
 import { planErrors } from "./errors";
 import { isSuspiciousReduction } from "./reduction";
-import { codePointLength, utf8Length } from "./text";
+
 import { checkSize } from "./validate";
 import {
   commitContent,
+  contentOf,
   livePlan,
+  type StoredContent,
   type Truncation,
   type WriteDecision,
   type WriteEnv,
   type WriteState,
+  wholeContent,
 } from "./write-context";
 import { requireCurrentVersion } from "./versions";
 import type { WriteMode } from "./write-mode";
@@ -46,25 +49,33 @@ export function decideContentWrite(write: ContentWrite, state: WriteState, env: 
   const needsPlan = write.path === "agent-update" || write.path === "agent-edit";
   if (needsPlan && live === null) throw planErrors.planNotFound(state.taskId);
 
-  let content = write.content;
+  let content: StoredContent | null = null;
   if (write.mode === "append" && live !== null) {
-    // AC-TASKS-PLAN-APPEND-007.1/007.3/007.4: measured once, here, on the composed content.
-    content = composeAppend(live.content, write.content);
-    checkSize(utf8Length(content));
+    // AC-TASKS-PLAN-APPEND-007.1/007.3/007.4: measured once, here, on the composed content. The
+    // database composes it from the recorded trimmed lengths; a row written before they were
+    // recorded was read whole and composes here.
+    const { trimmedChars, trimmedBytes } = live;
+    content =
+      live.content === null && trimmedChars != null && trimmedBytes != null
+        ? composeAppendInStore({ trimmedChars, trimmedBytes }, write.content)
+        : wholeContent(composeAppend(contentOf(live), write.content));
+    checkSize(content.bytes);
   }
 
   checkVersion(write, state);
 
   if (write.mode === "edit" && live !== null) {
-    content = applyExactEdit(live.content, write.oldText ?? "", write.content);
-    if (content === "") throw planErrors.contentRequired();
-    checkSize(utf8Length(content));
+    const edited = applyExactEdit(contentOf(live), write.oldText ?? "", write.content);
+    if (edited === "") throw planErrors.contentRequired();
+    content = wholeContent(edited);
+    checkSize(content.bytes);
   }
+  content ??= wholeContent(write.content);
 
   let truncation: Truncation | null = null;
   const judgesReduction = write.path !== "editor-save" && write.mode !== "append" && live !== null;
   if (judgesReduction) {
-    const newChars = codePointLength(content);
+    const newChars = content.chars;
     if (isSuspiciousReduction(live.contentChars, newChars)) {
       if (!write.acknowledgeReduction) throw planErrors.reductionNotAcknowledged(live.contentChars, newChars);
       truncation = { priorChars: live.contentChars, newChars, priorRevisionNumber: priorRevision(state) };
@@ -108,7 +119,7 @@ function checkVersion(write: ContentWrite, state: WriteState): void {
 function priorRevision(state: WriteState): number {
   const live = livePlan(state);
   const latest = state.latest;
-  if (!live || !latest || latest.content !== live.content || latest.title !== live.title) {
+  if (!live || !latest || contentOf(latest) !== contentOf(live) || latest.title !== live.title) {
     throw new Error("plan history does not hold the current content; refusing an acknowledged reduction");
   }
   return latest.number;

@@ -1,7 +1,7 @@
 import type { HeadRecord, RevisionMeta } from "../storage/records";
 
-/** What a plan event says about the plan (never its content). */
-export type PlanSummary = Omit<HeadRecord, "content">;
+/** What a plan event says about the plan (never its content, nor storage's trimmed lengths). */
+export type PlanSummary = Omit<HeadRecord, "content" | "trimmedChars" | "trimmedBytes">;
 
 /**
  * Events the service publishes after a write commits, in kandev's order: plan event, then revision
@@ -18,13 +18,15 @@ export interface EventSink {
 }
 
 /** Strips content from a HEAD for an event. */
-export function summarize(head: HeadRecord): PlanSummary {
-  const { content: _content, ...summary } = head;
+export function summarize(
+  head: PlanSummary & { content?: unknown; trimmedChars?: unknown; trimmedBytes?: unknown },
+): PlanSummary {
+  const { content: _content, trimmedChars: _chars, trimmedBytes: _bytes, ...summary } = head;
   return summary;
 }
 
 /** Strips content from a revision for an event. */
-export function revisionMeta(revision: RevisionMeta & { content?: string }): RevisionMeta {
+export function revisionMeta(revision: RevisionMeta & { content?: string | null }): RevisionMeta {
   const { content: _content, ...meta } = revision;
   return meta;
 }

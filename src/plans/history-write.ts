@@ -1,10 +1,18 @@
-import type { HeadRecord, RevisionRecord } from "../storage/records";
+import type { HeadWrite, LockedHead, RevisionRecord } from "../storage/records";
 import type { Author } from "./author";
 import { planErrors } from "./errors";
 import { type PlanEvent, summarize } from "./events";
 import { revisionVersion } from "./revision-version";
 import { requireCurrentVersion } from "./versions";
-import { commitContent, livePlan, type WriteDecision, type WriteEnv, type WriteState } from "./write-context";
+import {
+  commitContent,
+  contentOf,
+  livePlan,
+  wholeContent,
+  type WriteDecision,
+  type WriteEnv,
+  type WriteState,
+} from "./write-context";
 
 /**
  * A revert (editor path): a new revision copying the target's title and content exactly, marked
@@ -18,7 +26,7 @@ export function decideRevert(
 ): WriteDecision {
   return commitContent(state, env, {
     title: target.title,
-    content: target.content,
+    content: wholeContent(target.content),
     author,
     forceNewRevision: true,
     revertOfRevisionId: target.id,
@@ -28,7 +36,7 @@ export function decideRevert(
 
 /** Outcome of a restore: nothing to write, or the commit of a new marked revision. */
 export type RestoreDecision =
-  | { readonly status: "already-current"; readonly head: HeadRecord }
+  | { readonly status: "already-current"; readonly head: LockedHead }
   | {
       readonly status: "restored";
       readonly decision: WriteDecision;
@@ -59,7 +67,7 @@ export function decideRestore(
   const { target } = request;
   if (target === null) throw planErrors.revisionNotFound(state.taskId, request.revisionId);
   if (revisionVersion(target) !== request.expectedRevisionVersion) throw planErrors.revisionChanged();
-  if (live.title === target.title && live.content === target.content)
+  if (live.title === target.title && contentOf(live) === target.content)
     return { status: "already-current", head: live };
   return {
     status: "restored",
@@ -70,7 +78,7 @@ export function decideRestore(
 
 /** What a plan delete commits: the HEAD turned into a tombstone (content cleared, version bumped). */
 export interface DeleteDecision {
-  readonly head: HeadRecord;
+  readonly head: HeadWrite;
   readonly fenceVersion: number;
   readonly events: readonly PlanEvent[];
 }
@@ -87,12 +95,14 @@ export function decideDelete(
   const live = livePlan(state);
   if (live === null) throw planErrors.planNotFound(state.taskId);
   if (expectedVersion !== undefined && expectedVersion !== live.version) throw planErrors.versionMismatch();
-  const head: HeadRecord = {
+  const head: HeadWrite = {
     ...live,
     title: "",
     content: "",
     contentBytes: 0,
     contentChars: 0,
+    trimmedBytes: 0,
+    trimmedChars: 0,
     version: live.version + 1,
     updatedAt: env.now,
     deleted: true,

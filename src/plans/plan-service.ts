@@ -277,6 +277,7 @@ export class PlanService {
       {
         headReadFailed: how.mode === "append" ? () => planErrors.planReadFailed() : undefined,
         request: key,
+        readContent: how.mode !== "append",
       },
     );
   }

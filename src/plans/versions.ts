@@ -1,4 +1,3 @@
-import type { HeadRecord } from "../storage/records";
 import { planErrors } from "./errors";
 
 /**
@@ -6,7 +5,10 @@ import { planErrors } from "./errors";
  * caller read (seed 003): absent is VERSION_REQUIRED, different is VERSION_MISMATCH. Neither error
  * hands out the current version; the caller reads the plan again.
  */
-export function requireCurrentVersion(live: HeadRecord, expected: number | undefined): void {
+export function requireCurrentVersion(
+  live: { readonly version: number },
+  expected: number | undefined,
+): void {
   if (expected === undefined) throw planErrors.versionRequired();
   if (expected !== live.version) throw planErrors.versionMismatch();
 }

@@ -1,18 +1,52 @@
-import type { HeadRecord, RevisionRecord } from "../storage/records";
+import type { ContentChange, HeadWrite, LockedHead, LockedRevision, RevisionMeta } from "../storage/records";
 import type { Author } from "./author";
 import { shouldCoalesce } from "./coalesce";
 import type { PlanEvent } from "./events";
 import { revisionMeta, summarize } from "./events";
 import { limits } from "./limits";
-import { codePointLength, utf8Length } from "./text";
+import { codePointLength, trimTrailingWhitespace, utf8Length } from "./text";
 
-/** What a write reads inside the serialized region (the same read the commit is fenced on). */
+/**
+ * What a write reads inside the serialized region (the same read the commit is fenced on). Contents
+ * are read by every write but an append, which composes in the database (contentOf refuses a
+ * content that was not read).
+ */
 export interface WriteState {
   readonly taskId: string;
   /** HEAD row, tombstone included; null when the task never had a plan. */
-  readonly head: HeadRecord | null;
+  readonly head: LockedHead | null;
   /** Newest revision of the task; its number is MAX(revision_number). */
-  readonly latest: RevisionRecord | null;
+  readonly latest: LockedRevision | null;
+}
+
+/** The content of a HEAD or revision read under the lock; a write that needs it read it. */
+export function contentOf(row: { readonly content: string | null }): string {
+  if (row.content === null) throw new Error("the write did not read the content it needs");
+  return row.content;
+}
+
+/** The content a write stores, with the sizes HEAD records for it. */
+export interface StoredContent {
+  readonly change: ContentChange;
+  readonly bytes: number;
+  readonly chars: number;
+  /** Sizes of the content without its trailing whitespace (what the next append keeps). */
+  readonly trimmedBytes: number;
+  readonly trimmedChars: number;
+}
+
+/** A whole new text, measured. */
+export function wholeContent(text: string): StoredContent {
+  const bytes = utf8Length(text);
+  const chars = codePointLength(text);
+  const trailing = text.slice(trimTrailingWhitespace(text).length);
+  return {
+    change: text,
+    bytes,
+    chars,
+    trimmedBytes: bytes - utf8Length(trailing),
+    trimmedChars: chars - codePointLength(trailing),
+  };
 }
 
 /** Inputs of a write that are not in the request: time, settings, id generation. */
@@ -22,12 +56,15 @@ export interface WriteEnv {
   readonly newId: () => string;
 }
 
-/** What a write commits: HEAD (fenced on the version read), one revision insert or in-place update. */
+/**
+ * What a write commits: HEAD (fenced on the version read), one revision insert or in-place update.
+ * The revision's content is the HEAD content of the same transaction (storage copies it).
+ */
 export interface WriteDecision {
-  readonly head: HeadRecord;
+  readonly head: HeadWrite;
   /** Version the HEAD update is fenced on; null inserts the first HEAD row. */
   readonly fenceVersion: number | null;
-  readonly revision: RevisionRecord;
+  readonly revision: RevisionMeta;
   /** Row version the in-place revision update is fenced on; null inserts a new revision. */
   readonly coalescedFrom: number | null;
   /** Content bytes of the revision rewritten in place (coalescing); null for a new revision. */
@@ -44,7 +81,7 @@ export interface Truncation {
 }
 
 /** The live plan (null when absent or deleted). */
-export function livePlan(state: WriteState): HeadRecord | null {
+export function livePlan(state: WriteState): LockedHead | null {
   return state.head && !state.head.deleted ? state.head : null;
 }
 
@@ -57,7 +94,7 @@ export function commitContent(
   env: WriteEnv,
   write: {
     readonly title: string | undefined;
-    readonly content: string;
+    readonly content: StoredContent;
     readonly author: Author;
     readonly forceNewRevision: boolean;
     readonly revertOfRevisionId: string | null;
@@ -67,8 +104,7 @@ export function commitContent(
   const live = livePlan(state);
   const { latest } = state;
   const title = write.title || live?.title || limits.defaultTitle;
-  const contentBytes = utf8Length(write.content);
-  const contentChars = codePointLength(write.content);
+  const { bytes: contentBytes, chars: contentChars } = write.content;
   const coalesce =
     latest !== null &&
     live !== null &&
@@ -79,11 +115,10 @@ export function commitContent(
       windowMs: env.coalesceWindowMs,
       forceNew: write.forceNewRevision,
     });
-  const revision: RevisionRecord = coalesce
+  const revision: RevisionMeta = coalesce
     ? {
-        ...latest,
+        ...revisionMeta(latest),
         title,
-        content: write.content,
         contentBytes,
         contentChars,
         updatedAt: env.now,
@@ -94,7 +129,6 @@ export function commitContent(
         taskId: state.taskId,
         number: (latest?.number ?? 0) + 1,
         title,
-        content: write.content,
         contentBytes,
         contentChars,
         authorKind: write.author.kind,
@@ -104,12 +138,14 @@ export function commitContent(
         updatedAt: env.now,
         rowVersion: 1,
       };
-  const head: HeadRecord = {
+  const head: HeadWrite = {
     taskId: state.taskId,
     title,
-    content: write.content,
+    content: write.content.change,
     contentBytes,
     contentChars,
+    trimmedBytes: write.content.trimmedBytes,
+    trimmedChars: write.content.trimmedChars,
     version: (state.head?.version ?? 0) + 1,
     createdBy: live?.createdBy ?? write.author.kind,
     createdAt: live?.createdAt ?? env.now,

@@ -2,14 +2,20 @@ import type { Logger } from "pino";
 import type { TaskLock } from "../locking/task-lock";
 import type { PlanMetrics } from "../observability/metrics";
 import type { PlanStore, PlanWriteTx } from "../storage/plan-store";
-import type { TaskRecord } from "../storage/records";
-import { StorageConflictError } from "../storage/storage-errors";
+import type { LockedState, TaskRecord } from "../storage/records";
+import { StorageConflictError, StorageCorruptionError } from "../storage/storage-errors";
 import { remainingCallMs } from "./call-deadline";
 import { decodeReplay, encodeReplay, REQUEST_ID_RETENTION_MS, type RequestKey } from "./idempotency";
 import { planErrors } from "./errors";
 import type { EventSink, PlanEvent } from "./events";
 import { translateFailure } from "./failures";
-import { checkHistoryBudget, type HistoryBudget, type HistoryGrowth } from "./history-budget";
+import {
+  checkHistoryBudget,
+  type HistoryBudget,
+  type HistoryGrowth,
+  mayExceedHistoryBudget,
+} from "./history-budget";
+import { limits } from "./limits";
 import type { WriteEnv, WriteState } from "./write-context";
 
 /** Any commit: what to write and which events to publish once it is durable. */
@@ -59,7 +65,12 @@ export class WriteRunner {
   async run<R>(
     taskId: string,
     decide: (state: WriteState, env: WriteEnv, tx: PlanWriteTx, task: TaskRecord) => Promise<Commit<R>>,
-    options: { readonly headReadFailed?: () => Error; readonly request?: RequestKey | undefined } = {},
+    options: {
+      readonly headReadFailed?: () => Error;
+      readonly request?: RequestKey | undefined;
+      /** False for an append: neither content is read (the database composes it). */
+      readonly readContent?: boolean;
+    } = {},
   ): Promise<R> {
     const { store, lock, settings, metrics } = this.deps;
     const asked = performance.now();
@@ -74,8 +85,14 @@ export class WriteRunner {
         metrics.lockWait((performance.now() - asked) / 1000, true);
         txStarted = performance.now();
         return store.inTransaction(async (tx) => {
-          const task = await tx.lockTask(taskId);
-          if (task === null) throw planErrors.taskNotFound(taskId);
+          const locked = await this.lockForWrite(
+            tx,
+            taskId,
+            options.readContent ?? true,
+            options.headReadFailed,
+          );
+          if (locked === null) throw planErrors.taskNotFound(taskId);
+          const { task } = locked;
           const { request } = options;
           if (request) {
             // A retry of a remembered request returns the original result and writes nothing.
@@ -85,16 +102,21 @@ export class WriteRunner {
             if (prior)
               return { apply: async () => undefined, events: [], result: decodeReplay<R>(prior.result) };
           }
-          const state = await this.readState(tx, taskId, options.headReadFailed);
+          const state: WriteState = { taskId, head: locked.head, latest: locked.latest };
           const env: WriteEnv = {
             now: this.deps.clock(),
             coalesceWindowMs: settings.coalesceWindowMs,
             newId: this.deps.newId,
           };
           const decided = await decide(state, env, tx, task);
-          const { maxRevisions, maxBytes } = settings.historyBudget;
-          if (decided.stored && (maxRevisions > 0 || maxBytes > 0)) {
-            checkHistoryBudget(settings.historyBudget, await tx.historyUsage(taskId), decided.stored.history);
+          // The usage query runs only for a task whose history could be near its budget.
+          const growth = decided.stored?.history;
+          const latestNumber = state.latest?.number ?? 0;
+          if (
+            growth &&
+            mayExceedHistoryBudget(settings.historyBudget, latestNumber, growth, limits.maxPlanBytes)
+          ) {
+            checkHistoryBudget(settings.historyBudget, await tx.historyUsage(taskId), growth);
           }
           await decided.apply(tx);
           if (request) {
@@ -128,17 +150,17 @@ export class WriteRunner {
     }
   }
 
-  private async readState(
+  private async lockForWrite(
     tx: PlanWriteTx,
     taskId: string,
+    readContent: boolean,
     headReadFailed?: () => Error,
-  ): Promise<WriteState> {
+  ): Promise<LockedState | null> {
     try {
-      const head = await tx.readHead(taskId);
-      const latest = await tx.latestRevision(taskId);
-      return { taskId, head, latest };
+      return await tx.lockForWrite(taskId, { content: readContent });
     } catch (error) {
-      if (headReadFailed) {
+      // A stored plan whose size does not match its row cannot be appended to (AC-TASKS-PLAN-APPEND-003.5).
+      if (headReadFailed && error instanceof StorageCorruptionError) {
         this.deps.logger.error({ taskId, err: error }, "stored plan could not be read for an append");
         throw headReadFailed();
       }

@@ -7,6 +7,7 @@ import { RevisionEntity } from "./entities/revision.entity";
 import { TaskEntity } from "./entities/task.entity";
 import { InitialSchema1764400000000 } from "./migrations/1764400000000-initial-schema";
 import { WriteRequests1764500000000 } from "./migrations/1764500000000-write-requests";
+import { AppendComposition1764600000000 } from "./migrations/1764600000000-append-composition";
 import { WriteRequestEntity } from "./entities/write-request.entity";
 
 /** Which database a URL names: `sqlite:<path>` (or `sqlite::memory:`) or `mysql://user:pass@host:port/db`. */
@@ -23,7 +24,7 @@ export function dialectOf(url: string): Dialect {
 export function createDataSource(url: string, options: { poolSize: number }): DataSource {
   const common = {
     entities: [TaskEntity, PlanEntity, RevisionEntity, WriteRequestEntity],
-    migrations: [InitialSchema1764400000000, WriteRequests1764500000000],
+    migrations: [InitialSchema1764400000000, WriteRequests1764500000000, AppendComposition1764600000000],
     migrationsTableName: "schema_migrations",
     synchronize: false,
     logging: false,

@@ -1,4 +1,12 @@
-import type { HeadRecord, RevisionMeta, RevisionRecord, TaskRecord, WriteRequestRecord } from "./records";
+import type {
+  HeadRecord,
+  HeadWrite,
+  LockedState,
+  RevisionMeta,
+  RevisionRecord,
+  TaskRecord,
+  WriteRequestRecord,
+} from "./records";
 
 /**
  * What the plan service needs from storage. Implemented by TypeOrmPlanStore for SQLite and MySQL.
@@ -32,6 +40,13 @@ export interface PlanStore {
 
 /** The writes of one transaction. Reads here are locking reads on MySQL. */
 export interface PlanWriteTx {
+  /**
+   * The locking read every write starts with: the task, its HEAD (tombstone included) and newest
+   * revision, in one statement (row locks on MySQL). Without `content` it reads neither text (an
+   * append composes in the database), except the HEAD content of a row that has no trimmed lengths yet.
+   * Null when the task does not exist. Throws StorageCorruptionError when a row's size does not match.
+   */
+  lockForWrite(taskId: string, options: { content: boolean }): Promise<LockedState | null>;
   /** Locks and reads the task row; every plan write of the task serializes on it in the database. */
   lockTask(taskId: string): Promise<TaskRecord | null>;
   /** Locks and reads the HEAD row, tombstone included. */
@@ -42,16 +57,20 @@ export interface PlanWriteTx {
   historyUsage(taskId: string): Promise<{ revisions: number; bytes: number }>;
   /** A revision of this task. */
   findRevision(taskId: string, revisionId: string): Promise<RevisionRecord | null>;
-  /** Inserts the first HEAD row of a task. */
-  insertHead(head: HeadRecord): Promise<void>;
+  /** Inserts the first HEAD row of a task (whole content). */
+  insertHead(head: HeadWrite): Promise<void>;
   /**
    * The fence: updates HEAD only where its version is still `fenceVersion`, and throws
    * StorageConflictError unless exactly one row changed.
    */
-  updateHead(head: HeadRecord, fenceVersion: number): Promise<void>;
-  insertRevision(revision: RevisionRecord): Promise<void>;
-  /** Rewrites the newest revision in place, fenced on its row version like updateHead. */
-  updateRevision(revision: RevisionRecord, fenceRowVersion: number): Promise<void>;
+  updateHead(head: HeadWrite, fenceVersion: number): Promise<void>;
+  /** Inserts a revision; without `content` it copies the HEAD content this transaction wrote. */
+  insertRevision(revision: RevisionMeta & { readonly content?: string }): Promise<void>;
+  /** Rewrites the newest revision in place, fenced on its row version like updateHead (content as insertRevision). */
+  updateRevision(
+    revision: RevisionMeta & { readonly content?: string },
+    fenceRowVersion: number,
+  ): Promise<void>;
   /** Deletes the task, its HEAD, its revisions and its remembered requests. */
   deleteTask(taskId: string): Promise<void>;
   /** A remembered request of this task. */

@@ -1,7 +1,7 @@
 import type { PlanEntity } from "./entities/plan.entity";
 import type { RevisionEntity } from "./entities/revision.entity";
 import type { TaskEntity } from "./entities/task.entity";
-import type { AuthorKind, HeadRecord, RevisionMeta, RevisionRecord, TaskRecord } from "./records";
+import type { AuthorKind, HeadMeta, HeadRecord, RevisionMeta, RevisionRecord, TaskRecord } from "./records";
 import { StorageCorruptionError } from "./storage-errors";
 
 /** Entity <-> record conversions; the only place that knows both shapes. */
@@ -37,14 +37,18 @@ export function headFromEntity(row: PlanEntity): HeadRecord {
       row.implementationStartedAt === null ? null : new Date(row.implementationStartedAt),
     implementationStartedBy: row.implementationStartedBy,
     implementationStartedSessionId: row.implementationStartedSessionId,
+    trimmedChars: row.trimmedChars,
+    trimmedBytes: row.trimmedBytes,
   };
 }
 
 /** Columns a content write sets; implementation markers are left to their own statement. */
-export function headContentColumns(head: HeadRecord): Partial<PlanEntity> {
+export function headContentColumns(head: HeadMeta & { content: string }): Partial<PlanEntity> {
   return {
     title: head.title,
     content: head.content,
+    trimmedChars: head.trimmedChars ?? null,
+    trimmedBytes: head.trimmedBytes ?? null,
     contentBytes: head.contentBytes,
     contentChars: head.contentChars,
     version: head.version,

@@ -30,6 +30,44 @@ export interface HeadRecord {
   readonly implementationStartedAt: Date | null;
   readonly implementationStartedBy: string | null;
   readonly implementationStartedSessionId: string | null;
+  /**
+   * Code points and UTF-8 bytes of the content without its trailing whitespace, recorded at every
+   * content write so that an append can compose in the database; null (or absent) on rows written
+   * before they were recorded.
+   */
+  readonly trimmedChars?: number | null;
+  readonly trimmedBytes?: number | null;
+}
+
+/** A HEAD row without its content. */
+export type HeadMeta = Omit<HeadRecord, "content">;
+
+/**
+ * How a write sets HEAD content: the whole text, or (an append the database composes) the stored
+ * content's first `keepChars` code points followed by `suffix`.
+ */
+export type ContentChange = string | { readonly keepChars: number; readonly suffix: string };
+
+/** A HEAD row as a write stores it. */
+export interface HeadWrite extends HeadMeta {
+  readonly content: ContentChange;
+}
+
+/** A HEAD as a write read it under the lock: content only when the write asked for it. */
+export interface LockedHead extends HeadMeta {
+  readonly content: string | null;
+}
+
+/** The newest revision as a write read it under the lock: content only when asked for. */
+export interface LockedRevision extends RevisionMeta {
+  readonly content: string | null;
+}
+
+/** What a write reads under the lock, in one statement: the task, its HEAD and newest revision. */
+export interface LockedState {
+  readonly task: TaskRecord;
+  readonly head: LockedHead | null;
+  readonly latest: LockedRevision | null;
 }
 
 /** Revision metadata (everything but the content). */

@@ -6,7 +6,16 @@ import { RevisionEntity } from "./entities/revision.entity";
 import { TaskEntity } from "./entities/task.entity";
 import { WriteRequestEntity } from "./entities/write-request.entity";
 import type { PlanStore, PlanWriteTx } from "./plan-store";
-import type { HeadRecord, RevisionMeta, RevisionRecord, TaskRecord, WriteRequestRecord } from "./records";
+import type {
+  HeadRecord,
+  HeadWrite,
+  LockedState,
+  RevisionMeta,
+  RevisionRecord,
+  TaskRecord,
+  WriteRequestRecord,
+} from "./records";
+import { lockedStateFromRow, type LockedRow } from "./locked-state";
 import {
   headFromEntity,
   headToEntity,
@@ -18,6 +27,7 @@ import {
 } from "./record-mapping";
 import { noQueue, SerialQueue } from "./serial-queue";
 import { classifyStorageError, StorageConflictError } from "./storage-errors";
+import { type SqlDialect, sqlDialect } from "./sql-dialect";
 
 const REVISION_META_COLUMNS = [
   "r.id",
@@ -177,13 +187,19 @@ class TypeOrmWriteTx implements PlanWriteTx {
   // HEAD rows already read (and locked) by lockTask on MySQL, by task id.
   private readonly lockedHeads = new Map<string, PlanEntity | null>();
   private readonly lockedLatest = new Map<string, RevisionEntity>();
-  // HEAD content this transaction wrote, by task id: a revision of the same text copies it in SQL.
-  private readonly writtenHeads = new Map<string, string>();
+  private readonly sql: SqlDialect;
 
   constructor(
     private readonly manager: EntityManager,
     private readonly dialect: Dialect,
-  ) {}
+  ) {
+    this.sql = sqlDialect(dialect);
+  }
+
+  async lockForWrite(taskId: string, options: { content: boolean }): Promise<LockedState | null> {
+    const rows = (await this.manager.query(this.sql.lockForWrite(options.content), [taskId])) as LockedRow[];
+    return rows[0] ? lockedStateFromRow(rows[0]) : null;
+  }
 
   async lockTask(taskId: string): Promise<TaskRecord | null> {
     if (this.dialect === "mysql") {
@@ -248,24 +264,33 @@ class TypeOrmWriteTx implements PlanWriteTx {
     return row ? revisionFromEntity(row) : null;
   }
 
-  async insertHead(head: HeadRecord): Promise<void> {
-    await this.manager.insert(PlanEntity, headToEntity(head));
-    this.writtenHeads.set(head.taskId, head.content);
+  async insertHead(head: HeadWrite): Promise<void> {
+    const { content } = head;
+    if (typeof content !== "string") throw new Error("a new HEAD row needs its whole content");
+    await this.manager.insert(PlanEntity, headToEntity({ ...head, content }));
   }
 
-  async updateHead(head: HeadRecord, fenceVersion: number): Promise<void> {
-    const { taskId: _taskId, ...columns } = headToEntity(head);
+  async updateHead(head: HeadWrite, fenceVersion: number): Promise<void> {
+    const { content } = head;
+    const { taskId: _taskId, ...columns } = headToEntity({ ...head, content: "" });
+    const set: QueryDeepPartialEntity<PlanEntity> =
+      typeof content === "string"
+        ? { ...columns, content }
+        : // An append: the database keeps the stored prefix and adds the suffix; the plan is not sent.
+          { ...columns, content: () => this.sql.keepPrefixThen("content", ":keepChars", ":suffix") };
     const result = await this.manager
       .createQueryBuilder()
       .update(PlanEntity)
-      .set(columns)
+      .set(set)
       .where("task_id = :taskId AND version = :fenceVersion", { taskId: head.taskId, fenceVersion })
+      .setParameters(
+        typeof content === "string" ? {} : { keepChars: content.keepChars, suffix: content.suffix },
+      )
       .execute();
     if (result.affected !== 1) throw new StorageConflictError("plan version fence lost");
-    this.writtenHeads.set(head.taskId, head.content);
   }
 
-  async insertRevision(revision: RevisionRecord): Promise<void> {
+  async insertRevision(revision: RevisionMeta & { readonly content?: string }): Promise<void> {
     await this.manager
       .createQueryBuilder()
       .insert()
@@ -275,7 +300,10 @@ class TypeOrmWriteTx implements PlanWriteTx {
       .execute();
   }
 
-  async updateRevision(revision: RevisionRecord, fenceRowVersion: number): Promise<void> {
+  async updateRevision(
+    revision: RevisionMeta & { readonly content?: string },
+    fenceRowVersion: number,
+  ): Promise<void> {
     const { id, ...columns } = this.revisionColumns(revision);
     const result = await this.manager
       .createQueryBuilder()
@@ -312,13 +340,14 @@ class TypeOrmWriteTx implements PlanWriteTx {
     await this.manager.delete(TaskEntity, { id: taskId });
   }
 
-  // Every content write stores its text twice, in HEAD and in a revision. On MySQL the revision then
-  // copies it from the HEAD row this transaction just wrote instead of sending the plan again: half
-  // the bytes, escaping and packet writing per write, in the serialized part of the write.
-  private revisionColumns(revision: RevisionRecord): QueryDeepPartialEntity<RevisionEntity> & { id: string } {
-    const columns = revisionToEntity(revision);
-    if (this.dialect !== "mysql" || this.writtenHeads.get(revision.taskId) !== revision.content)
-      return columns;
+  // Every content write stores its text twice, in HEAD and in a revision. A revision given without
+  // content copies it from the HEAD row this transaction just wrote instead of sending the plan again:
+  // the plan crosses the wire at most once per write (never, for an append).
+  private revisionColumns(
+    revision: RevisionMeta & { readonly content?: string },
+  ): QueryDeepPartialEntity<RevisionEntity> & { id: string } {
+    const columns = revisionToEntity({ ...revision, content: revision.content ?? "" });
+    if (revision.content !== undefined) return columns;
     return {
       ...columns,
       content: () => "(SELECT h.content FROM task_plans h WHERE h.task_id = :headTaskId)",

@@ -28,6 +28,46 @@ describe.each(DIALECTS)("append mode (REQ-TASKS-PLAN-APPEND) on %s", (dialect) =
   const expectRejected = (taskId: string, call: () => Promise<unknown>, code: number, reason: string) =>
     rejectedWithoutChange(app, taskId, call, { code, reason });
 
+  describe("composition in the database (the stored plan is not read for an append)", () => {
+    it("records the content's trimmed lengths at every write, and an append keeps them exact", async () => {
+      const { taskId } = await planWith("# Plan \u3000\n\u0085");
+      await app.plans.updatePlan({ taskId, content: "\n\n## F😀\u2028", mode: APPEND });
+      const content = (await app.plans.getPlan({ taskId })).plan?.content;
+      expect(content).toBe("# Plan\n\n## F😀\u2028");
+      const rows = (await execSql(
+        app.databaseUrl,
+        "SELECT content_trimmed_chars AS c, content_trimmed_bytes AS b FROM task_plans WHERE task_id = ?",
+        [taskId],
+      )) as { c: number; b: number }[];
+      const trimmed = "# Plan\n\n## F😀";
+      expect(rows.map((r) => [Number(r.c), Number(r.b)])).toEqual([
+        [[...trimmed].length, Buffer.byteLength(trimmed)],
+      ]);
+    });
+
+    it("appends to a plan written before the lengths were recorded by reading it once, then records them", async () => {
+      const { taskId } = await planWith("legacy plan\u3000\n");
+      await execSql(
+        app.databaseUrl,
+        "UPDATE task_plans SET content_trimmed_chars = NULL, content_trimmed_bytes = NULL WHERE task_id = ?",
+        [taskId],
+      );
+      await app.plans.updatePlan({ taskId, content: "## F", mode: APPEND });
+      await app.plans.updatePlan({ taskId, content: "## G\n", mode: APPEND });
+      expect((await app.plans.getPlan({ taskId })).plan?.content).toBe("legacy plan\n\n## F\n\n## G\n");
+      const rows = (await execSql(
+        app.databaseUrl,
+        "SELECT content_trimmed_chars AS c FROM task_plans WHERE task_id = ?",
+        [taskId],
+      )) as { c: number }[];
+      expect(Number(rows[0]?.c)).toBe("legacy plan\n\n## F\n\n## G".length);
+      // The revision holds what HEAD holds (copied by the database).
+      const [newest] = (await app.plans.listPlanRevisions({ taskId })).revisions;
+      const revision = await app.plans.getPlanRevision({ taskId, revisionId: newest?.id ?? "" });
+      expect(revision.revision?.content).toBe("legacy plan\n\n## F\n\n## G\n");
+    });
+  });
+
   describe("REQ-001 mode selection", () => {
     it("AC-TASKS-PLAN-APPEND-001.1: an unspecified mode is replace (and so needs the version)", async () => {
       const { taskId, version } = await planWith("old");

@@ -60,11 +60,17 @@ describe("the migration command (node dist/src/migrate.js) on MariaDB", () => {
     const database = await newDatabase();
     const first = await migrate(database);
     expect([first.code, first.stderr]).toEqual([0, ""]);
-    expect(first.stdout).toBe("migrations applied: InitialSchema1764400000000, WriteRequests1764500000000\n");
+    expect(first.stdout).toBe(
+      "migrations applied: InitialSchema1764400000000, WriteRequests1764500000000, AppendComposition1764600000000\n",
+    );
     const schema = await schemaOf(database);
     expect(schema).toEqual({
       tables: TABLES,
-      migrations: ["InitialSchema1764400000000", "WriteRequests1764500000000"],
+      migrations: [
+        "InitialSchema1764400000000",
+        "WriteRequests1764500000000",
+        "AppendComposition1764600000000",
+      ],
     });
     const second = await migrate(database);
     expect([second.code, second.stdout, second.stderr]).toEqual([
@@ -89,7 +95,11 @@ describe("the migration command (node dist/src/migrate.js) on MariaDB", () => {
       expect(replicas).toHaveLength(2);
       expect(await schemaOf(database)).toEqual({
         tables: TABLES,
-        migrations: ["InitialSchema1764400000000", "WriteRequests1764500000000"],
+        migrations: [
+          "InitialSchema1764400000000",
+          "WriteRequests1764500000000",
+          "AppendComposition1764600000000",
+        ],
       });
     } finally {
       await Promise.all(replicas.map((replica) => replica.stop()));
@@ -103,7 +113,7 @@ describe("the migration command (node dist/src/migrate.js) on MariaDB", () => {
     try {
       const result = await migrate(a, { PLAN_MIGRATION_LOCK_WAIT_MS: "5000" });
       expect([result.code, result.stderr]).toEqual([0, ""]);
-      expect((await schemaOf(a)).migrations).toHaveLength(2);
+      expect((await schemaOf(a)).migrations).toHaveLength(3);
     } finally {
       await holder.end();
     }

@@ -108,7 +108,7 @@ describe("the README's commands, exactly as written", () => {
     });
     expect([result.code, result.stderr]).toEqual([0, expect.not.stringContaining("failed")]);
     expect(result.stdout).toContain(
-      "migrations applied: InitialSchema1764400000000, WriteRequests1764500000000",
+      "migrations applied: InitialSchema1764400000000, WriteRequests1764500000000, AppendComposition1764600000000",
     );
   });
 });

@@ -1,4 +1,4 @@
-import { composeAppend, dropLeadingBlankLines } from "../../src/plans/compose";
+import { composeAppend, composeAppendInStore, dropLeadingBlankLines } from "../../src/plans/compose";
 import { trimTrailingWhitespace } from "../../src/plans/text";
 
 // Expected values are S' + "\n\n" + F' (system design, "Separator normalization"), never S + F.
@@ -104,5 +104,39 @@ describe("append composition (AC-TASKS-PLAN-APPEND-002)", () => {
             // The stored body before its trailing whitespace is a prefix of the result (002.5).
             expect(composeAppend(stored, fragment).startsWith(head)).toBe(true);
           }
+  });
+});
+
+describe("the append the database composes (composeAppendInStore) equals composeAppend", () => {
+  const stored = [
+    "",
+    "   \n\t ",
+    "# Plan",
+    "# Plan\n",
+    "# Plan\r\n\r\n",
+    "# Plan\u3000\u0085\u00a0",
+    "tail with zero-width space\u200b",
+    "BOM is not whitespace\ufeff",
+    "😀 astral 𝒳\n\n",
+    "ünïcödé\u2028",
+  ];
+  const fragments = ["x", "\n\n## F\n", "  \n\t\n  indented\n", "😀\u3000", "a\r\nb\r\n", "\u2029\nlast\n  "];
+  const keep = (text: string, chars: number) => [...text].slice(0, chars).join("");
+
+  it.each(stored.flatMap((s) => fragments.map((f) => [s, f])))("stored %j + fragment %j", (s, f) => {
+    const trimmed = trimTrailingWhitespace(s);
+    const inStore = composeAppendInStore(
+      { trimmedChars: [...trimmed].length, trimmedBytes: Buffer.byteLength(trimmed) },
+      f,
+    );
+    const expected = composeAppend(s, f);
+    // What the database does with the change: LEFT(content, keepChars) + suffix.
+    expect(keep(s, inStore.change.keepChars) + inStore.change.suffix).toBe(expected);
+    expect(inStore).toMatchObject({
+      bytes: Buffer.byteLength(expected),
+      chars: [...expected].length,
+      trimmedBytes: Buffer.byteLength(trimTrailingWhitespace(expected)),
+      trimmedChars: [...trimTrailingWhitespace(expected)].length,
+    });
   });
 });

@@ -158,7 +158,7 @@ describe("reduction guard (agent replace only)", () => {
     const decision = decideContentWrite(write({ mode: "append", content: "s" }), stateWith(big), env);
     expect(decision.truncation).toBeNull();
     expect(decision.coalescedFrom).toBe(1);
-    expect(decision.revision.content).toBe(`${big}\n\ns`);
+    expect(decision.head.content).toBe(`${big}\n\ns`);
   });
 });
 

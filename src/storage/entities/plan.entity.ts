@@ -19,6 +19,14 @@ export class PlanEntity {
   @Column({ name: "content_chars", type: "integer" })
   contentChars: number;
 
+  /** Code points of the content without its trailing whitespace (null: written before it was recorded). */
+  @Column({ name: "content_trimmed_chars", type: "integer", nullable: true })
+  trimmedChars: number | null;
+
+  /** UTF-8 bytes of the content without its trailing whitespace. */
+  @Column({ name: "content_trimmed_bytes", type: "integer", nullable: true })
+  trimmedBytes: number | null;
+
   @Column({ type: "bigint", transformer: bigintAsNumber })
   version: number;
 

@@ -1,0 +1,87 @@
+import type { AuthorKind, LockedHead, LockedRevision, LockedState } from "./records";
+import { StorageCorruptionError } from "./storage-errors";
+
+/** One row of the locking read (sql-dialect.ts `lockForWrite`), as both drivers return it. */
+export type LockedRow = Record<string, string | number | null>;
+
+const num = (value: string | number | null | undefined): number => Number(value);
+const str = (value: string | number | null | undefined): string => String(value ?? "");
+const optionalNum = (value: string | number | null | undefined): number | null =>
+  value === null || value === undefined ? null : Number(value);
+const date = (value: string | number | null | undefined): Date => new Date(Number(value));
+const authorKind = (value: string | number | null | undefined): AuthorKind =>
+  value === "user" ? "user" : "agent";
+
+/** The task, HEAD and newest revision of one locking read; throws StorageCorruptionError for a damaged row. */
+export function lockedStateFromRow(row: LockedRow): LockedState {
+  return {
+    task: {
+      id: str(row.t_id),
+      workspaceId: str(row.t_workspace_id),
+      title: str(row.t_title),
+      createdAt: date(row.t_created_at),
+    },
+    head: row.p_task_id === null ? null : headOf(row),
+    // HEAD points at the newest revision (both are written in every write's transaction).
+    latest: row.p_task_id === null || row.r_id === null ? null : revisionOf(row),
+  };
+}
+
+function headOf(row: LockedRow): LockedHead {
+  const contentBytes = num(row.p_content_bytes);
+  const content = row.p_content === null ? null : str(row.p_content);
+  const storedBytes = content === null ? optionalNum(row.p_stored_bytes) : Buffer.byteLength(content, "utf8");
+  // A mismatch means the row was truncated or altered outside the service; composing an append on it
+  // would silently lose text.
+  if (storedBytes !== null && storedBytes !== contentBytes) {
+    throw new StorageCorruptionError(
+      `stored content of the plan of task ${str(row.p_task_id)} does not match its recorded size`,
+    );
+  }
+  return {
+    taskId: str(row.p_task_id),
+    title: str(row.p_title),
+    content,
+    contentBytes,
+    contentChars: num(row.p_content_chars),
+    version: num(row.p_version),
+    createdBy: authorKind(row.p_created_by),
+    createdAt: date(row.p_created_at),
+    updatedAt: date(row.p_updated_at),
+    latestRevisionNumber: num(row.p_latest_revision_number),
+    deleted: num(row.p_deleted) !== 0,
+    implementationStartedAt:
+      row.p_implementation_started_at === null ? null : date(row.p_implementation_started_at),
+    implementationStartedBy:
+      row.p_implementation_started_by === null ? null : str(row.p_implementation_started_by),
+    implementationStartedSessionId:
+      row.p_implementation_started_session_id === null ? null : str(row.p_implementation_started_session_id),
+    trimmedChars: optionalNum(row.p_trimmed_chars),
+    trimmedBytes: optionalNum(row.p_trimmed_bytes),
+  };
+}
+
+function revisionOf(row: LockedRow): LockedRevision {
+  const content = row.r_content === null ? null : str(row.r_content);
+  const contentBytes = num(row.r_content_bytes);
+  if (content !== null && Buffer.byteLength(content, "utf8") !== contentBytes) {
+    throw new StorageCorruptionError(
+      `stored content of revision ${str(row.r_id)} does not match its recorded size`,
+    );
+  }
+  return {
+    id: str(row.r_id),
+    taskId: str(row.r_task_id),
+    number: num(row.r_revision_number),
+    title: str(row.r_title),
+    content,
+    contentBytes,
+    contentChars: num(row.r_content_chars),
+    authorKind: authorKind(row.r_author_kind),
+    authorName: str(row.r_author_name),
+    revertOfRevisionId: row.r_revert_of_revision_id === null ? null : str(row.r_revert_of_revision_id),
+    createdAt: date(row.r_created_at),
+    updatedAt: date(row.r_updated_at),
+    rowVersion: num(row.r_row_version),
+  };
+}

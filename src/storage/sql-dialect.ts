@@ -1,0 +1,51 @@
+import type { Dialect } from "./data-source";
+
+/** The SQL the two databases spell differently, in one place. */
+export interface SqlDialect {
+  /** The locking read of a write: task, HEAD and newest revision in one statement (see locked-state.ts). */
+  lockForWrite(withContent: boolean): string;
+  /** `column`'s first `keepChars` code points followed by `suffix` (both bound parameters). */
+  keepPrefixThen(column: string, keepChars: string, suffix: string): string;
+}
+
+const lockForWrite = (byteLength: (expr: string) => string, lockSuffix: string) => (withContent: boolean) =>
+  [
+    "SELECT t.id AS t_id, t.workspace_id AS t_workspace_id, t.title AS t_title, t.created_at AS t_created_at,",
+    "p.task_id AS p_task_id, p.title AS p_title, p.content_bytes AS p_content_bytes,",
+    "p.content_chars AS p_content_chars, p.version AS p_version, p.created_by AS p_created_by,",
+    "p.created_at AS p_created_at, p.updated_at AS p_updated_at, p.latest_revision_number AS p_latest_revision_number,",
+    "p.deleted AS p_deleted, p.implementation_started_at AS p_implementation_started_at,",
+    "p.implementation_started_by AS p_implementation_started_by,",
+    "p.implementation_started_session_id AS p_implementation_started_session_id,",
+    "p.content_trimmed_chars AS p_trimmed_chars, p.content_trimmed_bytes AS p_trimmed_bytes,",
+    // Without content, the stored size is still checked (a truncated row must not be appended to),
+    // and a row from before the trimmed lengths were recorded brings its content to compute them.
+    withContent
+      ? "p.content AS p_content, NULL AS p_stored_bytes,"
+      : `CASE WHEN p.content_trimmed_chars IS NULL THEN p.content END AS p_content, ${byteLength("p.content")} AS p_stored_bytes,`,
+    "r.id AS r_id, r.task_id AS r_task_id, r.revision_number AS r_revision_number, r.title AS r_title,",
+    withContent ? "r.content AS r_content," : "NULL AS r_content,",
+    "r.content_bytes AS r_content_bytes, r.content_chars AS r_content_chars, r.author_kind AS r_author_kind,",
+    "r.author_name AS r_author_name, r.revert_of_revision_id AS r_revert_of_revision_id,",
+    "r.created_at AS r_created_at, r.updated_at AS r_updated_at, r.row_version AS r_row_version",
+    "FROM tasks t LEFT JOIN task_plans p ON p.task_id = t.id",
+    "LEFT JOIN task_plan_revisions r ON r.task_id = t.id AND r.revision_number = p.latest_revision_number",
+    `WHERE t.id = ?${lockSuffix}`,
+  ].join(" ");
+
+const DIALECTS: Record<Dialect, SqlDialect> = {
+  // InnoDB locks every row the locking read reads (task, HEAD, newest revision) until commit.
+  mysql: {
+    lockForWrite: lockForWrite((expr) => `OCTET_LENGTH(${expr})`, " FOR UPDATE"),
+    keepPrefixThen: (column, keep, suffix) => `CONCAT(LEFT(${column}, ${keep}), ${suffix})`,
+  },
+  // SQLite has no row locks and needs none: the store runs one transaction at a time.
+  sqlite: {
+    lockForWrite: lockForWrite((expr) => `length(CAST(${expr} AS BLOB))`, ""),
+    keepPrefixThen: (column, keep, suffix) => `substr(${column}, 1, ${keep}) || ${suffix}`,
+  },
+};
+
+export function sqlDialect(dialect: Dialect): SqlDialect {
+  return DIALECTS[dialect];
+}
