@@ -33,9 +33,9 @@ export const SQL = {
   lockState:
     "SELECT t.id AS t_id, t.workspace_id AS t_workspace_id, t.title AS t_title, t.created_at AS t_created_at, p.task_id AS p_task_id, p.title AS p_title, p.content_bytes AS p_content_bytes, p.content_chars AS p_content_chars, p.version AS p_version, p.created_by AS p_created_by, p.created_at AS p_created_at, p.updated_at AS p_updated_at, p.latest_revision_number AS p_latest_revision_number, p.deleted AS p_deleted, p.implementation_started_at AS p_implementation_started_at, p.implementation_started_by AS p_implementation_started_by, p.implementation_started_session_id AS p_implementation_started_session_id, p.content_trimmed_chars AS p_trimmed_chars, p.content_trimmed_bytes AS p_trimmed_bytes, CASE WHEN p.content_trimmed_chars IS NULL THEN p.content END AS p_content, OCTET_LENGTH(p.content) AS p_stored_bytes, r.id AS r_id, r.task_id AS r_task_id, r.revision_number AS r_revision_number, r.title AS r_title, NULL AS r_content, r.content_bytes AS r_content_bytes, r.content_chars AS r_content_chars, r.author_kind AS r_author_kind, r.author_name AS r_author_name, r.revert_of_revision_id AS r_revert_of_revision_id, r.created_at AS r_created_at, r.updated_at AS r_updated_at, r.row_version AS r_row_version FROM tasks t LEFT JOIN task_plans p ON p.task_id = t.id LEFT JOIN task_plan_revisions r ON r.task_id = t.id AND r.revision_number = p.latest_revision_number WHERE t.id = ? FOR UPDATE",
   updateHead:
-    "UPDATE `task_plans` SET `title` = ?, `content` = CONCAT(LEFT(`content`, ?), ?), `content_trimmed_chars` = ?, `content_trimmed_bytes` = ?, `content_bytes` = ?, `content_chars` = ?, `version` = ?, `created_by` = ?, `created_at` = ?, `updated_at` = ?, `latest_revision_number` = ?, `deleted` = ?, `implementation_started_at` = ?, `implementation_started_by` = ?, `implementation_started_session_id` = ? WHERE `task_id` = ? AND `version` = ?",
+    "UPDATE task_plans SET title = ?, content = CONCAT(LEFT(content, ?), ?), content_trimmed_chars = ?, content_trimmed_bytes = ?, content_bytes = ?, content_chars = ?, version = ?, created_by = ?, created_at = ?, updated_at = ?, latest_revision_number = ?, deleted = ?, implementation_started_at = ?, implementation_started_by = ?, implementation_started_session_id = ? WHERE task_id = ? AND version = ?",
   updateRevision:
-    "UPDATE `task_plan_revisions` SET `task_id` = ?, `revision_number` = ?, `title` = ?, `content` = (SELECT h.content FROM task_plans h WHERE h.task_id = ?), `content_bytes` = ?, `content_chars` = ?, `author_kind` = ?, `author_name` = ?, `revert_of_revision_id` = ?, `created_at` = ?, `updated_at` = ?, `row_version` = ? WHERE `id` = ? AND `row_version` = ?",
+    "UPDATE task_plan_revisions SET title = ?, content = (SELECT h.content FROM task_plans h WHERE h.task_id = ?), content_bytes = ?, content_chars = ?, updated_at = ?, row_version = ? WHERE id = ? AND task_id = ? AND row_version = ?",
 };
 
 type Row = RowDataPacket & Record<string, string | number | null>;
@@ -65,8 +65,7 @@ async function append(connection: PoolConnection, taskId: string, fragment: stri
     const rowVersion = Number(s.r_row_version);
     // prettier-ignore
     await connection.query(SQL.updateRevision, [
-      taskId, s.r_revision_number, s.r_title, taskId, bytes, chars, s.r_author_kind, s.r_author_name,
-      null, s.r_created_at, now, rowVersion + 1, s.r_id, rowVersion,
+      s.r_title, taskId, bytes, chars, now, rowVersion + 1, s.r_id, taskId, rowVersion,
     ]);
     await connection.query("COMMIT");
   } catch (error) {

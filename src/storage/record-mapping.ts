@@ -92,24 +92,6 @@ export function revisionFromEntity(row: RevisionEntity): RevisionRecord {
   return { ...revisionMetaFromEntity(row), content: row.content };
 }
 
-export function revisionToEntity(revision: RevisionRecord): RevisionEntity {
-  return {
-    id: revision.id,
-    taskId: revision.taskId,
-    revisionNumber: revision.number,
-    title: revision.title,
-    content: revision.content,
-    contentBytes: revision.contentBytes,
-    contentChars: revision.contentChars,
-    authorKind: revision.authorKind,
-    authorName: revision.authorName,
-    revertOfRevisionId: revision.revertOfRevisionId,
-    createdAt: revision.createdAt.getTime(),
-    updatedAt: revision.updatedAt.getTime(),
-    rowVersion: revision.rowVersion,
-  };
-}
-
 function authorKindOf(value: string): AuthorKind {
   return value === "user" ? "user" : "agent";
 }
