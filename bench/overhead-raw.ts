@@ -25,11 +25,10 @@ export interface RawResult {
   readonly cpuMs: number;
 }
 
-// The statements of one service append (text protocol, values escaped by the client). The history
-// usage query is not among them: the service skips it for tasks far from their budget, as these are.
+// The statements of one service append (text protocol, values escaped by the client). Neither the
+// history usage query nor the task read before the lock is among them: the service skips the first
+// for tasks far from their budget and the second for tasks it has written before, as these are.
 export const SQL = {
-  reach:
-    "SELECT `TaskEntity`.`id` AS `TaskEntity_id`, `TaskEntity`.`workspace_id` AS `TaskEntity_workspace_id`, `TaskEntity`.`title` AS `TaskEntity_title`, `TaskEntity`.`created_at` AS `TaskEntity_created_at` FROM `tasks` `TaskEntity` WHERE ((`TaskEntity`.`id` = ?)) LIMIT 1",
   lockState:
     "SELECT t.id AS t_id, t.workspace_id AS t_workspace_id, t.title AS t_title, t.created_at AS t_created_at, p.task_id AS p_task_id, p.title AS p_title, p.content_bytes AS p_content_bytes, p.content_chars AS p_content_chars, p.version AS p_version, p.created_by AS p_created_by, p.created_at AS p_created_at, p.updated_at AS p_updated_at, p.latest_revision_number AS p_latest_revision_number, p.deleted AS p_deleted, p.implementation_started_at AS p_implementation_started_at, p.implementation_started_by AS p_implementation_started_by, p.implementation_started_session_id AS p_implementation_started_session_id, p.content_trimmed_chars AS p_trimmed_chars, p.content_trimmed_bytes AS p_trimmed_bytes, CASE WHEN p.content_trimmed_chars IS NULL THEN p.content END AS p_content, OCTET_LENGTH(p.content) AS p_stored_bytes, r.id AS r_id, r.task_id AS r_task_id, r.revision_number AS r_revision_number, r.title AS r_title, NULL AS r_content, r.content_bytes AS r_content_bytes, r.content_chars AS r_content_chars, r.author_kind AS r_author_kind, r.author_name AS r_author_name, r.revert_of_revision_id AS r_revert_of_revision_id, r.created_at AS r_created_at, r.updated_at AS r_updated_at, r.row_version AS r_row_version FROM tasks t LEFT JOIN task_plans p ON p.task_id = t.id LEFT JOIN task_plan_revisions r ON r.task_id = t.id AND r.revision_number = p.latest_revision_number WHERE t.id = ? FOR UPDATE",
   updateHead:
@@ -89,9 +88,9 @@ export async function runRaw(job: RawJob): Promise<RawResult> {
       const i = next++;
       const taskId = job.tasks[i % job.tasks.length] ?? "";
       const t0 = performance.now();
-      // As the service: the reach check before the lock, then lock -> transaction -> release.
+      // As the service: lock -> transaction -> release (it knows the task's workspace from earlier
+      // writes, so its reach check before the lock sends nothing).
       const connection = await pool.getConnection();
-      await connection.query(SQL.reach, [taskId]);
       const lock = redlock ? await redlock.acquire([`taskplans:lock:{${taskId}}`], 5000) : null;
       try {
         await append(connection, taskId, `- append ${i} `.padEnd(job.fragmentBytes, "x"));

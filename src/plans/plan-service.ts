@@ -8,7 +8,7 @@ import { type PlanSummary, summarize } from "./events";
 import { translated } from "./failures";
 import { requestIdOwner, requestKey } from "./idempotency";
 import { decideDelete, decideRestore, decideRevert } from "./history-write";
-import { reachableTask } from "./reach";
+import { reachableTask, TaskWorkspaces, verifyReach } from "./reach";
 import { isBlank, utf8Length } from "./text";
 import { checkDisplayName, checkSize, checkTitle, requireId } from "./validate";
 import type { WriteDecision } from "./write-context";
@@ -45,6 +45,8 @@ interface ContentRequest {
  * Rules live in pure functions (content-write, history-write, compose, ...); this class orders them.
  */
 export class PlanService {
+  private readonly taskWorkspaces = new TaskWorkspaces();
+
   constructor(
     private readonly store: PlanStore,
     private readonly writes: WriteRunner,
@@ -100,7 +102,7 @@ export class PlanService {
     },
   ): Promise<WriteResult> {
     return rejecting(async () => {
-      await this.reach(caller, requireId("task_id", request.taskId));
+      await this.reachForWrite(caller, requireId("task_id", request.taskId));
       if (request.oldText === "") throw planErrors.editTextRequired();
       const { requestId, taskId: _taskId, ...payload } = request;
       const author = resolveAuthor(caller, request.author, "agent");
@@ -118,9 +120,7 @@ export class PlanService {
       return this.writes.run(
         request.taskId,
         async (state, env) => commitOf(decideContentWrite(write, state, env)),
-        {
-          request: key,
-        },
+        { request: key, reach: (task) => verifyReach(caller, request.taskId, task) },
       );
     });
   }
@@ -138,7 +138,7 @@ export class PlanService {
     },
   ): Promise<RestoreResult> {
     return rejecting(async () => {
-      await this.reach(caller, requireId("task_id", request.taskId));
+      await this.reachForWrite(caller, requireId("task_id", request.taskId));
       requireId("revision_id", request.revisionId);
       const author = resolveAuthor(caller, request.author, "agent");
       const { requestId, taskId: _taskId, ...payload } = request;
@@ -168,7 +168,7 @@ export class PlanService {
             },
           };
         },
-        { request: key },
+        { request: key, reach: (task) => verifyReach(caller, request.taskId, task) },
       );
     });
   }
@@ -187,15 +187,19 @@ export class PlanService {
     request: { taskId: string; expectedVersion?: number | undefined },
   ): Promise<void> {
     return rejecting(async () => {
-      await this.reach(caller, requireId("task_id", request.taskId));
-      await this.writes.run(request.taskId, async (state, env) => {
-        const decision = decideDelete(request.expectedVersion, state, env);
-        return {
-          apply: (tx: PlanWriteTx) => tx.updateHead(decision.head, decision.fenceVersion),
-          events: decision.events,
-          result: undefined,
-        };
-      });
+      await this.reachForWrite(caller, requireId("task_id", request.taskId));
+      await this.writes.run(
+        request.taskId,
+        async (state, env) => {
+          const decision = decideDelete(request.expectedVersion, state, env);
+          return {
+            apply: (tx: PlanWriteTx) => tx.updateHead(decision.head, decision.fenceVersion),
+            events: decision.events,
+            result: undefined,
+          };
+        },
+        { reach: (task) => verifyReach(caller, request.taskId, task) },
+      );
     });
   }
 
@@ -205,15 +209,19 @@ export class PlanService {
     request: { taskId: string; revisionId: string; author?: RequestedAuthor | undefined },
   ): Promise<WriteResult> {
     return rejecting(async () => {
-      await this.reach(caller, requireId("task_id", request.taskId));
+      await this.reachForWrite(caller, requireId("task_id", request.taskId));
       requireId("revision_id", request.revisionId);
       const author = resolveAuthor(caller, request.author, "user");
-      return this.writes.run(request.taskId, async (state, env, tx) => {
-        // The target is read under the lock, so it is the row as of this write.
-        const target = await tx.findRevision(request.taskId, request.revisionId);
-        if (target === null) throw planErrors.revisionNotFound(request.taskId, request.revisionId);
-        return commitOf(decideRevert(target, author, state, env));
-      });
+      return this.writes.run(
+        request.taskId,
+        async (state, env, tx) => {
+          // The target is read under the lock, so it is the row as of this write.
+          const target = await tx.findRevision(request.taskId, request.revisionId);
+          if (target === null) throw planErrors.revisionNotFound(request.taskId, request.revisionId);
+          return commitOf(decideRevert(target, author, state, env));
+        },
+        { reach: (task) => verifyReach(caller, request.taskId, task) },
+      );
     });
   }
 
@@ -242,7 +250,7 @@ export class PlanService {
     how: Pick<ContentWrite, "path" | "mode"> & { authorKind: "agent" | "user" },
     method?: "CreatePlan" | "UpdatePlan",
   ): Promise<WriteResult> {
-    await this.reach(caller, request.taskId);
+    await this.reachForWrite(caller, request.taskId);
     const author = resolveAuthor(caller, request.author, how.authorKind);
     const key = method
       ? requestKey(request.requestId, requestIdOwner(caller, author), method, {
@@ -278,6 +286,7 @@ export class PlanService {
         headReadFailed: how.mode === "append" ? () => planErrors.planReadFailed() : undefined,
         request: key,
         readContent: how.mode !== "append",
+        reach: (task) => verifyReach(caller, request.taskId, task),
       },
     );
   }
@@ -288,6 +297,11 @@ export class PlanService {
    */
   private reach(caller: Caller, taskId: string): Promise<TaskRecord> {
     return reachableTask(this.store, caller, taskId);
+  }
+
+  /** The early reach check of a write; verifyReach repeats it on the locked task row. */
+  private reachForWrite(caller: Caller, taskId: string): Promise<void> {
+    return this.taskWorkspaces.reachForWrite(this.store, caller, taskId);
   }
 }
 

@@ -16,3 +16,42 @@ export async function reachableTask(store: PlanStore, caller: Caller, taskId: st
   if (!reachesWorkspace(caller, task.workspaceId)) throw planErrors.taskNotReachable();
   return task;
 }
+
+/**
+ * Reach of a task as seen inside a write's transaction, from the task row the write locked (null:
+ * the task no longer exists). This is the check that counts for a write; the one before the lock
+ * only answers early.
+ */
+export function verifyReach(caller: Caller, taskId: string, task: TaskRecord | null): void {
+  if (task === null)
+    throw caller.authenticated ? planErrors.taskNotReachable() : planErrors.taskNotFound(taskId);
+  if (!reachesWorkspace(caller, task.workspaceId)) throw planErrors.taskNotReachable();
+}
+
+/**
+ * Workspaces of recently written tasks, so that a write's early reach check needs no query (a task
+ * never changes workspace; a task deleted and re-created elsewhere is caught by verifyReach inside
+ * the transaction). Only a hit that the caller reaches is trusted; anything else reads the task.
+ */
+export class TaskWorkspaces {
+  private readonly workspaces = new Map<string, string>();
+
+  constructor(private readonly capacity = 10_000) {}
+
+  /** The early reach check of a write (same errors as reachableTask). */
+  async reachForWrite(store: PlanStore, caller: Caller, taskId: string): Promise<void> {
+    const known = this.workspaces.get(taskId);
+    if (known !== undefined && reachesWorkspace(caller, known)) return;
+    const task = await reachableTask(store, caller, taskId);
+    this.remember(taskId, task.workspaceId);
+  }
+
+  private remember(taskId: string, workspaceId: string): void {
+    this.workspaces.delete(taskId);
+    if (this.workspaces.size >= this.capacity) {
+      const oldest = this.workspaces.keys().next().value;
+      if (oldest !== undefined) this.workspaces.delete(oldest);
+    }
+    this.workspaces.set(taskId, workspaceId);
+  }
+}

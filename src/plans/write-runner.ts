@@ -70,6 +70,8 @@ export class WriteRunner {
       readonly request?: RequestKey | undefined;
       /** False for an append: neither content is read (the database composes it). */
       readonly readContent?: boolean;
+      /** Reach as the locked task row says (throws when the caller does not reach it, or it is gone). */
+      readonly reach?: (task: TaskRecord | null) => void;
     } = {},
   ): Promise<R> {
     const { store, lock, settings, metrics } = this.deps;
@@ -91,6 +93,7 @@ export class WriteRunner {
             options.readContent ?? true,
             options.headReadFailed,
           );
+          options.reach?.(locked?.task ?? null);
           if (locked === null) throw planErrors.taskNotFound(taskId);
           const { task } = locked;
           const { request } = options;

@@ -1,5 +1,5 @@
 import { SignJWT } from "jose";
-import { AuthorKind } from "../../clients/ts/src/generated/taskplans/v1/plan";
+import { AuthorKind, WriteMode } from "../../clients/ts/src/generated/taskplans/v1/plan";
 import { planState } from "../harness/plan-state";
 import { rpcError } from "../harness/rpc";
 import { DIALECTS, randomId, startTestApp, type TestApp } from "../harness/test-app";
@@ -69,6 +69,28 @@ describe.each(DIALECTS)("auth with bearer JWTs on %s", (dialect) => {
       mallory.tasks.createTask({ taskId: randomId("t"), workspaceId: "ws-a" }),
     );
     expect(createElsewhere.reason).toBe("TASK_NOT_REACHABLE");
+  });
+
+  it("a task deleted and re-created in another workspace is out of reach for every write, though the replica saw it reachable", async () => {
+    // Alice's writes taught this replica that the task is in ws-a (the early reach check needs no query then).
+    await alice.updatePlan({ taskId, content: "- alice", mode: WriteMode.WRITE_MODE_APPEND });
+    await aliceTasks.deleteTask({ taskId });
+    const bob = app.client(await token({ kind: "user", name: "Bob", workspaces: ["ws-b"] }));
+    // Bob's task has no plan yet, so no write of his has told this replica where it now lives.
+    await bob.tasks.createTask({ taskId, workspaceId: "ws-b" });
+    const before = await planState(bob.plans, taskId);
+    const attempts: Promise<unknown>[] = [
+      alice.updatePlan({ taskId, content: "- alice again", mode: WriteMode.WRITE_MODE_APPEND }),
+      alice.savePlan({ taskId, content: "alice overwrites" }),
+      alice.editPlan({ taskId, expectedVersion: 1, oldText: "alice", newText: "bob" }),
+      alice.deletePlan({ taskId }),
+      alice.revertPlan({ taskId, revisionId: "00000000-0000-4000-8000-000000000000" }),
+    ];
+    for (const attempt of attempts) {
+      const failure = await rpcError(attempt);
+      expect([failure.code, failure.reason]).toEqual([7, "TASK_NOT_REACHABLE"]);
+    }
+    expect(await planState(bob.plans, taskId)).toEqual(before);
   });
 
   it("CreateTask answers TASK_EXISTS for a taken id whichever workspace holds it (no existence oracle)", async () => {
