@@ -29,72 +29,96 @@ export function planHandlers(
       });
       return encodeRange(plan, range);
     }),
-    editPlan: unary("EditPlan", deps, async (request, { caller }) =>
+    editPlan: unary("EditPlan", deps, async (request, { caller, deadline }) =>
       encodeWriteResult(
-        await service.editPlan(caller, {
-          taskId: request.taskId,
-          expectedVersion: request.expectedVersion,
-          oldText: request.oldText,
-          newText: request.newText,
-          acknowledgeReduction: request.acknowledgeReduction,
-          author: decodeAuthor(request.author),
-          requestId: request.requestId,
-        }),
+        await service.editPlan(
+          caller,
+          {
+            taskId: request.taskId,
+            expectedVersion: request.expectedVersion,
+            oldText: request.oldText,
+            newText: request.newText,
+            acknowledgeReduction: request.acknowledgeReduction,
+            author: decodeAuthor(request.author),
+            requestId: request.requestId,
+          },
+          deadline,
+        ),
       ),
     ),
-    restorePlanRevision: unary("RestorePlanRevision", deps, async (request, { caller }) =>
+    restorePlanRevision: unary("RestorePlanRevision", deps, async (request, { caller, deadline }) =>
       encodeRestoreResult(
-        await service.restoreRevision(caller, {
-          taskId: request.taskId,
-          revisionId: request.revisionId,
-          expectedVersion: request.expectedVersion,
-          expectedRevisionVersion: request.expectedRevisionVersion,
-          author: decodeAuthor(request.author),
-          requestId: request.requestId,
-        }),
+        await service.restoreRevision(
+          caller,
+          {
+            taskId: request.taskId,
+            revisionId: request.revisionId,
+            expectedVersion: request.expectedVersion,
+            expectedRevisionVersion: request.expectedRevisionVersion,
+            author: decodeAuthor(request.author),
+            requestId: request.requestId,
+          },
+          deadline,
+        ),
       ),
     ),
-    createPlan: unary("CreatePlan", deps, async (request, { caller }) =>
+    createPlan: unary("CreatePlan", deps, async (request, { caller, deadline }) =>
       encodeWriteResult(
-        await service.createPlan(caller, {
-          taskId: request.taskId,
-          title: request.title,
-          content: request.content,
-          author: decodeAuthor(request.author),
-          expectedVersion: request.expectedVersion,
-          acknowledgeReduction: request.acknowledgeReduction,
-          // CreatePlan accepts no mode; an unspecified one decodes to "" (absent).
-          mode: decodeWriteMode(request.mode),
-          requestId: request.requestId,
-        }),
+        await service.createPlan(
+          caller,
+          {
+            taskId: request.taskId,
+            title: request.title,
+            content: request.content,
+            author: decodeAuthor(request.author),
+            expectedVersion: request.expectedVersion,
+            acknowledgeReduction: request.acknowledgeReduction,
+            // CreatePlan accepts no mode; an unspecified one decodes to "" (absent).
+            mode: decodeWriteMode(request.mode),
+            requestId: request.requestId,
+          },
+          deadline,
+        ),
       ),
     ),
-    updatePlan: unary("UpdatePlan", deps, async (request, { caller }) =>
+    updatePlan: unary("UpdatePlan", deps, async (request, { caller, deadline }) =>
       encodeWriteResult(
-        await service.updatePlan(caller, {
-          taskId: request.taskId,
-          title: request.title,
-          content: request.content,
-          mode: decodeWriteMode(request.mode),
-          expectedVersion: request.expectedVersion,
-          acknowledgeReduction: request.acknowledgeReduction,
-          author: decodeAuthor(request.author),
-          requestId: request.requestId,
-        }),
+        await service.updatePlan(
+          caller,
+          {
+            taskId: request.taskId,
+            title: request.title,
+            content: request.content,
+            mode: decodeWriteMode(request.mode),
+            expectedVersion: request.expectedVersion,
+            acknowledgeReduction: request.acknowledgeReduction,
+            author: decodeAuthor(request.author),
+            requestId: request.requestId,
+          },
+          deadline,
+        ),
       ),
     ),
-    savePlan: unary("SavePlan", deps, async (request, { caller }) =>
+    savePlan: unary("SavePlan", deps, async (request, { caller, deadline }) =>
       encodeWriteResult(
-        await service.savePlan(caller, {
-          taskId: request.taskId,
-          title: request.title,
-          content: request.content,
-          author: decodeAuthor(request.author),
-        }),
+        await service.savePlan(
+          caller,
+          {
+            taskId: request.taskId,
+            title: request.title,
+            content: request.content,
+            author: decodeAuthor(request.author),
+          },
+          deadline,
+        ),
       ),
     ),
-    deletePlan: unary("DeletePlan", deps, async (request, { caller }) => {
-      await service.deletePlan(caller, { taskId: request.taskId, expectedVersion: request.expectedVersion });
+    deletePlan: unary("DeletePlan", deps, async (request, { caller, deadline }) => {
+      await service.deletePlan(
+        caller,
+        { taskId: request.taskId, expectedVersion: request.expectedVersion },
+        deadline,
+      );
       return {};
     }),
     listPlanRevisions: unary("ListPlanRevisions", deps, async (request, { caller }) => {
@@ -110,13 +134,17 @@ export function planHandlers(
         await queries.getRevision(caller, { taskId: request.taskId, revisionId: request.revisionId }),
       ),
     })),
-    revertPlan: unary("RevertPlan", deps, async (request, { caller }) =>
+    revertPlan: unary("RevertPlan", deps, async (request, { caller, deadline }) =>
       encodeWriteResult(
-        await service.revertPlan(caller, {
-          taskId: request.taskId,
-          revisionId: request.revisionId,
-          author: decodeAuthor(request.author),
-        }),
+        await service.revertPlan(
+          caller,
+          {
+            taskId: request.taskId,
+            revisionId: request.revisionId,
+            author: decodeAuthor(request.author),
+          },
+          deadline,
+        ),
       ),
     ),
     markImplementationStarted: unary("MarkImplementationStarted", deps, async (request, { caller }) => ({

@@ -3,7 +3,6 @@ import { type handleUnaryCall, Metadata, status } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import type { Caller } from "../auth/caller";
 import type { PlanMetrics } from "../observability/metrics";
-import { withCallDeadline } from "../plans/call-deadline";
 import { planErrors } from "../plans/errors";
 import { isWellFormedId } from "../plans/validate";
 import { toWireError } from "./error-mapping";
@@ -14,6 +13,8 @@ import type { ReceivedRequest } from "./received-request";
 export interface CallContext {
   readonly caller: Caller;
   readonly requestId: string;
+  /** The client's deadline (epoch ms); Infinity when it set none. Writes bound their lock wait by it. */
+  readonly deadline: number;
 }
 
 /** Resolves the caller from call metadata (throws AuthenticationError when auth is on and fails). */
@@ -74,7 +75,7 @@ export function unary<Req extends object, Res>(
         if (typeof taskId === "string" && isWellFormedId(taskId)) log.taskId = taskId;
         return deps.authenticate(call.metadata).then(async (caller) => {
           if (WRITE_METHODS.has(method)) await admitWrite(deps.writeRateLimit, caller, call.getPeer());
-          return withCallDeadline(deadline, () => handler(request, { caller, requestId }));
+          return handler(request, { caller, requestId, deadline });
         });
       })
       .then(

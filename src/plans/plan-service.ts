@@ -57,6 +57,7 @@ export class PlanService {
   async createPlan(
     caller: Caller,
     request: ContentRequest & { readonly mode: string },
+    deadline = Number.POSITIVE_INFINITY,
   ): Promise<WriteResult> {
     return rejecting(async () => {
       requireId("task_id", request.taskId);
@@ -65,6 +66,7 @@ export class PlanService {
         caller,
         request,
         { path: "agent-create", mode: "replace", authorKind: "agent" },
+        deadline,
         "CreatePlan",
       );
     });
@@ -74,6 +76,7 @@ export class PlanService {
   async updatePlan(
     caller: Caller,
     request: ContentRequest & { readonly mode: string },
+    deadline = Number.POSITIVE_INFINITY,
   ): Promise<WriteResult> {
     return rejecting(async () => {
       requireId("task_id", request.taskId);
@@ -83,6 +86,7 @@ export class PlanService {
         caller,
         request,
         { path: "agent-update", mode, authorKind: "agent" },
+        deadline,
         "UpdatePlan",
       );
     });
@@ -100,6 +104,7 @@ export class PlanService {
       author?: RequestedAuthor | undefined;
       requestId?: string | undefined;
     },
+    deadline = Number.POSITIVE_INFINITY,
   ): Promise<WriteResult> {
     return rejecting(async () => {
       await this.reachForWrite(caller, requireId("task_id", request.taskId));
@@ -120,7 +125,7 @@ export class PlanService {
       return this.writes.run(
         request.taskId,
         async (state, env) => commitOf(decideContentWrite(write, state, env)),
-        { request: key, reach: (task) => verifyReach(caller, request.taskId, task) },
+        { request: key, reach: (task) => verifyReach(caller, request.taskId, task), deadline },
       );
     });
   }
@@ -136,6 +141,7 @@ export class PlanService {
       author?: RequestedAuthor | undefined;
       requestId?: string | undefined;
     },
+    deadline = Number.POSITIVE_INFINITY,
   ): Promise<RestoreResult> {
     return rejecting(async () => {
       await this.reachForWrite(caller, requireId("task_id", request.taskId));
@@ -168,16 +174,25 @@ export class PlanService {
             },
           };
         },
-        { request: key, reach: (task) => verifyReach(caller, request.taskId, task) },
+        { request: key, reach: (task) => verifyReach(caller, request.taskId, task), deadline },
       );
     });
   }
 
   /** Editor save: creates or replaces; no mode, no version, empty content allowed. */
-  async savePlan(caller: Caller, request: ContentRequest): Promise<WriteResult> {
+  async savePlan(
+    caller: Caller,
+    request: ContentRequest,
+    deadline = Number.POSITIVE_INFINITY,
+  ): Promise<WriteResult> {
     return rejecting(async () => {
       requireId("task_id", request.taskId);
-      return this.writeContent(caller, request, { path: "editor-save", mode: "replace", authorKind: "user" });
+      return this.writeContent(
+        caller,
+        request,
+        { path: "editor-save", mode: "replace", authorKind: "user" },
+        deadline,
+      );
     });
   }
 
@@ -185,6 +200,7 @@ export class PlanService {
   async deletePlan(
     caller: Caller,
     request: { taskId: string; expectedVersion?: number | undefined },
+    deadline = Number.POSITIVE_INFINITY,
   ): Promise<void> {
     return rejecting(async () => {
       await this.reachForWrite(caller, requireId("task_id", request.taskId));
@@ -198,7 +214,7 @@ export class PlanService {
             result: undefined,
           };
         },
-        { reach: (task) => verifyReach(caller, request.taskId, task) },
+        { reach: (task) => verifyReach(caller, request.taskId, task), deadline },
       );
     });
   }
@@ -207,6 +223,7 @@ export class PlanService {
   async revertPlan(
     caller: Caller,
     request: { taskId: string; revisionId: string; author?: RequestedAuthor | undefined },
+    deadline = Number.POSITIVE_INFINITY,
   ): Promise<WriteResult> {
     return rejecting(async () => {
       await this.reachForWrite(caller, requireId("task_id", request.taskId));
@@ -220,7 +237,7 @@ export class PlanService {
           if (target === null) throw planErrors.revisionNotFound(request.taskId, request.revisionId);
           return commitOf(decideRevert(target, author, state, env));
         },
-        { reach: (task) => verifyReach(caller, request.taskId, task) },
+        { reach: (task) => verifyReach(caller, request.taskId, task), deadline },
       );
     });
   }
@@ -248,6 +265,7 @@ export class PlanService {
     caller: Caller,
     request: ContentRequest,
     how: Pick<ContentWrite, "path" | "mode"> & { authorKind: "agent" | "user" },
+    deadline: number,
     method?: "CreatePlan" | "UpdatePlan",
   ): Promise<WriteResult> {
     await this.reachForWrite(caller, request.taskId);
@@ -287,6 +305,7 @@ export class PlanService {
         request: key,
         readContent: how.mode !== "append",
         reach: (task) => verifyReach(caller, request.taskId, task),
+        deadline,
       },
     );
   }

@@ -53,15 +53,19 @@ export class TaskService {
   }
 
   /** Deletes a task with its plan and revisions, serialized with plan writes. */
-  async deleteTask(caller: Caller, taskId: string): Promise<void> {
+  async deleteTask(caller: Caller, taskId: string, deadline = Number.POSITIVE_INFINITY): Promise<void> {
     await this.getTask(caller, taskId);
-    await this.writes.run(taskId, async (state) => {
-      const live = livePlan(state);
-      return {
-        apply: (tx) => tx.deleteTask(taskId),
-        events: live ? [{ type: "plan.deleted" as const, plan: summarize(live) }] : [],
-        result: undefined,
-      };
-    });
+    await this.writes.run(
+      taskId,
+      async (state) => {
+        const live = livePlan(state);
+        return {
+          apply: (tx) => tx.deleteTask(taskId),
+          events: live ? [{ type: "plan.deleted" as const, plan: summarize(live) }] : [],
+          result: undefined,
+        };
+      },
+      { deadline },
+    );
   }
 }

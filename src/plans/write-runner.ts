@@ -4,7 +4,6 @@ import type { PlanMetrics } from "../observability/metrics";
 import type { PlanStore, PlanWriteTx } from "../storage/plan-store";
 import type { LockedState, TaskRecord } from "../storage/records";
 import { StorageConflictError, StorageCorruptionError } from "../storage/storage-errors";
-import { remainingCallMs } from "./call-deadline";
 import { decodeReplay, encodeReplay, REQUEST_ID_RETENTION_MS, type RequestKey } from "./idempotency";
 import { planErrors } from "./errors";
 import type { EventSink, PlanEvent } from "./events";
@@ -70,6 +69,8 @@ export class WriteRunner {
       readonly request?: RequestKey | undefined;
       /** False for an append: neither content is read (the database composes it). */
       readonly readContent?: boolean;
+      /** The caller's deadline (epoch ms, Infinity for none): the lock wait ends before it. */
+      readonly deadline?: number;
       /** Reach as the locked task row says (throws when the caller does not reach it, or it is gone). */
       readonly reach?: (task: TaskRecord | null) => void;
     } = {},
@@ -80,7 +81,7 @@ export class WriteRunner {
     let txStarted = 0;
     try {
       // The wait is bounded by the configuration and by the caller's deadline, whichever is sooner.
-      const waitMs = Math.min(settings.lockWaitMs, remainingCallMs() - 50);
+      const waitMs = Math.min(settings.lockWaitMs, (options.deadline ?? Infinity) - Date.now() - 50);
       if (waitMs <= 0) throw planErrors.lockUnavailable();
       const commit = await lock.withLock(taskId, waitMs, (lease) => {
         obtained = true;
