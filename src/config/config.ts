@@ -108,7 +108,7 @@ const schema = z.object({
     .default("taskplans"),
   PLAN_LOCK_LEASE_MS: integer(500, 5_000),
   PLAN_LOCK_RETRY_DELAY_MS: integer(1, 50),
-  PLAN_LOCK_MAX_BATCH: integer(1, 8),
+  PLAN_LOCK_MAX_BATCH: integer(1, 16),
 });
 
 /** Thrown for invalid configuration; the message names every offending variable. */

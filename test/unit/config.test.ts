@@ -47,7 +47,7 @@ describe("redis lock configuration", () => {
       keyPrefix: "taskplans",
       leaseMs: 5000,
       retryDelayMs: 50,
-      maxBatch: 8,
+      maxBatch: 16,
     });
     expect(loadConfig({}).redis).toBeNull();
   });
