@@ -47,12 +47,6 @@ export interface PlanWriteTx {
    * Null when the task does not exist. Throws StorageCorruptionError when a row's size does not match.
    */
   lockForWrite(taskId: string, options: { content: boolean }): Promise<LockedState | null>;
-  /** Locks and reads the task row; every plan write of the task serializes on it in the database. */
-  lockTask(taskId: string): Promise<TaskRecord | null>;
-  /** Locks and reads the HEAD row, tombstone included. */
-  readHead(taskId: string): Promise<HeadRecord | null>;
-  /** The newest revision of the task. */
-  latestRevision(taskId: string): Promise<RevisionRecord | null>;
   /** How many revisions the task has and the sum of their content sizes (the history budget). */
   historyUsage(taskId: string): Promise<{ revisions: number; bytes: number }>;
   /** A revision of this task. */

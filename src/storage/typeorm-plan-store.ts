@@ -180,16 +180,13 @@ export class TypeOrmPlanStore implements PlanStore {
   }
 }
 
-/** One write transaction. On MySQL the task and HEAD reads are `SELECT ... FOR UPDATE`. */
+/** One write transaction. On MySQL its first read locks the task, HEAD and newest revision rows. */
 class TypeOrmWriteTx implements PlanWriteTx {
-  // HEAD rows already read (and locked) by lockTask on MySQL, by task id.
-  private readonly lockedHeads = new Map<string, PlanEntity | null>();
-  private readonly lockedLatest = new Map<string, RevisionEntity>();
   private readonly sql: SqlDialect;
 
   constructor(
     private readonly manager: EntityManager,
-    private readonly dialect: Dialect,
+    dialect: Dialect,
   ) {
     this.sql = sqlDialect(dialect);
   }
@@ -197,54 +194,6 @@ class TypeOrmWriteTx implements PlanWriteTx {
   async lockForWrite(taskId: string, options: { content: boolean }): Promise<LockedState | null> {
     const rows = (await this.manager.query(this.sql.lockForWrite(options.content), [taskId])) as LockedRow[];
     return rows[0] ? lockedStateFromRow(rows[0]) : null;
-  }
-
-  async lockTask(taskId: string): Promise<TaskRecord | null> {
-    if (this.dialect === "mysql") {
-      // One statement locks the task row and the HEAD row (InnoDB locks every row a locking read
-      // reads, in both tables); readHead then uses the row fetched here.
-      const row = (await this.manager
-        .createQueryBuilder(TaskEntity, "t")
-        .leftJoinAndMapOne("t.head", PlanEntity, "p", "p.taskId = t.id")
-        .leftJoinAndMapOne(
-          "t.latest",
-          RevisionEntity,
-          "r",
-          "r.taskId = t.id AND r.revisionNumber = p.latestRevisionNumber",
-        )
-        .where("t.id = :taskId", { taskId })
-        .setLock("pessimistic_write")
-        .getOne()) as (TaskEntity & { head?: PlanEntity | null; latest?: RevisionEntity | null }) | null;
-      if (!row) return null;
-      this.lockedHeads.set(taskId, row.head ?? null);
-      // HEAD points at the newest revision (both are written in every write's transaction), so this
-      // is MAX(revision_number); if the pointer ever disagrees, latestRevision queries instead.
-      if (row.head && row.latest) this.lockedLatest.set(taskId, row.latest);
-      return taskFromEntity(row);
-    }
-    const row = await this.manager.findOneBy(TaskEntity, { id: taskId });
-    return row ? taskFromEntity(row) : null;
-  }
-
-  async readHead(taskId: string): Promise<HeadRecord | null> {
-    const row = this.lockedHeads.has(taskId)
-      ? this.lockedHeads.get(taskId)
-      : await this.locking(
-          this.manager.createQueryBuilder(PlanEntity, "p").where("p.taskId = :taskId", { taskId }),
-        ).getOne();
-    return row ? headFromEntity(row) : null;
-  }
-
-  async latestRevision(taskId: string): Promise<RevisionRecord | null> {
-    const locked = this.lockedLatest.get(taskId);
-    if (locked) return revisionFromEntity(locked);
-    const row = await this.manager
-      .createQueryBuilder(RevisionEntity, "r")
-      .where("r.taskId = :taskId", { taskId })
-      .orderBy("r.revisionNumber", "DESC")
-      .limit(1)
-      .getOne();
-    return row ? revisionFromEntity(row) : null;
   }
 
   async historyUsage(taskId: string): Promise<{ revisions: number; bytes: number }> {
@@ -391,10 +340,5 @@ class TypeOrmWriteTx implements PlanWriteTx {
     await this.manager.delete(RevisionEntity, { taskId });
     await this.manager.delete(PlanEntity, { taskId });
     await this.manager.delete(TaskEntity, { id: taskId });
-  }
-
-  private locking<Q extends { setLock(mode: "pessimistic_write"): Q }>(query: Q): Q {
-    // SQLite has no row locks (and needs none: the SerialQueue runs one transaction at a time).
-    return this.dialect === "mysql" ? query.setLock("pessimistic_write") : query;
   }
 }

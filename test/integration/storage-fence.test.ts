@@ -94,7 +94,7 @@ describe.each(DIALECTS)("the database fence on %s", (dialect) => {
   });
 
   it("fences the in-place revision update on its row version", async () => {
-    const latest = await store.inTransaction((tx) => tx.latestRevision(taskId));
+    const latest = (await store.inTransaction((tx) => tx.lockForWrite(taskId, { content: true })))?.latest;
     if (!latest) throw new Error("no revision");
     await store.inTransaction((tx) =>
       tx.updateRevision({ ...latest, content: "merged", contentBytes: 6, rowVersion: 2 }, 1),
