@@ -115,7 +115,7 @@ export class WriteRunner {
           const decided = await decide(state, env, tx, task);
           // The usage query runs only for a task whose history could be near its budget.
           const growth = decided.stored?.history;
-          const latestNumber = state.latest?.number ?? 0;
+          const latestNumber = Math.max(state.latest?.number ?? 0, state.head?.latestRevisionNumber ?? 0);
           if (
             growth &&
             mayExceedHistoryBudget(settings.historyBudget, latestNumber, growth, limits.maxPlanBytes)
