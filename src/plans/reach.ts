@@ -11,16 +11,14 @@ import { translated } from "./failures";
  */
 export async function reachableTask(store: PlanStore, caller: Caller, taskId: string): Promise<TaskRecord> {
   const task = await translated(() => store.getTask(taskId));
-  if (task === null)
-    throw caller.authenticated ? planErrors.taskNotReachable() : planErrors.taskNotFound(taskId);
-  if (!reachesWorkspace(caller, task.workspaceId)) throw planErrors.taskNotReachable();
-  return task;
+  verifyReach(caller, taskId, task);
+  return task as TaskRecord;
 }
 
 /**
- * Reach of a task as seen inside a write's transaction, from the task row the write locked (null:
- * the task no longer exists). This is the check that counts for a write; the one before the lock
- * only answers early.
+ * Reach of a task from its row (null: the task does not exist), with reachableTask's errors. Writes
+ * run it again inside their transaction on the row they locked: that is the check that counts; the
+ * one before the lock only answers early.
  */
 export function verifyReach(caller: Caller, taskId: string, task: TaskRecord | null): void {
   if (task === null)

@@ -1,5 +1,5 @@
 import type { AuthorKind, LockedHead, LockedRevision, LockedState } from "./records";
-import { StorageCorruptionError } from "./storage-errors";
+import { verifyContent, verifySize } from "./record-mapping";
 
 /** One row of the locking read (sql-dialect.ts `lockForWrite`), as both drivers return it. */
 export type LockedRow = Record<string, string | number | null>;
@@ -30,14 +30,12 @@ export function lockedStateFromRow(row: LockedRow): LockedState {
 function headOf(row: LockedRow): LockedHead {
   const contentBytes = num(row.p_content_bytes);
   const content = row.p_content === null ? null : str(row.p_content);
-  const storedBytes = content === null ? optionalNum(row.p_stored_bytes) : Buffer.byteLength(content, "utf8");
   // A mismatch means the row was truncated or altered outside the service; composing an append on it
-  // would silently lose text.
-  if (storedBytes !== null && storedBytes !== contentBytes) {
-    throw new StorageCorruptionError(
-      `stored content of the plan of task ${str(row.p_task_id)} does not match its recorded size`,
-    );
-  }
+  // would silently lose text. Without the content, the database measured it (p_stored_bytes).
+  const what = `plan of task ${str(row.p_task_id)}`;
+  if (content !== null) verifyContent(content, contentBytes, what);
+  else if (row.p_stored_bytes !== null && row.p_stored_bytes !== undefined)
+    verifySize(num(row.p_stored_bytes), contentBytes, what);
   return {
     taskId: str(row.p_task_id),
     title: str(row.p_title),
@@ -64,11 +62,7 @@ function headOf(row: LockedRow): LockedHead {
 function revisionOf(row: LockedRow): LockedRevision {
   const content = row.r_content === null ? null : str(row.r_content);
   const contentBytes = num(row.r_content_bytes);
-  if (content !== null && Buffer.byteLength(content, "utf8") !== contentBytes) {
-    throw new StorageCorruptionError(
-      `stored content of revision ${str(row.r_id)} does not match its recorded size`,
-    );
-  }
+  if (content !== null) verifyContent(content, contentBytes, `revision ${str(row.r_id)}`);
   return {
     id: str(row.r_id),
     taskId: str(row.r_task_id),

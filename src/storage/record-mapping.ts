@@ -98,8 +98,13 @@ function authorKindOf(value: string): AuthorKind {
 
 // Content is stored with its UTF-8 size; a mismatch means the row was truncated or altered outside
 // the service, and composing an append from it would silently lose text.
-function verifyContent(content: string, recordedBytes: number, what: string): void {
-  if (Buffer.byteLength(content, "utf8") !== recordedBytes) {
+export function verifyContent(content: string, recordedBytes: number, what: string): void {
+  verifySize(Buffer.byteLength(content, "utf8"), recordedBytes, what);
+}
+
+/** The stored size (measured by the reader or the database) against the recorded one. */
+export function verifySize(storedBytes: number, recordedBytes: number, what: string): void {
+  if (storedBytes !== recordedBytes) {
     throw new StorageCorruptionError(`stored content of ${what} does not match its recorded size`);
   }
 }
