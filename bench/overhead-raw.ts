@@ -35,6 +35,8 @@ export const SQL = {
     "UPDATE task_plans SET title = ?, content = CONCAT(LEFT(content, ?), ?), content_trimmed_chars = ?, content_trimmed_bytes = ?, content_bytes = ?, content_chars = ?, version = ?, created_by = ?, created_at = ?, updated_at = ?, latest_revision_number = ?, deleted = ?, implementation_started_at = ?, implementation_started_by = ?, implementation_started_session_id = ? WHERE task_id = ? AND version = ?",
   updateRevision:
     "UPDATE task_plan_revisions SET title = ?, content = (SELECT h.content FROM task_plans h WHERE h.task_id = ?), content_bytes = ?, content_chars = ?, updated_at = ?, row_version = ? WHERE id = ? AND task_id = ? AND row_version = ?",
+  recordChange:
+    "INSERT INTO task_plan_changes (task_id, version, step, kind, committed_at, plan, revision_id, revision_number, revision_coalesced, author_kind, author_name, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT h.content FROM task_plans h WHERE h.task_id = ?))",
 };
 
 type Row = RowDataPacket & Record<string, string | number | null>;
@@ -65,6 +67,27 @@ async function append(connection: PoolConnection, taskId: string, fragment: stri
     // prettier-ignore
     await connection.query(SQL.updateRevision, [
       s.r_title, taskId, bytes, chars, now, rowVersion + 1, s.r_id, taskId, rowVersion,
+    ]);
+    // The change WatchPlan streams, with the plan's metadata as the service serializes it.
+    const plan = JSON.stringify({
+      taskId,
+      title: s.p_title,
+      contentBytes: bytes,
+      contentChars: chars,
+      version: version + 1,
+      createdBy: s.p_created_by,
+      createdAt: Number(s.p_created_at),
+      updatedAt: now,
+      latestRevisionNumber: Number(s.p_latest_revision_number),
+      deleted: false,
+      implementationStartedAt: null,
+      implementationStartedBy: null,
+      implementationStartedSessionId: null,
+    });
+    // prettier-ignore
+    await connection.query(SQL.recordChange, [
+      taskId, version + 1, 0, "updated", now, plan, s.r_id, s.r_revision_number, 1, s.r_author_kind,
+      s.r_author_name, taskId,
     ]);
     await connection.query("COMMIT");
   } catch (error) {

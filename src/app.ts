@@ -24,6 +24,10 @@ import { WriteRunner } from "./plans/write-runner";
 import { createDataSource, dialectOf } from "./storage/data-source";
 import { runMigrations } from "./storage/migrations-runner";
 import { TypeOrmPlanStore } from "./storage/typeorm-plan-store";
+import { localChangeBus, redisChangeBus } from "./watch/change-bus";
+import { ChangeHub } from "./watch/change-hub";
+import { ChangePruner } from "./watch/change-pruner";
+import { WatchService } from "./watch/watch-service";
 
 /** A started service. */
 export interface RunningApp {
@@ -55,10 +59,33 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
     (config.redis ? await RedlockTaskLock.connect(config.redis, logger) : new InProcessTaskLock());
   const clock = overrides.clock ?? (() => new Date());
   const { metrics, registry } = createMetrics();
+  // Changes: recorded by every write's transaction, announced after commit (over Redis when
+  // replicas share it), fanned out to this replica's watchers, pruned in the background.
+  const hub = new ChangeHub(store, logger, config.changes.pollIntervalMs);
+  const bus =
+    config.changes.notifyUrls.length > 0
+      ? redisChangeBus(
+          hub,
+          { urls: config.changes.notifyUrls, keyPrefix: config.redis?.keyPrefix ?? "taskplans" },
+          logger,
+        )
+      : localChangeBus(hub);
+  const pruner = new ChangePruner(
+    store,
+    bus,
+    {
+      maxAgeMs: config.changes.maxAgeMs,
+      maxVersions: config.changes.maxVersions,
+      intervalMs: config.changes.pruneIntervalMs,
+    },
+    logger,
+    clock,
+  );
   const writes = new WriteRunner({
     store,
     lock,
     events: overrides.events ?? new LogEventSink(logger),
+    changes: pruner,
     settings: {
       coalesceWindowMs: config.coalesceWindowMs,
       lockWaitMs: config.lockWaitMs,
@@ -82,7 +109,12 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
   setHealth(health, true);
   const server = buildGrpcServer(
     {
-      plans: planHandlers(new PlanService(store, writes, clock), new PlanQueries(store), deps),
+      plans: planHandlers(
+        new PlanService(store, writes, clock),
+        new PlanQueries(store),
+        new WatchService(store, hub, clock),
+        { ...deps, streamBuffer: config.changes.streamBuffer },
+      ),
       tasks: taskHandlers(new TaskService(store, writes, clock, randomUUID), deps),
     },
     health,
@@ -114,7 +146,12 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
     stop() {
       stopping ??= (async () => {
         monitor.stop();
+        pruner.stop();
+        // Streams never end on their own: end them (UNAVAILABLE WATCH_DRAINING, resume elsewhere)
+        // so that draining waits only for unary calls.
+        hub.close();
         await drain(server, config.shutdownDrainMs);
+        await bus.close();
         await metricsServer?.close();
         await lock.close();
         await store.close();

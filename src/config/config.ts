@@ -33,6 +33,26 @@ export interface Config {
   readonly auth: AuthConfig | null;
   /** Null: the in-process lock (one replica). Else Redlock over these independent Redis nodes. */
   readonly redis: RedisConfig | null;
+  /** The change history and WatchPlan streams. */
+  readonly changes: ChangesConfig;
+}
+
+/** Retention of the change history and delivery of WatchPlan streams. */
+export interface ChangesConfig {
+  /** Changes older than this are pruned (0 keeps them whatever their age). */
+  readonly maxAgeMs: number;
+  /** Changes of each task's newest this-many versions are kept (0 keeps all). */
+  readonly maxVersions: number;
+  readonly pruneIntervalMs: number;
+  /** Changes one stream may have waiting for its client before it ends RESOURCE_EXHAUSTED WATCH_TOO_SLOW. */
+  readonly streamBuffer: number;
+  /** How often watched tasks are checked for changes whose notification was lost. */
+  readonly pollIntervalMs: number;
+  /**
+   * Redis URLs change notifications are published on and subscribed to (every replica must name the
+   * same): PLAN_CHANGES_REDIS_URL, else the lock's nodes; empty: notifications stay in-process.
+   */
+  readonly notifyUrls: readonly string[];
 }
 
 /** The distributed per-task lock. */
@@ -109,6 +129,17 @@ const schema = z.object({
   PLAN_LOCK_LEASE_MS: integer(500, 5_000),
   PLAN_LOCK_RETRY_DELAY_MS: integer(1, 50),
   PLAN_LOCK_MAX_BATCH: integer(1, 16),
+  PLAN_CHANGES_MAX_AGE_MS: integer(0, 24 * 60 * 60 * 1000),
+  PLAN_CHANGES_MAX_VERSIONS: integer(0, 500),
+  PLAN_CHANGES_PRUNE_INTERVAL_MS: integer(100, 60_000),
+  PLAN_WATCH_STREAM_BUFFER: integer(1, 256),
+  PLAN_WATCH_POLL_INTERVAL_MS: integer(100, 5_000),
+  PLAN_CHANGES_REDIS_URL: optionalText.refine(
+    (value) => value === null || /^rediss?:\/\/[^\s,]+$/.test(value),
+    {
+      message: "must be a redis:// URL",
+    },
+  ),
 });
 
 /** Thrown for invalid configuration; the message names every offending variable. */
@@ -132,6 +163,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       "invalid configuration: set PLAN_AUTH_JWT_SECRET or PLAN_AUTH_JWT_PUBLIC_KEY, not both",
     );
   }
+  const lockUrls = e.PLAN_REDIS_URLS ? e.PLAN_REDIS_URLS.split(",").map((url) => url.trim()) : [];
   const authOn = e.PLAN_AUTH_JWT_SECRET !== null || e.PLAN_AUTH_JWT_PUBLIC_KEY !== null;
   return Object.freeze({
     grpcAddress: e.PLAN_GRPC_ADDRESS,
@@ -162,12 +194,20 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       : null,
     redis: e.PLAN_REDIS_URLS
       ? Object.freeze({
-          urls: Object.freeze(e.PLAN_REDIS_URLS.split(",").map((url) => url.trim())),
+          urls: Object.freeze(lockUrls),
           keyPrefix: e.PLAN_REDIS_KEY_PREFIX,
           leaseMs: e.PLAN_LOCK_LEASE_MS,
           retryDelayMs: e.PLAN_LOCK_RETRY_DELAY_MS,
           maxBatch: e.PLAN_LOCK_MAX_BATCH,
         })
       : null,
+    changes: Object.freeze({
+      maxAgeMs: e.PLAN_CHANGES_MAX_AGE_MS,
+      maxVersions: e.PLAN_CHANGES_MAX_VERSIONS,
+      pruneIntervalMs: e.PLAN_CHANGES_PRUNE_INTERVAL_MS,
+      streamBuffer: e.PLAN_WATCH_STREAM_BUFFER,
+      pollIntervalMs: e.PLAN_WATCH_POLL_INTERVAL_MS,
+      notifyUrls: Object.freeze(e.PLAN_CHANGES_REDIS_URL ? [e.PLAN_CHANGES_REDIS_URL] : lockUrls),
+    }),
   });
 }

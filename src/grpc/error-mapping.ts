@@ -41,6 +41,9 @@ export const CODE_OF_REASON: Readonly<Record<Reason | AuthenticationReason | Req
     REQUEST_ID_REUSED: status.INVALID_ARGUMENT,
     HISTORY_QUOTA_EXCEEDED: status.RESOURCE_EXHAUSTED,
     RATE_LIMITED: status.RESOURCE_EXHAUSTED,
+    WATCH_HISTORY_EXPIRED: status.OUT_OF_RANGE,
+    WATCH_TOO_SLOW: status.RESOURCE_EXHAUSTED,
+    WATCH_DRAINING: status.UNAVAILABLE,
   });
 
 /** What a failed call sends: code, message and the grpc-status-details-bin trailer. */

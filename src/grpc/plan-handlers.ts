@@ -12,14 +12,18 @@ import {
 } from "./encode";
 import type { RawServer } from "./received-request";
 import { unary, type UnaryDeps } from "./unary";
+import type { WatchService } from "../watch/watch-service";
+import { watchPlanHandler } from "./watch-handler";
 
 /** PlanService handlers: decode -> service -> encode. */
 export function planHandlers(
   service: PlanService,
   queries: PlanQueries,
-  deps: UnaryDeps,
+  watches: WatchService,
+  deps: UnaryDeps & { readonly streamBuffer: number },
 ): RawServer<PlanServiceServer> {
   return {
+    watchPlan: watchPlanHandler(watches, deps),
     getPlan: unary("GetPlan", deps, async (request, { caller }) => {
       const { plan, range } = await queries.getPlan(caller, {
         taskId: request.taskId,

@@ -1,5 +1,5 @@
 import type { DescService } from "@bufbuild/protobuf";
-import type { handleUnaryCall, MethodDefinition } from "@grpc/grpc-js";
+import type { handleServerStreamingCall, handleUnaryCall, MethodDefinition } from "@grpc/grpc-js";
 import { RequestError } from "./request-error";
 import { checkWire } from "./wire-check";
 
@@ -24,7 +24,9 @@ export class ReceivedRequest<Req> {
 export type RawServer<Server> = {
   [K in keyof Server]: Server[K] extends handleUnaryCall<infer Req, infer Res>
     ? handleUnaryCall<ReceivedRequest<Req>, Res>
-    : Server[K];
+    : Server[K] extends handleServerStreamingCall<infer Req, infer Res>
+      ? handleServerStreamingCall<ReceivedRequest<Req>, Res>
+      : Server[K];
 };
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any generated method definition

@@ -11,5 +11,23 @@ export function redisKeys(prefix: string) {
     released: () => `${prefix}:released`,
     /** Pub/sub channel where a replica waiting for a lock says so (message: its instance id, a space, the task id). */
     waiting: () => `${prefix}:waiting`,
+    /** Pub/sub channel announcing committed plan changes (message: changeMessage). */
+    changes: () => `${prefix}:changes`,
   };
+}
+
+/** A change notification: the task id, a tab, then "version.step" of the change, or "-" when it has none. */
+export function changeMessage(taskId: string, key: { version: number; step: number } | null): string {
+  return `${taskId}\t${key === null ? "-" : `${key.version}.${key.step}`}`;
+}
+
+/** Parses changeMessage; null for anything else. */
+export function parseChangeMessage(
+  message: string,
+): { taskId: string; key: { version: number; step: 0 | 1 } | null } | null {
+  const match = /^([^\t]+)\t(?:-|(\d+)\.([01]))$/.exec(message);
+  if (!match?.[1]) return null;
+  const [, taskId, version, step] = match;
+  if (version === undefined) return { taskId, key: null };
+  return { taskId, key: { version: Number(version), step: step === "1" ? 1 : 0 } };
 }

@@ -31,7 +31,10 @@ export type Reason =
   | "OFFSET_OUT_OF_RANGE"
   | "REQUEST_ID_REUSED"
   | "HISTORY_QUOTA_EXCEEDED"
-  | "RATE_LIMITED";
+  | "RATE_LIMITED"
+  | "WATCH_HISTORY_EXPIRED"
+  | "WATCH_TOO_SLOW"
+  | "WATCH_DRAINING";
 
 /** A request field that failed validation (becomes a google.rpc.BadRequest field violation). */
 export interface FieldViolation {
@@ -292,6 +295,37 @@ export const planErrors = {
       nextAction: "Use a new request_id for a new write; reuse one only to retry exactly the same request.",
       metadata: { request_id_reused: requestId },
       fieldViolations: [{ field: "request_id", description: "already used with another payload" }],
+    });
+  },
+  watchHistoryExpired(afterVersion: number, currentVersion: number): PlanError {
+    return new PlanError("WATCH_HISTORY_EXPIRED", {
+      detail:
+        afterVersion > currentVersion
+          ? `after_version ${afterVersion} is ahead of the plan (version ${currentVersion})`
+          : `the changes after version ${afterVersion} are no longer retained`,
+      nextAction:
+        "Read the plan again with GetPlan and watch with after_version set to the version you read (or omit after_version to start with a snapshot).",
+      metadata: { after_version: String(afterVersion), current_version: String(currentVersion) },
+    });
+  },
+  watchTooSlow(resumeAfterVersion: number | null): PlanError {
+    return new PlanError("WATCH_TOO_SLOW", {
+      detail: "the stream's buffer filled because the client read its changes too slowly",
+      nextAction:
+        resumeAfterVersion === null
+          ? "Watch again without after_version, and read the stream promptly."
+          : `Watch again with after_version ${resumeAfterVersion}, and read the stream promptly.`,
+      metadata: resumeAfterVersion === null ? {} : { resume_after_version: String(resumeAfterVersion) },
+    });
+  },
+  watchDraining(resumeAfterVersion: number | null): PlanError {
+    return new PlanError("WATCH_DRAINING", {
+      detail: "this replica is shutting down",
+      nextAction:
+        resumeAfterVersion === null
+          ? "Watch again (another replica serves it)."
+          : `Watch again with after_version ${resumeAfterVersion} (another replica serves it).`,
+      metadata: resumeAfterVersion === null ? {} : { resume_after_version: String(resumeAfterVersion) },
     });
   },
 };

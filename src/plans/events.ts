@@ -1,4 +1,4 @@
-import type { HeadRecord, RevisionMeta } from "../storage/records";
+import type { ChangeKey, HeadRecord, RevisionMeta } from "../storage/records";
 
 /** What a plan event says about the plan (never its content, nor storage's trimmed lengths). */
 export type PlanSummary = Omit<HeadRecord, "content" | "trimmedChars" | "trimmedBytes">;
@@ -10,9 +10,13 @@ export type PlanSummary = Omit<HeadRecord, "content" | "trimmedChars" | "trimmed
 export type PlanEvent =
   | { readonly type: "plan.created" | "plan.updated" | "plan.deleted"; readonly plan: PlanSummary }
   | { readonly type: "plan.revision.created"; readonly revision: RevisionMeta; readonly coalesced: boolean }
-  | { readonly type: "plan.reverted"; readonly revision: RevisionMeta };
+  | { readonly type: "plan.reverted"; readonly revision: RevisionMeta }
+  | { readonly type: "plan.implementation-started"; readonly plan: PlanSummary };
 
-/** Receives committed events. Must not throw; publishing never fails a write that committed. */
+/**
+ * Receives committed events (also called, with no events, after a commit that changed no plan, such
+ * as a task delete). Must not throw; publishing never fails a write that committed.
+ */
 export interface EventSink {
   publish(taskId: string, events: readonly PlanEvent[]): void;
 }
@@ -29,4 +33,12 @@ export function summarize(
 export function revisionMeta(revision: RevisionMeta & { content?: string | null }): RevisionMeta {
   const { content: _content, ...meta } = revision;
   return meta;
+}
+
+/**
+ * Told after every commit which change it recorded (null: a commit without a change of its own, such
+ * as a task delete), so that watchers on every replica read the change history. Must not throw.
+ */
+export interface ChangeNotifier {
+  changed(taskId: string, key: ChangeKey | null): void;
 }

@@ -1,5 +1,6 @@
-import type { HeadWrite, LockedHead, RevisionRecord } from "../storage/records";
+import type { ChangeRecord, HeadWrite, LockedHead, RevisionRecord } from "../storage/records";
 import type { Author } from "./author";
+import { deleteChange } from "./changes";
 import { planErrors } from "./errors";
 import { type PlanEvent, summarize } from "./events";
 import { revisionVersion } from "./revision-version";
@@ -81,6 +82,7 @@ export interface DeleteDecision {
   readonly head: HeadWrite;
   readonly fenceVersion: number;
   readonly events: readonly PlanEvent[];
+  readonly change: ChangeRecord;
 }
 
 /**
@@ -89,6 +91,7 @@ export interface DeleteDecision {
  */
 export function decideDelete(
   expectedVersion: number | undefined,
+  author: Author,
   state: WriteState,
   env: WriteEnv,
 ): DeleteDecision {
@@ -110,5 +113,10 @@ export function decideDelete(
     implementationStartedBy: null,
     implementationStartedSessionId: null,
   };
-  return { head, fenceVersion: live.version, events: [{ type: "plan.deleted", plan: summarize(live) }] };
+  return {
+    head,
+    fenceVersion: live.version,
+    events: [{ type: "plan.deleted", plan: summarize(live) }],
+    change: deleteChange(summarize(live), head.version, author, env.now),
+  };
 }

@@ -2,6 +2,7 @@ import type { Caller } from "../auth/caller";
 import type { PlanStore, PlanWriteTx } from "../storage/plan-store";
 import type { HeadRecord, TaskRecord } from "../storage/records";
 import { type RequestedAuthor, resolveAuthor } from "./author";
+import { implementationStartedChange } from "./changes";
 import { type ContentWrite, decideContentWrite } from "./content-write";
 import { PlanError, planErrors } from "./errors";
 import { type PlanSummary, summarize } from "./events";
@@ -207,10 +208,16 @@ export class PlanService {
       await this.writes.run(
         request.taskId,
         async (state, env) => {
-          const decision = decideDelete(request.expectedVersion, state, env);
+          const decision = decideDelete(
+            request.expectedVersion,
+            resolveAuthor(caller, undefined, "user"),
+            state,
+            env,
+          );
           return {
             apply: (tx: PlanWriteTx) => tx.updateHead(decision.head, decision.fenceVersion),
             events: decision.events,
+            change: decision.change,
             result: undefined,
           };
         },
@@ -254,11 +261,21 @@ export class PlanService {
         ? caller.name
         : checkDisplayName("actor", request.actor.trim()) || "user";
     const at = this.clock();
-    const plan = await translated(() =>
-      this.store.markImplementationStarted(request.taskId, { at, by, sessionId }),
+    const author = { kind: caller.authenticated && caller.kind ? caller.kind : ("user" as const), name: by };
+    const outcome = await translated(() =>
+      this.store.markImplementationStarted(request.taskId, { at, by, sessionId }, (marked) =>
+        implementationStartedChange(summarize(marked), author, at),
+      ),
     );
-    if (plan === null) throw planErrors.planNotFound(request.taskId);
-    return plan;
+    if (outcome === null) throw planErrors.planNotFound(request.taskId);
+    if (outcome.marked) {
+      this.writes.publishCommitted(
+        request.taskId,
+        [{ type: "plan.implementation-started", plan: summarize(outcome.head) }],
+        { version: outcome.head.version, step: 1 },
+      );
+    }
+    return outcome.head;
   }
 
   private async writeContent(
@@ -333,6 +350,7 @@ function commitOf(decision: WriteDecision): Commit<WriteResult> {
       else await tx.updateRevision(decision.revision, decision.coalescedFrom);
     },
     events: decision.events,
+    change: decision.change,
     stored: {
       planBytes: decision.head.contentBytes,
       coalesced: decision.coalescedFrom !== null,

@@ -1,5 +1,13 @@
-import type { ContentChange, HeadWrite, LockedHead, LockedRevision, RevisionMeta } from "../storage/records";
+import type {
+  ChangeRecord,
+  ContentChange,
+  HeadWrite,
+  LockedHead,
+  LockedRevision,
+  RevisionMeta,
+} from "../storage/records";
 import type { Author } from "./author";
+import { contentChange } from "./changes";
 import { shouldCoalesce } from "./coalesce";
 import type { PlanEvent } from "./events";
 import { revisionMeta, summarize } from "./events";
@@ -71,6 +79,8 @@ export interface WriteDecision {
   readonly replacedBytes: number | null;
   readonly truncation: Truncation | null;
   readonly events: readonly PlanEvent[];
+  /** The change the write records in its transaction (WatchPlan). */
+  readonly change: ChangeRecord;
 }
 
 /** Reported when an acknowledged reduction was stored. */
@@ -170,5 +180,13 @@ export function commitContent(
     replacedBytes: coalesce ? latest.contentBytes : null,
     truncation: write.truncation,
     events,
+    change: contentChange({
+      plan: summarize(head),
+      created: live === null,
+      reverted: write.revertOfRevisionId !== null,
+      revision: { id: revision.id, number: revision.number, coalesced: coalesce },
+      author: write.author,
+      at: env.now,
+    }),
   };
 }

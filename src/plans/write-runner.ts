@@ -2,11 +2,11 @@ import type { Logger } from "pino";
 import type { TaskLock } from "../locking/task-lock";
 import type { PlanMetrics } from "../observability/metrics";
 import type { PlanStore, PlanWriteTx } from "../storage/plan-store";
-import type { LockedState, TaskRecord } from "../storage/records";
+import type { ChangeKey, ChangeRecord, LockedState, TaskRecord } from "../storage/records";
 import { StorageConflictError, StorageCorruptionError } from "../storage/storage-errors";
 import { decodeReplay, encodeReplay, REQUEST_ID_RETENTION_MS, type RequestKey } from "./idempotency";
 import { planErrors } from "./errors";
-import type { EventSink, PlanEvent } from "./events";
+import type { ChangeNotifier, EventSink, PlanEvent } from "./events";
 import { translateFailure } from "./failures";
 import {
   checkHistoryBudget,
@@ -21,6 +21,8 @@ import type { WriteEnv, WriteState } from "./write-context";
 export interface Commit<R> {
   readonly apply: (tx: PlanWriteTx) => Promise<void>;
   readonly events: readonly PlanEvent[];
+  /** The change recorded in the same transaction (none for a write that changes no plan). */
+  readonly change?: ChangeRecord | undefined;
   readonly result: R;
   /** What the commit stored, for metrics and the history budget (absent when it stored no content). */
   readonly stored?: {
@@ -49,6 +51,7 @@ export class WriteRunner {
       readonly store: PlanStore;
       readonly lock: TaskLock;
       readonly events: EventSink;
+      readonly changes: ChangeNotifier;
       readonly settings: WriteRunnerSettings;
       readonly clock: () => Date;
       readonly newId: () => string;
@@ -123,6 +126,9 @@ export class WriteRunner {
             checkHistoryBudget(settings.historyBudget, await tx.historyUsage(taskId), growth);
           }
           await decided.apply(tx);
+          if (decided.change) {
+            await tx.recordChange(decided.change, decided.change.kind === "deleted" ? "none" : "head");
+          }
           if (request) {
             await tx.rememberRequest(
               {
@@ -145,7 +151,7 @@ export class WriteRunner {
         metrics.planSize(commit.stored.planBytes);
         metrics.revision(commit.stored.coalesced);
       }
-      this.publish(taskId, commit.events);
+      this.publish(taskId, commit.events, commit.change ?? null);
       return commit.result;
     } catch (error) {
       if (!obtained) metrics.lockWait((performance.now() - asked) / 1000, false);
@@ -172,8 +178,17 @@ export class WriteRunner {
     }
   }
 
-  private publish(taskId: string, events: readonly PlanEvent[]): void {
+  /** Publishes the events of a write that committed outside run() (the implementation-started mark). */
+  publishCommitted(taskId: string, events: readonly PlanEvent[], change: ChangeKey | null): void {
+    this.publish(taskId, events, change);
+  }
+
+  private publish(taskId: string, events: readonly PlanEvent[], change: ChangeKey | null): void {
     try {
+      this.deps.changes.changed(
+        taskId,
+        change === null ? null : { version: change.version, step: change.step },
+      );
       this.deps.events.publish(taskId, events);
     } catch (error) {
       // The write is committed; a failing sink must not turn it into an error.

@@ -8,6 +8,7 @@ import { TaskEntity } from "./entities/task.entity";
 import { InitialSchema1764400000000 } from "./migrations/1764400000000-initial-schema";
 import { WriteRequests1764500000000 } from "./migrations/1764500000000-write-requests";
 import { AppendComposition1764600000000 } from "./migrations/1764600000000-append-composition";
+import { PlanChanges1764700000000 } from "./migrations/1764700000000-plan-changes";
 import { WriteRequestEntity } from "./entities/write-request.entity";
 
 /** Which database a URL names: `sqlite:<path>` (or `sqlite::memory:`) or `mysql://user:pass@host:port/db`. */
@@ -24,7 +25,12 @@ export function dialectOf(url: string): Dialect {
 export function createDataSource(url: string, options: { poolSize: number }): DataSource {
   const common = {
     entities: [TaskEntity, PlanEntity, RevisionEntity, WriteRequestEntity],
-    migrations: [InitialSchema1764400000000, WriteRequests1764500000000, AppendComposition1764600000000],
+    migrations: [
+      InitialSchema1764400000000,
+      WriteRequests1764500000000,
+      AppendComposition1764600000000,
+      PlanChanges1764700000000,
+    ],
     migrationsTableName: "schema_migrations",
     synchronize: false,
     logging: false,

@@ -1,9 +1,12 @@
 import type {
+  ChangeKey,
+  ChangeRecord,
   HeadRecord,
   HeadWrite,
   LockedState,
   RevisionMeta,
   RevisionRecord,
+  StoredChange,
   TaskRecord,
   WriteRequestRecord,
 } from "./records";
@@ -23,14 +26,36 @@ export interface PlanStore {
   listRevisions(taskId: string, beforeNumber: number | null, limit: number): Promise<RevisionMeta[]>;
   /** A revision of this task (task-scoped: another task's revision id gives null). */
   getRevision(taskId: string, revisionId: string): Promise<RevisionRecord | null>;
+  /** The HEAD row of a task, tombstone included (a watch's snapshot and resume point), or null. */
+  getHead(taskId: string): Promise<HeadRecord | null>;
   /**
    * Sets the implementation-started marker of a live plan unless already set (first mark wins),
-   * without touching content, title or version. Returns the HEAD after, or null without a live plan.
+   * without touching content, title or version. When it sets it, records `change(head after)` in the
+   * same transaction. Returns the HEAD after and whether this call set the mark, or null without a
+   * live plan.
    */
   markImplementationStarted(
     taskId: string,
     mark: { at: Date; by: string; sessionId: string },
-  ): Promise<HeadRecord | null>;
+    change: (marked: HeadRecord) => ChangeRecord,
+  ): Promise<{ head: HeadRecord; marked: boolean } | null>;
+  /** Up to `limit` changes of a task after `after`, in key order; with the plan content when asked. */
+  readChanges(taskId: string, after: ChangeKey, limit: number, withContent: boolean): Promise<StoredChange[]>;
+  /** The oldest version whose change is still recorded for the task, or null when none is. */
+  oldestChangeVersion(taskId: string): Promise<number | null>;
+  /** For each of these tasks that exists: its newest change key, or null when it has no change. */
+  watchedTaskStates(taskIds: readonly string[]): Promise<Map<string, ChangeKey | null>>;
+  /**
+   * Prunes the change history: changes committed before `olderThan` (all tasks, at most `batch`
+   * rows) and, of each task in `tasks`, changes older than its newest `keepVersions` versions.
+   * Returns the rows deleted.
+   */
+  pruneChanges(options: {
+    olderThan: Date | null;
+    tasks: readonly string[];
+    keepVersions: number;
+    batch: number;
+  }): Promise<number>;
   /** Runs `work` in one write transaction: all its writes commit together or not at all. */
   inTransaction<T>(work: (tx: PlanWriteTx) => Promise<T>): Promise<T>;
   /** Resolves when the database answers. */
@@ -65,7 +90,12 @@ export interface PlanWriteTx {
     revision: RevisionMeta & { readonly content?: string },
     fenceRowVersion: number,
   ): Promise<void>;
-  /** Deletes the task, its HEAD, its revisions and its remembered requests. */
+  /**
+   * Records the change this transaction commits. `content: "head"` copies the HEAD content this
+   * transaction wrote into the change (the database copies it; it never crosses the wire).
+   */
+  recordChange(change: ChangeRecord, content: "head" | "none"): Promise<void>;
+  /** Deletes the task, its HEAD, its revisions, its changes and its remembered requests. */
   deleteTask(taskId: string): Promise<void>;
   /** A remembered request of this task. */
   findRequest(taskId: string, requestId: string): Promise<WriteRequestRecord | null>;

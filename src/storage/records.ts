@@ -102,3 +102,35 @@ export interface WriteRequestRecord {
   readonly result: string;
   readonly createdAt: Date;
 }
+
+/** What a committed plan change was (one per write that committed, see the WatchPlan contract). */
+export type ChangeKind = "created" | "updated" | "reverted" | "deleted" | "implementation-started";
+
+/**
+ * Where a change sits in its task's change history: the plan version it produced, then `step` 0 for
+ * the write that produced the version and 1 for the implementation-started mark made at that
+ * version (which does not change the version). Keys of one task commit in increasing order.
+ */
+export interface ChangeKey {
+  readonly version: number;
+  readonly step: 0 | 1;
+}
+
+/** The plan as a change reports it (no content, no storage-only lengths). */
+export type ChangedPlan = Omit<HeadMeta, "trimmedChars" | "trimmedBytes">;
+
+/** A committed plan change, recorded in the write's own transaction. */
+export interface ChangeRecord extends ChangeKey {
+  readonly taskId: string;
+  readonly kind: ChangeKind;
+  readonly plan: ChangedPlan;
+  /** The revision written or coalesced into (content writes only). */
+  readonly revision: { readonly id: string; readonly number: number; readonly coalesced: boolean } | null;
+  readonly author: { readonly kind: AuthorKind; readonly name: string };
+  readonly committedAt: Date;
+}
+
+/** A change as read back: with the plan content after it when asked for (null for a delete). */
+export interface StoredChange extends ChangeRecord {
+  readonly content: string | null;
+}

@@ -6,6 +6,8 @@ export interface SqlDialect {
   lockForWrite(withContent: boolean): string;
   /** `column`'s first `keepChars` code points followed by `suffix` (both bound parameters). */
   keepPrefixThen(column: string, keepChars: string, suffix: string): string;
+  /** Deletes at most `?` (second parameter) changes committed before `?` (first), oldest first. */
+  readonly deleteChangesBefore: string;
 }
 
 const lockForWrite = (byteLength: (expr: string) => string, lockSuffix: string) => (withContent: boolean) =>
@@ -38,11 +40,16 @@ const DIALECTS: Record<Dialect, SqlDialect> = {
   mysql: {
     lockForWrite: lockForWrite((expr) => `OCTET_LENGTH(${expr})`, " FOR UPDATE"),
     keepPrefixThen: (column, keep, suffix) => `CONCAT(LEFT(${column}, ${keep}), ${suffix})`,
+    deleteChangesBefore: "DELETE FROM task_plan_changes WHERE committed_at < ? ORDER BY committed_at LIMIT ?",
   },
   // SQLite has no row locks and needs none: the store runs one transaction at a time.
   sqlite: {
     lockForWrite: lockForWrite((expr) => `length(CAST(${expr} AS BLOB))`, ""),
     keepPrefixThen: (column, keep, suffix) => `substr(${column}, 1, ${keep}) || ${suffix}`,
+    // SQLite's DELETE takes no LIMIT unless compiled with it.
+    deleteChangesBefore:
+      "DELETE FROM task_plan_changes WHERE rowid IN" +
+      " (SELECT rowid FROM task_plan_changes WHERE committed_at < ? ORDER BY committed_at LIMIT ?)",
   },
 };
 

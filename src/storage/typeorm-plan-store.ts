@@ -5,12 +5,16 @@ import { RevisionEntity } from "./entities/revision.entity";
 import { TaskEntity } from "./entities/task.entity";
 import { WriteRequestEntity } from "./entities/write-request.entity";
 import type { PlanStore, PlanWriteTx } from "./plan-store";
+import { CHANGE_COLUMNS, changeFromRow, changeParameters, type ChangeRow } from "./change-rows";
 import type {
+  ChangeKey,
+  ChangeRecord,
   HeadRecord,
   HeadWrite,
   LockedState,
   RevisionMeta,
   RevisionRecord,
+  StoredChange,
   TaskRecord,
   WriteRequestRecord,
 } from "./records";
@@ -47,12 +51,14 @@ const ROW_LOCK_WAIT_SECONDS = 5;
 /** PlanStore over TypeORM, for SQLite (embedded default) and MySQL/MariaDB (production). */
 export class TypeOrmPlanStore implements PlanStore {
   private readonly queue: { run<T>(job: () => Promise<T>): Promise<T> };
+  private readonly sql: SqlDialect;
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly dialect: Dialect,
   ) {
     this.queue = dialect === "sqlite" ? new SerialQueue() : noQueue;
+    this.sql = sqlDialect(dialect);
   }
 
   getTask(taskId: string): Promise<TaskRecord | null> {
@@ -96,13 +102,21 @@ export class TypeOrmPlanStore implements PlanStore {
     });
   }
 
+  getHead(taskId: string): Promise<HeadRecord | null> {
+    return this.guard(async () => {
+      const row = await this.dataSource.getRepository(PlanEntity).findOneBy({ taskId });
+      return row ? headFromEntity(row) : null;
+    });
+  }
+
   markImplementationStarted(
     taskId: string,
     mark: { at: Date; by: string; sessionId: string },
-  ): Promise<HeadRecord | null> {
+    change: (marked: HeadRecord) => ChangeRecord,
+  ): Promise<{ head: HeadRecord; marked: boolean } | null> {
     return this.guard(() =>
       this.dataSource.transaction(async (manager) => {
-        await manager
+        const result = await manager
           .createQueryBuilder()
           .update(PlanEntity)
           .set({
@@ -114,9 +128,99 @@ export class TypeOrmPlanStore implements PlanStore {
           .where("task_id = :taskId AND deleted = 0 AND implementation_started_at IS NULL", { taskId })
           .execute();
         const row = await manager.findOneBy(PlanEntity, { taskId });
-        return row && !row.deleted ? headFromEntity(row) : null;
+        if (!row || row.deleted) return null;
+        const head = headFromEntity(row);
+        const marked = result.affected === 1;
+        if (marked) await new TypeOrmWriteTx(manager, this.dialect).recordChange(change(head), "head");
+        return { head, marked };
       }),
     );
+  }
+
+  readChanges(
+    taskId: string,
+    after: ChangeKey,
+    limit: number,
+    withContent: boolean,
+  ): Promise<StoredChange[]> {
+    return this.guard(async () => {
+      const columns = CHANGE_COLUMNS.replace(", content", withContent ? ", content" : ", NULL AS content");
+      const rows = (await this.dataSource.query(
+        `SELECT ${columns} FROM task_plan_changes WHERE task_id = ? AND (version > ? OR (version = ? AND step > ?))` +
+          " ORDER BY version, step LIMIT ?",
+        [taskId, after.version, after.version, after.step, limit],
+      )) as ChangeRow[];
+      return rows.map(changeFromRow);
+    });
+  }
+
+  oldestChangeVersion(taskId: string): Promise<number | null> {
+    return this.guard(async () => {
+      const rows = (await this.dataSource.query(
+        "SELECT MIN(version) AS oldest FROM task_plan_changes WHERE task_id = ?",
+        [taskId],
+      )) as { oldest: number | string | null }[];
+      const oldest = rows[0]?.oldest;
+      return oldest === null || oldest === undefined ? null : Number(oldest);
+    });
+  }
+
+  watchedTaskStates(taskIds: readonly string[]): Promise<Map<string, ChangeKey | null>> {
+    return this.guard(async () => {
+      const states = new Map<string, ChangeKey | null>();
+      for (let i = 0; i < taskIds.length; i += 500) {
+        const slice = taskIds.slice(i, i + 500);
+        // version * 2 + step orders keys as compareChangeKeys does: one indexed MAX per task.
+        const rows = (await this.dataSource.query(
+          "SELECT t.id AS task_id, MAX(c.version * 2 + c.step) AS newest FROM tasks t" +
+            " LEFT JOIN task_plan_changes c ON c.task_id = t.id" +
+            ` WHERE t.id IN (${slice.map(() => "?").join(", ")}) GROUP BY t.id`,
+          slice,
+        )) as { task_id: string; newest: number | string | null }[];
+        for (const row of rows) {
+          const newest = row.newest === null ? null : Number(row.newest);
+          states.set(
+            row.task_id,
+            newest === null ? null : { version: Math.floor(newest / 2), step: newest % 2 === 1 ? 1 : 0 },
+          );
+        }
+      }
+      return states;
+    });
+  }
+
+  pruneChanges(options: {
+    olderThan: Date | null;
+    tasks: readonly string[];
+    keepVersions: number;
+    batch: number;
+  }): Promise<number> {
+    return this.guard(async () => {
+      let deleted = 0;
+      if (options.olderThan !== null) {
+        const result = (await this.dataSource.query(this.sql.deleteChangesBefore, [
+          options.olderThan.getTime(),
+          options.batch,
+        ])) as unknown;
+        deleted += affectedRows(result);
+      }
+      if (options.keepVersions > 0) {
+        for (const taskId of options.tasks) {
+          const rows = (await this.dataSource.query(
+            "SELECT MAX(version) AS newest FROM task_plan_changes WHERE task_id = ?",
+            [taskId],
+          )) as { newest: number | string | null }[];
+          const newest = rows[0]?.newest;
+          if (newest === null || newest === undefined) continue;
+          const result = (await this.dataSource.query(
+            "DELETE FROM task_plan_changes WHERE task_id = ? AND version <= ?",
+            [taskId, Number(newest) - options.keepVersions],
+          )) as unknown;
+          deleted += affectedRows(result);
+        }
+      }
+      return deleted;
+    });
   }
 
   inTransaction<T>(work: (tx: PlanWriteTx) => Promise<T>): Promise<T> {
@@ -335,10 +439,28 @@ class TypeOrmWriteTx implements PlanWriteTx {
     await this.manager.insert(WriteRequestEntity, { ...request, createdAt: request.createdAt.getTime() });
   }
 
+  async recordChange(change: ChangeRecord, content: "head" | "none"): Promise<void> {
+    const copied = content === "head";
+    await this.run(
+      `INSERT INTO task_plan_changes (${CHANGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ` +
+        `${copied ? "(SELECT h.content FROM task_plans h WHERE h.task_id = ?)" : "NULL"})`,
+      [...changeParameters(change), ...(copied ? [change.taskId] : [])],
+    );
+  }
+
   async deleteTask(taskId: string): Promise<void> {
+    await this.run("DELETE FROM task_plan_changes WHERE task_id = ?", [taskId]);
     await this.manager.delete(WriteRequestEntity, { taskId });
     await this.manager.delete(RevisionEntity, { taskId });
     await this.manager.delete(PlanEntity, { taskId });
     await this.manager.delete(TaskEntity, { id: taskId });
   }
+}
+
+// mysql2 answers a DELETE with a result header, better-sqlite3 (through TypeORM) with changes.
+function affectedRows(result: unknown): number {
+  if (Array.isArray(result)) return affectedRows(result[1] ?? result[0]);
+  if (typeof result === "number") return result;
+  const header = result as { affectedRows?: number; changes?: number } | null;
+  return header?.affectedRows ?? header?.changes ?? 0;
 }

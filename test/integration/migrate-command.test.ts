@@ -14,7 +14,14 @@ import { type Replica, startReplica } from "../harness/replica";
 const ROOT = join(__dirname, "..", "..");
 const MIGRATE = ["node", join(ROOT, "dist", "src", "migrate.js")];
 const PORT = Number(process.env.TEST_MARIADB_PORT);
-const TABLES = ["schema_migrations", "task_plans", "task_plan_revisions", "tasks", "write_requests"].sort();
+const TABLES = [
+  "schema_migrations",
+  "task_plan_changes",
+  "task_plans",
+  "task_plan_revisions",
+  "tasks",
+  "write_requests",
+].sort();
 
 const newDatabase = async (): Promise<string> => {
   const name = `m_${randomBytes(6).toString("hex")}`;
@@ -61,7 +68,7 @@ describe("the migration command (node dist/src/migrate.js) on MariaDB", () => {
     const first = await migrate(database);
     expect([first.code, first.stderr]).toEqual([0, ""]);
     expect(first.stdout).toBe(
-      "migrations applied: InitialSchema1764400000000, WriteRequests1764500000000, AppendComposition1764600000000\n",
+      "migrations applied: InitialSchema1764400000000, WriteRequests1764500000000, AppendComposition1764600000000, PlanChanges1764700000000\n",
     );
     const schema = await schemaOf(database);
     expect(schema).toEqual({
@@ -70,6 +77,7 @@ describe("the migration command (node dist/src/migrate.js) on MariaDB", () => {
         "InitialSchema1764400000000",
         "WriteRequests1764500000000",
         "AppendComposition1764600000000",
+        "PlanChanges1764700000000",
       ],
     });
     const second = await migrate(database);
@@ -99,6 +107,7 @@ describe("the migration command (node dist/src/migrate.js) on MariaDB", () => {
           "InitialSchema1764400000000",
           "WriteRequests1764500000000",
           "AppendComposition1764600000000",
+          "PlanChanges1764700000000",
         ],
       });
     } finally {
@@ -113,7 +122,7 @@ describe("the migration command (node dist/src/migrate.js) on MariaDB", () => {
     try {
       const result = await migrate(a, { PLAN_MIGRATION_LOCK_WAIT_MS: "5000" });
       expect([result.code, result.stderr]).toEqual([0, ""]);
-      expect((await schemaOf(a)).migrations).toHaveLength(3);
+      expect((await schemaOf(a)).migrations).toHaveLength(4);
     } finally {
       await holder.end();
     }

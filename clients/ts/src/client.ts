@@ -3,6 +3,7 @@ import {
   type ChannelCredentials,
   type ChannelOptions,
   type Client,
+  type ClientReadableStream,
   credentials,
   Metadata,
   type ServiceError,
@@ -27,6 +28,8 @@ import {
   RevertPlanRequest,
   SavePlanRequest,
   UpdatePlanRequest,
+  type PlanChange,
+  WatchPlanRequest,
   type WritePlanResponse,
 } from "./generated/taskplans/v1/plan_service";
 import {
@@ -85,6 +88,16 @@ export interface PlanApi {
   getPlanRevision: Call<GetPlanRevisionRequest, GetPlanRevisionResponse>;
   revertPlan: Call<RevertPlanRequest, WritePlanResponse>;
   markImplementationStarted: Call<MarkImplementationStartedRequest, MarkImplementationStartedResponse>;
+  /**
+   * Streams a plan's changes (`for await (const change of watch)`; `watch.cancel()` to stop). A
+   * stream has no deadline unless `timeoutMs` or `deadline` is given (the client default does not
+   * apply). After it ends with an error, watch again with `afterVersion` set to the last
+   * `change.plan.version` received.
+   */
+  watchPlan(
+    request: PartialRequest<WatchPlanRequest>,
+    options?: CallOptions,
+  ): ClientReadableStream<PlanChange>;
 }
 
 /** `taskplans.v1.TaskService` as promises. */
@@ -138,7 +151,7 @@ interface RequestType {
   fromPartial(object: never): unknown;
 }
 
-const PLAN_REQUESTS: Record<keyof PlanApi, RequestType> = {
+const PLAN_REQUESTS: Record<Exclude<keyof PlanApi, "watchPlan">, RequestType> = {
   getPlan: GetPlanRequest,
   createPlan: CreatePlanRequest,
   updatePlan: UpdatePlanRequest,
@@ -173,7 +186,15 @@ export function createClient(target: string, options: ClientOptions = {}): TaskP
   });
   const defaults = { token: options.token, timeoutMs: options.defaultTimeoutMs ?? 30_000 };
   return {
-    plans: promised<PlanApi>(planClient, PLAN_REQUESTS, defaults),
+    plans: {
+      ...promised<Omit<PlanApi, "watchPlan">>(planClient, PLAN_REQUESTS, defaults),
+      watchPlan: (request, callOptions = {}) =>
+        planClient.watchPlan(
+          WatchPlanRequest.fromPartial(request),
+          metadataOf(callOptions, defaults.token),
+          callOptionsOf(callOptions, 0),
+        ),
+    },
     tasks: promised<TaskApi>(taskClient, TASK_REQUESTS, defaults),
     close() {
       taskClient.close();

@@ -9,6 +9,7 @@ package taskplansv1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -72,6 +73,75 @@ func (x RestoreStatus) Number() protoreflect.EnumNumber {
 // Deprecated: Use RestoreStatus.Descriptor instead.
 func (RestoreStatus) EnumDescriptor() ([]byte, []int) {
 	return file_taskplans_v1_plan_service_proto_rawDescGZIP(), []int{0}
+}
+
+// What a PlanChange reports.
+type PlanChangeKind int32
+
+const (
+	// Never sent.
+	PlanChangeKind_PLAN_CHANGE_KIND_UNSPECIFIED PlanChangeKind = 0
+	// The plan as it was when the watch started (first message of a watch without after_version).
+	PlanChangeKind_PLAN_CHANGE_KIND_SNAPSHOT PlanChangeKind = 1
+	// CreatePlan, or an editor save or agent create that created the plan (also after a delete).
+	PlanChangeKind_PLAN_CHANGE_KIND_CREATED PlanChangeKind = 2
+	// A replace, append or edit by an agent, or an editor save, of an existing plan.
+	PlanChangeKind_PLAN_CHANGE_KIND_UPDATED PlanChangeKind = 3
+	// RevertPlan or RestorePlanRevision (a new revision marked revert_of_revision_id).
+	PlanChangeKind_PLAN_CHANGE_KIND_REVERTED PlanChangeKind = 4
+	// DeletePlan; plan is the deleted plan with its new version (the tombstone's).
+	PlanChangeKind_PLAN_CHANGE_KIND_DELETED PlanChangeKind = 5
+	// MarkImplementationStarted set the marker (only the first mark); the version does not change.
+	PlanChangeKind_PLAN_CHANGE_KIND_IMPLEMENTATION_STARTED PlanChangeKind = 6
+)
+
+// Enum value maps for PlanChangeKind.
+var (
+	PlanChangeKind_name = map[int32]string{
+		0: "PLAN_CHANGE_KIND_UNSPECIFIED",
+		1: "PLAN_CHANGE_KIND_SNAPSHOT",
+		2: "PLAN_CHANGE_KIND_CREATED",
+		3: "PLAN_CHANGE_KIND_UPDATED",
+		4: "PLAN_CHANGE_KIND_REVERTED",
+		5: "PLAN_CHANGE_KIND_DELETED",
+		6: "PLAN_CHANGE_KIND_IMPLEMENTATION_STARTED",
+	}
+	PlanChangeKind_value = map[string]int32{
+		"PLAN_CHANGE_KIND_UNSPECIFIED":            0,
+		"PLAN_CHANGE_KIND_SNAPSHOT":               1,
+		"PLAN_CHANGE_KIND_CREATED":                2,
+		"PLAN_CHANGE_KIND_UPDATED":                3,
+		"PLAN_CHANGE_KIND_REVERTED":               4,
+		"PLAN_CHANGE_KIND_DELETED":                5,
+		"PLAN_CHANGE_KIND_IMPLEMENTATION_STARTED": 6,
+	}
+)
+
+func (x PlanChangeKind) Enum() *PlanChangeKind {
+	p := new(PlanChangeKind)
+	*p = x
+	return p
+}
+
+func (x PlanChangeKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (PlanChangeKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_taskplans_v1_plan_service_proto_enumTypes[1].Descriptor()
+}
+
+func (PlanChangeKind) Type() protoreflect.EnumType {
+	return &file_taskplans_v1_plan_service_proto_enumTypes[1]
+}
+
+func (x PlanChangeKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use PlanChangeKind.Descriptor instead.
+func (PlanChangeKind) EnumDescriptor() ([]byte, []int) {
+	return file_taskplans_v1_plan_service_proto_rawDescGZIP(), []int{1}
 }
 
 // Request of PlanService.GetPlan.
@@ -1351,11 +1421,160 @@ func (x *MarkImplementationStartedResponse) GetPlan() *Plan {
 	return nil
 }
 
+// Request of PlanService.WatchPlan.
+type WatchPlanRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Task whose plan to watch.
+	TaskId string `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// Resume point: stream every change whose plan.version is greater than this, then live ones. Absent:
+	// start with a SNAPSHOT of the current plan.
+	AfterVersion *uint64 `protobuf:"varint,2,opt,name=after_version,json=afterVersion,proto3,oneof" json:"after_version,omitempty"`
+	// Send each change's plan with its content (the content after that change). Without it plans carry
+	// only their sizes.
+	IncludeContent bool `protobuf:"varint,3,opt,name=include_content,json=includeContent,proto3" json:"include_content,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *WatchPlanRequest) Reset() {
+	*x = WatchPlanRequest{}
+	mi := &file_taskplans_v1_plan_service_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchPlanRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchPlanRequest) ProtoMessage() {}
+
+func (x *WatchPlanRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_taskplans_v1_plan_service_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchPlanRequest.ProtoReflect.Descriptor instead.
+func (*WatchPlanRequest) Descriptor() ([]byte, []int) {
+	return file_taskplans_v1_plan_service_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *WatchPlanRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *WatchPlanRequest) GetAfterVersion() uint64 {
+	if x != nil && x.AfterVersion != nil {
+		return *x.AfterVersion
+	}
+	return 0
+}
+
+func (x *WatchPlanRequest) GetIncludeContent() bool {
+	if x != nil {
+		return x.IncludeContent
+	}
+	return false
+}
+
+// One committed change of a task's plan (or the snapshot a watch starts with).
+type PlanChange struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What happened.
+	Kind PlanChangeKind `protobuf:"varint,1,opt,name=kind,proto3,enum=taskplans.v1.PlanChangeKind" json:"kind,omitempty"`
+	// The plan after the change; content only with include_content. Absent in a SNAPSHOT of a task
+	// without a plan.
+	Plan *Plan `protobuf:"bytes,2,opt,name=plan,proto3" json:"plan,omitempty"`
+	// The revision the change wrote or coalesced into (CREATED, UPDATED, REVERTED).
+	Revision *WrittenRevision `protobuf:"bytes,3,opt,name=revision,proto3,oneof" json:"revision,omitempty"`
+	// Who made the change (for DELETED and IMPLEMENTATION_STARTED: the caller or actor).
+	Author *Author `protobuf:"bytes,4,opt,name=author,proto3" json:"author,omitempty"`
+	// When the change committed (for a SNAPSHOT: when the plan was read).
+	CommittedAt   *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=committed_at,json=committedAt,proto3" json:"committed_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlanChange) Reset() {
+	*x = PlanChange{}
+	mi := &file_taskplans_v1_plan_service_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlanChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlanChange) ProtoMessage() {}
+
+func (x *PlanChange) ProtoReflect() protoreflect.Message {
+	mi := &file_taskplans_v1_plan_service_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlanChange.ProtoReflect.Descriptor instead.
+func (*PlanChange) Descriptor() ([]byte, []int) {
+	return file_taskplans_v1_plan_service_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *PlanChange) GetKind() PlanChangeKind {
+	if x != nil {
+		return x.Kind
+	}
+	return PlanChangeKind_PLAN_CHANGE_KIND_UNSPECIFIED
+}
+
+func (x *PlanChange) GetPlan() *Plan {
+	if x != nil {
+		return x.Plan
+	}
+	return nil
+}
+
+func (x *PlanChange) GetRevision() *WrittenRevision {
+	if x != nil {
+		return x.Revision
+	}
+	return nil
+}
+
+func (x *PlanChange) GetAuthor() *Author {
+	if x != nil {
+		return x.Author
+	}
+	return nil
+}
+
+func (x *PlanChange) GetCommittedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CommittedAt
+	}
+	return nil
+}
+
 var File_taskplans_v1_plan_service_proto protoreflect.FileDescriptor
 
 const file_taskplans_v1_plan_service_proto_rawDesc = "" +
 	"\n" +
-	"\x1ftaskplans/v1/plan_service.proto\x12\ftaskplans.v1\x1a\x17taskplans/v1/plan.proto\"\xbb\x01\n" +
+	"\x1ftaskplans/v1/plan_service.proto\x12\ftaskplans.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17taskplans/v1/plan.proto\"\xbb\x01\n" +
 	"\x0eGetPlanRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1b\n" +
 	"\x06offset\x18\x02 \x01(\rH\x00R\x06offset\x88\x01\x01\x12\x19\n" +
@@ -1472,11 +1691,32 @@ const file_taskplans_v1_plan_service_proto_rawDesc = "" +
 	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x14\n" +
 	"\x05actor\x18\x03 \x01(\tR\x05actor\"K\n" +
 	"!MarkImplementationStartedResponse\x12&\n" +
-	"\x04plan\x18\x01 \x01(\v2\x12.taskplans.v1.PlanR\x04plan*p\n" +
+	"\x04plan\x18\x01 \x01(\v2\x12.taskplans.v1.PlanR\x04plan\"\x90\x01\n" +
+	"\x10WatchPlanRequest\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12(\n" +
+	"\rafter_version\x18\x02 \x01(\x04H\x00R\fafterVersion\x88\x01\x01\x12'\n" +
+	"\x0finclude_content\x18\x03 \x01(\bR\x0eincludeContentB\x10\n" +
+	"\x0e_after_version\"\xa0\x02\n" +
+	"\n" +
+	"PlanChange\x120\n" +
+	"\x04kind\x18\x01 \x01(\x0e2\x1c.taskplans.v1.PlanChangeKindR\x04kind\x12&\n" +
+	"\x04plan\x18\x02 \x01(\v2\x12.taskplans.v1.PlanR\x04plan\x12>\n" +
+	"\brevision\x18\x03 \x01(\v2\x1d.taskplans.v1.WrittenRevisionH\x00R\brevision\x88\x01\x01\x12,\n" +
+	"\x06author\x18\x04 \x01(\v2\x14.taskplans.v1.AuthorR\x06author\x12=\n" +
+	"\fcommitted_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\vcommittedAtB\v\n" +
+	"\t_revision*p\n" +
 	"\rRestoreStatus\x12\x1e\n" +
 	"\x1aRESTORE_STATUS_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17RESTORE_STATUS_RESTORED\x10\x01\x12\"\n" +
-	"\x1eRESTORE_STATUS_ALREADY_CURRENT\x10\x022\xde\a\n" +
+	"\x1eRESTORE_STATUS_ALREADY_CURRENT\x10\x02*\xf7\x01\n" +
+	"\x0ePlanChangeKind\x12 \n" +
+	"\x1cPLAN_CHANGE_KIND_UNSPECIFIED\x10\x00\x12\x1d\n" +
+	"\x19PLAN_CHANGE_KIND_SNAPSHOT\x10\x01\x12\x1c\n" +
+	"\x18PLAN_CHANGE_KIND_CREATED\x10\x02\x12\x1c\n" +
+	"\x18PLAN_CHANGE_KIND_UPDATED\x10\x03\x12\x1d\n" +
+	"\x19PLAN_CHANGE_KIND_REVERTED\x10\x04\x12\x1c\n" +
+	"\x18PLAN_CHANGE_KIND_DELETED\x10\x05\x12+\n" +
+	"'PLAN_CHANGE_KIND_IMPLEMENTATION_STARTED\x10\x062\xa7\b\n" +
 	"\vPlanService\x12F\n" +
 	"\aGetPlan\x12\x1c.taskplans.v1.GetPlanRequest\x1a\x1d.taskplans.v1.GetPlanResponse\x12N\n" +
 	"\n" +
@@ -1492,7 +1732,8 @@ const file_taskplans_v1_plan_service_proto_rawDesc = "" +
 	"\x0fGetPlanRevision\x12$.taskplans.v1.GetPlanRevisionRequest\x1a%.taskplans.v1.GetPlanRevisionResponse\x12N\n" +
 	"\n" +
 	"RevertPlan\x12\x1f.taskplans.v1.RevertPlanRequest\x1a\x1f.taskplans.v1.WritePlanResponse\x12|\n" +
-	"\x19MarkImplementationStarted\x12..taskplans.v1.MarkImplementationStartedRequest\x1a/.taskplans.v1.MarkImplementationStartedResponseBDZBgithub.com/taskplans/taskplans/clients/go/taskplans/v1;taskplansv1b\x06proto3"
+	"\x19MarkImplementationStarted\x12..taskplans.v1.MarkImplementationStartedRequest\x1a/.taskplans.v1.MarkImplementationStartedResponse\x12G\n" +
+	"\tWatchPlan\x12\x1e.taskplans.v1.WatchPlanRequest\x1a\x18.taskplans.v1.PlanChange0\x01BDZBgithub.com/taskplans/taskplans/clients/go/taskplans/v1;taskplansv1b\x06proto3"
 
 var (
 	file_taskplans_v1_plan_service_proto_rawDescOnce sync.Once
@@ -1506,81 +1747,92 @@ func file_taskplans_v1_plan_service_proto_rawDescGZIP() []byte {
 	return file_taskplans_v1_plan_service_proto_rawDescData
 }
 
-var file_taskplans_v1_plan_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_taskplans_v1_plan_service_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_taskplans_v1_plan_service_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_taskplans_v1_plan_service_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_taskplans_v1_plan_service_proto_goTypes = []any{
 	(RestoreStatus)(0),                        // 0: taskplans.v1.RestoreStatus
-	(*GetPlanRequest)(nil),                    // 1: taskplans.v1.GetPlanRequest
-	(*GetPlanResponse)(nil),                   // 2: taskplans.v1.GetPlanResponse
-	(*EditPlanRequest)(nil),                   // 3: taskplans.v1.EditPlanRequest
-	(*RestorePlanRevisionRequest)(nil),        // 4: taskplans.v1.RestorePlanRevisionRequest
-	(*RestorePlanRevisionResponse)(nil),       // 5: taskplans.v1.RestorePlanRevisionResponse
-	(*CreatePlanRequest)(nil),                 // 6: taskplans.v1.CreatePlanRequest
-	(*UpdatePlanRequest)(nil),                 // 7: taskplans.v1.UpdatePlanRequest
-	(*SavePlanRequest)(nil),                   // 8: taskplans.v1.SavePlanRequest
-	(*WritePlanResponse)(nil),                 // 9: taskplans.v1.WritePlanResponse
-	(*DeletePlanRequest)(nil),                 // 10: taskplans.v1.DeletePlanRequest
-	(*DeletePlanResponse)(nil),                // 11: taskplans.v1.DeletePlanResponse
-	(*ListPlanRevisionsRequest)(nil),          // 12: taskplans.v1.ListPlanRevisionsRequest
-	(*ListPlanRevisionsResponse)(nil),         // 13: taskplans.v1.ListPlanRevisionsResponse
-	(*GetPlanRevisionRequest)(nil),            // 14: taskplans.v1.GetPlanRevisionRequest
-	(*GetPlanRevisionResponse)(nil),           // 15: taskplans.v1.GetPlanRevisionResponse
-	(*RevertPlanRequest)(nil),                 // 16: taskplans.v1.RevertPlanRequest
-	(*MarkImplementationStartedRequest)(nil),  // 17: taskplans.v1.MarkImplementationStartedRequest
-	(*MarkImplementationStartedResponse)(nil), // 18: taskplans.v1.MarkImplementationStartedResponse
-	(*Plan)(nil),                              // 19: taskplans.v1.Plan
-	(*Author)(nil),                            // 20: taskplans.v1.Author
-	(*WrittenRevision)(nil),                   // 21: taskplans.v1.WrittenRevision
-	(WriteMode)(0),                            // 22: taskplans.v1.WriteMode
-	(*Truncation)(nil),                        // 23: taskplans.v1.Truncation
-	(*PlanRevision)(nil),                      // 24: taskplans.v1.PlanRevision
+	(PlanChangeKind)(0),                       // 1: taskplans.v1.PlanChangeKind
+	(*GetPlanRequest)(nil),                    // 2: taskplans.v1.GetPlanRequest
+	(*GetPlanResponse)(nil),                   // 3: taskplans.v1.GetPlanResponse
+	(*EditPlanRequest)(nil),                   // 4: taskplans.v1.EditPlanRequest
+	(*RestorePlanRevisionRequest)(nil),        // 5: taskplans.v1.RestorePlanRevisionRequest
+	(*RestorePlanRevisionResponse)(nil),       // 6: taskplans.v1.RestorePlanRevisionResponse
+	(*CreatePlanRequest)(nil),                 // 7: taskplans.v1.CreatePlanRequest
+	(*UpdatePlanRequest)(nil),                 // 8: taskplans.v1.UpdatePlanRequest
+	(*SavePlanRequest)(nil),                   // 9: taskplans.v1.SavePlanRequest
+	(*WritePlanResponse)(nil),                 // 10: taskplans.v1.WritePlanResponse
+	(*DeletePlanRequest)(nil),                 // 11: taskplans.v1.DeletePlanRequest
+	(*DeletePlanResponse)(nil),                // 12: taskplans.v1.DeletePlanResponse
+	(*ListPlanRevisionsRequest)(nil),          // 13: taskplans.v1.ListPlanRevisionsRequest
+	(*ListPlanRevisionsResponse)(nil),         // 14: taskplans.v1.ListPlanRevisionsResponse
+	(*GetPlanRevisionRequest)(nil),            // 15: taskplans.v1.GetPlanRevisionRequest
+	(*GetPlanRevisionResponse)(nil),           // 16: taskplans.v1.GetPlanRevisionResponse
+	(*RevertPlanRequest)(nil),                 // 17: taskplans.v1.RevertPlanRequest
+	(*MarkImplementationStartedRequest)(nil),  // 18: taskplans.v1.MarkImplementationStartedRequest
+	(*MarkImplementationStartedResponse)(nil), // 19: taskplans.v1.MarkImplementationStartedResponse
+	(*WatchPlanRequest)(nil),                  // 20: taskplans.v1.WatchPlanRequest
+	(*PlanChange)(nil),                        // 21: taskplans.v1.PlanChange
+	(*Plan)(nil),                              // 22: taskplans.v1.Plan
+	(*Author)(nil),                            // 23: taskplans.v1.Author
+	(*WrittenRevision)(nil),                   // 24: taskplans.v1.WrittenRevision
+	(WriteMode)(0),                            // 25: taskplans.v1.WriteMode
+	(*Truncation)(nil),                        // 26: taskplans.v1.Truncation
+	(*PlanRevision)(nil),                      // 27: taskplans.v1.PlanRevision
+	(*timestamppb.Timestamp)(nil),             // 28: google.protobuf.Timestamp
 }
 var file_taskplans_v1_plan_service_proto_depIdxs = []int32{
-	19, // 0: taskplans.v1.GetPlanResponse.plan:type_name -> taskplans.v1.Plan
-	20, // 1: taskplans.v1.EditPlanRequest.author:type_name -> taskplans.v1.Author
-	20, // 2: taskplans.v1.RestorePlanRevisionRequest.author:type_name -> taskplans.v1.Author
+	22, // 0: taskplans.v1.GetPlanResponse.plan:type_name -> taskplans.v1.Plan
+	23, // 1: taskplans.v1.EditPlanRequest.author:type_name -> taskplans.v1.Author
+	23, // 2: taskplans.v1.RestorePlanRevisionRequest.author:type_name -> taskplans.v1.Author
 	0,  // 3: taskplans.v1.RestorePlanRevisionResponse.status:type_name -> taskplans.v1.RestoreStatus
-	19, // 4: taskplans.v1.RestorePlanRevisionResponse.plan:type_name -> taskplans.v1.Plan
-	21, // 5: taskplans.v1.RestorePlanRevisionResponse.revision:type_name -> taskplans.v1.WrittenRevision
-	20, // 6: taskplans.v1.CreatePlanRequest.author:type_name -> taskplans.v1.Author
-	22, // 7: taskplans.v1.CreatePlanRequest.mode:type_name -> taskplans.v1.WriteMode
-	22, // 8: taskplans.v1.UpdatePlanRequest.mode:type_name -> taskplans.v1.WriteMode
-	20, // 9: taskplans.v1.UpdatePlanRequest.author:type_name -> taskplans.v1.Author
-	20, // 10: taskplans.v1.SavePlanRequest.author:type_name -> taskplans.v1.Author
-	19, // 11: taskplans.v1.WritePlanResponse.plan:type_name -> taskplans.v1.Plan
-	21, // 12: taskplans.v1.WritePlanResponse.revision:type_name -> taskplans.v1.WrittenRevision
-	23, // 13: taskplans.v1.WritePlanResponse.truncation:type_name -> taskplans.v1.Truncation
-	24, // 14: taskplans.v1.ListPlanRevisionsResponse.revisions:type_name -> taskplans.v1.PlanRevision
-	24, // 15: taskplans.v1.GetPlanRevisionResponse.revision:type_name -> taskplans.v1.PlanRevision
-	20, // 16: taskplans.v1.RevertPlanRequest.author:type_name -> taskplans.v1.Author
-	19, // 17: taskplans.v1.MarkImplementationStartedResponse.plan:type_name -> taskplans.v1.Plan
-	1,  // 18: taskplans.v1.PlanService.GetPlan:input_type -> taskplans.v1.GetPlanRequest
-	6,  // 19: taskplans.v1.PlanService.CreatePlan:input_type -> taskplans.v1.CreatePlanRequest
-	7,  // 20: taskplans.v1.PlanService.UpdatePlan:input_type -> taskplans.v1.UpdatePlanRequest
-	3,  // 21: taskplans.v1.PlanService.EditPlan:input_type -> taskplans.v1.EditPlanRequest
-	4,  // 22: taskplans.v1.PlanService.RestorePlanRevision:input_type -> taskplans.v1.RestorePlanRevisionRequest
-	8,  // 23: taskplans.v1.PlanService.SavePlan:input_type -> taskplans.v1.SavePlanRequest
-	10, // 24: taskplans.v1.PlanService.DeletePlan:input_type -> taskplans.v1.DeletePlanRequest
-	12, // 25: taskplans.v1.PlanService.ListPlanRevisions:input_type -> taskplans.v1.ListPlanRevisionsRequest
-	14, // 26: taskplans.v1.PlanService.GetPlanRevision:input_type -> taskplans.v1.GetPlanRevisionRequest
-	16, // 27: taskplans.v1.PlanService.RevertPlan:input_type -> taskplans.v1.RevertPlanRequest
-	17, // 28: taskplans.v1.PlanService.MarkImplementationStarted:input_type -> taskplans.v1.MarkImplementationStartedRequest
-	2,  // 29: taskplans.v1.PlanService.GetPlan:output_type -> taskplans.v1.GetPlanResponse
-	9,  // 30: taskplans.v1.PlanService.CreatePlan:output_type -> taskplans.v1.WritePlanResponse
-	9,  // 31: taskplans.v1.PlanService.UpdatePlan:output_type -> taskplans.v1.WritePlanResponse
-	9,  // 32: taskplans.v1.PlanService.EditPlan:output_type -> taskplans.v1.WritePlanResponse
-	5,  // 33: taskplans.v1.PlanService.RestorePlanRevision:output_type -> taskplans.v1.RestorePlanRevisionResponse
-	9,  // 34: taskplans.v1.PlanService.SavePlan:output_type -> taskplans.v1.WritePlanResponse
-	11, // 35: taskplans.v1.PlanService.DeletePlan:output_type -> taskplans.v1.DeletePlanResponse
-	13, // 36: taskplans.v1.PlanService.ListPlanRevisions:output_type -> taskplans.v1.ListPlanRevisionsResponse
-	15, // 37: taskplans.v1.PlanService.GetPlanRevision:output_type -> taskplans.v1.GetPlanRevisionResponse
-	9,  // 38: taskplans.v1.PlanService.RevertPlan:output_type -> taskplans.v1.WritePlanResponse
-	18, // 39: taskplans.v1.PlanService.MarkImplementationStarted:output_type -> taskplans.v1.MarkImplementationStartedResponse
-	29, // [29:40] is the sub-list for method output_type
-	18, // [18:29] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	22, // 4: taskplans.v1.RestorePlanRevisionResponse.plan:type_name -> taskplans.v1.Plan
+	24, // 5: taskplans.v1.RestorePlanRevisionResponse.revision:type_name -> taskplans.v1.WrittenRevision
+	23, // 6: taskplans.v1.CreatePlanRequest.author:type_name -> taskplans.v1.Author
+	25, // 7: taskplans.v1.CreatePlanRequest.mode:type_name -> taskplans.v1.WriteMode
+	25, // 8: taskplans.v1.UpdatePlanRequest.mode:type_name -> taskplans.v1.WriteMode
+	23, // 9: taskplans.v1.UpdatePlanRequest.author:type_name -> taskplans.v1.Author
+	23, // 10: taskplans.v1.SavePlanRequest.author:type_name -> taskplans.v1.Author
+	22, // 11: taskplans.v1.WritePlanResponse.plan:type_name -> taskplans.v1.Plan
+	24, // 12: taskplans.v1.WritePlanResponse.revision:type_name -> taskplans.v1.WrittenRevision
+	26, // 13: taskplans.v1.WritePlanResponse.truncation:type_name -> taskplans.v1.Truncation
+	27, // 14: taskplans.v1.ListPlanRevisionsResponse.revisions:type_name -> taskplans.v1.PlanRevision
+	27, // 15: taskplans.v1.GetPlanRevisionResponse.revision:type_name -> taskplans.v1.PlanRevision
+	23, // 16: taskplans.v1.RevertPlanRequest.author:type_name -> taskplans.v1.Author
+	22, // 17: taskplans.v1.MarkImplementationStartedResponse.plan:type_name -> taskplans.v1.Plan
+	1,  // 18: taskplans.v1.PlanChange.kind:type_name -> taskplans.v1.PlanChangeKind
+	22, // 19: taskplans.v1.PlanChange.plan:type_name -> taskplans.v1.Plan
+	24, // 20: taskplans.v1.PlanChange.revision:type_name -> taskplans.v1.WrittenRevision
+	23, // 21: taskplans.v1.PlanChange.author:type_name -> taskplans.v1.Author
+	28, // 22: taskplans.v1.PlanChange.committed_at:type_name -> google.protobuf.Timestamp
+	2,  // 23: taskplans.v1.PlanService.GetPlan:input_type -> taskplans.v1.GetPlanRequest
+	7,  // 24: taskplans.v1.PlanService.CreatePlan:input_type -> taskplans.v1.CreatePlanRequest
+	8,  // 25: taskplans.v1.PlanService.UpdatePlan:input_type -> taskplans.v1.UpdatePlanRequest
+	4,  // 26: taskplans.v1.PlanService.EditPlan:input_type -> taskplans.v1.EditPlanRequest
+	5,  // 27: taskplans.v1.PlanService.RestorePlanRevision:input_type -> taskplans.v1.RestorePlanRevisionRequest
+	9,  // 28: taskplans.v1.PlanService.SavePlan:input_type -> taskplans.v1.SavePlanRequest
+	11, // 29: taskplans.v1.PlanService.DeletePlan:input_type -> taskplans.v1.DeletePlanRequest
+	13, // 30: taskplans.v1.PlanService.ListPlanRevisions:input_type -> taskplans.v1.ListPlanRevisionsRequest
+	15, // 31: taskplans.v1.PlanService.GetPlanRevision:input_type -> taskplans.v1.GetPlanRevisionRequest
+	17, // 32: taskplans.v1.PlanService.RevertPlan:input_type -> taskplans.v1.RevertPlanRequest
+	18, // 33: taskplans.v1.PlanService.MarkImplementationStarted:input_type -> taskplans.v1.MarkImplementationStartedRequest
+	20, // 34: taskplans.v1.PlanService.WatchPlan:input_type -> taskplans.v1.WatchPlanRequest
+	3,  // 35: taskplans.v1.PlanService.GetPlan:output_type -> taskplans.v1.GetPlanResponse
+	10, // 36: taskplans.v1.PlanService.CreatePlan:output_type -> taskplans.v1.WritePlanResponse
+	10, // 37: taskplans.v1.PlanService.UpdatePlan:output_type -> taskplans.v1.WritePlanResponse
+	10, // 38: taskplans.v1.PlanService.EditPlan:output_type -> taskplans.v1.WritePlanResponse
+	6,  // 39: taskplans.v1.PlanService.RestorePlanRevision:output_type -> taskplans.v1.RestorePlanRevisionResponse
+	10, // 40: taskplans.v1.PlanService.SavePlan:output_type -> taskplans.v1.WritePlanResponse
+	12, // 41: taskplans.v1.PlanService.DeletePlan:output_type -> taskplans.v1.DeletePlanResponse
+	14, // 42: taskplans.v1.PlanService.ListPlanRevisions:output_type -> taskplans.v1.ListPlanRevisionsResponse
+	16, // 43: taskplans.v1.PlanService.GetPlanRevision:output_type -> taskplans.v1.GetPlanRevisionResponse
+	10, // 44: taskplans.v1.PlanService.RevertPlan:output_type -> taskplans.v1.WritePlanResponse
+	19, // 45: taskplans.v1.PlanService.MarkImplementationStarted:output_type -> taskplans.v1.MarkImplementationStartedResponse
+	21, // 46: taskplans.v1.PlanService.WatchPlan:output_type -> taskplans.v1.PlanChange
+	35, // [35:47] is the sub-list for method output_type
+	23, // [23:35] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_taskplans_v1_plan_service_proto_init() }
@@ -1599,13 +1851,15 @@ func file_taskplans_v1_plan_service_proto_init() {
 	file_taskplans_v1_plan_service_proto_msgTypes[7].OneofWrappers = []any{}
 	file_taskplans_v1_plan_service_proto_msgTypes[8].OneofWrappers = []any{}
 	file_taskplans_v1_plan_service_proto_msgTypes[9].OneofWrappers = []any{}
+	file_taskplans_v1_plan_service_proto_msgTypes[18].OneofWrappers = []any{}
+	file_taskplans_v1_plan_service_proto_msgTypes[19].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_taskplans_v1_plan_service_proto_rawDesc), len(file_taskplans_v1_plan_service_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   18,
+			NumEnums:      2,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -30,6 +30,7 @@ const (
 	PlanService_GetPlanRevision_FullMethodName           = "/taskplans.v1.PlanService/GetPlanRevision"
 	PlanService_RevertPlan_FullMethodName                = "/taskplans.v1.PlanService/RevertPlan"
 	PlanService_MarkImplementationStarted_FullMethodName = "/taskplans.v1.PlanService/MarkImplementationStarted"
+	PlanService_WatchPlan_FullMethodName                 = "/taskplans.v1.PlanService/WatchPlan"
 )
 
 // PlanServiceClient is the client API for PlanService service.
@@ -133,6 +134,32 @@ type PlanServiceClient interface {
 	// marks succeed and return the plan with the first mark unchanged; no revision, no version
 	// change. Errors: NOT_FOUND TASK_NOT_FOUND, NOT_FOUND PLAN_NOT_FOUND.
 	MarkImplementationStarted(ctx context.Context, in *MarkImplementationStartedRequest, opts ...grpc.CallOption) (*MarkImplementationStartedResponse, error)
+	// Streams the changes of a task's plan, gap-free across replicas and reconnects.
+	//
+	// Without after_version the first message is a SNAPSHOT of the current plan (no plan when the task
+	// has none or it was deleted), then every change committed after it. With after_version = V:
+	// every change whose plan.version is greater than V, in version order, then live ones; read a plan
+	// with GetPlan at version V and watch after V, and nothing between the read and the watch is missed.
+	// A resume from V does not replay the IMPLEMENTATION_STARTED change of version V (that change does
+	// not change the version): resume from the last version you received and ignore nothing.
+	//
+	// Every committed write produces exactly one change, in version order; a rejected or rolled-back
+	// write produces none, and so does a restore that answers ALREADY_CURRENT. The kandev events of
+	// one write (AC-TASKS-PLAN-APPEND-005.4) map onto one change: "plan created/updated, then revision
+	// created" is one CREATED or UPDATED change whose revision is the revision created or coalesced
+	// into; a revert or restore ("plan updated, revision created, plan reverted") is one REVERTED
+	// change. An append and the replace that commits the same content produce equal changes.
+	//
+	// The stream never ends on its own while the task exists; the server sends HTTP/2 keepalive pings
+	// so that idle streams survive proxies, and honours the call deadline. Errors: the reach check of
+	// GetPlan at start (PERMISSION_DENIED TASK_NOT_REACHABLE, discloses nothing), NOT_FOUND
+	// TASK_NOT_FOUND (at start, or later when the task is deleted), OUT_OF_RANGE
+	// WATCH_HISTORY_EXPIRED (after_version is older than the retained change history, or newer than
+	// the plan: re-read the plan and watch after its version), RESOURCE_EXHAUSTED WATCH_TOO_SLOW (the
+	// client read too slowly and its buffer filled; ErrorInfo.metadata["resume_after_version"] is the
+	// version to resume after), UNAVAILABLE WATCH_DRAINING (the replica is shutting down; resume on
+	// another with the last version received).
+	WatchPlan(ctx context.Context, in *WatchPlanRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[PlanChange], error)
 }
 
 type planServiceClient struct {
@@ -253,6 +280,25 @@ func (c *planServiceClient) MarkImplementationStarted(ctx context.Context, in *M
 	return out, nil
 }
 
+func (c *planServiceClient) WatchPlan(ctx context.Context, in *WatchPlanRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[PlanChange], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &PlanService_ServiceDesc.Streams[0], PlanService_WatchPlan_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[WatchPlanRequest, PlanChange]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PlanService_WatchPlanClient = grpc.ServerStreamingClient[PlanChange]
+
 // PlanServiceServer is the server API for PlanService service.
 // All implementations must embed UnimplementedPlanServiceServer
 // for forward compatibility.
@@ -354,6 +400,32 @@ type PlanServiceServer interface {
 	// marks succeed and return the plan with the first mark unchanged; no revision, no version
 	// change. Errors: NOT_FOUND TASK_NOT_FOUND, NOT_FOUND PLAN_NOT_FOUND.
 	MarkImplementationStarted(context.Context, *MarkImplementationStartedRequest) (*MarkImplementationStartedResponse, error)
+	// Streams the changes of a task's plan, gap-free across replicas and reconnects.
+	//
+	// Without after_version the first message is a SNAPSHOT of the current plan (no plan when the task
+	// has none or it was deleted), then every change committed after it. With after_version = V:
+	// every change whose plan.version is greater than V, in version order, then live ones; read a plan
+	// with GetPlan at version V and watch after V, and nothing between the read and the watch is missed.
+	// A resume from V does not replay the IMPLEMENTATION_STARTED change of version V (that change does
+	// not change the version): resume from the last version you received and ignore nothing.
+	//
+	// Every committed write produces exactly one change, in version order; a rejected or rolled-back
+	// write produces none, and so does a restore that answers ALREADY_CURRENT. The kandev events of
+	// one write (AC-TASKS-PLAN-APPEND-005.4) map onto one change: "plan created/updated, then revision
+	// created" is one CREATED or UPDATED change whose revision is the revision created or coalesced
+	// into; a revert or restore ("plan updated, revision created, plan reverted") is one REVERTED
+	// change. An append and the replace that commits the same content produce equal changes.
+	//
+	// The stream never ends on its own while the task exists; the server sends HTTP/2 keepalive pings
+	// so that idle streams survive proxies, and honours the call deadline. Errors: the reach check of
+	// GetPlan at start (PERMISSION_DENIED TASK_NOT_REACHABLE, discloses nothing), NOT_FOUND
+	// TASK_NOT_FOUND (at start, or later when the task is deleted), OUT_OF_RANGE
+	// WATCH_HISTORY_EXPIRED (after_version is older than the retained change history, or newer than
+	// the plan: re-read the plan and watch after its version), RESOURCE_EXHAUSTED WATCH_TOO_SLOW (the
+	// client read too slowly and its buffer filled; ErrorInfo.metadata["resume_after_version"] is the
+	// version to resume after), UNAVAILABLE WATCH_DRAINING (the replica is shutting down; resume on
+	// another with the last version received).
+	WatchPlan(*WatchPlanRequest, grpc.ServerStreamingServer[PlanChange]) error
 	mustEmbedUnimplementedPlanServiceServer()
 }
 
@@ -396,6 +468,9 @@ func (UnimplementedPlanServiceServer) RevertPlan(context.Context, *RevertPlanReq
 }
 func (UnimplementedPlanServiceServer) MarkImplementationStarted(context.Context, *MarkImplementationStartedRequest) (*MarkImplementationStartedResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method MarkImplementationStarted not implemented")
+}
+func (UnimplementedPlanServiceServer) WatchPlan(*WatchPlanRequest, grpc.ServerStreamingServer[PlanChange]) error {
+	return status.Error(codes.Unimplemented, "method WatchPlan not implemented")
 }
 func (UnimplementedPlanServiceServer) mustEmbedUnimplementedPlanServiceServer() {}
 func (UnimplementedPlanServiceServer) testEmbeddedByValue()                     {}
@@ -616,6 +691,17 @@ func _PlanService_MarkImplementationStarted_Handler(srv interface{}, ctx context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _PlanService_WatchPlan_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(WatchPlanRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(PlanServiceServer).WatchPlan(m, &grpc.GenericServerStream[WatchPlanRequest, PlanChange]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PlanService_WatchPlanServer = grpc.ServerStreamingServer[PlanChange]
+
 // PlanService_ServiceDesc is the grpc.ServiceDesc for PlanService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -668,6 +754,12 @@ var PlanService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _PlanService_MarkImplementationStarted_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "WatchPlan",
+			Handler:       _PlanService_WatchPlan_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "taskplans/v1/plan_service.proto",
 }

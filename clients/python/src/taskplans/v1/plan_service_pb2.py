@@ -22,10 +22,11 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 from taskplans.v1 import plan_pb2 as taskplans_dot_v1_dot_plan__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ftaskplans/v1/plan_service.proto\x12\x0ctaskplans.v1\x1a\x17taskplans/v1/plan.proto\"\x93\x01\n\x0eGetPlanRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x13\n\x06offset\x18\x02 \x01(\rH\x00\x88\x01\x01\x12\x12\n\x05limit\x18\x03 \x01(\rH\x01\x88\x01\x01\x12\x1d\n\x10\x65xpected_version\x18\x04 \x01(\x04H\x02\x88\x01\x01\x42\t\n\x07_offsetB\x08\n\x06_limitB\x13\n\x11_expected_version\"\x99\x01\n\x0fGetPlanResponse\x12 \n\x04plan\x18\x01 \x01(\x0b\x32\x12.taskplans.v1.Plan\x12\x13\n\x0btotal_chars\x18\x02 \x01(\x04\x12\x13\n\x0btotal_bytes\x18\x03 \x01(\x04\x12\x18\n\x0bnext_offset\x18\x04 \x01(\x04H\x00\x88\x01\x01\x12\x10\n\x08has_more\x18\x05 \x01(\x08\x42\x0e\n\x0c_next_offset\"\xe7\x01\n\x0f\x45\x64itPlanRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x1d\n\x10\x65xpected_version\x18\x02 \x01(\x04H\x00\x88\x01\x01\x12\x10\n\x08old_text\x18\x03 \x01(\t\x12\x10\n\x08new_text\x18\x04 \x01(\t\x12\x1d\n\x15\x61\x63knowledge_reduction\x18\x05 \x01(\x08\x12$\n\x06\x61uthor\x18\x06 \x01(\x0b\x32\x14.taskplans.v1.Author\x12\x17\n\nrequest_id\x18\x07 \x01(\tH\x01\x88\x01\x01\x42\x13\n\x11_expected_versionB\r\n\x0b_request_id\"\xe7\x01\n\x1aRestorePlanRevisionRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x13\n\x0brevision_id\x18\x02 \x01(\t\x12\x1d\n\x10\x65xpected_version\x18\x03 \x01(\x04H\x00\x88\x01\x01\x12!\n\x19\x65xpected_revision_version\x18\x04 \x01(\t\x12$\n\x06\x61uthor\x18\x05 \x01(\x0b\x32\x14.taskplans.v1.Author\x12\x17\n\nrequest_id\x18\x06 \x01(\tH\x01\x88\x01\x01\x42\x13\n\x11_expected_versionB\r\n\x0b_request_id\"\xed\x01\n\x1bRestorePlanRevisionResponse\x12+\n\x06status\x18\x01 \x01(\x0e\x32\x1b.taskplans.v1.RestoreStatus\x12 \n\x04plan\x18\x02 \x01(\x0b\x32\x12.taskplans.v1.Plan\x12\x34\n\x08revision\x18\x03 \x01(\x0b\x32\x1d.taskplans.v1.WrittenRevisionH\x00\x88\x01\x01\x12\"\n\x15prior_revision_number\x18\x04 \x01(\x04H\x01\x88\x01\x01\x42\x0b\n\t_revisionB\x18\n\x16_prior_revision_number\"\x9b\x02\n\x11\x43reatePlanRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x12\n\x05title\x18\x02 \x01(\tH\x00\x88\x01\x01\x12\x0f\n\x07\x63ontent\x18\x03 \x01(\t\x12$\n\x06\x61uthor\x18\x04 \x01(\x0b\x32\x14.taskplans.v1.Author\x12\x1d\n\x10\x65xpected_version\x18\x05 \x01(\x04H\x01\x88\x01\x01\x12\x1d\n\x15\x61\x63knowledge_reduction\x18\x06 \x01(\x08\x12%\n\x04mode\x18\x07 \x01(\x0e\x32\x17.taskplans.v1.WriteMode\x12\x17\n\nrequest_id\x18\x08 \x01(\tH\x02\x88\x01\x01\x42\x08\n\x06_titleB\x13\n\x11_expected_versionB\r\n\x0b_request_id\"\x9b\x02\n\x11UpdatePlanRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x12\n\x05title\x18\x02 \x01(\tH\x00\x88\x01\x01\x12\x0f\n\x07\x63ontent\x18\x03 \x01(\t\x12%\n\x04mode\x18\x04 \x01(\x0e\x32\x17.taskplans.v1.WriteMode\x12\x1d\n\x10\x65xpected_version\x18\x05 \x01(\x04H\x01\x88\x01\x01\x12\x1d\n\x15\x61\x63knowledge_reduction\x18\x06 \x01(\x08\x12$\n\x06\x61uthor\x18\x07 \x01(\x0b\x32\x14.taskplans.v1.Author\x12\x17\n\nrequest_id\x18\x08 \x01(\tH\x02\x88\x01\x01\x42\x08\n\x06_titleB\x13\n\x11_expected_versionB\r\n\x0b_request_id\"w\n\x0fSavePlanRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x12\n\x05title\x18\x02 \x01(\tH\x00\x88\x01\x01\x12\x0f\n\x07\x63ontent\x18\x03 \x01(\t\x12$\n\x06\x61uthor\x18\x04 \x01(\x0b\x32\x14.taskplans.v1.AuthorB\x08\n\x06_title\"\xa8\x01\n\x11WritePlanResponse\x12 \n\x04plan\x18\x01 \x01(\x0b\x32\x12.taskplans.v1.Plan\x12/\n\x08revision\x18\x02 \x01(\x0b\x32\x1d.taskplans.v1.WrittenRevision\x12\x31\n\ntruncation\x18\x03 \x01(\x0b\x32\x18.taskplans.v1.TruncationH\x00\x88\x01\x01\x42\r\n\x0b_truncation\"X\n\x11\x44\x65letePlanRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x1d\n\x10\x65xpected_version\x18\x02 \x01(\x04H\x00\x88\x01\x01\x42\x13\n\x11_expected_version\"\x14\n\x12\x44\x65letePlanResponse\"R\n\x18ListPlanRevisionsRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"c\n\x19ListPlanRevisionsResponse\x12-\n\trevisions\x18\x01 \x03(\x0b\x32\x1a.taskplans.v1.PlanRevision\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\">\n\x16GetPlanRevisionRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x13\n\x0brevision_id\x18\x02 \x01(\t\"G\n\x17GetPlanRevisionResponse\x12,\n\x08revision\x18\x01 \x01(\x0b\x32\x1a.taskplans.v1.PlanRevision\"_\n\x11RevertPlanRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x13\n\x0brevision_id\x18\x02 \x01(\t\x12$\n\x06\x61uthor\x18\x03 \x01(\x0b\x32\x14.taskplans.v1.Author\"V\n MarkImplementationStartedRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\r\n\x05\x61\x63tor\x18\x03 \x01(\t\"E\n!MarkImplementationStartedResponse\x12 \n\x04plan\x18\x01 \x01(\x0b\x32\x12.taskplans.v1.Plan*p\n\rRestoreStatus\x12\x1e\n\x1aRESTORE_STATUS_UNSPECIFIED\x10\x00\x12\x1b\n\x17RESTORE_STATUS_RESTORED\x10\x01\x12\"\n\x1eRESTORE_STATUS_ALREADY_CURRENT\x10\x02\x32\xde\x07\n\x0bPlanService\x12\x46\n\x07GetPlan\x12\x1c.taskplans.v1.GetPlanRequest\x1a\x1d.taskplans.v1.GetPlanResponse\x12N\n\nCreatePlan\x12\x1f.taskplans.v1.CreatePlanRequest\x1a\x1f.taskplans.v1.WritePlanResponse\x12N\n\nUpdatePlan\x12\x1f.taskplans.v1.UpdatePlanRequest\x1a\x1f.taskplans.v1.WritePlanResponse\x12J\n\x08\x45\x64itPlan\x12\x1d.taskplans.v1.EditPlanRequest\x1a\x1f.taskplans.v1.WritePlanResponse\x12j\n\x13RestorePlanRevision\x12(.taskplans.v1.RestorePlanRevisionRequest\x1a).taskplans.v1.RestorePlanRevisionResponse\x12J\n\x08SavePlan\x12\x1d.taskplans.v1.SavePlanRequest\x1a\x1f.taskplans.v1.WritePlanResponse\x12O\n\nDeletePlan\x12\x1f.taskplans.v1.DeletePlanRequest\x1a .taskplans.v1.DeletePlanResponse\x12\x64\n\x11ListPlanRevisions\x12&.taskplans.v1.ListPlanRevisionsRequest\x1a\'.taskplans.v1.ListPlanRevisionsResponse\x12^\n\x0fGetPlanRevision\x12$.taskplans.v1.GetPlanRevisionRequest\x1a%.taskplans.v1.GetPlanRevisionResponse\x12N\n\nRevertPlan\x12\x1f.taskplans.v1.RevertPlanRequest\x1a\x1f.taskplans.v1.WritePlanResponse\x12|\n\x19MarkImplementationStarted\x12..taskplans.v1.MarkImplementationStartedRequest\x1a/.taskplans.v1.MarkImplementationStartedResponseBDZBgithub.com/taskplans/taskplans/clients/go/taskplans/v1;taskplansv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ftaskplans/v1/plan_service.proto\x12\x0ctaskplans.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17taskplans/v1/plan.proto\"\x93\x01\n\x0eGetPlanRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x13\n\x06offset\x18\x02 \x01(\rH\x00\x88\x01\x01\x12\x12\n\x05limit\x18\x03 \x01(\rH\x01\x88\x01\x01\x12\x1d\n\x10\x65xpected_version\x18\x04 \x01(\x04H\x02\x88\x01\x01\x42\t\n\x07_offsetB\x08\n\x06_limitB\x13\n\x11_expected_version\"\x99\x01\n\x0fGetPlanResponse\x12 \n\x04plan\x18\x01 \x01(\x0b\x32\x12.taskplans.v1.Plan\x12\x13\n\x0btotal_chars\x18\x02 \x01(\x04\x12\x13\n\x0btotal_bytes\x18\x03 \x01(\x04\x12\x18\n\x0bnext_offset\x18\x04 \x01(\x04H\x00\x88\x01\x01\x12\x10\n\x08has_more\x18\x05 \x01(\x08\x42\x0e\n\x0c_next_offset\"\xe7\x01\n\x0f\x45\x64itPlanRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x1d\n\x10\x65xpected_version\x18\x02 \x01(\x04H\x00\x88\x01\x01\x12\x10\n\x08old_text\x18\x03 \x01(\t\x12\x10\n\x08new_text\x18\x04 \x01(\t\x12\x1d\n\x15\x61\x63knowledge_reduction\x18\x05 \x01(\x08\x12$\n\x06\x61uthor\x18\x06 \x01(\x0b\x32\x14.taskplans.v1.Author\x12\x17\n\nrequest_id\x18\x07 \x01(\tH\x01\x88\x01\x01\x42\x13\n\x11_expected_versionB\r\n\x0b_request_id\"\xe7\x01\n\x1aRestorePlanRevisionRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x13\n\x0brevision_id\x18\x02 \x01(\t\x12\x1d\n\x10\x65xpected_version\x18\x03 \x01(\x04H\x00\x88\x01\x01\x12!\n\x19\x65xpected_revision_version\x18\x04 \x01(\t\x12$\n\x06\x61uthor\x18\x05 \x01(\x0b\x32\x14.taskplans.v1.Author\x12\x17\n\nrequest_id\x18\x06 \x01(\tH\x01\x88\x01\x01\x42\x13\n\x11_expected_versionB\r\n\x0b_request_id\"\xed\x01\n\x1bRestorePlanRevisionResponse\x12+\n\x06status\x18\x01 \x01(\x0e\x32\x1b.taskplans.v1.RestoreStatus\x12 \n\x04plan\x18\x02 \x01(\x0b\x32\x12.taskplans.v1.Plan\x12\x34\n\x08revision\x18\x03 \x01(\x0b\x32\x1d.taskplans.v1.WrittenRevisionH\x00\x88\x01\x01\x12\"\n\x15prior_revision_number\x18\x04 \x01(\x04H\x01\x88\x01\x01\x42\x0b\n\t_revisionB\x18\n\x16_prior_revision_number\"\x9b\x02\n\x11\x43reatePlanRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x12\n\x05title\x18\x02 \x01(\tH\x00\x88\x01\x01\x12\x0f\n\x07\x63ontent\x18\x03 \x01(\t\x12$\n\x06\x61uthor\x18\x04 \x01(\x0b\x32\x14.taskplans.v1.Author\x12\x1d\n\x10\x65xpected_version\x18\x05 \x01(\x04H\x01\x88\x01\x01\x12\x1d\n\x15\x61\x63knowledge_reduction\x18\x06 \x01(\x08\x12%\n\x04mode\x18\x07 \x01(\x0e\x32\x17.taskplans.v1.WriteMode\x12\x17\n\nrequest_id\x18\x08 \x01(\tH\x02\x88\x01\x01\x42\x08\n\x06_titleB\x13\n\x11_expected_versionB\r\n\x0b_request_id\"\x9b\x02\n\x11UpdatePlanRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x12\n\x05title\x18\x02 \x01(\tH\x00\x88\x01\x01\x12\x0f\n\x07\x63ontent\x18\x03 \x01(\t\x12%\n\x04mode\x18\x04 \x01(\x0e\x32\x17.taskplans.v1.WriteMode\x12\x1d\n\x10\x65xpected_version\x18\x05 \x01(\x04H\x01\x88\x01\x01\x12\x1d\n\x15\x61\x63knowledge_reduction\x18\x06 \x01(\x08\x12$\n\x06\x61uthor\x18\x07 \x01(\x0b\x32\x14.taskplans.v1.Author\x12\x17\n\nrequest_id\x18\x08 \x01(\tH\x02\x88\x01\x01\x42\x08\n\x06_titleB\x13\n\x11_expected_versionB\r\n\x0b_request_id\"w\n\x0fSavePlanRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x12\n\x05title\x18\x02 \x01(\tH\x00\x88\x01\x01\x12\x0f\n\x07\x63ontent\x18\x03 \x01(\t\x12$\n\x06\x61uthor\x18\x04 \x01(\x0b\x32\x14.taskplans.v1.AuthorB\x08\n\x06_title\"\xa8\x01\n\x11WritePlanResponse\x12 \n\x04plan\x18\x01 \x01(\x0b\x32\x12.taskplans.v1.Plan\x12/\n\x08revision\x18\x02 \x01(\x0b\x32\x1d.taskplans.v1.WrittenRevision\x12\x31\n\ntruncation\x18\x03 \x01(\x0b\x32\x18.taskplans.v1.TruncationH\x00\x88\x01\x01\x42\r\n\x0b_truncation\"X\n\x11\x44\x65letePlanRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x1d\n\x10\x65xpected_version\x18\x02 \x01(\x04H\x00\x88\x01\x01\x42\x13\n\x11_expected_version\"\x14\n\x12\x44\x65letePlanResponse\"R\n\x18ListPlanRevisionsRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"c\n\x19ListPlanRevisionsResponse\x12-\n\trevisions\x18\x01 \x03(\x0b\x32\x1a.taskplans.v1.PlanRevision\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\">\n\x16GetPlanRevisionRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x13\n\x0brevision_id\x18\x02 \x01(\t\"G\n\x17GetPlanRevisionResponse\x12,\n\x08revision\x18\x01 \x01(\x0b\x32\x1a.taskplans.v1.PlanRevision\"_\n\x11RevertPlanRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x13\n\x0brevision_id\x18\x02 \x01(\t\x12$\n\x06\x61uthor\x18\x03 \x01(\x0b\x32\x14.taskplans.v1.Author\"V\n MarkImplementationStartedRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\r\n\x05\x61\x63tor\x18\x03 \x01(\t\"E\n!MarkImplementationStartedResponse\x12 \n\x04plan\x18\x01 \x01(\x0b\x32\x12.taskplans.v1.Plan\"j\n\x10WatchPlanRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x1a\n\rafter_version\x18\x02 \x01(\x04H\x00\x88\x01\x01\x12\x17\n\x0finclude_content\x18\x03 \x01(\x08\x42\x10\n\x0e_after_version\"\xf5\x01\n\nPlanChange\x12*\n\x04kind\x18\x01 \x01(\x0e\x32\x1c.taskplans.v1.PlanChangeKind\x12 \n\x04plan\x18\x02 \x01(\x0b\x32\x12.taskplans.v1.Plan\x12\x34\n\x08revision\x18\x03 \x01(\x0b\x32\x1d.taskplans.v1.WrittenRevisionH\x00\x88\x01\x01\x12$\n\x06\x61uthor\x18\x04 \x01(\x0b\x32\x14.taskplans.v1.Author\x12\x30\n\x0c\x63ommitted_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x0b\n\t_revision*p\n\rRestoreStatus\x12\x1e\n\x1aRESTORE_STATUS_UNSPECIFIED\x10\x00\x12\x1b\n\x17RESTORE_STATUS_RESTORED\x10\x01\x12\"\n\x1eRESTORE_STATUS_ALREADY_CURRENT\x10\x02*\xf7\x01\n\x0ePlanChangeKind\x12 \n\x1cPLAN_CHANGE_KIND_UNSPECIFIED\x10\x00\x12\x1d\n\x19PLAN_CHANGE_KIND_SNAPSHOT\x10\x01\x12\x1c\n\x18PLAN_CHANGE_KIND_CREATED\x10\x02\x12\x1c\n\x18PLAN_CHANGE_KIND_UPDATED\x10\x03\x12\x1d\n\x19PLAN_CHANGE_KIND_REVERTED\x10\x04\x12\x1c\n\x18PLAN_CHANGE_KIND_DELETED\x10\x05\x12+\n\'PLAN_CHANGE_KIND_IMPLEMENTATION_STARTED\x10\x06\x32\xa7\x08\n\x0bPlanService\x12\x46\n\x07GetPlan\x12\x1c.taskplans.v1.GetPlanRequest\x1a\x1d.taskplans.v1.GetPlanResponse\x12N\n\nCreatePlan\x12\x1f.taskplans.v1.CreatePlanRequest\x1a\x1f.taskplans.v1.WritePlanResponse\x12N\n\nUpdatePlan\x12\x1f.taskplans.v1.UpdatePlanRequest\x1a\x1f.taskplans.v1.WritePlanResponse\x12J\n\x08\x45\x64itPlan\x12\x1d.taskplans.v1.EditPlanRequest\x1a\x1f.taskplans.v1.WritePlanResponse\x12j\n\x13RestorePlanRevision\x12(.taskplans.v1.RestorePlanRevisionRequest\x1a).taskplans.v1.RestorePlanRevisionResponse\x12J\n\x08SavePlan\x12\x1d.taskplans.v1.SavePlanRequest\x1a\x1f.taskplans.v1.WritePlanResponse\x12O\n\nDeletePlan\x12\x1f.taskplans.v1.DeletePlanRequest\x1a .taskplans.v1.DeletePlanResponse\x12\x64\n\x11ListPlanRevisions\x12&.taskplans.v1.ListPlanRevisionsRequest\x1a\'.taskplans.v1.ListPlanRevisionsResponse\x12^\n\x0fGetPlanRevision\x12$.taskplans.v1.GetPlanRevisionRequest\x1a%.taskplans.v1.GetPlanRevisionResponse\x12N\n\nRevertPlan\x12\x1f.taskplans.v1.RevertPlanRequest\x1a\x1f.taskplans.v1.WritePlanResponse\x12|\n\x19MarkImplementationStarted\x12..taskplans.v1.MarkImplementationStartedRequest\x1a/.taskplans.v1.MarkImplementationStartedResponse\x12G\n\tWatchPlan\x12\x1e.taskplans.v1.WatchPlanRequest\x1a\x18.taskplans.v1.PlanChange0\x01\x42\x44ZBgithub.com/taskplans/taskplans/clients/go/taskplans/v1;taskplansv1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,44 +34,50 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'taskplans.v1.plan_service_p
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'ZBgithub.com/taskplans/taskplans/clients/go/taskplans/v1;taskplansv1'
-  _globals['_RESTORESTATUS']._serialized_start=2642
-  _globals['_RESTORESTATUS']._serialized_end=2754
-  _globals['_GETPLANREQUEST']._serialized_start=75
-  _globals['_GETPLANREQUEST']._serialized_end=222
-  _globals['_GETPLANRESPONSE']._serialized_start=225
-  _globals['_GETPLANRESPONSE']._serialized_end=378
-  _globals['_EDITPLANREQUEST']._serialized_start=381
-  _globals['_EDITPLANREQUEST']._serialized_end=612
-  _globals['_RESTOREPLANREVISIONREQUEST']._serialized_start=615
-  _globals['_RESTOREPLANREVISIONREQUEST']._serialized_end=846
-  _globals['_RESTOREPLANREVISIONRESPONSE']._serialized_start=849
-  _globals['_RESTOREPLANREVISIONRESPONSE']._serialized_end=1086
-  _globals['_CREATEPLANREQUEST']._serialized_start=1089
-  _globals['_CREATEPLANREQUEST']._serialized_end=1372
-  _globals['_UPDATEPLANREQUEST']._serialized_start=1375
-  _globals['_UPDATEPLANREQUEST']._serialized_end=1658
-  _globals['_SAVEPLANREQUEST']._serialized_start=1660
-  _globals['_SAVEPLANREQUEST']._serialized_end=1779
-  _globals['_WRITEPLANRESPONSE']._serialized_start=1782
-  _globals['_WRITEPLANRESPONSE']._serialized_end=1950
-  _globals['_DELETEPLANREQUEST']._serialized_start=1952
-  _globals['_DELETEPLANREQUEST']._serialized_end=2040
-  _globals['_DELETEPLANRESPONSE']._serialized_start=2042
-  _globals['_DELETEPLANRESPONSE']._serialized_end=2062
-  _globals['_LISTPLANREVISIONSREQUEST']._serialized_start=2064
-  _globals['_LISTPLANREVISIONSREQUEST']._serialized_end=2146
-  _globals['_LISTPLANREVISIONSRESPONSE']._serialized_start=2148
-  _globals['_LISTPLANREVISIONSRESPONSE']._serialized_end=2247
-  _globals['_GETPLANREVISIONREQUEST']._serialized_start=2249
-  _globals['_GETPLANREVISIONREQUEST']._serialized_end=2311
-  _globals['_GETPLANREVISIONRESPONSE']._serialized_start=2313
-  _globals['_GETPLANREVISIONRESPONSE']._serialized_end=2384
-  _globals['_REVERTPLANREQUEST']._serialized_start=2386
-  _globals['_REVERTPLANREQUEST']._serialized_end=2481
-  _globals['_MARKIMPLEMENTATIONSTARTEDREQUEST']._serialized_start=2483
-  _globals['_MARKIMPLEMENTATIONSTARTEDREQUEST']._serialized_end=2569
-  _globals['_MARKIMPLEMENTATIONSTARTEDRESPONSE']._serialized_start=2571
-  _globals['_MARKIMPLEMENTATIONSTARTEDRESPONSE']._serialized_end=2640
-  _globals['_PLANSERVICE']._serialized_start=2757
-  _globals['_PLANSERVICE']._serialized_end=3747
+  _globals['_RESTORESTATUS']._serialized_start=3031
+  _globals['_RESTORESTATUS']._serialized_end=3143
+  _globals['_PLANCHANGEKIND']._serialized_start=3146
+  _globals['_PLANCHANGEKIND']._serialized_end=3393
+  _globals['_GETPLANREQUEST']._serialized_start=108
+  _globals['_GETPLANREQUEST']._serialized_end=255
+  _globals['_GETPLANRESPONSE']._serialized_start=258
+  _globals['_GETPLANRESPONSE']._serialized_end=411
+  _globals['_EDITPLANREQUEST']._serialized_start=414
+  _globals['_EDITPLANREQUEST']._serialized_end=645
+  _globals['_RESTOREPLANREVISIONREQUEST']._serialized_start=648
+  _globals['_RESTOREPLANREVISIONREQUEST']._serialized_end=879
+  _globals['_RESTOREPLANREVISIONRESPONSE']._serialized_start=882
+  _globals['_RESTOREPLANREVISIONRESPONSE']._serialized_end=1119
+  _globals['_CREATEPLANREQUEST']._serialized_start=1122
+  _globals['_CREATEPLANREQUEST']._serialized_end=1405
+  _globals['_UPDATEPLANREQUEST']._serialized_start=1408
+  _globals['_UPDATEPLANREQUEST']._serialized_end=1691
+  _globals['_SAVEPLANREQUEST']._serialized_start=1693
+  _globals['_SAVEPLANREQUEST']._serialized_end=1812
+  _globals['_WRITEPLANRESPONSE']._serialized_start=1815
+  _globals['_WRITEPLANRESPONSE']._serialized_end=1983
+  _globals['_DELETEPLANREQUEST']._serialized_start=1985
+  _globals['_DELETEPLANREQUEST']._serialized_end=2073
+  _globals['_DELETEPLANRESPONSE']._serialized_start=2075
+  _globals['_DELETEPLANRESPONSE']._serialized_end=2095
+  _globals['_LISTPLANREVISIONSREQUEST']._serialized_start=2097
+  _globals['_LISTPLANREVISIONSREQUEST']._serialized_end=2179
+  _globals['_LISTPLANREVISIONSRESPONSE']._serialized_start=2181
+  _globals['_LISTPLANREVISIONSRESPONSE']._serialized_end=2280
+  _globals['_GETPLANREVISIONREQUEST']._serialized_start=2282
+  _globals['_GETPLANREVISIONREQUEST']._serialized_end=2344
+  _globals['_GETPLANREVISIONRESPONSE']._serialized_start=2346
+  _globals['_GETPLANREVISIONRESPONSE']._serialized_end=2417
+  _globals['_REVERTPLANREQUEST']._serialized_start=2419
+  _globals['_REVERTPLANREQUEST']._serialized_end=2514
+  _globals['_MARKIMPLEMENTATIONSTARTEDREQUEST']._serialized_start=2516
+  _globals['_MARKIMPLEMENTATIONSTARTEDREQUEST']._serialized_end=2602
+  _globals['_MARKIMPLEMENTATIONSTARTEDRESPONSE']._serialized_start=2604
+  _globals['_MARKIMPLEMENTATIONSTARTEDRESPONSE']._serialized_end=2673
+  _globals['_WATCHPLANREQUEST']._serialized_start=2675
+  _globals['_WATCHPLANREQUEST']._serialized_end=2781
+  _globals['_PLANCHANGE']._serialized_start=2784
+  _globals['_PLANCHANGE']._serialized_end=3029
+  _globals['_PLANSERVICE']._serialized_start=3396
+  _globals['_PLANSERVICE']._serialized_end=4459
 # @@protoc_insertion_point(module_scope)

@@ -1,3 +1,4 @@
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from taskplans.v1 import plan_pb2 as _plan_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
@@ -12,9 +13,26 @@ class RestoreStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     RESTORE_STATUS_UNSPECIFIED: _ClassVar[RestoreStatus]
     RESTORE_STATUS_RESTORED: _ClassVar[RestoreStatus]
     RESTORE_STATUS_ALREADY_CURRENT: _ClassVar[RestoreStatus]
+
+class PlanChangeKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    PLAN_CHANGE_KIND_UNSPECIFIED: _ClassVar[PlanChangeKind]
+    PLAN_CHANGE_KIND_SNAPSHOT: _ClassVar[PlanChangeKind]
+    PLAN_CHANGE_KIND_CREATED: _ClassVar[PlanChangeKind]
+    PLAN_CHANGE_KIND_UPDATED: _ClassVar[PlanChangeKind]
+    PLAN_CHANGE_KIND_REVERTED: _ClassVar[PlanChangeKind]
+    PLAN_CHANGE_KIND_DELETED: _ClassVar[PlanChangeKind]
+    PLAN_CHANGE_KIND_IMPLEMENTATION_STARTED: _ClassVar[PlanChangeKind]
 RESTORE_STATUS_UNSPECIFIED: RestoreStatus
 RESTORE_STATUS_RESTORED: RestoreStatus
 RESTORE_STATUS_ALREADY_CURRENT: RestoreStatus
+PLAN_CHANGE_KIND_UNSPECIFIED: PlanChangeKind
+PLAN_CHANGE_KIND_SNAPSHOT: PlanChangeKind
+PLAN_CHANGE_KIND_CREATED: PlanChangeKind
+PLAN_CHANGE_KIND_UPDATED: PlanChangeKind
+PLAN_CHANGE_KIND_REVERTED: PlanChangeKind
+PLAN_CHANGE_KIND_DELETED: PlanChangeKind
+PLAN_CHANGE_KIND_IMPLEMENTATION_STARTED: PlanChangeKind
 
 class GetPlanRequest(_message.Message):
     __slots__ = ("task_id", "offset", "limit", "expected_version")
@@ -219,3 +237,27 @@ class MarkImplementationStartedResponse(_message.Message):
     PLAN_FIELD_NUMBER: _ClassVar[int]
     plan: _plan_pb2.Plan
     def __init__(self, plan: _Optional[_Union[_plan_pb2.Plan, _Mapping]] = ...) -> None: ...
+
+class WatchPlanRequest(_message.Message):
+    __slots__ = ("task_id", "after_version", "include_content")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    AFTER_VERSION_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_CONTENT_FIELD_NUMBER: _ClassVar[int]
+    task_id: str
+    after_version: int
+    include_content: bool
+    def __init__(self, task_id: _Optional[str] = ..., after_version: _Optional[int] = ..., include_content: bool = ...) -> None: ...
+
+class PlanChange(_message.Message):
+    __slots__ = ("kind", "plan", "revision", "author", "committed_at")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    PLAN_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    AUTHOR_FIELD_NUMBER: _ClassVar[int]
+    COMMITTED_AT_FIELD_NUMBER: _ClassVar[int]
+    kind: PlanChangeKind
+    plan: _plan_pb2.Plan
+    revision: _plan_pb2.WrittenRevision
+    author: _plan_pb2.Author
+    committed_at: _timestamp_pb2.Timestamp
+    def __init__(self, kind: _Optional[_Union[PlanChangeKind, str]] = ..., plan: _Optional[_Union[_plan_pb2.Plan, _Mapping]] = ..., revision: _Optional[_Union[_plan_pb2.WrittenRevision, _Mapping]] = ..., author: _Optional[_Union[_plan_pb2.Author, _Mapping]] = ..., committed_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...

@@ -111,6 +111,11 @@ class PlanServiceStub(object):
                 request_serializer=taskplans_dot_v1_dot_plan__service__pb2.MarkImplementationStartedRequest.SerializeToString,
                 response_deserializer=taskplans_dot_v1_dot_plan__service__pb2.MarkImplementationStartedResponse.FromString,
                 _registered_method=True)
+        self.WatchPlan = channel.unary_stream(
+                '/taskplans.v1.PlanService/WatchPlan',
+                request_serializer=taskplans_dot_v1_dot_plan__service__pb2.WatchPlanRequest.SerializeToString,
+                response_deserializer=taskplans_dot_v1_dot_plan__service__pb2.PlanChange.FromString,
+                _registered_method=True)
 
 
 class PlanServiceServicer(object):
@@ -266,6 +271,37 @@ class PlanServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def WatchPlan(self, request, context):
+        """Streams the changes of a task's plan, gap-free across replicas and reconnects.
+
+        Without after_version the first message is a SNAPSHOT of the current plan (no plan when the task
+        has none or it was deleted), then every change committed after it. With after_version = V:
+        every change whose plan.version is greater than V, in version order, then live ones; read a plan
+        with GetPlan at version V and watch after V, and nothing between the read and the watch is missed.
+        A resume from V does not replay the IMPLEMENTATION_STARTED change of version V (that change does
+        not change the version): resume from the last version you received and ignore nothing.
+
+        Every committed write produces exactly one change, in version order; a rejected or rolled-back
+        write produces none, and so does a restore that answers ALREADY_CURRENT. The kandev events of
+        one write (AC-TASKS-PLAN-APPEND-005.4) map onto one change: "plan created/updated, then revision
+        created" is one CREATED or UPDATED change whose revision is the revision created or coalesced
+        into; a revert or restore ("plan updated, revision created, plan reverted") is one REVERTED
+        change. An append and the replace that commits the same content produce equal changes.
+
+        The stream never ends on its own while the task exists; the server sends HTTP/2 keepalive pings
+        so that idle streams survive proxies, and honours the call deadline. Errors: the reach check of
+        GetPlan at start (PERMISSION_DENIED TASK_NOT_REACHABLE, discloses nothing), NOT_FOUND
+        TASK_NOT_FOUND (at start, or later when the task is deleted), OUT_OF_RANGE
+        WATCH_HISTORY_EXPIRED (after_version is older than the retained change history, or newer than
+        the plan: re-read the plan and watch after its version), RESOURCE_EXHAUSTED WATCH_TOO_SLOW (the
+        client read too slowly and its buffer filled; ErrorInfo.metadata["resume_after_version"] is the
+        version to resume after), UNAVAILABLE WATCH_DRAINING (the replica is shutting down; resume on
+        another with the last version received).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_PlanServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -323,6 +359,11 @@ def add_PlanServiceServicer_to_server(servicer, server):
                     servicer.MarkImplementationStarted,
                     request_deserializer=taskplans_dot_v1_dot_plan__service__pb2.MarkImplementationStartedRequest.FromString,
                     response_serializer=taskplans_dot_v1_dot_plan__service__pb2.MarkImplementationStartedResponse.SerializeToString,
+            ),
+            'WatchPlan': grpc.unary_stream_rpc_method_handler(
+                    servicer.WatchPlan,
+                    request_deserializer=taskplans_dot_v1_dot_plan__service__pb2.WatchPlanRequest.FromString,
+                    response_serializer=taskplans_dot_v1_dot_plan__service__pb2.PlanChange.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -644,6 +685,33 @@ class PlanService(object):
             '/taskplans.v1.PlanService/MarkImplementationStarted',
             taskplans_dot_v1_dot_plan__service__pb2.MarkImplementationStartedRequest.SerializeToString,
             taskplans_dot_v1_dot_plan__service__pb2.MarkImplementationStartedResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WatchPlan(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/taskplans.v1.PlanService/WatchPlan',
+            taskplans_dot_v1_dot_plan__service__pb2.WatchPlanRequest.SerializeToString,
+            taskplans_dot_v1_dot_plan__service__pb2.PlanChange.FromString,
             options,
             channel_credentials,
             insecure,

@@ -11,13 +11,16 @@ import {
   type ChannelCredentials,
   Client,
   type ClientOptions,
+  type ClientReadableStream,
   type ClientUnaryCall,
+  type handleServerStreamingCall,
   type handleUnaryCall,
   makeGenericClientConstructor,
   type Metadata,
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
+import { Timestamp } from "../../google/protobuf/timestamp";
 import {
   Author,
   Plan,
@@ -71,6 +74,77 @@ export function restoreStatusToJSON(object: RestoreStatus): string {
     case RestoreStatus.RESTORE_STATUS_ALREADY_CURRENT:
       return "RESTORE_STATUS_ALREADY_CURRENT";
     case RestoreStatus.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+/** What a PlanChange reports. */
+export enum PlanChangeKind {
+  /** PLAN_CHANGE_KIND_UNSPECIFIED - Never sent. */
+  PLAN_CHANGE_KIND_UNSPECIFIED = 0,
+  /** PLAN_CHANGE_KIND_SNAPSHOT - The plan as it was when the watch started (first message of a watch without after_version). */
+  PLAN_CHANGE_KIND_SNAPSHOT = 1,
+  /** PLAN_CHANGE_KIND_CREATED - CreatePlan, or an editor save or agent create that created the plan (also after a delete). */
+  PLAN_CHANGE_KIND_CREATED = 2,
+  /** PLAN_CHANGE_KIND_UPDATED - A replace, append or edit by an agent, or an editor save, of an existing plan. */
+  PLAN_CHANGE_KIND_UPDATED = 3,
+  /** PLAN_CHANGE_KIND_REVERTED - RevertPlan or RestorePlanRevision (a new revision marked revert_of_revision_id). */
+  PLAN_CHANGE_KIND_REVERTED = 4,
+  /** PLAN_CHANGE_KIND_DELETED - DeletePlan; plan is the deleted plan with its new version (the tombstone's). */
+  PLAN_CHANGE_KIND_DELETED = 5,
+  /** PLAN_CHANGE_KIND_IMPLEMENTATION_STARTED - MarkImplementationStarted set the marker (only the first mark); the version does not change. */
+  PLAN_CHANGE_KIND_IMPLEMENTATION_STARTED = 6,
+  UNRECOGNIZED = -1,
+}
+
+export function planChangeKindFromJSON(object: any): PlanChangeKind {
+  switch (object) {
+    case 0:
+    case "PLAN_CHANGE_KIND_UNSPECIFIED":
+      return PlanChangeKind.PLAN_CHANGE_KIND_UNSPECIFIED;
+    case 1:
+    case "PLAN_CHANGE_KIND_SNAPSHOT":
+      return PlanChangeKind.PLAN_CHANGE_KIND_SNAPSHOT;
+    case 2:
+    case "PLAN_CHANGE_KIND_CREATED":
+      return PlanChangeKind.PLAN_CHANGE_KIND_CREATED;
+    case 3:
+    case "PLAN_CHANGE_KIND_UPDATED":
+      return PlanChangeKind.PLAN_CHANGE_KIND_UPDATED;
+    case 4:
+    case "PLAN_CHANGE_KIND_REVERTED":
+      return PlanChangeKind.PLAN_CHANGE_KIND_REVERTED;
+    case 5:
+    case "PLAN_CHANGE_KIND_DELETED":
+      return PlanChangeKind.PLAN_CHANGE_KIND_DELETED;
+    case 6:
+    case "PLAN_CHANGE_KIND_IMPLEMENTATION_STARTED":
+      return PlanChangeKind.PLAN_CHANGE_KIND_IMPLEMENTATION_STARTED;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return PlanChangeKind.UNRECOGNIZED;
+  }
+}
+
+export function planChangeKindToJSON(object: PlanChangeKind): string {
+  switch (object) {
+    case PlanChangeKind.PLAN_CHANGE_KIND_UNSPECIFIED:
+      return "PLAN_CHANGE_KIND_UNSPECIFIED";
+    case PlanChangeKind.PLAN_CHANGE_KIND_SNAPSHOT:
+      return "PLAN_CHANGE_KIND_SNAPSHOT";
+    case PlanChangeKind.PLAN_CHANGE_KIND_CREATED:
+      return "PLAN_CHANGE_KIND_CREATED";
+    case PlanChangeKind.PLAN_CHANGE_KIND_UPDATED:
+      return "PLAN_CHANGE_KIND_UPDATED";
+    case PlanChangeKind.PLAN_CHANGE_KIND_REVERTED:
+      return "PLAN_CHANGE_KIND_REVERTED";
+    case PlanChangeKind.PLAN_CHANGE_KIND_DELETED:
+      return "PLAN_CHANGE_KIND_DELETED";
+    case PlanChangeKind.PLAN_CHANGE_KIND_IMPLEMENTATION_STARTED:
+      return "PLAN_CHANGE_KIND_IMPLEMENTATION_STARTED";
+    case PlanChangeKind.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
   }
@@ -353,6 +427,47 @@ export interface MarkImplementationStartedRequest {
 export interface MarkImplementationStartedResponse {
   /** The plan with its (first) implementation-started marker, content included. */
   plan?: Plan | undefined;
+}
+
+/** Request of PlanService.WatchPlan. */
+export interface WatchPlanRequest {
+  /** Task whose plan to watch. */
+  taskId: string;
+  /**
+   * Resume point: stream every change whose plan.version is greater than this, then live ones. Absent:
+   * start with a SNAPSHOT of the current plan.
+   */
+  afterVersion?:
+    | number
+    | undefined;
+  /**
+   * Send each change's plan with its content (the content after that change). Without it plans carry
+   * only their sizes.
+   */
+  includeContent: boolean;
+}
+
+/** One committed change of a task's plan (or the snapshot a watch starts with). */
+export interface PlanChange {
+  /** What happened. */
+  kind: PlanChangeKind;
+  /**
+   * The plan after the change; content only with include_content. Absent in a SNAPSHOT of a task
+   * without a plan.
+   */
+  plan?:
+    | Plan
+    | undefined;
+  /** The revision the change wrote or coalesced into (CREATED, UPDATED, REVERTED). */
+  revision?:
+    | WrittenRevision
+    | undefined;
+  /** Who made the change (for DELETED and IMPLEMENTATION_STARTED: the caller or actor). */
+  author?:
+    | Author
+    | undefined;
+  /** When the change committed (for a SNAPSHOT: when the plan was read). */
+  committedAt?: Date | undefined;
 }
 
 function createBaseGetPlanRequest(): GetPlanRequest {
@@ -2579,6 +2694,260 @@ export const MarkImplementationStartedResponse: MessageFns<MarkImplementationSta
   },
 };
 
+function createBaseWatchPlanRequest(): WatchPlanRequest {
+  return { taskId: "", afterVersion: undefined, includeContent: false };
+}
+
+export const WatchPlanRequest: MessageFns<WatchPlanRequest> = {
+  encode(message: WatchPlanRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.taskId !== "") {
+      writer.uint32(10).string(message.taskId);
+    }
+    if (message.afterVersion !== undefined) {
+      writer.uint32(16).uint64(message.afterVersion);
+    }
+    if (message.includeContent !== false) {
+      writer.uint32(24).bool(message.includeContent);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WatchPlanRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWatchPlanRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.taskId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.afterVersion = longToNumber(reader.uint64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.includeContent = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WatchPlanRequest {
+    return {
+      taskId: isSet(object.taskId)
+        ? globalThis.String(object.taskId)
+        : isSet(object.task_id)
+        ? globalThis.String(object.task_id)
+        : "",
+      afterVersion: isSet(object.afterVersion)
+        ? globalThis.Number(object.afterVersion)
+        : isSet(object.after_version)
+        ? globalThis.Number(object.after_version)
+        : undefined,
+      includeContent: isSet(object.includeContent)
+        ? globalThis.Boolean(object.includeContent)
+        : isSet(object.include_content)
+        ? globalThis.Boolean(object.include_content)
+        : false,
+    };
+  },
+
+  toJSON(message: WatchPlanRequest): unknown {
+    const obj: any = {};
+    if (message.taskId !== "") {
+      obj.taskId = message.taskId;
+    }
+    if (message.afterVersion !== undefined) {
+      obj.afterVersion = Math.round(message.afterVersion);
+    }
+    if (message.includeContent !== false) {
+      obj.includeContent = message.includeContent;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<WatchPlanRequest>, I>>(base?: I): WatchPlanRequest {
+    return WatchPlanRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<WatchPlanRequest>, I>>(object: I): WatchPlanRequest {
+    const message = createBaseWatchPlanRequest();
+    message.taskId = object.taskId ?? "";
+    message.afterVersion = object.afterVersion ?? undefined;
+    message.includeContent = object.includeContent ?? false;
+    return message;
+  },
+};
+
+function createBasePlanChange(): PlanChange {
+  return { kind: 0, plan: undefined, revision: undefined, author: undefined, committedAt: undefined };
+}
+
+export const PlanChange: MessageFns<PlanChange> = {
+  encode(message: PlanChange, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.kind !== 0) {
+      writer.uint32(8).int32(message.kind);
+    }
+    if (message.plan !== undefined) {
+      Plan.encode(message.plan, writer.uint32(18).fork()).join();
+    }
+    if (message.revision !== undefined) {
+      WrittenRevision.encode(message.revision, writer.uint32(26).fork()).join();
+    }
+    if (message.author !== undefined) {
+      Author.encode(message.author, writer.uint32(34).fork()).join();
+    }
+    if (message.committedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.committedAt), writer.uint32(42).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PlanChange {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePlanChange();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.kind = reader.int32() as any;
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.plan = Plan.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.revision = WrittenRevision.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.author = Author.decode(reader, reader.uint32());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.committedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PlanChange {
+    return {
+      kind: isSet(object.kind) ? planChangeKindFromJSON(object.kind) : 0,
+      plan: isSet(object.plan) ? Plan.fromJSON(object.plan) : undefined,
+      revision: isSet(object.revision) ? WrittenRevision.fromJSON(object.revision) : undefined,
+      author: isSet(object.author) ? Author.fromJSON(object.author) : undefined,
+      committedAt: isSet(object.committedAt)
+        ? fromJsonTimestamp(object.committedAt)
+        : isSet(object.committed_at)
+        ? fromJsonTimestamp(object.committed_at)
+        : undefined,
+    };
+  },
+
+  toJSON(message: PlanChange): unknown {
+    const obj: any = {};
+    if (message.kind !== 0) {
+      obj.kind = planChangeKindToJSON(message.kind);
+    }
+    if (message.plan !== undefined) {
+      obj.plan = Plan.toJSON(message.plan);
+    }
+    if (message.revision !== undefined) {
+      obj.revision = WrittenRevision.toJSON(message.revision);
+    }
+    if (message.author !== undefined) {
+      obj.author = Author.toJSON(message.author);
+    }
+    if (message.committedAt !== undefined) {
+      obj.committedAt = message.committedAt.toISOString();
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<PlanChange>, I>>(base?: I): PlanChange {
+    return PlanChange.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<PlanChange>, I>>(object: I): PlanChange {
+    const message = createBasePlanChange();
+    message.kind = object.kind ?? 0;
+    message.plan = (object.plan !== undefined && object.plan !== null) ? Plan.fromPartial(object.plan) : undefined;
+    message.revision = (object.revision !== undefined && object.revision !== null)
+      ? WrittenRevision.fromPartial(object.revision)
+      : undefined;
+    message.author = (object.author !== undefined && object.author !== null)
+      ? Author.fromPartial(object.author)
+      : undefined;
+    message.committedAt = object.committedAt ?? undefined;
+    return message;
+  },
+};
+
 /**
  * Stores each task's markdown plan with a numbered revision history.
  *
@@ -2798,6 +3167,42 @@ export const PlanServiceService = {
     responseDeserialize: (value: Buffer): MarkImplementationStartedResponse =>
       MarkImplementationStartedResponse.decode(value),
   },
+  /**
+   * Streams the changes of a task's plan, gap-free across replicas and reconnects.
+   *
+   * Without after_version the first message is a SNAPSHOT of the current plan (no plan when the task
+   * has none or it was deleted), then every change committed after it. With after_version = V:
+   * every change whose plan.version is greater than V, in version order, then live ones; read a plan
+   * with GetPlan at version V and watch after V, and nothing between the read and the watch is missed.
+   * A resume from V does not replay the IMPLEMENTATION_STARTED change of version V (that change does
+   * not change the version): resume from the last version you received and ignore nothing.
+   *
+   * Every committed write produces exactly one change, in version order; a rejected or rolled-back
+   * write produces none, and so does a restore that answers ALREADY_CURRENT. The kandev events of
+   * one write (AC-TASKS-PLAN-APPEND-005.4) map onto one change: "plan created/updated, then revision
+   * created" is one CREATED or UPDATED change whose revision is the revision created or coalesced
+   * into; a revert or restore ("plan updated, revision created, plan reverted") is one REVERTED
+   * change. An append and the replace that commits the same content produce equal changes.
+   *
+   * The stream never ends on its own while the task exists; the server sends HTTP/2 keepalive pings
+   * so that idle streams survive proxies, and honours the call deadline. Errors: the reach check of
+   * GetPlan at start (PERMISSION_DENIED TASK_NOT_REACHABLE, discloses nothing), NOT_FOUND
+   * TASK_NOT_FOUND (at start, or later when the task is deleted), OUT_OF_RANGE
+   * WATCH_HISTORY_EXPIRED (after_version is older than the retained change history, or newer than
+   * the plan: re-read the plan and watch after its version), RESOURCE_EXHAUSTED WATCH_TOO_SLOW (the
+   * client read too slowly and its buffer filled; ErrorInfo.metadata["resume_after_version"] is the
+   * version to resume after), UNAVAILABLE WATCH_DRAINING (the replica is shutting down; resume on
+   * another with the last version received).
+   */
+  watchPlan: {
+    path: "/taskplans.v1.PlanService/WatchPlan" as const,
+    requestStream: false as const,
+    responseStream: true as const,
+    requestSerialize: (value: WatchPlanRequest): Buffer => Buffer.from(WatchPlanRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): WatchPlanRequest => WatchPlanRequest.decode(value),
+    responseSerialize: (value: PlanChange): Buffer => Buffer.from(PlanChange.encode(value).finish()),
+    responseDeserialize: (value: Buffer): PlanChange => PlanChange.decode(value),
+  },
 } as const;
 
 export interface PlanServiceServer extends UntypedServiceImplementation {
@@ -2896,6 +3301,34 @@ export interface PlanServiceServer extends UntypedServiceImplementation {
    * change. Errors: NOT_FOUND TASK_NOT_FOUND, NOT_FOUND PLAN_NOT_FOUND.
    */
   markImplementationStarted: handleUnaryCall<MarkImplementationStartedRequest, MarkImplementationStartedResponse>;
+  /**
+   * Streams the changes of a task's plan, gap-free across replicas and reconnects.
+   *
+   * Without after_version the first message is a SNAPSHOT of the current plan (no plan when the task
+   * has none or it was deleted), then every change committed after it. With after_version = V:
+   * every change whose plan.version is greater than V, in version order, then live ones; read a plan
+   * with GetPlan at version V and watch after V, and nothing between the read and the watch is missed.
+   * A resume from V does not replay the IMPLEMENTATION_STARTED change of version V (that change does
+   * not change the version): resume from the last version you received and ignore nothing.
+   *
+   * Every committed write produces exactly one change, in version order; a rejected or rolled-back
+   * write produces none, and so does a restore that answers ALREADY_CURRENT. The kandev events of
+   * one write (AC-TASKS-PLAN-APPEND-005.4) map onto one change: "plan created/updated, then revision
+   * created" is one CREATED or UPDATED change whose revision is the revision created or coalesced
+   * into; a revert or restore ("plan updated, revision created, plan reverted") is one REVERTED
+   * change. An append and the replace that commits the same content produce equal changes.
+   *
+   * The stream never ends on its own while the task exists; the server sends HTTP/2 keepalive pings
+   * so that idle streams survive proxies, and honours the call deadline. Errors: the reach check of
+   * GetPlan at start (PERMISSION_DENIED TASK_NOT_REACHABLE, discloses nothing), NOT_FOUND
+   * TASK_NOT_FOUND (at start, or later when the task is deleted), OUT_OF_RANGE
+   * WATCH_HISTORY_EXPIRED (after_version is older than the retained change history, or newer than
+   * the plan: re-read the plan and watch after its version), RESOURCE_EXHAUSTED WATCH_TOO_SLOW (the
+   * client read too slowly and its buffer filled; ErrorInfo.metadata["resume_after_version"] is the
+   * version to resume after), UNAVAILABLE WATCH_DRAINING (the replica is shutting down; resume on
+   * another with the last version received).
+   */
+  watchPlan: handleServerStreamingCall<WatchPlanRequest, PlanChange>;
 }
 
 export interface PlanServiceClient extends Client {
@@ -3148,6 +3581,39 @@ export interface PlanServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: MarkImplementationStartedResponse) => void,
   ): ClientUnaryCall;
+  /**
+   * Streams the changes of a task's plan, gap-free across replicas and reconnects.
+   *
+   * Without after_version the first message is a SNAPSHOT of the current plan (no plan when the task
+   * has none or it was deleted), then every change committed after it. With after_version = V:
+   * every change whose plan.version is greater than V, in version order, then live ones; read a plan
+   * with GetPlan at version V and watch after V, and nothing between the read and the watch is missed.
+   * A resume from V does not replay the IMPLEMENTATION_STARTED change of version V (that change does
+   * not change the version): resume from the last version you received and ignore nothing.
+   *
+   * Every committed write produces exactly one change, in version order; a rejected or rolled-back
+   * write produces none, and so does a restore that answers ALREADY_CURRENT. The kandev events of
+   * one write (AC-TASKS-PLAN-APPEND-005.4) map onto one change: "plan created/updated, then revision
+   * created" is one CREATED or UPDATED change whose revision is the revision created or coalesced
+   * into; a revert or restore ("plan updated, revision created, plan reverted") is one REVERTED
+   * change. An append and the replace that commits the same content produce equal changes.
+   *
+   * The stream never ends on its own while the task exists; the server sends HTTP/2 keepalive pings
+   * so that idle streams survive proxies, and honours the call deadline. Errors: the reach check of
+   * GetPlan at start (PERMISSION_DENIED TASK_NOT_REACHABLE, discloses nothing), NOT_FOUND
+   * TASK_NOT_FOUND (at start, or later when the task is deleted), OUT_OF_RANGE
+   * WATCH_HISTORY_EXPIRED (after_version is older than the retained change history, or newer than
+   * the plan: re-read the plan and watch after its version), RESOURCE_EXHAUSTED WATCH_TOO_SLOW (the
+   * client read too slowly and its buffer filled; ErrorInfo.metadata["resume_after_version"] is the
+   * version to resume after), UNAVAILABLE WATCH_DRAINING (the replica is shutting down; resume on
+   * another with the last version received).
+   */
+  watchPlan(request: WatchPlanRequest, options?: Partial<CallOptions>): ClientReadableStream<PlanChange>;
+  watchPlan(
+    request: WatchPlanRequest,
+    metadata?: Metadata,
+    options?: Partial<CallOptions>,
+  ): ClientReadableStream<PlanChange>;
 }
 
 export const PlanServiceClient = makeGenericClientConstructor(
@@ -3170,6 +3636,28 @@ export type DeepPartial<T> = T extends Builtin ? T
 type KeysOfUnion<T> = T extends T ? keyof T : never;
 export type Exact<P, I extends P> = P extends Builtin ? P
   : P & { [K in keyof P]: Exact<P[K], I[K]> } & { [K in Exclude<keyof I, KeysOfUnion<P>>]: never };
+
+function toTimestamp(date: Date): Timestamp {
+  const seconds = Math.trunc(date.getTime() / 1_000);
+  const nanos = (date.getTime() % 1_000) * 1_000_000;
+  return { seconds, nanos };
+}
+
+function fromTimestamp(t: Timestamp): Date {
+  let millis = (t.seconds || 0) * 1_000;
+  millis += (t.nanos || 0) / 1_000_000;
+  return new globalThis.Date(millis);
+}
+
+function fromJsonTimestamp(o: any): Date {
+  if (o instanceof globalThis.Date) {
+    return o;
+  } else if (typeof o === "string") {
+    return new globalThis.Date(o);
+  } else {
+    return fromTimestamp(Timestamp.fromJSON(o));
+  }
+}
 
 function longToNumber(int64: { toString(): string }): number {
   const num = globalThis.Number(int64.toString());

@@ -1,0 +1,77 @@
+import { Redis } from "ioredis";
+import type { Logger } from "pino";
+import { changeMessage, parseChangeMessage, redisKeys } from "../locking/redis-keys";
+import type { ChangeNotifier } from "../plans/events";
+import type { ChangeKey } from "../storage/records";
+import type { ChangeHub } from "./change-hub";
+
+/** Carries change notifications to the hubs of every replica. */
+export interface ChangeBus extends ChangeNotifier {
+  close(): Promise<void>;
+}
+
+/** One replica (embedded mode): notifications go straight to the local hub. */
+export function localChangeBus(hub: ChangeHub): ChangeBus {
+  return {
+    changed: (taskId, key) => hub.notify(taskId, key),
+    close: async () => undefined,
+  };
+}
+
+/**
+ * Notifications over Redis pub/sub: published on every node and heard from every node (one
+ * subscription per replica, whatever the number of watchers), so a node down loses nothing while
+ * another is up. The local hub hears its own replica's changes at once. A lost message only delays
+ * delivery until the hub's next poll.
+ */
+export function redisChangeBus(
+  hub: ChangeHub,
+  settings: { urls: readonly string[]; keyPrefix: string },
+  logger: Logger,
+): ChangeBus {
+  const channel = redisKeys(settings.keyPrefix).changes();
+  const options = {
+    connectTimeout: 2_000,
+    disconnectTimeout: 200,
+    retryStrategy: (n: number) => Math.min(n * 100, 1_000),
+  };
+  const publishers = settings.urls.map(
+    (url) => new Redis(url, { ...options, enableOfflineQueue: false, maxRetriesPerRequest: 1 }),
+  );
+  const subscribers = settings.urls.map((url) => {
+    const subscriber = new Redis(url, { ...options, autoResubscribe: false });
+    subscriber.on("message", (_channel: string, message: string) => {
+      const parsed = parseChangeMessage(message);
+      if (parsed) hub.notify(parsed.taskId, parsed.key);
+    });
+    // Subscribes on every (re)connection, like the lock's channels (see RedlockTaskLock).
+    subscriber.on("ready", () => void subscriber.subscribe(channel).catch(() => undefined));
+    return subscriber;
+  });
+  for (const client of [...publishers, ...subscribers]) client.on("error", () => undefined);
+  let warned = false;
+  return {
+    changed(taskId: string, key: ChangeKey | null) {
+      hub.notify(taskId, key);
+      const message = changeMessage(taskId, key);
+      for (const publisher of publishers) {
+        publisher.publish(channel, message).catch((error: unknown) => {
+          if (!warned)
+            logger.warn({ err: error }, "change notification not published (watchers catch up by polling)");
+          warned = true;
+        });
+      }
+    },
+    async close() {
+      await Promise.all(
+        [...publishers, ...subscribers].map(async (client) => {
+          await Promise.race([
+            client.quit().catch(() => undefined),
+            new Promise((r) => setTimeout(r, 500).unref()),
+          ]);
+          client.disconnect();
+        }),
+      );
+    },
+  };
+}

@@ -1,0 +1,220 @@
+import type { Logger } from "pino";
+import { compareChangeKeys } from "../plans/changes";
+import type { ChangeKey, StoredChange } from "../storage/records";
+
+/** What the hub reads: the change history (implemented by PlanStore). */
+export interface ChangeSource {
+  readChanges(taskId: string, after: ChangeKey, limit: number, withContent: boolean): Promise<StoredChange[]>;
+  /** For each given task that exists: its newest change key (null when it has none). */
+  watchedTaskStates(taskIds: readonly string[]): Promise<Map<string, ChangeKey | null>>;
+}
+
+/** One stream's end of a subscription. */
+export interface ChangeSubscriber {
+  /** Whether the changes it receives must carry the plan content. */
+  readonly withContent: boolean;
+  /** Receives the next change, in key order, each exactly once. Must not throw or block. */
+  deliver(change: StoredChange): void;
+  /** The subscription ended: the task was deleted, reading failed, or the hub closed. */
+  end(reason: SubscriptionEnd): void;
+}
+
+/** Why the hub ended a subscription. */
+export type SubscriptionEnd =
+  | { readonly kind: "task-deleted" }
+  | { readonly kind: "read-failed"; readonly error: unknown }
+  | { readonly kind: "closing" };
+
+/** A subscription, to cancel it. */
+export interface Subscription {
+  cancel(): void;
+}
+
+interface Watch {
+  readonly subscriber: ChangeSubscriber;
+  /** Key of the last change delivered (or the start position). */
+  position: ChangeKey;
+  /** Changes the feed read while this watch was still catching up on its own; null once live. */
+  pending: StoredChange[] | null;
+  ended: boolean;
+}
+
+/** The watches of one task: one reader of the change history serves them all. */
+interface Feed {
+  readonly taskId: string;
+  readonly watches: Set<Watch>;
+  /** Key of the last change the feed read; null until a watch finished catching up. */
+  cursor: ChangeKey | null;
+  reading: boolean;
+  /** A notification came in while reading: read again. */
+  dirty: boolean;
+}
+
+const PAGE = 100;
+
+/**
+ * Fans committed changes out to every watch of this replica. Per task, one feed reads the change
+ * history after its cursor when a notification (local or from another replica) or the periodic poll
+ * says there is more, and hands each change to every watch; a new watch first reads its own way up
+ * from its resume point, buffering what the feed reads meanwhile. The change history is the source
+ * of truth: notifications only say when to read, so a lost one delays delivery until the next poll.
+ */
+export class ChangeHub {
+  private readonly feeds = new Map<string, Feed>();
+  private readonly poller: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(
+    private readonly source: ChangeSource,
+    private readonly logger: Logger,
+    pollIntervalMs: number,
+  ) {
+    this.poller = setInterval(() => void this.poll(), pollIntervalMs);
+    this.poller.unref();
+  }
+
+  /** Number of live watches (for metrics and tests). */
+  get watchCount(): number {
+    let count = 0;
+    for (const feed of this.feeds.values()) count += feed.watches.size;
+    return count;
+  }
+
+  /** Watches `taskId` from `after` (exclusive): every change after it, in order, exactly once. */
+  watch(taskId: string, after: ChangeKey, subscriber: ChangeSubscriber): Subscription {
+    if (this.closed) {
+      subscriber.end({ kind: "closing" });
+      return { cancel: () => undefined };
+    }
+    let feed = this.feeds.get(taskId);
+    if (!feed) {
+      feed = { taskId, watches: new Set(), cursor: null, reading: false, dirty: false };
+      this.feeds.set(taskId, feed);
+    }
+    const watch: Watch = { subscriber, position: after, pending: [], ended: false };
+    feed.watches.add(watch);
+    void this.catchUp(feed, watch);
+    return { cancel: () => this.remove(feed, watch) };
+  }
+
+  /**
+   * A change of `taskId` committed (key null: something committed that has no change of its own,
+   * such as a task delete). Watched tasks read their history; others are ignored.
+   */
+  notify(taskId: string, key: ChangeKey | null): void {
+    const feed = this.feeds.get(taskId);
+    if (!feed) return;
+    if (key !== null && feed.cursor !== null && compareChangeKeys(key, feed.cursor) <= 0) return;
+    void this.read(feed, key === null);
+  }
+
+  /** Ends every watch (draining for shutdown) and stops polling. */
+  close(): void {
+    this.closed = true;
+    clearInterval(this.poller);
+    for (const feed of [...this.feeds.values()]) this.endAll(feed, { kind: "closing" });
+  }
+
+  // Reads the history from the watch's own position until it is exhausted and has reached the
+  // feed's cursor (everything up to it is committed), then delivers what the feed read meanwhile
+  // (each change after the position) and goes live.
+  private async catchUp(feed: Feed, watch: Watch): Promise<void> {
+    try {
+      for (;;) {
+        const { taskId, cursor } = feed;
+        const page = await this.source.readChanges(
+          taskId,
+          watch.position,
+          PAGE,
+          watch.subscriber.withContent,
+        );
+        if (watch.ended) return;
+        for (const change of page) this.deliver(watch, change);
+        const reachedFeed = cursor === null || compareChangeKeys(watch.position, cursor) >= 0;
+        if (page.length < PAGE && reachedFeed) break;
+      }
+    } catch (error) {
+      this.end(feed, watch, { kind: "read-failed", error });
+      return;
+    }
+    const pending = watch.pending ?? [];
+    watch.pending = null;
+    for (const change of pending) this.deliver(watch, change);
+    if (feed.cursor === null) {
+      feed.cursor = watch.position;
+      if (feed.dirty) void this.read(feed, false);
+    }
+  }
+
+  private async read(feed: Feed, checkExists: boolean): Promise<void> {
+    if (feed.reading || feed.cursor === null) {
+      feed.dirty = true;
+      return;
+    }
+    feed.reading = true;
+    try {
+      let sawChange = false;
+      do {
+        feed.dirty = false;
+        const withContent = [...feed.watches].some((w) => w.subscriber.withContent);
+        const page = await this.source.readChanges(feed.taskId, feed.cursor, PAGE, withContent);
+        for (const change of page) {
+          feed.cursor = { version: change.version, step: change.step };
+          for (const watch of feed.watches) {
+            if (watch.pending) watch.pending.push(change);
+            else this.deliver(watch, change);
+          }
+        }
+        sawChange ||= page.length > 0;
+        if (page.length === PAGE) feed.dirty = true;
+      } while (feed.dirty && feed.watches.size > 0);
+      if (checkExists && !sawChange) {
+        const states = await this.source.watchedTaskStates([feed.taskId]);
+        if (!states.has(feed.taskId)) this.endAll(feed, { kind: "task-deleted" });
+      }
+    } catch (error) {
+      this.logger.warn({ taskId: feed.taskId, err: error }, "reading plan changes failed");
+      this.endAll(feed, { kind: "read-failed", error });
+    } finally {
+      feed.reading = false;
+    }
+  }
+
+  // The safety net for lost notifications: one query for every watched task.
+  private async poll(): Promise<void> {
+    const feeds = [...this.feeds.values()].filter((feed) => feed.cursor !== null);
+    if (feeds.length === 0) return;
+    try {
+      const states = await this.source.watchedTaskStates(feeds.map((feed) => feed.taskId));
+      for (const feed of feeds) {
+        if (!states.has(feed.taskId)) this.endAll(feed, { kind: "task-deleted" });
+        const newest = states.get(feed.taskId);
+        if (newest && feed.cursor && compareChangeKeys(newest, feed.cursor) > 0) void this.read(feed, false);
+      }
+    } catch (error) {
+      this.logger.warn({ err: error }, "polling watched plans failed");
+    }
+  }
+
+  private deliver(watch: Watch, change: StoredChange): void {
+    if (watch.ended || compareChangeKeys(change, watch.position) <= 0) return;
+    watch.position = { version: change.version, step: change.step };
+    watch.subscriber.deliver(change);
+  }
+
+  private endAll(feed: Feed, reason: SubscriptionEnd): void {
+    for (const watch of [...feed.watches]) this.end(feed, watch, reason);
+  }
+
+  private end(feed: Feed, watch: Watch, reason: SubscriptionEnd): void {
+    if (watch.ended) return;
+    this.remove(feed, watch);
+    watch.subscriber.end(reason);
+  }
+
+  private remove(feed: Feed, watch: Watch): void {
+    watch.ended = true;
+    feed.watches.delete(watch);
+    if (feed.watches.size === 0 && this.feeds.get(feed.taskId) === feed) this.feeds.delete(feed.taskId);
+  }
+}

@@ -1,0 +1,95 @@
+import type { Caller } from "../auth/caller";
+import { afterSnapshot, afterVersion, checkResumable } from "../plans/changes";
+import { PlanError, planErrors } from "../plans/errors";
+import { translated, translateFailure } from "../plans/failures";
+import { reachableTask } from "../plans/reach";
+import { requireId } from "../plans/validate";
+import type { PlanStore } from "../storage/plan-store";
+import type { ChangeKey, HeadRecord, StoredChange } from "../storage/records";
+import type { ChangeHub, Subscription, SubscriptionEnd } from "./change-hub";
+
+/** What a watch sends: the snapshot it starts with (without after_version), then changes. */
+export type WatchMessage =
+  | { readonly kind: "snapshot"; readonly plan: HeadRecord | null; readonly at: Date }
+  | { readonly kind: "change"; readonly change: StoredChange };
+
+/** The stream a watch writes to. */
+export interface WatchStream {
+  send(message: WatchMessage): void;
+  /** Ends the stream with an error (a PlanError, or anything else as INTERNAL). */
+  fail(error: unknown): void;
+}
+
+/** A WatchPlan request, decoded. */
+export interface WatchRequest {
+  readonly taskId: string;
+  readonly afterVersion?: number | undefined;
+  readonly includeContent: boolean;
+}
+
+/**
+ * WatchPlan: reach check (exactly as GetPlan), resume point (a snapshot, or after_version checked
+ * against the retained history), then the hub's changes. Each change's version is checked to follow
+ * the last one sent, so a gap (history pruned during the catch-up) ends the stream instead of
+ * passing unseen.
+ */
+export class WatchService {
+  constructor(
+    private readonly store: PlanStore,
+    private readonly hub: ChangeHub,
+    private readonly clock: () => Date = () => new Date(),
+  ) {}
+
+  async watch(caller: Caller, request: WatchRequest, stream: WatchStream): Promise<Subscription> {
+    const taskId = requireId("task_id", request.taskId);
+    await reachableTask(this.store, caller, taskId);
+    let position: ChangeKey;
+    if (request.afterVersion !== undefined) {
+      const after = request.afterVersion;
+      const [head, oldest] = await translated(() =>
+        Promise.all([this.store.getHead(taskId), this.store.oldestChangeVersion(taskId)]),
+      );
+      checkResumable(after, head?.version ?? 0, oldest);
+      position = afterVersion(after);
+    } else {
+      const head = await translated(() => this.store.getHead(taskId));
+      stream.send({ kind: "snapshot", plan: head && !head.deleted ? head : null, at: this.clock() });
+      position = afterSnapshot(head);
+    }
+    let last = position.version;
+    let subscription: Subscription | null = null;
+    let gap: PlanError | null = null;
+    subscription = this.hub.watch(taskId, position, {
+      withContent: request.includeContent,
+      deliver: (change) => {
+        if (gap) return;
+        const follows = change.step === 0 ? change.version === last + 1 : change.version === last;
+        if (!follows) {
+          gap = planErrors.watchHistoryExpired(last, change.version);
+          subscription?.cancel();
+          stream.fail(gap);
+          return;
+        }
+        last = change.version;
+        stream.send({ kind: "change", change });
+      },
+      end: (reason) => stream.fail(endError(reason, taskId, last)),
+    });
+    return subscription;
+  }
+}
+
+function endError(reason: SubscriptionEnd, taskId: string, lastVersion: number): unknown {
+  switch (reason.kind) {
+    case "task-deleted":
+      return planErrors.taskNotFound(taskId);
+    case "closing":
+      return planErrors.watchDraining(lastVersion);
+    case "read-failed":
+      try {
+        return translateFailure(reason.error);
+      } catch (unknown) {
+        return unknown;
+      }
+  }
+}

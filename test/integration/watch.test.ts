@@ -1,0 +1,284 @@
+import { AuthorKind, WriteMode } from "../../clients/ts/src/generated/taskplans/v1/plan";
+import { type PlanChange, PlanChangeKind } from "../../clients/ts/src/generated/taskplans/v1/plan_service";
+import { connect, rpcError } from "../harness/rpc";
+import { startStallProxy } from "../harness/stall-proxy";
+import { DIALECTS, startTestApp, type TestApp } from "../harness/test-app";
+import { Watcher } from "../harness/watcher";
+
+const K = PlanChangeKind;
+const APPEND = WriteMode.WRITE_MODE_APPEND;
+
+/** Every kind of write once, with what each must produce; returns the versions written. */
+async function everyKindOfWrite(app: TestApp, taskId: string): Promise<void> {
+  await app.plans.createPlan({ taskId, content: "# Plan\n\nfirst" }); // v1 CREATED
+  await app.plans.updatePlan({ taskId, content: "# Plan\n\nsecond", expectedVersion: 1 }); // v2
+  await app.plans.updatePlan({ taskId, content: "more", mode: APPEND }); // v3
+  await app.plans.editPlan({ taskId, oldText: "more", newText: "extra", expectedVersion: 3 }); // v4
+  await app.plans.savePlan({ taskId, content: "# Plan\n\nby a person" }); // v5
+  const revisions = (await app.plans.listPlanRevisions({ taskId, pageSize: 100 })).revisions;
+  const first = revisions[revisions.length - 1];
+  await app.plans.revertPlan({ taskId, revisionId: first?.id }); // v6 REVERTED
+  const source = (await app.plans.getPlanRevision({ taskId, revisionId: revisions[0]?.id })).revision;
+  await app.plans.restorePlanRevision({
+    taskId,
+    revisionId: source?.id,
+    expectedVersion: 6,
+    expectedRevisionVersion: source?.revisionVersion,
+  }); // v7 REVERTED
+  await app.plans.markImplementationStarted({ taskId, sessionId: "session-1", actor: "ci" }); // v7 mark
+  await app.plans.markImplementationStarted({ taskId, sessionId: "session-2", actor: "ci" }); // nothing
+  // Rejected writes and an already-current restore produce nothing.
+  await rpcError(app.plans.updatePlan({ taskId, content: "stale", expectedVersion: 1 }));
+  await rpcError(app.plans.updatePlan({ taskId, content: "   ", mode: APPEND }));
+  const current = (await app.plans.getPlanRevision({ taskId, revisionId: source?.id })).revision;
+  await app.plans.restorePlanRevision({
+    taskId,
+    revisionId: source?.id,
+    expectedVersion: 7,
+    expectedRevisionVersion: current?.revisionVersion,
+  });
+  await app.plans.deletePlan({ taskId }); // v8 DELETED
+}
+
+const EXPECTED_KINDS = [
+  [K.PLAN_CHANGE_KIND_CREATED, 1],
+  [K.PLAN_CHANGE_KIND_UPDATED, 2],
+  [K.PLAN_CHANGE_KIND_UPDATED, 3],
+  [K.PLAN_CHANGE_KIND_UPDATED, 4],
+  [K.PLAN_CHANGE_KIND_UPDATED, 5],
+  [K.PLAN_CHANGE_KIND_REVERTED, 6],
+  [K.PLAN_CHANGE_KIND_REVERTED, 7],
+  [K.PLAN_CHANGE_KIND_IMPLEMENTATION_STARTED, 7],
+  [K.PLAN_CHANGE_KIND_DELETED, 8],
+];
+
+const kinds = (changes: readonly PlanChange[]) => changes.map((c) => [c.kind, c.plan?.version]);
+
+describe.each(DIALECTS)("WatchPlan on %s", (dialect) => {
+  let app: TestApp;
+  beforeAll(async () => {
+    // No coalescing, so that every write has its own revision to check against.
+    app = await startTestApp(dialect, { env: { PLAN_COALESCE_WINDOW_MS: "0" } });
+  });
+  afterAll(() => app.stop());
+
+  it("starts with a snapshot, then streams one change per committed write of every kind, and nothing for rejected ones", async () => {
+    const taskId = await app.newTask();
+    const watcher = new Watcher(app.plans.watchPlan({ taskId, includeContent: true }));
+    const [snapshot] = await watcher.received(1);
+    expect(snapshot?.kind).toBe(K.PLAN_CHANGE_KIND_SNAPSHOT);
+    expect(snapshot?.plan).toBeUndefined();
+    await everyKindOfWrite(app, taskId);
+    const changes = (await watcher.received(1 + EXPECTED_KINDS.length)).slice(1);
+    expect(kinds(changes)).toEqual(EXPECTED_KINDS);
+    // Each content write's change carries the revision it wrote, as the history lists it.
+    const listed = (await app.plans.listPlanRevisions({ taskId, pageSize: 100 })).revisions.reverse();
+    const written = changes.filter((c) => c.revision !== undefined);
+    expect(written.map((c) => [c.revision?.id, c.revision?.number])).toEqual(
+      listed.map((r) => [r.id, r.revisionNumber]),
+    );
+    for (const [i, change] of written.entries()) {
+      const revision = (await app.plans.getPlanRevision({ taskId, revisionId: change.revision?.id }))
+        .revision;
+      expect(change.plan?.content).toBe(revision?.content);
+      expect(change.plan?.contentBytes).toBe(revision?.contentBytes);
+      expect(change.revision?.coalesced).toBe(false);
+      // Save (4) and revert (5) are the editor's; the restore (6) is an agent's.
+      expect(change.author?.kind).toBe(
+        i === 4 || i === 5 ? AuthorKind.AUTHOR_KIND_USER : AuthorKind.AUTHOR_KIND_AGENT,
+      );
+    }
+    const mark = changes[7];
+    expect(mark?.plan?.implementationStartedSessionId).toBe("session-1");
+    expect(mark?.plan?.content).toBe(changes[6]?.plan?.content);
+    expect(changes[8]?.plan?.content).toBe("");
+    // Nothing more arrives for the rejected writes: the next write is the next message.
+    await app.plans.createPlan({ taskId, content: "again" });
+    const [next] = (await watcher.received(2 + EXPECTED_KINDS.length)).slice(-1);
+    expect([next?.kind, next?.plan?.version]).toEqual([K.PLAN_CHANGE_KIND_CREATED, 9]);
+    watcher.cancel();
+  });
+
+  it("without include_content plans carry sizes only; the snapshot is the current plan", async () => {
+    const taskId = await app.newTask();
+    await app.plans.createPlan({ taskId, content: "twelve chars" });
+    const watcher = new Watcher(app.plans.watchPlan({ taskId }));
+    await app.plans.updatePlan({ taskId, content: "tail", mode: APPEND });
+    const [snapshot, appended] = await watcher.received(2);
+    expect(snapshot).toMatchObject({
+      kind: K.PLAN_CHANGE_KIND_SNAPSHOT,
+      plan: { version: 1, content: "", contentChars: 12 },
+    });
+    expect(appended).toMatchObject({
+      kind: K.PLAN_CHANGE_KIND_UPDATED,
+      plan: { version: 2, content: "", contentChars: 18 },
+    });
+    watcher.cancel();
+  });
+
+  it("an append and the replace that commits the same content produce equal changes (AC-TASKS-PLAN-APPEND-005.4)", async () => {
+    const [a, b] = [await app.newTask(), await app.newTask()];
+    await app.plans.createPlan({ taskId: a, content: "base" });
+    await app.plans.createPlan({ taskId: b, content: "base" });
+    const [wa, wb] = [a, b].map(
+      (taskId) => new Watcher(app.plans.watchPlan({ taskId, afterVersion: 1, includeContent: true })),
+    );
+    await app.plans.updatePlan({ taskId: a, content: "added", mode: APPEND });
+    await app.plans.updatePlan({ taskId: b, content: "base\n\nadded", expectedVersion: 1 });
+    const [ca, cb] = [(await wa!.received(1))[0], (await wb!.received(1))[0]];
+    const comparable = (c: PlanChange | undefined) => ({
+      kind: c?.kind,
+      author: c?.author,
+      plan: { ...c?.plan, taskId: "", createdAt: undefined, updatedAt: undefined },
+      revision: { number: c?.revision?.number, coalesced: c?.revision?.coalesced },
+    });
+    expect(comparable(ca)).toEqual(comparable(cb));
+    expect(ca?.plan?.content).toBe("base\n\nadded");
+    wa!.cancel();
+    wb!.cancel();
+  });
+
+  it("a resume after version V streams exactly the tail of the full sequence, without V's implementation mark", async () => {
+    const taskId = await app.newTask();
+    const full = new Watcher(app.plans.watchPlan({ taskId, includeContent: true }));
+    await full.received(1);
+    await everyKindOfWrite(app, taskId);
+    const all = (await full.received(1 + EXPECTED_KINDS.length)).slice(1);
+    for (const after of [0, 3, 6, 7]) {
+      const resumed = new Watcher(app.plans.watchPlan({ taskId, afterVersion: after, includeContent: true }));
+      const tail = all.filter((c) => (c.plan?.version ?? 0) > after);
+      expect(await resumed.received(tail.length)).toEqual(tail);
+      resumed.cancel();
+    }
+    // Resuming at the newest version waits for live changes.
+    const live = new Watcher(app.plans.watchPlan({ taskId, afterVersion: 8 }));
+    await app.plans.createPlan({ taskId, content: "live" });
+    expect(kinds(await live.received(1))).toEqual([[K.PLAN_CHANGE_KIND_CREATED, 9]]);
+    full.cancel();
+    live.cancel();
+  });
+
+  it("a snapshot taken between a write and its implementation mark is followed by the mark", async () => {
+    const taskId = await app.newTask();
+    await app.plans.createPlan({ taskId, content: "x" });
+    const watcher = new Watcher(app.plans.watchPlan({ taskId }));
+    await watcher.received(1);
+    await app.plans.markImplementationStarted({ taskId, sessionId: "s", actor: "a" });
+    expect(kinds(await watcher.received(2))).toEqual([
+      [K.PLAN_CHANGE_KIND_SNAPSHOT, 1],
+      [K.PLAN_CHANGE_KIND_IMPLEMENTATION_STARTED, 1],
+    ]);
+    watcher.cancel();
+  });
+
+  it("a missing task is NOT_FOUND TASK_NOT_FOUND; a resume point ahead of the plan is OUT_OF_RANGE WATCH_HISTORY_EXPIRED", async () => {
+    const missing = new Watcher(app.plans.watchPlan({ taskId: "no-such-task" }));
+    expect(await missing.ended()).toMatchObject({ code: 5, reason: "TASK_NOT_FOUND" });
+    const taskId = await app.newTask();
+    await app.plans.createPlan({ taskId, content: "x" });
+    const ahead = new Watcher(app.plans.watchPlan({ taskId, afterVersion: 5 }));
+    const end = await ahead.ended();
+    expect(end).toMatchObject({ code: 11, reason: "WATCH_HISTORY_EXPIRED" });
+    expect(end.metadata.next_action).toMatch(/GetPlan/);
+    expect(ahead.changes).toEqual([]);
+  });
+
+  it("a deleted task ends its streams with NOT_FOUND TASK_NOT_FOUND", async () => {
+    const taskId = await app.newTask();
+    const watcher = new Watcher(app.plans.watchPlan({ taskId }));
+    await watcher.received(1);
+    await app.tasks.deleteTask({ taskId });
+    expect(await watcher.ended()).toMatchObject({ code: 5, reason: "TASK_NOT_FOUND" });
+  });
+
+  it("honours the call deadline", async () => {
+    const taskId = await app.newTask();
+    const watcher = new Watcher(app.plans.watchPlan({ taskId }, { timeoutMs: 500 }));
+    expect((await watcher.ended()).code).toBe(4);
+    expect(watcher.changes.map((c) => c.kind)).toEqual([K.PLAN_CHANGE_KIND_SNAPSHOT]);
+  });
+});
+
+describe("WatchPlan retention, slow clients and draining (SQLite)", () => {
+  it("a resume from before the retained history is OUT_OF_RANGE WATCH_HISTORY_EXPIRED with a resume hint", async () => {
+    const app = await startTestApp("sqlite", {
+      env: {
+        PLAN_CHANGES_MAX_VERSIONS: "3",
+        PLAN_CHANGES_PRUNE_INTERVAL_MS: "100",
+        PLAN_COALESCE_WINDOW_MS: "0",
+      },
+    });
+    try {
+      const taskId = await app.newTask();
+      await app.plans.createPlan({ taskId, content: "v1" });
+      for (let v = 2; v <= 6; v++)
+        await app.plans.updatePlan({ taskId, content: `v${v}`, expectedVersion: v - 1 });
+      // Pruned to the newest 3 versions (4, 5, 6): a resume after 3 still works, after 2 does not.
+      const oldest = async () => {
+        const w = new Watcher(app.plans.watchPlan({ taskId, afterVersion: 2 }));
+        const end = await Promise.race([w.ended(), w.received(4).then(() => null)]);
+        w.cancel();
+        return end;
+      };
+      let expired = await oldest();
+      for (let i = 0; expired === null && i < 100; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expired = await oldest();
+      }
+      expect(expired).toMatchObject({ code: 11, reason: "WATCH_HISTORY_EXPIRED" });
+      const ok = new Watcher(app.plans.watchPlan({ taskId, afterVersion: 3 }));
+      expect((await ok.received(3)).map((c) => c.plan?.version)).toEqual([4, 5, 6]);
+      ok.cancel();
+    } finally {
+      await app.stop();
+    }
+  });
+
+  it("a client that does not read ends RESOURCE_EXHAUSTED WATCH_TOO_SLOW after what was queued; writers are not held up", async () => {
+    const app = await startTestApp("sqlite", { env: { PLAN_WATCH_STREAM_BUFFER: "4" } });
+    const proxy = await startStallProxy(app.port);
+    const watching = connect(proxy.port);
+    try {
+      const taskId = await app.newTask();
+      await app.plans.createPlan({ taskId, content: "x" });
+      const watcher = new Watcher(
+        watching.plans.watchPlan({ taskId, afterVersion: 1, includeContent: true }),
+      );
+      await app.plans.savePlan({ taskId, content: "first" });
+      await watcher.received(1);
+      proxy.stall();
+      // Enough to fill the socket buffers between the server and the stalled reader, then the stream's.
+      const big = "y".repeat(250_000);
+      let version = 2;
+      while (watcher.end === null && version < 400) {
+        version += 1;
+        await app.plans.savePlan({ taskId, content: `${version}${big}` });
+        if (version % 20 === 0) await app.plans.getPlan({ taskId, limit: 1 }); // the server is not held up
+      }
+      proxy.flow();
+      const end = await watcher.ended();
+      expect([end.code, end.reason]).toEqual([8, "WATCH_TOO_SLOW"]);
+      const versions = watcher.versions();
+      expect(versions).toEqual(versions.map((_, i) => i + 2));
+      expect(versions.length).toBeLessThan(version - 1);
+      expect(Number(end.metadata.resume_after_version)).toBe(versions[versions.length - 1]);
+      expect((await app.plans.getPlan({ taskId })).plan?.version).toBe(version);
+    } finally {
+      watching.close();
+      await proxy.close();
+      await app.stop();
+    }
+  });
+
+  it("stopping a replica ends its streams UNAVAILABLE WATCH_DRAINING with the version to resume after", async () => {
+    const app = await startTestApp("sqlite");
+    const taskId = await app.newTask();
+    await app.plans.createPlan({ taskId, content: "x" });
+    const watcher = new Watcher(app.plans.watchPlan({ taskId }));
+    await watcher.received(1);
+    const stopping = app.stop();
+    const end = await watcher.ended();
+    await stopping;
+    expect([end.code, end.reason, end.metadata.resume_after_version]).toEqual([14, "WATCH_DRAINING", "1"]);
+  });
+});
