@@ -4,6 +4,8 @@ import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { createDatabase, type MariaDb, startMariaDb } from "../harness/mariadb";
 import { checkHistory, type TaskHistory } from "../harness/jepsen/checker";
+import { ResumingWatcher } from "../harness/jepsen/resuming-watcher";
+import { checkWatch } from "../harness/jepsen/watch-check";
 import { startWorkload, type Workload } from "../harness/jepsen/workload";
 import { createPodNetwork, type Pod, type PodNetwork } from "../harness/pod-network";
 import { type RedisNode, startRedisNodes } from "../harness/redis";
@@ -163,8 +165,10 @@ async function runScenario(
     PLAN_LOCK_LEASE_MS: String(LEASE_MS),
     PLAN_LOCK_WAIT_MS: "3000",
     PLAN_HEALTH_INTERVAL_MS: "200",
+    PLAN_WATCH_POLL_INTERVAL_MS: "500", // notifications may be lost to the faults
   };
   const replicas: Replica[] = [];
+  const watchers: ResumingWatcher[] = [];
   try {
     for (let i = 0; i < 3; i++) replicas.push(await startReplica(env, logDir, pods[i] ?? null));
     const setup = connect(replicas[0]?.port ?? 0, undefined, replicas[0]?.host);
@@ -174,6 +178,8 @@ async function runScenario(
       await setup.plans.createPlan({ taskId, content: "# Plan\nstatus: 0\n" });
     }
     setup.close();
+    // A watcher per task, resuming on the next replica whenever its stream ends (and every 50 changes).
+    for (const taskId of taskIds) watchers.push(new ResumingWatcher(replicas, taskId, 1));
     const workload = startWorkload({
       ports: replicas.map((r) => r.port),
       hosts: replicas.map((r) => r.host),
@@ -188,6 +194,14 @@ async function runScenario(
     const history = await workload.done();
     const tasks = await Promise.all(taskIds.map((taskId) => readTask(databaseUrl, taskId)));
     const summary = checkHistory(history, tasks);
+    let watched = 0;
+    for (const [i, task] of tasks.entries()) {
+      const watcher = watchers[i] as ResumingWatcher;
+      await watcher.reach(task.head.version);
+      await watcher.stop();
+      watched += checkWatch(watcher.received, task, history, 1);
+    }
+    const watchSessions = watchers.map((w) => w.describe()).join("; ");
     const reasons = new Map<string, number>();
     for (const op of history.filter((o) => o.outcome !== "ok"))
       reasons.set(op.reason ?? "", (reasons.get(op.reason ?? "") ?? 0) + 1);
@@ -197,12 +211,14 @@ async function runScenario(
       `[fault scenario] ${name}: ${summary.operations} ops, ${summary.ok} ok, ${summary.failed} failed ` +
         `(${leaseLost} WRITE_CONFLICT: lease lost or row-lock conflict), ` +
         `${summary.unknown} unknown (${summary.unknownApplied} of them applied), ${summary.revisions} revisions checked; ` +
-        `${evidence}; non-ok reasons: ${JSON.stringify(Object.fromEntries(reasons))}`,
+        `${evidence}; non-ok reasons: ${JSON.stringify(Object.fromEntries(reasons))}; ` +
+        `watchers received ${watched} changes, each committed version once, in order (${watchSessions})`,
     );
     expect(summary.operations).toBe(OPERATIONS);
     expect(summary.ok).toBeGreaterThan(OPERATIONS / 2);
     if (options.requireLeaseLost) expect(leaseLost).toBeGreaterThan(0);
   } finally {
+    for (const watcher of watchers) await watcher.stop();
     for (const replica of replicas) await replica.stop();
     for (const node of nodes) await node.stop();
     rmSync(logDir, { recursive: true, force: true });

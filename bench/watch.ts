@@ -1,0 +1,154 @@
+/**
+ * Benchmark (not a test): WatchPlan fan-out across replicas. MariaDB with durable commits, 3 Redis
+ * nodes, two replica processes: 1,000 watchers (10 per task, 100 tasks) on replica A, writes through
+ * replica B. Prints delivery latency from commit to receipt at 100 writes/s, writer throughput
+ * (16 in flight) with and without the watchers in the same run, and each replica's RSS.
+ *
+ *   npm run bench:watch
+ *   BENCH_WATCHERS=1000 BENCH_SECONDS=20 npm run bench:watch
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type PlanChange, WriteMode } from "../clients/ts/src";
+import { createDatabase, startMariaDb } from "../test/harness/mariadb";
+import { startRedisNodes } from "../test/harness/redis";
+import { type Replica, startReplica } from "../test/harness/replica";
+import { type Clients, connect } from "../test/harness/rpc";
+
+const WATCHERS = Number(process.env.BENCH_WATCHERS ?? 1000);
+const TASKS = 100;
+const RATE = 100; // writes per second in the latency phase
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
+const THROUGHPUT_WRITES = Number(process.env.BENCH_THROUGHPUT_WRITES ?? 3000);
+const IN_FLIGHT = 16;
+const CHANNELS = 10;
+
+const quantile = (values: readonly number[], q: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+};
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Resident and peak resident memory of a process, in MB (from /proc). */
+function memoryMb(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+  return { rss: kb("VmRSS") / 1024, peak: kb("VmHWM") / 1024 };
+}
+
+const append = (client: Clients, taskId: string, i: number) =>
+  client.plans.updatePlan({
+    taskId,
+    content: `- step ${i}: ${"x".repeat(80)}`,
+    mode: WriteMode.WRITE_MODE_APPEND,
+  });
+
+/** Appends `count` times over the tasks, `IN_FLIGHT` at once; returns appends per second. */
+async function throughput(client: Clients, tasks: readonly string[], count: number): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      while (next < count) {
+        const i = next++;
+        await append(client, tasks[i % tasks.length] as string, i);
+      }
+    }),
+  );
+  return count / ((performance.now() - started) / 1000);
+}
+
+async function main(): Promise<void> {
+  const logDir = mkdtempSync(join(tmpdir(), "taskplans-bench-watch-"));
+  const mariadb = await startMariaDb({ durable: true });
+  const nodes = await startRedisNodes(3);
+  const replicas: Replica[] = [];
+  const clients: Clients[] = [];
+  try {
+    await createDatabase(mariadb.port, "bench_watch");
+    const env = {
+      PLAN_DATABASE_URL: mariadb.urlFor("bench_watch"),
+      PLAN_REDIS_URLS: nodes.map((n) => n.url).join(","),
+      PLAN_COALESCE_WINDOW_MS: "300000",
+    };
+    const watched = await startReplica(env, logDir);
+    const writing = await startReplica({ ...env, PLAN_MIGRATE_ON_START: "false" }, logDir);
+    replicas.push(watched, writing);
+    const writer = connect(writing.port);
+    clients.push(writer);
+    const tasks = Array.from({ length: TASKS }, (_, i) => `bench-watch-${i}`);
+    for (const taskId of tasks) {
+      await writer.tasks.createTask({ taskId, workspaceId: "ws" });
+      await writer.plans.createPlan({ taskId, content: "# Plan" });
+    }
+
+    const baseline = await throughput(writer, tasks, THROUGHPUT_WRITES);
+
+    // Watchers: each records when it received which version (commit time is the change's committed_at).
+    const channels = Array.from({ length: CHANNELS }, () => connect(watched.port));
+    clients.push(...channels);
+    const latencies: number[] = [];
+    let measuring = false;
+    let received = 0;
+    const streams = Array.from({ length: WATCHERS }, (_, i) => {
+      const taskId = tasks[i % TASKS] as string;
+      const stream = (channels[i % CHANNELS] as Clients).plans.watchPlan({ taskId });
+      stream.on("data", (change: PlanChange) => {
+        received += 1;
+        if (measuring && change.committedAt) latencies.push(Date.now() - change.committedAt.getTime());
+      });
+      stream.on("error", () => undefined);
+      return stream;
+    });
+    while (received < WATCHERS) await sleep(20); // every snapshot arrived: all watchers are live
+
+    // Latency phase: RATE writes per second through the other replica.
+    measuring = true;
+    const total = RATE * SECONDS;
+    const started = performance.now();
+    const pending: Promise<unknown>[] = [];
+    for (let i = 0; i < total; i++) {
+      const due = started + (i * 1000) / RATE;
+      const wait = due - performance.now();
+      if (wait > 0) await sleep(wait);
+      pending.push(append(writer, tasks[i % TASKS] as string, i));
+    }
+    await Promise.all(pending);
+    const achieved = total / ((performance.now() - started) / 1000);
+    const expected = total * (WATCHERS / TASKS);
+    const deadline = Date.now() + 10_000;
+    while (latencies.length < expected && Date.now() < deadline) await sleep(20);
+    measuring = false;
+
+    const withWatchers = await throughput(writer, tasks, THROUGHPUT_WRITES);
+    const memory = { watched: memoryMb(watched.pid), writing: memoryMb(writing.pid) };
+    for (const stream of streams) stream.cancel();
+
+    const p50 = quantile(latencies, 0.5);
+    const p99 = quantile(latencies, 0.99);
+    const ratio = withWatchers / baseline;
+    const maxRss = Math.max(memory.watched.peak, memory.writing.peak);
+    const lines = [
+      `watch bench: ${WATCHERS} watchers on ${TASKS} tasks (replica A), writes through replica B, MariaDB durable, 3 Redis nodes`,
+      `latency phase: ${total} appends at ${RATE}/s (achieved ${achieved.toFixed(1)}/s); ${latencies.length} of ${expected} deliveries`,
+      `delivery latency, commit to receipt: p50 ${p50} ms, p99 ${p99} ms (target p99 <= 100 ms: ${p99 <= 100 ? "met" : "NOT met"})`,
+      `writer throughput, ${IN_FLIGHT} in flight: ${baseline.toFixed(0)}/s without watchers, ${withWatchers.toFixed(0)}/s with them: ${ratio.toFixed(2)}x (target >= 0.9x: ${ratio >= 0.9 ? "met" : "NOT met"})`,
+      `RSS MB (now / peak): replica A ${memory.watched.rss.toFixed(0)} / ${memory.watched.peak.toFixed(0)}, replica B ${memory.writing.rss.toFixed(0)} / ${memory.writing.peak.toFixed(0)} (target <= 250 MB: ${maxRss <= 250 ? "met" : "NOT met"})`,
+    ];
+    console.log(lines.join("\n"));
+    if (latencies.length < expected)
+      console.log(`WARNING: ${expected - latencies.length} deliveries missing`);
+  } finally {
+    for (const client of clients) client.close();
+    for (const replica of replicas) await replica.stop();
+    for (const node of nodes) await node.stop();
+    await mariadb.stop();
+    rmSync(logDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
