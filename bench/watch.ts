@@ -89,6 +89,8 @@ async function main(): Promise<void> {
     const channels = Array.from({ length: CHANNELS }, () => connect(watched.port));
     clients.push(...channels);
     const latencies: number[] = [];
+    const receipts: { key: string; at: number }[] = [];
+    const acks = new Map<string, number>();
     let measuring = false;
     let received = 0;
     const streams = Array.from({ length: WATCHERS }, (_, i) => {
@@ -96,7 +98,10 @@ async function main(): Promise<void> {
       const stream = (channels[i % CHANNELS] as Clients).plans.watchPlan({ taskId });
       stream.on("data", (change: PlanChange) => {
         received += 1;
-        if (measuring && change.committedAt) latencies.push(Date.now() - change.committedAt.getTime());
+        if (!measuring || !change.committedAt) return;
+        const now = Date.now();
+        latencies.push(now - change.committedAt.getTime());
+        receipts.push({ key: `${taskId} ${change.plan?.version}`, at: now });
       });
       stream.on("error", () => undefined);
       return stream;
@@ -112,7 +117,12 @@ async function main(): Promise<void> {
       const due = started + (i * 1000) / RATE;
       const wait = due - performance.now();
       if (wait > 0) await sleep(wait);
-      pending.push(append(writer, tasks[i % TASKS] as string, i));
+      const taskId = tasks[i % TASKS] as string;
+      pending.push(
+        append(writer, taskId, i).then((written) =>
+          acks.set(`${taskId} ${written.plan?.version}`, Date.now()),
+        ),
+      );
     }
     await Promise.all(pending);
     const achieved = total / ((performance.now() - started) / 1000);
@@ -125,6 +135,10 @@ async function main(): Promise<void> {
     const memory = { watched: memoryMb(watched.pid), writing: memoryMb(writing.pid) };
     for (const stream of streams) stream.cancel();
 
+    // The writer's acknowledgement comes after the commit: receipt minus acknowledgement (0 when the
+    // change arrived first) is a lower bound of commit-to-receipt; committed_at (taken before the
+    // transaction's statements) gives the upper bound, which the target is judged on.
+    const fromAck = receipts.map((r) => Math.max(0, r.at - (acks.get(r.key) ?? r.at)));
     const p50 = quantile(latencies, 0.5);
     const p99 = quantile(latencies, 0.99);
     const ratio = withWatchers / baseline;
@@ -132,7 +146,8 @@ async function main(): Promise<void> {
     const lines = [
       `watch bench: ${WATCHERS} watchers on ${TASKS} tasks (replica A), writes through replica B, MariaDB durable, 3 Redis nodes`,
       `latency phase: ${total} appends at ${RATE}/s (achieved ${achieved.toFixed(1)}/s); ${latencies.length} of ${expected} deliveries`,
-      `delivery latency, commit to receipt: p50 ${p50} ms, p99 ${p99} ms (target p99 <= 100 ms: ${p99 <= 100 ? "met" : "NOT met"})`,
+      `delivery latency, commit to receipt: p50 ${p50} ms, p90 ${quantile(latencies, 0.9)} ms, p99 ${p99} ms, max ${quantile(latencies, 1)} ms (target p99 <= 100 ms: ${p99 <= 100 ? "met" : "NOT met"})`,
+      `delivery latency, writer's acknowledgement to receipt (lower bound): p50 ${quantile(fromAck, 0.5)} ms, p99 ${quantile(fromAck, 0.99)} ms, max ${quantile(fromAck, 1)} ms`,
       `writer throughput, ${IN_FLIGHT} in flight: ${baseline.toFixed(0)}/s without watchers, ${withWatchers.toFixed(0)}/s with them: ${ratio.toFixed(2)}x (target >= 0.9x: ${ratio >= 0.9 ? "met" : "NOT met"})`,
       `RSS MB (now / peak): replica A ${memory.watched.rss.toFixed(0)} / ${memory.watched.peak.toFixed(0)}, replica B ${memory.writing.rss.toFixed(0)} / ${memory.writing.peak.toFixed(0)} (target <= 250 MB: ${maxRss <= 250 ? "met" : "NOT met"})`,
     ];

@@ -116,20 +116,23 @@ export class ChangeHub {
   }
 
   // Reads the history from the watch's own position until it is exhausted and has reached the
-  // feed's cursor (everything up to it is committed), then delivers what the feed read meanwhile
-  // (each change after the position) and goes live.
+  // feed's cursor (everything up to it is committed, so another read gets there), then delivers what
+  // the feed read meanwhile (each change after the position) and goes live: the feed reads on from
+  // its cursor, and the watch has buffered everything it read since the watch joined.
   private async catchUp(feed: Feed, watch: Watch): Promise<void> {
     try {
       for (;;) {
-        const { taskId, cursor } = feed;
         const page = await this.source.readChanges(
-          taskId,
+          feed.taskId,
           watch.position,
           PAGE,
           watch.subscriber.withContent,
         );
         if (watch.ended) return;
         for (const change of page) this.deliver(watch, change);
+        // The feed's cursor as of now (another watch may have set it from a later read than this
+        // one): what lies between this position and it was read before this watch buffered it.
+        const { cursor } = feed;
         const reachedFeed = cursor === null || compareChangeKeys(watch.position, cursor) >= 0;
         if (page.length < PAGE && reachedFeed) break;
       }

@@ -1,5 +1,7 @@
 import { checkHistory, type TaskHistory } from "../harness/jepsen/checker";
 import type { OpRecord } from "../harness/jepsen/history";
+import { checkWatch } from "../harness/jepsen/watch-check";
+import type { PlanChange } from "../../clients/ts/src/generated/taskplans/v1/plan_service";
 
 const base = "# Plan\nstatus: 0\n";
 const append = (id: number, outcome: OpRecord["outcome"], version?: number): OpRecord => ({
@@ -53,5 +55,32 @@ describe("the fault-suite history checker can fail", () => {
     expect(() => checkHistory([append(1, "ok", 2), append(2, "ok", 3)], [task([r1, r2, lost])])).toThrow(
       /revision 3 is not op 2/,
     );
+  });
+});
+
+describe("the fault suite's watch check", () => {
+  const stored = task([r1, r2, r3]);
+  const change = (version: number, content: string, revision = version) =>
+    ({ plan: { version, content }, revision: { number: revision } }) as unknown as PlanChange;
+  const acknowledged = [append(1, "ok", 2), append(2, "ok", 3), append(3, "failed")];
+
+  it("accepts each committed version once, in order, with its revision's content", () => {
+    expect(checkWatch([change(2, r2), change(3, r3)], stored, acknowledged, 1)).toBe(2);
+  });
+
+  it.each([
+    ["a version missing", [change(3, r3)]],
+    ["a version twice", [change(2, r2), change(2, r2), change(3, r3)]],
+    ["versions out of order", [change(3, r3), change(2, r2)]],
+    ["a version that never committed", [change(2, r2), change(3, r3), change(4, r3)]],
+    ["content other than the revision's", [change(2, r3), change(3, r3)]],
+    ["another revision", [change(2, r2, 3), change(3, r3)]],
+  ])("rejects %s", (_what, received) => {
+    expect(() => checkWatch(received, stored, acknowledged, 1)).toThrow();
+  });
+
+  it("rejects an acknowledged version that was never watched", () => {
+    const extra = [...acknowledged, append(4, "ok", 7)];
+    expect(() => checkWatch([change(2, r2), change(3, r3)], stored, extra, 1)).toThrow(/never watched/);
   });
 });

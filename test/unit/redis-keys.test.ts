@@ -1,4 +1,4 @@
-import { redisKeys } from "../../src/locking/redis-keys";
+import { changeMessage, parseChangeMessage, redisKeys } from "../../src/locking/redis-keys";
 
 describe("redis key builder", () => {
   const keys = redisKeys("taskplans");
@@ -8,5 +8,20 @@ describe("redis key builder", () => {
   it("percent-encodes braces and '%' so an id cannot move the hash tag", () => {
     expect(keys.lock("a}b{c%")).toBe("taskplans:lock:{a%7db%7bc%25}");
     expect(keys.lock("a%7db")).not.toBe(keys.lock("a}b"));
+  });
+});
+
+describe("change notification messages", () => {
+  it("round-trip a change key and a keyless notification", () => {
+    expect(changeMessage("task-1", { version: 12, step: 1 })).toBe("task-1\t12.1");
+    expect(parseChangeMessage(changeMessage("task-1", { version: 12, step: 1 }))).toEqual({
+      taskId: "task-1",
+      key: { version: 12, step: 1 },
+    });
+    expect(parseChangeMessage(changeMessage("a b", null))).toEqual({ taskId: "a b", key: null });
+  });
+  it("ignore anything else", () => {
+    for (const junk of ["", "task", "task\t", "task\t1", "task\t1.2", "\t1.0", "task\tx.0"])
+      expect(parseChangeMessage(junk)).toBeNull();
   });
 });

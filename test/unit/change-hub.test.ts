@@ -1,0 +1,161 @@
+import pino from "pino";
+import type { ChangeKey, StoredChange } from "../../src/storage/records";
+import { ChangeHub, type ChangeSource, type SubscriptionEnd } from "../../src/watch/change-hub";
+
+// A change history in memory whose reads take a random number of event-loop turns, so that reads,
+// commits and notifications interleave differently on every seed.
+class MemorySource implements ChangeSource {
+  readonly log: StoredChange[] = [];
+  exists = true;
+  reads = 0;
+  constructor(private readonly random: () => number) {}
+
+  commit(step: 0 | 1 = 0): StoredChange {
+    const last = this.log[this.log.length - 1];
+    const version = step === 1 ? (last?.version ?? 1) : (last?.version ?? 0) + 1;
+    const change = { taskId: "t", version, step, kind: "updated", content: null } as unknown as StoredChange;
+    this.log.push(change);
+    return change;
+  }
+
+  async readChanges(_taskId: string, after: ChangeKey, limit: number): Promise<StoredChange[]> {
+    this.reads += 1;
+    // The snapshot of the history is taken at the start of the read, as a database read would.
+    const rows = this.log.filter(
+      (c) => c.version > after.version || (c.version === after.version && c.step > after.step),
+    );
+    await turns(Math.floor(this.random() * 4));
+    return rows.slice(0, limit);
+  }
+
+  async watchedTaskStates(taskIds: readonly string[]): Promise<Map<string, ChangeKey | null>> {
+    await turns(1);
+    const last = this.log[this.log.length - 1] ?? null;
+    return new Map(this.exists ? taskIds.map((id) => [id, last]) : []);
+  }
+}
+
+const turns = async (n: number) => {
+  for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
+};
+
+function seeded(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state * 1103515245 + 12345) % 2 ** 31;
+    return state / 2 ** 31;
+  };
+}
+
+interface Recorder {
+  readonly keys: string[];
+  end: SubscriptionEnd | null;
+}
+
+function recorder(): Recorder & { subscriber: Parameters<ChangeHub["watch"]>[2] } {
+  const keys: string[] = [];
+  const self: Recorder & { subscriber: Parameters<ChangeHub["watch"]>[2] } = {
+    keys,
+    end: null,
+    subscriber: {
+      withContent: false,
+      deliver: (change) => keys.push(`${change.version}.${change.step}`),
+      end: (reason) => (self.end = reason),
+    },
+  };
+  return self;
+}
+
+const logger = pino({ level: "silent" });
+
+describe("ChangeHub", () => {
+  it.each(Array.from({ length: 40 }, (_, i) => i + 1))(
+    "every watch gets each change after its start exactly once, in order, however reads, commits and notifications interleave (seed %i)",
+    async (seed) => {
+      const random = seeded(seed);
+      const source = new MemorySource(random);
+      const hub = new ChangeHub(source, logger, 5);
+      const watches: { from: ChangeKey; rec: ReturnType<typeof recorder> }[] = [];
+      for (let i = 0; i < 60; i++) {
+        const marked =
+          source.log.length > 0 && random() < 0.1 && source.log[source.log.length - 1]?.step === 0;
+        const change = source.commit(marked ? 1 : 0);
+        // Most commits notify, some notifications are lost, some arrive twice.
+        if (random() < 0.85) hub.notify("t", change);
+        if (random() < 0.1) hub.notify("t", null);
+        if (random() < 0.15) {
+          const at = source.log[Math.floor(random() * source.log.length)] as StoredChange;
+          const from = { version: at.version, step: at.step };
+          const rec = recorder();
+          hub.watch("t", from, rec.subscriber);
+          watches.push({ from, rec });
+        }
+        await turns(Math.floor(random() * 3));
+      }
+      const expected = (from: ChangeKey) =>
+        source.log
+          .filter((c) => c.version > from.version || (c.version === from.version && c.step > from.step))
+          .map((c) => `${c.version}.${c.step}`);
+      // The poll delivers what lost notifications left behind.
+      const deadline = Date.now() + 5_000;
+      while (watches.some((w) => w.rec.keys.length < expected(w.from).length) && Date.now() < deadline)
+        await turns(5);
+      hub.close();
+      expect(watches.length).toBeGreaterThan(0);
+      for (const { from, rec } of watches) {
+        expect(rec.keys).toEqual(expected(from));
+      }
+    },
+  );
+
+  it("watches of one task share the feed's reads once live", async () => {
+    const source = new MemorySource(() => 0);
+    const hub = new ChangeHub(source, logger, 60_000);
+    const recs = Array.from({ length: 50 }, () => recorder());
+    for (const rec of recs) hub.watch("t", { version: 0, step: 1 }, rec.subscriber);
+    await turns(10);
+    const before = source.reads;
+    for (let i = 0; i < 10; i++) {
+      hub.notify("t", source.commit());
+      await turns(3);
+    }
+    expect(recs.every((rec) => rec.keys.length === 10)).toBe(true);
+    expect(source.reads - before).toBeLessThanOrEqual(10);
+    hub.close();
+  });
+
+  it("ends its watches when the task is gone, and when it closes", async () => {
+    const source = new MemorySource(() => 0);
+    const hub = new ChangeHub(source, logger, 60_000);
+    const [gone, closing] = [recorder(), recorder()];
+    hub.watch("t", { version: 0, step: 1 }, gone.subscriber);
+    await turns(5);
+    source.exists = false;
+    hub.notify("t", null);
+    await turns(5);
+    expect(gone.end).toEqual({ kind: "task-deleted" });
+    source.exists = true;
+    hub.watch("t", { version: 0, step: 1 }, closing.subscriber);
+    await turns(5);
+    expect(hub.watchCount).toBe(1);
+    hub.close();
+    expect(closing.end).toEqual({ kind: "closing" });
+    expect(hub.watchCount).toBe(0);
+  });
+
+  it("a cancelled watch receives nothing more", async () => {
+    const source = new MemorySource(() => 0);
+    const hub = new ChangeHub(source, logger, 60_000);
+    const rec = recorder();
+    const subscription = hub.watch("t", { version: 0, step: 1 }, rec.subscriber);
+    await turns(5);
+    hub.notify("t", source.commit());
+    await turns(5);
+    subscription.cancel();
+    hub.notify("t", source.commit());
+    await turns(5);
+    expect(rec.keys).toEqual(["1.0"]);
+    expect(hub.watchCount).toBe(0);
+    hub.close();
+  });
+});
