@@ -301,7 +301,7 @@ export const planErrors = {
     return new PlanError("WATCH_HISTORY_EXPIRED", {
       detail:
         afterVersion > currentVersion
-          ? `after_version ${afterVersion} is ahead of the plan (version ${currentVersion})`
+          ? `the resume point (after_version ${afterVersion}) is ahead of the plan (version ${currentVersion})`
           : `the changes after version ${afterVersion} are no longer retained`,
       nextAction:
         "Read the plan again with GetPlan and watch with after_version set to the version you read (or omit after_version to start with a snapshot).",

@@ -3,6 +3,7 @@ import { AuthorKind, WriteMode } from "../../clients/ts/src/generated/taskplans/
 import { planState } from "../harness/plan-state";
 import { rpcError } from "../harness/rpc";
 import { DIALECTS, randomId, startTestApp, type TestApp } from "../harness/test-app";
+import { Watcher } from "../harness/watcher";
 
 const SECRET = "test-secret-0123456789-0123456789";
 
@@ -69,6 +70,29 @@ describe.each(DIALECTS)("auth with bearer JWTs on %s", (dialect) => {
       mallory.tasks.createTask({ taskId: randomId("t"), workspaceId: "ws-a" }),
     );
     expect(createElsewhere.reason).toBe("TASK_NOT_REACHABLE");
+  });
+
+  it("WatchPlan checks reach at start exactly as GetPlan does: no token, another workspace, a missing task", async () => {
+    const ended = async (stream: ReturnType<TestApp["plans"]["watchPlan"]>) => {
+      const watcher = new Watcher(stream);
+      const end = await watcher.ended();
+      expect(watcher.changes).toEqual([]);
+      return [end.code, end.reason];
+    };
+    expect(await ended(app.plans.watchPlan({ taskId }))).toEqual([16, "TOKEN_MISSING"]);
+    const mallory = app.client(await token({ kind: "agent", name: "Mallory", workspaces: ["ws-b"] }));
+    expect(await ended(mallory.plans.watchPlan({ taskId }))).toEqual([7, "TASK_NOT_REACHABLE"]);
+    expect(await ended(mallory.plans.watchPlan({ taskId: randomId("missing") }))).toEqual([
+      7,
+      "TASK_NOT_REACHABLE",
+    ]);
+    // The owner watches, and sees who wrote: the token's author.
+    const watcher = new Watcher(alice.watchPlan({ taskId }));
+    await watcher.received(1);
+    await alice.updatePlan({ taskId, content: "more", mode: WriteMode.WRITE_MODE_APPEND });
+    const [, change] = await watcher.received(2);
+    expect(change?.author).toEqual({ kind: AuthorKind.AUTHOR_KIND_USER, name: "Alice" });
+    watcher.cancel();
   });
 
   it("a task deleted and re-created in another workspace is out of reach for every write, though the replica saw it reachable", async () => {

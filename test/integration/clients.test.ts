@@ -79,13 +79,16 @@ describe("client packages: Go, Python and TypeScript against one live server", (
       transcripts[language] = await run(argv, { env, cwd: work, timeoutMs: 120_000 });
     }
     const golden = readFileSync(GOLDEN, "utf8");
+    const differing = Object.entries(transcripts).filter(([, transcript]) => transcript !== golden);
+    expect(differing.map(([language]) => language)).toEqual([]); // names the language, then the diff
     for (const [language, transcript] of Object.entries(transcripts)) {
       expect({ language, transcript }).toEqual({ language, transcript: golden });
     }
     // The scenario reaches what it says it reaches (so a program that prints nothing cannot pass).
     expect(golden).toContain("stale_replace: ABORTED VERSION_MISMATCH");
     expect(golden).toContain('restore: OK status="RESTORE_STATUS_RESTORED"');
-    expect(golden.trimEnd().split("\n")).toHaveLength(46);
+    expect(golden).toContain('watch_history: OK kinds="REVERTED,UPDATED,REVERTED,IMPLEMENTATION_STARTED"');
+    expect(golden.trimEnd().split("\n")).toHaveLength(50);
   });
 
   it("go vet and go test pass in clients/go against the server", async () => {
@@ -115,7 +118,7 @@ describe("client packages: Go, Python and TypeScript against one live server", (
         cwd: work,
       },
     );
-    expect(out).toMatch(/5 passed/);
+    expect(out).toMatch(/6 passed/);
   });
 
   it("the npm package holds only the client: compiled code, types, its manifest and README", () => {

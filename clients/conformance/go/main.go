@@ -138,6 +138,50 @@ func revisionList(revisions []*v1.PlanRevision, nextPageToken string) []field {
 	}
 }
 
+// watchTake returns the first n messages of a WatchPlan stream, then cancels it.
+func watchTake(plans v1.PlanServiceClient, request *v1.WatchPlanRequest, n int) ([]*v1.PlanChange, error) {
+	c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	stream, err := plans.WatchPlan(c, request)
+	if err != nil {
+		return nil, err
+	}
+	var got []*v1.PlanChange
+	for len(got) < n {
+		change, err := stream.Recv()
+		if err != nil {
+			return nil, err
+		}
+		got = append(got, change)
+	}
+	return got, nil
+}
+
+func kindOf(c *v1.PlanChange) string {
+	return strings.TrimPrefix(c.GetKind().String(), "PLAN_CHANGE_KIND_")
+}
+
+func changeList(changes []*v1.PlanChange, err error) ([]field, error) {
+	if err != nil {
+		return nil, err
+	}
+	var kinds, versions, revisions []string
+	for _, c := range changes {
+		kinds = append(kinds, kindOf(c))
+		versions = append(versions, strconv.FormatUint(c.GetPlan().GetVersion(), 10))
+		revision := "-"
+		if c.Revision != nil {
+			revision = strconv.FormatUint(c.GetRevision().GetNumber(), 10)
+		}
+		revisions = append(revisions, revision)
+	}
+	return []field{
+		{"kinds", strings.Join(kinds, ",")},
+		{"versions", strings.Join(versions, ",")},
+		{"revisions", strings.Join(revisions, ",")},
+	}, nil
+}
+
 func sha(text string) string {
 	sum := sha256.Sum256([]byte(text))
 	return hex.EncodeToString(sum[:])
@@ -288,10 +332,27 @@ func main() {
 		p := r.GetPlan()
 		return []field{{"version", p.GetVersion()}, {"started_by", p.GetImplementationStartedBy()}, {"session", p.GetImplementationStartedSessionId()}}, err
 	})
+	step("watch_snapshot", func() ([]field, error) {
+		got, err := watchTake(plans, &v1.WatchPlanRequest{TaskId: task, IncludeContent: true}, 1)
+		if err != nil {
+			return nil, err
+		}
+		c := got[0]
+		return []field{{"kind", kindOf(c)}, {"version", c.GetPlan().GetVersion()}, {"content_sha256", sha(c.GetPlan().GetContent())}}, nil
+	})
+	step("watch_history", func() ([]field, error) {
+		return changeList(watchTake(plans, &v1.WatchPlanRequest{TaskId: task, AfterVersion: proto.Uint64(4)}, 4))
+	})
+	step("watch_ahead", func() ([]field, error) {
+		return changeList(watchTake(plans, &v1.WatchPlanRequest{TaskId: task, AfterVersion: proto.Uint64(100)}, 1))
+	})
 	step("delete_plan_stale", func() ([]field, error) {
 		return none(plans.DeletePlan(ctx(), &v1.DeletePlanRequest{TaskId: task, ExpectedVersion: proto.Uint64(1)}))
 	})
 	step("delete_plan", func() ([]field, error) { return none(plans.DeletePlan(ctx(), &v1.DeletePlanRequest{TaskId: task})) })
+	step("watch_after_delete", func() ([]field, error) {
+		return changeList(watchTake(plans, &v1.WatchPlanRequest{TaskId: task, AfterVersion: proto.Uint64(7)}, 1))
+	})
 	step("get_plan_deleted", func() ([]field, error) { return none(plans.GetPlan(ctx(), &v1.GetPlanRequest{TaskId: task})) })
 	step("token_missing", func() ([]field, error) { return nil, readAs("") })
 	step("token_invalid", func() ([]field, error) { return nil, readAs("not-a-token") })

@@ -82,6 +82,16 @@ def revision_list(revisions, next_page_token):
     ]
 
 
+def kind_of(change):
+    return ps.PlanChangeKind.Name(change.kind).removeprefix("PLAN_CHANGE_KIND_")
+
+
+def change_list(changes):
+    return [("kinds", ",".join(kind_of(c) for c in changes)),
+            ("versions", ",".join(str(c.plan.version) for c in changes)),
+            ("revisions", ",".join(str(c.revision.number) if c.HasField("revision") else "-" for c in changes))]
+
+
 def sha256(text):
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -217,14 +227,36 @@ def main():
                 ("session", p.implementation_started_session_id)]
 
     step("mark_implementation_started", mark_started)
+    def watch_take(request, count):
+        call = plans.WatchPlan(request, timeout=TIMEOUT)
+        got = []
+        try:
+            for change in call:
+                got.append(change)
+                if len(got) >= count:
+                    break
+        finally:
+            call.cancel()
+        return got
+
+    def watch_snapshot():
+        [c] = watch_take(ps.WatchPlanRequest(task_id=TASK, include_content=True), 1)
+        return [("kind", kind_of(c)), ("version", c.plan.version), ("content_sha256", sha256(c.plan.content))]
+
+    step("watch_snapshot", watch_snapshot)
+    step("watch_history", lambda: change_list(watch_take(ps.WatchPlanRequest(task_id=TASK, after_version=4), 4)))
+    step("watch_ahead", lambda: change_list(watch_take(ps.WatchPlanRequest(task_id=TASK, after_version=100), 1)))
     step("delete_plan_stale", lambda: plans.DeletePlan(
         ps.DeletePlanRequest(task_id=TASK, expected_version=1), timeout=TIMEOUT) and None)
     step("delete_plan", lambda: plans.DeletePlan(ps.DeletePlanRequest(task_id=TASK), timeout=TIMEOUT) and None)
+    step("watch_after_delete",
+         lambda: change_list(watch_take(ps.WatchPlanRequest(task_id=TASK, after_version=7), 1)))
     step("get_plan_deleted", lambda: plans.GetPlan(ps.GetPlanRequest(task_id=TASK), timeout=TIMEOUT) and None)
     step("token_missing", lambda: read_as(None))
     step("token_invalid", lambda: read_as("not-a-token"))
     step("token_expired", lambda: read_as(os.environ["TASKPLANS_EXPIRED_TOKEN"]))
-    step("deadline_exceeded", lambda: plans.GetPlan(ps.GetPlanRequest(task_id=TASK), timeout=0.0) and None)
+    # A deadline already past (a zero timeout races the answer on a fast server).
+    step("deadline_exceeded", lambda: plans.GetPlan(ps.GetPlanRequest(task_id=TASK), timeout=-1.0) and None)
     step("delete_task", lambda: tasks.DeleteTask(task_pb2.DeleteTaskRequest(task_id=TASK), timeout=TIMEOUT) and None)
     step("get_task_deleted", lambda: tasks.GetTask(task_pb2.GetTaskRequest(task_id=TASK), timeout=TIMEOUT) and None)
     client.close()

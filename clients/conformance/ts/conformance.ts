@@ -6,6 +6,8 @@ import {
   codeNameOf,
   createClient,
   isServiceError,
+  type PlanChange,
+  planChangeKindToJSON,
   type PlanRevision,
   RestoreStatus,
   restoreStatusToJSON,
@@ -302,6 +304,16 @@ async function main(): Promise<void> {
       ["session", p?.implementationStartedSessionId ?? ""],
     ];
   });
+  await step("watch_snapshot", async () => {
+    const [c] = await watchTake({ taskId: task, includeContent: true }, 1);
+    return [
+      ["kind", kindOf(c)],
+      ["version", c?.plan?.version ?? 0],
+      ["content_sha256", sha256(c?.plan?.content ?? "")],
+    ];
+  });
+  await step("watch_history", async () => changeList(await watchTake({ taskId: task, afterVersion: 4 }, 4)));
+  await step("watch_ahead", async () => changeList(await watchTake({ taskId: task, afterVersion: 100 }, 1)));
   await step("delete_plan_stale", async () => {
     await plans.deletePlan({ taskId: task, expectedVersion: 1 });
     return [];
@@ -310,6 +322,9 @@ async function main(): Promise<void> {
     await plans.deletePlan({ taskId: task });
     return [];
   });
+  await step("watch_after_delete", async () =>
+    changeList(await watchTake({ taskId: task, afterVersion: 7 }, 1)),
+  );
   await step("get_plan_deleted", async () => {
     await plans.getPlan({ taskId: task });
     return [];
@@ -339,6 +354,34 @@ async function main(): Promise<void> {
     return [];
   });
 }
+
+/** The first `count` messages of a WatchPlan stream, then cancels it. */
+async function watchTake(
+  request: { taskId: string; afterVersion?: number; includeContent?: boolean },
+  count: number,
+): Promise<PlanChange[]> {
+  const stream = plans.watchPlan(request, { timeoutMs: 10_000 });
+  stream.on("error", () => undefined); // the cancel below ends it with CANCELLED
+  const got: PlanChange[] = [];
+  try {
+    for await (const change of stream as AsyncIterable<PlanChange>) {
+      got.push(change);
+      if (got.length >= count) break;
+    }
+  } finally {
+    stream.cancel();
+  }
+  return got;
+}
+
+const kindOf = (c: PlanChange | undefined): string =>
+  c ? planChangeKindToJSON(c.kind).replace("PLAN_CHANGE_KIND_", "") : "-";
+
+const changeList = (changes: PlanChange[]): [string, Value][] => [
+  ["kinds", changes.map(kindOf).join(",")],
+  ["versions", changes.map((c) => c.plan?.version ?? 0).join(",")],
+  ["revisions", changes.map((c) => (c.revision ? String(c.revision.number) : "-")).join(",")],
+];
 
 /** GetPlan through a client of its own that sends `bearer` as its token (none when undefined). */
 async function readAs(bearer: string | undefined): Promise<void> {

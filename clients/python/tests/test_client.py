@@ -77,3 +77,16 @@ def test_a_per_call_token_wins_over_the_channel_token(client):
         client.plans.GetPlan(ps.GetPlanRequest(task_id="any"), timeout=10,
                              metadata=(("authorization", "Bearer not-a-token"),))
     assert errors.reason(failure.value) == "TOKEN_INVALID"
+
+
+def test_watch_plan_streams_changes_with_the_token(client, task):
+    """Server streams carry the bearer token too (on a plaintext channel through the interceptor)."""
+    client.plans.CreatePlan(ps.CreatePlanRequest(task_id=task, content="# Plan\n"), timeout=10)
+    call = client.plans.WatchPlan(ps.WatchPlanRequest(task_id=task, after_version=0, include_content=True),
+                                  timeout=10)
+    try:
+        first = next(iter(call))
+    finally:
+        call.cancel()
+    assert first.kind == ps.PLAN_CHANGE_KIND_CREATED
+    assert (first.plan.version, first.plan.content) == (1, "# Plan\n")

@@ -109,14 +109,21 @@ class _CallDetails(grpc.ClientCallDetails):
         self.compression = details.compression
 
 
-class _BearerInterceptor(grpc.UnaryUnaryClientInterceptor):
-    """Adds the bearer token on a plaintext channel (call credentials need a secure one)."""
+class _BearerInterceptor(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor):
+    """Adds the bearer token on a plaintext channel (call credentials need a secure one), to unary
+    calls and to server streams (WatchPlan) alike."""
 
     def __init__(self, token: str) -> None:
         self._header = ("authorization", f"Bearer {token}")
 
-    def intercept_unary_unary(self, continuation, client_call_details, request):  # type: ignore[no-untyped-def]
+    def _details(self, client_call_details):  # type: ignore[no-untyped-def]
         metadata = list(client_call_details.metadata or ())
         if not any(key == "authorization" for key, _ in metadata):  # a per-call token wins
             metadata.append(self._header)
-        return continuation(_CallDetails(client_call_details, metadata), request)
+        return _CallDetails(client_call_details, metadata)
+
+    def intercept_unary_unary(self, continuation, client_call_details, request):  # type: ignore[no-untyped-def]
+        return continuation(self._details(client_call_details), request)
+
+    def intercept_unary_stream(self, continuation, client_call_details, request):  # type: ignore[no-untyped-def]
+        return continuation(self._details(client_call_details), request)
