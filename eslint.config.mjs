@@ -35,12 +35,18 @@ export default tseslint.config(
     files: ["src/plans/**/*.ts"],
     rules: layer(
       ["typeorm", "@grpc/grpc-js", "ioredis", "redlock", "mysql2", "better-sqlite3"],
-      ["**/grpc/*", "**/generated/**"],
+      ["**/grpc/*", "**/watch/*", "**/generated/**"],
     ),
   },
   {
     files: ["src/storage/**/*.ts", "src/locking/**/*.ts", "src/auth/**/*.ts", "src/config/**/*.ts"],
-    rules: layer(["@grpc/grpc-js"], ["**/grpc/*", "**/plans/*", "**/generated/**"]),
+    rules: layer(["@grpc/grpc-js"], ["**/grpc/*", "**/plans/*", "**/watch/*", "**/generated/**"]),
+  },
+  {
+    // Change streams sit between the handlers and the rules: they use plans/, storage/ records and
+    // the Redis key formats, never the wire.
+    files: ["src/watch/**/*.ts"],
+    rules: layer(["@grpc/grpc-js", "typeorm", "mysql2", "better-sqlite3"], ["**/grpc/*", "**/generated/**"]),
   },
   {
     // The MCP server is a client of the service: it reaches plans only through the client package.
@@ -54,7 +60,7 @@ export default tseslint.config(
     files: ["src/locking/**/*.ts", "src/auth/**/*.ts", "src/config/**/*.ts"],
     rules: layer(
       ["@grpc/grpc-js", "typeorm"],
-      ["**/grpc/*", "**/plans/*", "**/storage/*", "**/generated/**"],
+      ["**/grpc/*", "**/plans/*", "**/storage/*", "**/watch/*", "**/generated/**"],
     ),
   },
   {
