@@ -46,8 +46,12 @@ interface Feed {
   /** Key of the last change the feed read; null until a watch finished catching up. */
   cursor: ChangeKey | null;
   reading: boolean;
-  /** A notification came in while reading: read again. */
-  dirty: boolean;
+  /** The newest change key notified: the feed reads until its cursor reaches it. */
+  wanted: ChangeKey | null;
+  /** Read again whatever the cursor (a notification without a key, or a full page). */
+  again: boolean;
+  /** Check that the task still exists when a read finds nothing (a keyless notification). */
+  checkExists: boolean;
 }
 
 const PAGE = 100;
@@ -88,7 +92,15 @@ export class ChangeHub {
     }
     let feed = this.feeds.get(taskId);
     if (!feed) {
-      feed = { taskId, watches: new Set(), cursor: null, reading: false, dirty: false };
+      feed = {
+        taskId,
+        watches: new Set(),
+        cursor: null,
+        reading: false,
+        wanted: null,
+        again: false,
+        checkExists: false,
+      };
       this.feeds.set(taskId, feed);
     }
     const watch: Watch = { subscriber, position: after, pending: [], ended: false };
@@ -104,8 +116,15 @@ export class ChangeHub {
   notify(taskId: string, key: ChangeKey | null): void {
     const feed = this.feeds.get(taskId);
     if (!feed) return;
-    if (key !== null && feed.cursor !== null && compareChangeKeys(key, feed.cursor) <= 0) return;
-    void this.read(feed, key === null);
+    if (key === null) {
+      feed.again = true;
+      feed.checkExists = true;
+    } else {
+      // Repeats (one per Redis node, and this replica's own) are dropped here or by the read loop.
+      if (feed.cursor !== null && compareChangeKeys(key, feed.cursor) <= 0) return;
+      if (feed.wanted === null || compareChangeKeys(key, feed.wanted) > 0) feed.wanted = key;
+    }
+    void this.read(feed);
   }
 
   /** Ends every watch (draining for shutdown) and stops polling. */
@@ -145,20 +164,20 @@ export class ChangeHub {
     for (const change of pending) this.deliver(watch, change);
     if (feed.cursor === null) {
       feed.cursor = watch.position;
-      if (feed.dirty) void this.read(feed, false);
+      void this.read(feed);
     }
   }
 
-  private async read(feed: Feed, checkExists: boolean): Promise<void> {
-    if (feed.reading || feed.cursor === null) {
-      feed.dirty = true;
-      return;
-    }
+  // One read loop per feed at a time; notifications arriving meanwhile only raise `wanted` or
+  // `again`, which the loop checks before it stops (no await between that check and its end).
+  private async read(feed: Feed): Promise<void> {
+    if (feed.reading || feed.cursor === null) return;
     feed.reading = true;
     try {
-      let sawChange = false;
-      do {
-        feed.dirty = false;
+      while (feed.watches.size > 0 && this.behind(feed)) {
+        feed.again = false;
+        const checkExists = feed.checkExists;
+        feed.checkExists = false;
         const withContent = [...feed.watches].some((w) => w.subscriber.withContent);
         const page = await this.source.readChanges(feed.taskId, feed.cursor, PAGE, withContent);
         for (const change of page) {
@@ -168,12 +187,13 @@ export class ChangeHub {
             else this.deliver(watch, change);
           }
         }
-        sawChange ||= page.length > 0;
-        if (page.length === PAGE) feed.dirty = true;
-      } while (feed.dirty && feed.watches.size > 0);
-      if (checkExists && !sawChange) {
-        const states = await this.source.watchedTaskStates([feed.taskId]);
-        if (!states.has(feed.taskId)) this.endAll(feed, { kind: "task-deleted" });
+        if (page.length === PAGE) feed.again = true;
+        if (checkExists && page.length === 0) {
+          const states = await this.source.watchedTaskStates([feed.taskId]);
+          if (!states.has(feed.taskId)) this.endAll(feed, { kind: "task-deleted" });
+        }
+        // A notified key the history does not hold (yet) is not waited for: the poll covers it.
+        if (page.length === 0) feed.wanted = null;
       }
     } catch (error) {
       this.logger.warn({ taskId: feed.taskId, err: error }, "reading plan changes failed");
@@ -181,6 +201,11 @@ export class ChangeHub {
     } finally {
       feed.reading = false;
     }
+  }
+
+  private behind(feed: Feed): boolean {
+    if (feed.again) return true;
+    return feed.wanted !== null && feed.cursor !== null && compareChangeKeys(feed.wanted, feed.cursor) > 0;
   }
 
   // The safety net for lost notifications: one query for every watched task.
@@ -192,7 +217,10 @@ export class ChangeHub {
       for (const feed of feeds) {
         if (!states.has(feed.taskId)) this.endAll(feed, { kind: "task-deleted" });
         const newest = states.get(feed.taskId);
-        if (newest && feed.cursor && compareChangeKeys(newest, feed.cursor) > 0) void this.read(feed, false);
+        if (newest && feed.cursor && compareChangeKeys(newest, feed.cursor) > 0) {
+          if (feed.wanted === null || compareChangeKeys(newest, feed.wanted) > 0) feed.wanted = newest;
+          void this.read(feed);
+        }
       }
     } catch (error) {
       this.logger.warn({ err: error }, "polling watched plans failed");
