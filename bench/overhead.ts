@@ -18,6 +18,7 @@ import { type RedisNode, startRedisNodes } from "../test/harness/redis";
 import { type Replica, startReplica } from "../test/harness/replica";
 import { connect } from "../test/harness/rpc";
 import type { RawJob, RawResult } from "./overhead-raw";
+import { processCpuMs } from "./process-stats";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const TASKS = 1000;
@@ -26,7 +27,6 @@ const APPENDS = Number(process.env.BENCH_APPENDS ?? 3000);
 const ONE_WRITER_APPENDS = Number(process.env.BENCH_ONE_WRITER_APPENDS ?? 400);
 const SIZE_APPENDS = 200;
 const FRAGMENT_BYTES = 100;
-const CLOCK_TICKS_PER_SECOND = 100; // getconf CLK_TCK on Linux
 
 interface Run {
   readonly rate: number;
@@ -40,12 +40,6 @@ const quantile = (values: readonly number[], q: number) => {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
 };
 const median = (values: readonly number[]) => quantile(values, 0.5);
-
-/** CPU time (user + system) a process has used so far, in ms (from /proc, 10 ms resolution). */
-function processCpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
-}
 
 async function withPool<T>(
   items: readonly T[],

@@ -8,7 +8,7 @@
  *   npm run bench:watch
  *   BENCH_WATCHERS=1000 BENCH_SECONDS=20 npm run bench:watch
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type PlanChange, WriteMode } from "../clients/ts/src";
@@ -16,11 +16,12 @@ import { createDatabase, startMariaDb } from "../test/harness/mariadb";
 import { startRedisNodes } from "../test/harness/redis";
 import { type Replica, startReplica } from "../test/harness/replica";
 import { type Clients, connect } from "../test/harness/rpc";
+import { memoryMb, processCpuMs } from "./process-stats";
 
 const WATCHERS = Number(process.env.BENCH_WATCHERS ?? 1000);
 const TASKS = 100;
 const RATE = 100; // writes per second in the latency phase
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
 const THROUGHPUT_WRITES = Number(process.env.BENCH_THROUGHPUT_WRITES ?? 4000);
 const IN_FLIGHT = 16;
 const CHANNELS = 10;
@@ -32,13 +33,6 @@ const quantile = (values: readonly number[], q: number) => {
 };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Resident and peak resident memory of a process, in MB (from /proc). */
-function memoryMb(pid: number): { rss: number; peak: number } {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
-  return { rss: kb("VmRSS") / 1024, peak: kb("VmHWM") / 1024 };
-}
-
 const append = (client: Clients, taskId: string, i: number) =>
   client.plans.updatePlan({
     taskId,
@@ -46,8 +40,25 @@ const append = (client: Clients, taskId: string, i: number) =>
     mode: WriteMode.WRITE_MODE_APPEND,
   });
 
-/** Appends `count` times over the tasks, `IN_FLIGHT` at once; returns appends per second. */
-async function throughput(client: Clients, tasks: readonly string[], count: number): Promise<number> {
+/** CPU ms per append of each process a round used (by name), summed over the rounds. */
+type CpuUse = Map<string, { ms: number; appends: number }>;
+
+/**
+ * Appends `count` times over the tasks, `IN_FLIGHT` at once; returns appends per second, and adds
+ * the CPU each of `processes` (and this process) spent to `cpu`.
+ */
+async function throughput(
+  client: Clients,
+  tasks: readonly string[],
+  count: number,
+  processes: Record<string, number> = {},
+  cpu: CpuUse = new Map(),
+): Promise<number> {
+  const cpuOf = (): Record<string, number> => ({
+    ...Object.fromEntries(Object.entries(processes).map(([name, pid]) => [name, processCpuMs(pid)])),
+    "bench (writer + watchers)": process.cpuUsage().user / 1000 + process.cpuUsage().system / 1000,
+  });
+  const before = cpuOf();
   let next = 0;
   const started = performance.now();
   await Promise.all(
@@ -58,7 +69,44 @@ async function throughput(client: Clients, tasks: readonly string[], count: numb
       }
     }),
   );
-  return count / ((performance.now() - started) / 1000);
+  const rate = count / ((performance.now() - started) / 1000);
+  const after = cpuOf();
+  for (const [name, ms] of Object.entries(after)) {
+    const use = cpu.get(name) ?? { ms: 0, appends: 0 };
+    cpu.set(name, { ms: use.ms + ms - (before[name] ?? 0), appends: use.appends + count });
+  }
+  return rate;
+}
+
+/**
+ * The issue's workload: RATE appends per second for SECONDS; returns the rate achieved and the
+ * writer's own latency, and calls `acked` with each acknowledged version's time.
+ */
+async function paced(
+  client: Clients,
+  tasks: readonly string[],
+  acked: (key: string, at: number) => void = () => undefined,
+): Promise<{ achieved: number; p50: number; p99: number; total: number }> {
+  const total = RATE * SECONDS;
+  const started = performance.now();
+  const pending: Promise<unknown>[] = [];
+  const took: number[] = [];
+  for (let i = 0; i < total; i++) {
+    const due = started + (i * 1000) / RATE;
+    const wait = due - performance.now();
+    if (wait > 0) await sleep(wait);
+    const taskId = tasks[i % TASKS] as string;
+    const sent = performance.now();
+    pending.push(
+      append(client, taskId, i).then((written) => {
+        took.push(performance.now() - sent);
+        acked(`${taskId} ${written.plan?.version}`, Date.now());
+      }),
+    );
+  }
+  await Promise.all(pending);
+  const achieved = total / ((performance.now() - started) / 1000);
+  return { achieved, p50: quantile(took, 0.5), p99: quantile(took, 0.99), total };
 }
 
 async function main(): Promise<void> {
@@ -88,7 +136,14 @@ async function main(): Promise<void> {
     await throughput(writer, tasks, THROUGHPUT_WRITES / 4); // warm-up, not counted
     const without: number[] = [];
     const withThem: number[] = [];
-    without.push(await throughput(writer, tasks, THROUGHPUT_WRITES));
+    const processes = {
+      "replica A (watched)": watched.pid,
+      "replica B (writes)": writing.pid,
+      MariaDB: mariadb.pid,
+    };
+    const cpuWithout: CpuUse = new Map();
+    const cpuWith: CpuUse = new Map();
+    without.push(await throughput(writer, tasks, THROUGHPUT_WRITES, processes, cpuWithout));
 
     // Watchers: each records when it received which version (commit time is the change's committed_at).
     const channels = Array.from({ length: CHANNELS }, () => connect(watched.port));
@@ -118,42 +173,52 @@ async function main(): Promise<void> {
     let streams = openWatchers();
     await live(WATCHERS);
 
-    // Latency phase: RATE writes per second through the other replica.
+    // The issue's workload: RATE writes per second through the other replica, with the watchers
+    // (delivery latency measured) and, next, without them.
     measuring = true;
-    const total = RATE * SECONDS;
-    const started = performance.now();
-    const pending: Promise<unknown>[] = [];
-    for (let i = 0; i < total; i++) {
-      const due = started + (i * 1000) / RATE;
-      const wait = due - performance.now();
-      if (wait > 0) await sleep(wait);
-      const taskId = tasks[i % TASKS] as string;
-      pending.push(
-        append(writer, taskId, i).then((written) =>
-          acks.set(`${taskId} ${written.plan?.version}`, Date.now()),
-        ),
-      );
-    }
-    await Promise.all(pending);
-    const achieved = total / ((performance.now() - started) / 1000);
+    const pacedWith = await paced(writer, tasks, (key, at) => acks.set(key, at));
+    const { total, achieved } = pacedWith;
     const expected = total * (WATCHERS / TASKS);
     const deadline = Date.now() + 10_000;
     while (latencies.length < expected && Date.now() < deadline) await sleep(20);
     measuring = false;
 
-    // Throughput rounds alternate without and with the watchers; medians are compared.
-    withThem.push(await throughput(writer, tasks, THROUGHPUT_WRITES));
-    const memory = { watched: memoryMb(watched.pid), writing: memoryMb(writing.pid) };
-    for (let round = 1; round < ROUNDS; round++) {
-      for (const stream of streams) stream.cancel();
-      await sleep(500);
-      without.push(await throughput(writer, tasks, THROUGHPUT_WRITES));
-      const before = received;
-      streams = openWatchers();
-      await live(before + WATCHERS);
-      withThem.push(await throughput(writer, tasks, THROUGHPUT_WRITES));
-    }
     for (const stream of streams) stream.cancel();
+    await sleep(500);
+    const pacedWithout = await paced(writer, tasks);
+    const before = received;
+    streams = openWatchers();
+    await live(before + WATCHERS);
+
+    // Beyond the issue's workload: writers as fast as 16 in flight allow, rounds with and without
+    // the watchers; medians are compared.
+    withThem.push(await throughput(writer, tasks, THROUGHPUT_WRITES, processes, cpuWith));
+    const memory = { watched: memoryMb(watched.pid), writing: memoryMb(writing.pid) };
+    // Later rounds alternate the order too (with/without, then without/with), so that a drift of the
+    // machine or of the growing tables over the run favours neither side.
+    let open = true;
+    for (let round = 1; round < ROUNDS; round++) {
+      for (const watching of round % 2 === 1 ? [true, false] : [false, true]) {
+        if (watching && !open) {
+          const before = received;
+          streams = openWatchers();
+          await live(before + WATCHERS);
+        } else if (!watching && open) {
+          for (const stream of streams) stream.cancel();
+          await sleep(500);
+        }
+        open = watching;
+        const rate = await throughput(
+          writer,
+          tasks,
+          THROUGHPUT_WRITES,
+          processes,
+          watching ? cpuWith : cpuWithout,
+        );
+        (watching ? withThem : without).push(rate);
+      }
+    }
+    if (open) for (const stream of streams) stream.cancel();
     const baseline = quantile(without, 0.5);
     const withWatchers = quantile(withThem, 0.5);
 
@@ -168,11 +233,20 @@ async function main(): Promise<void> {
     const lines = [
       `watch bench: ${WATCHERS} watchers on ${TASKS} tasks (replica A), writes through replica B, MariaDB durable, 3 Redis nodes`,
       `latency phase: ${total} appends at ${RATE}/s (achieved ${achieved.toFixed(1)}/s); ${latencies.length} of ${expected} deliveries`,
+      `writer at ${RATE}/s: achieved ${pacedWithout.achieved.toFixed(1)}/s without watchers, ${pacedWith.achieved.toFixed(1)}/s with them: ${(pacedWith.achieved / pacedWithout.achieved).toFixed(2)}x (target >= 0.9x: ${pacedWith.achieved / pacedWithout.achieved >= 0.9 ? "met" : "NOT met"}); its append latency p50/p99 ${pacedWithout.p50.toFixed(1)}/${pacedWithout.p99.toFixed(1)} ms without, ${pacedWith.p50.toFixed(1)}/${pacedWith.p99.toFixed(1)} ms with`,
       `delivery latency, commit to receipt: p50 ${p50} ms, p90 ${quantile(latencies, 0.9)} ms, p99 ${p99} ms, max ${quantile(latencies, 1)} ms (target p99 <= 100 ms: ${p99 <= 100 ? "met" : "NOT met"})`,
       `delivery latency, writer's acknowledgement to receipt (lower bound): p50 ${quantile(fromAck, 0.5)} ms, p99 ${quantile(fromAck, 0.99)} ms, max ${quantile(fromAck, 1)} ms`,
-      `writer throughput, ${IN_FLIGHT} in flight, median of ${ROUNDS} alternating rounds: ${baseline.toFixed(0)}/s without watchers (${without.map((r) => r.toFixed(0)).join(", ")}), ${withWatchers.toFixed(0)}/s with them (${withThem.map((r) => r.toFixed(0)).join(", ")}): ${ratio.toFixed(2)}x (target >= 0.9x: ${ratio >= 0.9 ? "met" : "NOT met"})`,
+      `saturated writer throughput, ${IN_FLIGHT} in flight, median of ${ROUNDS} rounds each, alternating: ${baseline.toFixed(0)}/s without watchers (${without.map((r) => r.toFixed(0)).join(", ")}), ${withWatchers.toFixed(0)}/s with them (${withThem.map((r) => r.toFixed(0)).join(", ")}): ${ratio.toFixed(2)}x (beyond the issue's workload; no target)`,
       `RSS MB (now / peak): replica A ${memory.watched.rss.toFixed(0)} / ${memory.watched.peak.toFixed(0)}, replica B ${memory.writing.rss.toFixed(0)} / ${memory.writing.peak.toFixed(0)} (target <= 250 MB: ${maxRss <= 250 ? "met" : "NOT met"})`,
     ];
+    const perAppend = (use: CpuUse, name: string) => {
+      const u = use.get(name);
+      return u ? (u.ms / u.appends).toFixed(2) : "-";
+    };
+    for (const name of cpuWith.keys())
+      lines.push(
+        `CPU ms per append, ${name}: ${perAppend(cpuWithout, name)} without watchers, ${perAppend(cpuWith, name)} with them`,
+      );
     console.log(lines.join("\n"));
     if (latencies.length < expected)
       console.log(`WARNING: ${expected - latencies.length} deliveries missing`);

@@ -1,6 +1,6 @@
 import { AuthorKind } from "../../generated/ts/taskplans/v1/plan";
-import { type PlanChange, PlanChangeKind } from "../../generated/ts/taskplans/v1/plan_service";
-import type { ChangeKind } from "../storage/records";
+import { PlanChange, PlanChangeKind } from "../../generated/ts/taskplans/v1/plan_service";
+import type { ChangeKind, StoredChange } from "../storage/records";
 import type { WatchMessage } from "../watch/watch-service";
 import { encodeAuthorKind, encodePlan } from "./encode";
 
@@ -31,4 +31,22 @@ export function encodeWatchMessage(message: WatchMessage, withContent: boolean):
     author: { kind: encodeAuthorKind(change.author.kind), name: change.author.name },
     committedAt: change.committedAt,
   };
+}
+
+// One change goes to every watcher of its task on this replica: encode it once per form.
+const encoded = new WeakMap<StoredChange, { with?: Buffer; without?: Buffer }>();
+
+/** The wire bytes of a watch message (a change's are shared by every stream that sends it). */
+export function watchMessageBytes(message: WatchMessage, withContent: boolean): Buffer {
+  if (message.kind === "snapshot")
+    return Buffer.from(PlanChange.encode(encodeWatchMessage(message, withContent)).finish());
+  const forms = encoded.get(message.change) ?? {};
+  const key = withContent ? "with" : "without";
+  let bytes = forms[key];
+  if (!bytes) {
+    bytes = Buffer.from(PlanChange.encode(encodeWatchMessage(message, withContent)).finish());
+    forms[key] = bytes;
+    encoded.set(message.change, forms);
+  }
+  return bytes;
 }

@@ -25,7 +25,7 @@ export type RawServer<Server> = {
   [K in keyof Server]: Server[K] extends handleUnaryCall<infer Req, infer Res>
     ? handleUnaryCall<ReceivedRequest<Req>, Res>
     : Server[K] extends handleServerStreamingCall<infer Req, infer Res>
-      ? handleServerStreamingCall<ReceivedRequest<Req>, Res>
+      ? handleServerStreamingCall<ReceivedRequest<Req>, Res | Buffer>
       : Server[K];
 };
 
@@ -35,7 +35,8 @@ type Definition = Record<string, MethodDefinition<any, any>>;
 /**
  * The generated service definition with each method's request deserializer replaced: it never
  * throws, it wraps the bytes in a ReceivedRequest whose decode() first checks them against the
- * method's input descriptor (checkWire), then decodes them with the generated decoder.
+ * method's input descriptor (checkWire), then decodes them with the generated decoder. Responses
+ * may also be given already encoded (a Buffer), which is sent as it is.
  */
 export function receivingRaw(definition: Definition, schema: DescService): Definition {
   const methods: Definition = {};
@@ -51,7 +52,13 @@ export function receivingRaw(definition: Definition, schema: DescService): Defin
         throw new RequestError("MALFORMED_REQUEST", null, `the request is not a valid ${input.typeName}`);
       }
     };
-    methods[key] = { ...method, requestDeserialize: (bytes: Buffer) => new ReceivedRequest(bytes, decoder) };
+    methods[key] = {
+      ...method,
+      requestDeserialize: (bytes: Buffer) => new ReceivedRequest(bytes, decoder),
+      // A handler may send a message it encoded already (a WatchPlan change sent to many streams).
+      responseSerialize: (value: unknown) =>
+        Buffer.isBuffer(value) ? value : method.responseSerialize(value),
+    };
   }
   return methods;
 }

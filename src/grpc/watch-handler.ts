@@ -5,7 +5,7 @@ import { planErrors } from "../plans/errors";
 import { isWellFormedId } from "../plans/validate";
 import type { Subscription } from "../watch/change-hub";
 import type { WatchMessage, WatchService } from "../watch/watch-service";
-import { encodeWatchMessage } from "./encode-change";
+import { watchMessageBytes } from "./encode-change";
 import { toWireError } from "./error-mapping";
 import type { ReceivedRequest } from "./received-request";
 import type { UnaryDeps } from "./unary";
@@ -25,7 +25,7 @@ export interface WatchDeps extends UnaryDeps {
 export function watchPlanHandler(
   service: WatchService,
   deps: WatchDeps,
-): handleServerStreamingCall<ReceivedRequest<WatchPlanRequest>, PlanChange> {
+): handleServerStreamingCall<ReceivedRequest<WatchPlanRequest>, PlanChange | Buffer> {
   return (call) => {
     const given = call.metadata.get("x-request-id")[0];
     const requestId = typeof given === "string" && isWellFormedId(given) ? given : randomUUID();
@@ -63,7 +63,7 @@ export function watchPlanHandler(
         finish(planErrors.watchTooSlow(lastQueued));
         return;
       }
-      call.write(encodeWatchMessage(message, withContent));
+      call.write(watchMessageBytes(message, withContent));
       if (message.kind === "change") lastQueued = message.change.version;
       else lastQueued = message.plan?.version ?? null;
     };

@@ -16,18 +16,28 @@ export function redisKeys(prefix: string) {
   };
 }
 
-/** A change notification: the task id, a tab, then "version.step" of the change, or "-" when it has none. */
-export function changeMessage(taskId: string, key: { version: number; step: number } | null): string {
-  return `${taskId}\t${key === null ? "-" : `${key.version}.${key.step}`}`;
+/**
+ * A change notification: the task id, a tab, "version.step" of the change or "-" when it has none,
+ * then optionally a tab and a payload (the change itself, so that watchers need not read it).
+ */
+export function changeMessage(
+  taskId: string,
+  key: { version: number; step: number } | null,
+  payload = "",
+): string {
+  const head = `${taskId}\t${key === null ? "-" : `${key.version}.${key.step}`}`;
+  return payload === "" ? head : `${head}\t${payload}`;
 }
 
 /** Parses changeMessage; null for anything else. */
-export function parseChangeMessage(
-  message: string,
-): { taskId: string; key: { version: number; step: 0 | 1 } | null } | null {
-  const match = /^([^\t]+)\t(?:-|(\d+)\.([01]))$/.exec(message);
+export function parseChangeMessage(message: string): {
+  taskId: string;
+  key: { version: number; step: 0 | 1 } | null;
+  payload: string;
+} | null {
+  const match = /^([^\t]+)\t(?:-|(\d+)\.([01]))(?:\t([\s\S]*))?$/.exec(message);
   if (!match?.[1]) return null;
-  const [, taskId, version, step] = match;
-  if (version === undefined) return { taskId, key: null };
-  return { taskId, key: { version: Number(version), step: step === "1" ? 1 : 0 } };
+  const [, taskId, version, step, payload = ""] = match;
+  if (version === undefined) return { taskId, key: null, payload };
+  return { taskId, key: { version: Number(version), step: step === "1" ? 1 : 0 }, payload };
 }

@@ -82,3 +82,33 @@ function change(
     committedAt,
   };
 }
+
+/** What a reader of the change history knows of the last change it delivered. */
+export interface LastChange extends ChangeKey {
+  readonly kind: ChangeKind;
+  /** Whether the plan after that change carried the implementation-started mark. */
+  readonly marked: boolean;
+}
+
+export function lastChangeOf(change: ChangeRecord): LastChange {
+  return {
+    version: change.version,
+    step: change.step,
+    kind: change.kind,
+    marked: change.plan.implementationStartedAt !== null,
+  };
+}
+
+/**
+ * Whether `next` is certainly the change right after `last`, so that a reader may deliver it as a
+ * notification carried it, without reading the history. The mark of version V (V.1) is the only
+ * change that may sit between V.0 and V+1.0; it cannot exist when the plan was already marked at
+ * V.0 (first mark wins), when V.0 deleted the plan, or when the plan after V+1.0 is unmarked (a mark
+ * made at V stays on every later write of the plan, and on the deleted plan a delete reports).
+ */
+export function followsDirectly(last: LastChange, next: ChangeRecord): boolean {
+  if (next.step === 1) return last.step === 0 && next.version === last.version;
+  if (next.version !== last.version + 1) return false;
+  if (last.step === 1 || last.kind === "deleted" || last.marked) return true;
+  return next.plan.implementationStartedAt === null;
+}

@@ -1,4 +1,4 @@
-import type { ChangeKey, HeadRecord, RevisionMeta } from "../storage/records";
+import type { ChangeRecord, HeadRecord, RevisionMeta } from "../storage/records";
 
 /** What a plan event says about the plan (never its content, nor storage's trimmed lengths). */
 export type PlanSummary = Omit<HeadRecord, "content" | "trimmedChars" | "trimmedBytes">;
@@ -37,8 +37,8 @@ export function revisionMeta(revision: RevisionMeta & { content?: string | null 
 
 /**
  * Told after every commit which change it recorded (null: a commit without a change of its own, such
- * as a task delete), so that watchers on every replica read the change history. Must not throw.
+ * as a task delete), so that watchers on every replica learn of it. Must not throw.
  */
 export interface ChangeNotifier {
-  changed(taskId: string, key: ChangeKey | null): void;
+  changed(taskId: string, change: ChangeRecord | null): void;
 }

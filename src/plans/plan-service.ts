@@ -1,6 +1,6 @@
 import type { Caller } from "../auth/caller";
 import type { PlanStore, PlanWriteTx } from "../storage/plan-store";
-import type { HeadRecord, TaskRecord } from "../storage/records";
+import type { ChangeRecord, HeadRecord, TaskRecord } from "../storage/records";
 import { type RequestedAuthor, resolveAuthor } from "./author";
 import { implementationStartedChange } from "./changes";
 import { type ContentWrite, decideContentWrite } from "./content-write";
@@ -262,17 +262,19 @@ export class PlanService {
         : checkDisplayName("actor", request.actor.trim()) || "user";
     const at = this.clock();
     const author = { kind: caller.authenticated && caller.kind ? caller.kind : ("user" as const), name: by };
+    let recorded: ChangeRecord | null = null;
     const outcome = await translated(() =>
-      this.store.markImplementationStarted(request.taskId, { at, by, sessionId }, (marked) =>
-        implementationStartedChange(summarize(marked), author, at),
-      ),
+      this.store.markImplementationStarted(request.taskId, { at, by, sessionId }, (marked) => {
+        recorded = implementationStartedChange(summarize(marked), author, at);
+        return recorded;
+      }),
     );
     if (outcome === null) throw planErrors.planNotFound(request.taskId);
     if (outcome.marked) {
       this.writes.publishCommitted(
         request.taskId,
         [{ type: "plan.implementation-started", plan: summarize(outcome.head) }],
-        { version: outcome.head.version, step: 1 },
+        recorded,
       );
     }
     return outcome.head;

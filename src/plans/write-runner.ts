@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import type { TaskLock } from "../locking/task-lock";
 import type { PlanMetrics } from "../observability/metrics";
 import type { PlanStore, PlanWriteTx } from "../storage/plan-store";
-import type { ChangeKey, ChangeRecord, LockedState, TaskRecord } from "../storage/records";
+import type { ChangeRecord, LockedState, TaskRecord } from "../storage/records";
 import { StorageConflictError, StorageCorruptionError } from "../storage/storage-errors";
 import { decodeReplay, encodeReplay, REQUEST_ID_RETENTION_MS, type RequestKey } from "./idempotency";
 import { planErrors } from "./errors";
@@ -179,16 +179,13 @@ export class WriteRunner {
   }
 
   /** Publishes the events of a write that committed outside run() (the implementation-started mark). */
-  publishCommitted(taskId: string, events: readonly PlanEvent[], change: ChangeKey | null): void {
+  publishCommitted(taskId: string, events: readonly PlanEvent[], change: ChangeRecord | null): void {
     this.publish(taskId, events, change);
   }
 
-  private publish(taskId: string, events: readonly PlanEvent[], change: ChangeKey | null): void {
+  private publish(taskId: string, events: readonly PlanEvent[], change: ChangeRecord | null): void {
     try {
-      this.deps.changes.changed(
-        taskId,
-        change === null ? null : { version: change.version, step: change.step },
-      );
+      this.deps.changes.changed(taskId, change);
       this.deps.events.publish(taskId, events);
     } catch (error) {
       // The write is committed; a failing sink must not turn it into an error.

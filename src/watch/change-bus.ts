@@ -2,7 +2,8 @@ import { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { changeMessage, parseChangeMessage, redisKeys } from "../locking/redis-keys";
 import type { ChangeNotifier } from "../plans/events";
-import type { ChangeKey } from "../storage/records";
+import type { ChangeRecord } from "../storage/records";
+import { decodeCarriedChange, encodeCarriedChange } from "./change-message";
 import type { ChangeHub } from "./change-hub";
 
 /** Carries change notifications to the hubs of every replica. */
@@ -13,16 +14,16 @@ export interface ChangeBus extends ChangeNotifier {
 /** One replica (embedded mode): notifications go straight to the local hub. */
 export function localChangeBus(hub: ChangeHub): ChangeBus {
   return {
-    changed: (taskId, key) => hub.notify(taskId, key),
+    changed: (taskId, change) => hub.notify(taskId, change, change),
     close: async () => undefined,
   };
 }
 
 /**
- * Notifications over Redis pub/sub: published on every node and heard from every node (one
- * subscription per replica, whatever the number of watchers), so a node down loses nothing while
- * another is up. The local hub hears its own replica's changes at once. A lost message only delays
- * delivery until the hub's next poll.
+ * Notifications over Redis pub/sub, carrying the change itself: published on one node (the next if
+ * it fails) and heard from every node (one subscription per node per replica, whatever the number
+ * of watchers), so a node down loses nothing while another is up. The local hub hears its own
+ * replica's changes at once. A lost message only delays delivery until the hub's next poll.
  */
 export function redisChangeBus(
   hub: ChangeHub,
@@ -42,25 +43,35 @@ export function redisChangeBus(
     const subscriber = new Redis(url, { ...options, autoResubscribe: false });
     subscriber.on("message", (_channel: string, message: string) => {
       const parsed = parseChangeMessage(message);
-      if (parsed) hub.notify(parsed.taskId, parsed.key);
+      if (parsed)
+        hub.notify(parsed.taskId, parsed.key, parsed.payload ? decodeCarriedChange(parsed.payload) : null);
     });
     // Subscribes on every (re)connection, like the lock's channels (see RedlockTaskLock).
     subscriber.on("ready", () => void subscriber.subscribe(channel).catch(() => undefined));
     return subscriber;
   });
   for (const client of [...publishers, ...subscribers]) client.on("error", () => undefined);
+  // Every replica subscribes on every node, so one node that takes the message is enough: try them
+  // in turn, starting with the first, until one does.
   let warned = false;
-  return {
-    changed(taskId: string, key: ChangeKey | null) {
-      hub.notify(taskId, key);
-      const message = changeMessage(taskId, key);
-      for (const publisher of publishers) {
-        publisher.publish(channel, message).catch((error: unknown) => {
-          if (!warned)
-            logger.warn({ err: error }, "change notification not published (watchers catch up by polling)");
-          warned = true;
-        });
+  const publishOnce = async (message: string, from: number): Promise<void> => {
+    for (let i = from; i < publishers.length; i++) {
+      try {
+        await publishers[i]?.publish(channel, message);
+        return;
+      } catch (error) {
+        if (i < publishers.length - 1) continue;
+        if (!warned)
+          logger.warn({ err: error }, "change notification not published (watchers catch up by polling)");
+        warned = true;
       }
+    }
+  };
+  return {
+    changed(taskId: string, change: ChangeRecord | null) {
+      hub.notify(taskId, change, change);
+      const message = changeMessage(taskId, change, change ? encodeCarriedChange(change) : "");
+      void publishOnce(message, 0);
     },
     async close() {
       await Promise.all(

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
-import { compareChangeKeys } from "../plans/changes";
-import type { ChangeKey, StoredChange } from "../storage/records";
+import { compareChangeKeys, followsDirectly, type LastChange, lastChangeOf } from "../plans/changes";
+import type { ChangeKey, ChangeRecord, StoredChange } from "../storage/records";
 
 /** What the hub reads: the change history (implemented by PlanStore). */
 export interface ChangeSource {
@@ -45,6 +45,8 @@ interface Feed {
   readonly watches: Set<Watch>;
   /** Key of the last change the feed read; null until a watch finished catching up. */
   cursor: ChangeKey | null;
+  /** The change at the cursor, when the feed delivered it (not when a catch-up set the cursor). */
+  last: LastChange | null;
   reading: boolean;
   /** The newest change key notified: the feed reads until its cursor reaches it. */
   wanted: ChangeKey | null;
@@ -96,6 +98,7 @@ export class ChangeHub {
         taskId,
         watches: new Set(),
         cursor: null,
+        last: null,
         reading: false,
         wanted: null,
         again: false,
@@ -113,9 +116,10 @@ export class ChangeHub {
    * A change of `taskId` committed (key null: something committed that has no change of its own,
    * such as a task delete). Watched tasks read their history; others are ignored.
    */
-  notify(taskId: string, key: ChangeKey | null): void {
+  notify(taskId: string, key: ChangeKey | null, carried: ChangeRecord | null = null): void {
     const feed = this.feeds.get(taskId);
     if (!feed) return;
+    if (carried && this.takeCarried(feed, carried)) return;
     if (key === null) {
       feed.again = true;
       feed.checkExists = true;
@@ -125,6 +129,24 @@ export class ChangeHub {
       if (feed.wanted === null || compareChangeKeys(key, feed.wanted) > 0) feed.wanted = key;
     }
     void this.read(feed);
+  }
+
+  // A change the notification carries is delivered without a read when it certainly comes next
+  // and no watch needs the plan content (which notifications do not carry).
+  private takeCarried(feed: Feed, change: ChangeRecord): boolean {
+    if (feed.reading || feed.last === null || !followsDirectly(feed.last, change)) return false;
+    if ([...feed.watches].some((w) => w.subscriber.withContent)) return false;
+    this.distribute(feed, { ...change, content: null });
+    return true;
+  }
+
+  private distribute(feed: Feed, change: StoredChange): void {
+    feed.cursor = { version: change.version, step: change.step };
+    feed.last = lastChangeOf(change);
+    for (const watch of feed.watches) {
+      if (watch.pending) watch.pending.push(change);
+      else this.deliver(watch, change);
+    }
   }
 
   /** Ends every watch (draining for shutdown) and stops polling. */
@@ -180,13 +202,7 @@ export class ChangeHub {
         feed.checkExists = false;
         const withContent = [...feed.watches].some((w) => w.subscriber.withContent);
         const page = await this.source.readChanges(feed.taskId, feed.cursor, PAGE, withContent);
-        for (const change of page) {
-          feed.cursor = { version: change.version, step: change.step };
-          for (const watch of feed.watches) {
-            if (watch.pending) watch.pending.push(change);
-            else this.deliver(watch, change);
-          }
-        }
+        for (const change of page) this.distribute(feed, change);
         if (page.length === PAGE) feed.again = true;
         if (checkExists && page.length === 0) {
           const states = await this.source.watchedTaskStates([feed.taskId]);

@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { ChangeNotifier } from "../plans/events";
 import type { PlanStore } from "../storage/plan-store";
-import type { ChangeKey } from "../storage/records";
+import type { ChangeRecord } from "../storage/records";
 
 /** Retention of the change history. */
 export interface ChangeRetention {
@@ -35,9 +35,9 @@ export class ChangePruner implements ChangeNotifier {
     this.timer.unref();
   }
 
-  changed(taskId: string, key: ChangeKey | null): void {
-    if (key !== null) this.written.add(taskId);
-    this.next.changed(taskId, key);
+  changed(taskId: string, change: ChangeRecord | null): void {
+    if (change !== null) this.written.add(taskId);
+    this.next.changed(taskId, change);
   }
 
   /** One pruning pass (also run by the timer); returns the rows deleted. */

@@ -10,10 +10,29 @@ class MemorySource implements ChangeSource {
   reads = 0;
   constructor(private readonly random: () => number) {}
 
-  commit(step: 0 | 1 = 0): StoredChange {
+  private marked = false;
+
+  /**
+   * Commits the next change as the service would: a mark (step 1) only on a live, unmarked plan
+   * (first mark wins), which every later write of the plan keeps; a delete reports the deleted plan
+   * (mark included) and clears it.
+   */
+  commit(what: "write" | "mark" | "delete" = "write"): StoredChange {
     const last = this.log[this.log.length - 1];
-    const version = step === 1 ? (last?.version ?? 1) : (last?.version ?? 0) + 1;
-    const change = { taskId: "t", version, step, kind: "updated", content: null } as unknown as StoredChange;
+    const mark = what === "mark" && !this.marked && last !== undefined && last.kind !== "deleted";
+    const step = mark ? 1 : 0;
+    const version = mark ? (last?.version ?? 1) : (last?.version ?? 0) + 1;
+    if (mark) this.marked = true;
+    const kind = mark ? "implementation-started" : what === "delete" ? "deleted" : "updated";
+    const change = {
+      taskId: "t",
+      version,
+      step,
+      kind,
+      plan: { implementationStartedAt: this.marked ? new Date(0) : null },
+      content: null,
+    } as unknown as StoredChange;
+    if (what === "delete") this.marked = false;
     this.log.push(change);
     return change;
   }
@@ -77,11 +96,10 @@ describe("ChangeHub", () => {
       const hub = new ChangeHub(source, logger, 5);
       const watches: { from: ChangeKey; rec: ReturnType<typeof recorder> }[] = [];
       for (let i = 0; i < 60; i++) {
-        const marked =
-          source.log.length > 0 && random() < 0.1 && source.log[source.log.length - 1]?.step === 0;
-        const change = source.commit(marked ? 1 : 0);
-        // Most commits notify, some notifications are lost, some arrive twice.
-        if (random() < 0.85) hub.notify("t", change);
+        const roll = random();
+        const change = source.commit(roll < 0.1 ? "mark" : roll < 0.15 ? "delete" : "write");
+        // Most commits notify (half of them carrying the change), some notifications are lost.
+        if (random() < 0.85) hub.notify("t", change, random() < 0.5 ? change : null);
         if (random() < 0.1) hub.notify("t", null);
         if (random() < 0.15) {
           const at = source.log[Math.floor(random() * source.log.length)] as StoredChange;
@@ -121,6 +139,32 @@ describe("ChangeHub", () => {
     }
     expect(recs.every((rec) => rec.keys.length === 10)).toBe(true);
     expect(source.reads - before).toBeLessThanOrEqual(10);
+    hub.close();
+  });
+
+  it("a notification carrying the next change is delivered without a read; one that may skip a change is not", async () => {
+    const source = new MemorySource(() => 0);
+    const hub = new ChangeHub(source, logger, 60_000);
+    const rec = recorder();
+    hub.watch("t", { version: 0, step: 1 }, rec.subscriber);
+    await turns(5);
+    hub.notify("t", source.commit()); // the feed reads once: it knows the change at its cursor
+    await turns(5);
+    const reads = source.reads;
+    for (let i = 0; i < 5; i++) {
+      const change = source.commit();
+      hub.notify("t", change, change);
+    }
+    expect(source.reads).toBe(reads);
+    expect(rec.keys).toEqual(["1.0", "2.0", "3.0", "4.0", "5.0", "6.0"]);
+    // A mark whose notification is lost, then a write that carries the mark: the write cannot be
+    // delivered as carried (the mark may sit between), so the feed reads and delivers both.
+    source.commit("mark");
+    const after = source.commit();
+    hub.notify("t", after, after);
+    await turns(10);
+    expect(source.reads).toBe(reads + 1);
+    expect(rec.keys.slice(-2)).toEqual(["6.1", "7.0"]);
     hub.close();
   });
 

@@ -5,10 +5,12 @@ import {
   compareChangeKeys,
   contentChange,
   deleteChange,
+  followsDirectly,
   implementationStartedChange,
+  lastChangeOf,
 } from "../../src/plans/changes";
 import { PlanError } from "../../src/plans/errors";
-import type { ChangedPlan } from "../../src/storage/records";
+import type { ChangedPlan, ChangeKind, ChangeRecord } from "../../src/storage/records";
 
 const plan: ChangedPlan = {
   taskId: "t",
@@ -108,5 +110,62 @@ describe("the change of each write", () => {
       version: 4,
       step: 1,
     });
+  });
+});
+
+describe("followsDirectly (a notified change delivered without reading the history)", () => {
+  const at = (version: number, step: 0 | 1, kind: ChangeKind, marked: boolean) =>
+    ({
+      version,
+      step,
+      kind,
+      plan: { ...plan, version, implementationStartedAt: marked ? new Date(0) : null },
+    }) as unknown as ChangeRecord;
+  const last = (version: number, step: 0 | 1, kind: ChangeKind, marked: boolean) =>
+    lastChangeOf(at(version, step, kind, marked));
+
+  it.each([
+    [
+      "the mark of the cursor's version",
+      last(4, 0, "updated", false),
+      at(4, 1, "implementation-started", true),
+      true,
+    ],
+    [
+      "a second mark",
+      last(4, 1, "implementation-started", true),
+      at(4, 1, "implementation-started", true),
+      false,
+    ],
+    [
+      "the next version after a mark",
+      last(4, 1, "implementation-started", true),
+      at(5, 0, "updated", true),
+      true,
+    ],
+    [
+      "the next version of a plan marked before",
+      last(4, 0, "updated", true),
+      at(5, 0, "updated", true),
+      true,
+    ],
+    ["the next version after a delete", last(4, 0, "deleted", false), at(5, 0, "created", false), true],
+    [
+      "an unmarked next version (no mark can sit between)",
+      last(4, 0, "updated", false),
+      at(5, 0, "updated", false),
+      true,
+    ],
+    [
+      "a next version marked since (its mark may sit between)",
+      last(4, 0, "updated", false),
+      at(5, 0, "updated", true),
+      false,
+    ],
+    ["a delete of a plan marked since", last(4, 0, "updated", false), at(5, 0, "deleted", true), false],
+    ["a version skipped", last(4, 0, "updated", true), at(6, 0, "updated", true), false],
+    ["an older version", last(4, 0, "updated", true), at(4, 0, "updated", true), false],
+  ])("%s: %s", (_what, previous, next, expected) => {
+    expect(followsDirectly(previous, next)).toBe(expected);
   });
 });

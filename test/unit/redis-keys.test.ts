@@ -17,8 +17,11 @@ describe("change notification messages", () => {
     expect(parseChangeMessage(changeMessage("task-1", { version: 12, step: 1 }))).toEqual({
       taskId: "task-1",
       key: { version: 12, step: 1 },
+      payload: "",
     });
-    expect(parseChangeMessage(changeMessage("a b", null))).toEqual({ taskId: "a b", key: null });
+    expect(parseChangeMessage(changeMessage("a b", null))).toEqual({ taskId: "a b", key: null, payload: "" });
+    const payload = '{"a":"tab\there"}';
+    expect(parseChangeMessage(changeMessage("t", { version: 3, step: 0 }, payload))?.payload).toBe(payload);
   });
   it("ignore anything else", () => {
     for (const junk of ["", "task", "task\t", "task\t1", "task\t1.2", "\t1.0", "task\tx.0"])

@@ -1,0 +1,16 @@
+import { readFileSync } from "node:fs";
+
+const CLOCK_TICKS_PER_SECOND = 100; // getconf CLK_TCK on Linux
+
+/** CPU time (user + system) a process has used so far, in ms (from /proc, 10 ms resolution). */
+export function processCpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+}
+
+/** Resident and peak resident memory of a process, in MB (from /proc). */
+export function memoryMb(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+  return { rss: kb("VmRSS") / 1024, peak: kb("VmHWM") / 1024 };
+}
