@@ -60,11 +60,7 @@ export function unary<Req extends object, Res>(
   handler: (request: Req, context: CallContext) => Promise<Res>,
 ): handleUnaryCall<ReceivedRequest<Req>, Res> {
   return (call, callback) => {
-    const given = call.metadata.get("x-request-id")[0];
-    const requestId = typeof given === "string" && isWellFormedId(given) ? given : randomUUID();
-    const echoed = new Metadata();
-    echoed.set("x-request-id", requestId);
-    call.sendMetadata(echoed);
+    const requestId = echoRequestId(call);
     const started = performance.now();
     const log: { method: string; requestId: string; taskId?: string } = { method, requestId };
     const deadline = Number(call.getDeadline()); // Infinity when the client set none
@@ -100,6 +96,19 @@ export function unary<Req extends object, Res>(
         },
       );
   };
+}
+
+/** The call's request id (x-request-id when well-formed, else a new one), echoed in response metadata. */
+export function echoRequestId(call: {
+  readonly metadata: Metadata;
+  sendMetadata(metadata: Metadata): void;
+}): string {
+  const given = call.metadata.get("x-request-id")[0];
+  const requestId = typeof given === "string" && isWellFormedId(given) ? given : randomUUID();
+  const echoed = new Metadata();
+  echoed.set("x-request-id", requestId);
+  call.sendMetadata(echoed);
+  return requestId;
 }
 
 // The caller a write counts against: the token subject with auth on; otherwise the client's address

@@ -1,5 +1,4 @@
-import { randomUUID } from "node:crypto";
-import { type handleServerStreamingCall, Metadata, status } from "@grpc/grpc-js";
+import { type handleServerStreamingCall, status } from "@grpc/grpc-js";
 import type { PlanChange, WatchPlanRequest } from "../../generated/ts/taskplans/v1/plan_service";
 import { planErrors } from "../plans/errors";
 import { isWellFormedId } from "../plans/validate";
@@ -8,7 +7,7 @@ import type { WatchMessage, WatchService } from "../watch/watch-service";
 import { watchMessageBytes } from "./encode-change";
 import { toWireError } from "./error-mapping";
 import type { ReceivedRequest } from "./received-request";
-import type { UnaryDeps } from "./unary";
+import { echoRequestId, type UnaryDeps } from "./unary";
 
 /** What the WatchPlan handler needs besides the unary handlers' dependencies. */
 export interface WatchDeps extends UnaryDeps {
@@ -27,11 +26,7 @@ export function watchPlanHandler(
   deps: WatchDeps,
 ): handleServerStreamingCall<ReceivedRequest<WatchPlanRequest>, PlanChange | Buffer> {
   return (call) => {
-    const given = call.metadata.get("x-request-id")[0];
-    const requestId = typeof given === "string" && isWellFormedId(given) ? given : randomUUID();
-    const echoed = new Metadata();
-    echoed.set("x-request-id", requestId);
-    call.sendMetadata(echoed);
+    const requestId = echoRequestId(call);
     const started = performance.now();
     const log: { method: string; requestId: string; taskId?: string } = { method: "WatchPlan", requestId };
     let subscription: Subscription | null = null;

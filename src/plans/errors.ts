@@ -87,6 +87,19 @@ function capitalize(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
+// How a stream that ended says where to resume (null: it had sent no version).
+function resumeWatch(
+  afterVersion: number | null,
+  then: string,
+): { nextAction: string; metadata: Record<string, string> } {
+  return afterVersion === null
+    ? { nextAction: `Watch again without after_version, ${then}`, metadata: {} }
+    : {
+        nextAction: `Watch again with after_version ${afterVersion}, ${then}`,
+        metadata: { resume_after_version: String(afterVersion) },
+      };
+}
+
 /** Constructors for every domain error, so wording and metadata stay in one place. */
 export const planErrors = {
   invalidField(field: string, description: string): PlanError {
@@ -311,21 +324,13 @@ export const planErrors = {
   watchTooSlow(resumeAfterVersion: number | null): PlanError {
     return new PlanError("WATCH_TOO_SLOW", {
       detail: "the stream's buffer filled because the client read its changes too slowly",
-      nextAction:
-        resumeAfterVersion === null
-          ? "Watch again without after_version, and read the stream promptly."
-          : `Watch again with after_version ${resumeAfterVersion}, and read the stream promptly.`,
-      metadata: resumeAfterVersion === null ? {} : { resume_after_version: String(resumeAfterVersion) },
+      ...resumeWatch(resumeAfterVersion, "and read the stream promptly."),
     });
   },
   watchDraining(resumeAfterVersion: number | null): PlanError {
     return new PlanError("WATCH_DRAINING", {
       detail: "this replica is shutting down",
-      nextAction:
-        resumeAfterVersion === null
-          ? "Watch again (another replica serves it)."
-          : `Watch again with after_version ${resumeAfterVersion} (another replica serves it).`,
-      metadata: resumeAfterVersion === null ? {} : { resume_after_version: String(resumeAfterVersion) },
+      ...resumeWatch(resumeAfterVersion, "through another replica."),
     });
   },
 };

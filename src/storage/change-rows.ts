@@ -1,4 +1,10 @@
-import type { AuthorKind, ChangeKind, ChangeRecord, ChangedPlan, StoredChange } from "./records";
+import {
+  type AuthorKind,
+  type ChangeRecord,
+  type ChangedPlan,
+  isChangeKind,
+  type StoredChange,
+} from "./records";
 
 /** task_plan_changes columns, in the order changeParameters gives their values (content last). */
 export const CHANGE_COLUMNS =
@@ -25,23 +31,15 @@ export function changeParameters(change: ChangeRecord): unknown[] {
 /** One row of task_plan_changes as both drivers return it. */
 export type ChangeRow = Record<string, string | number | null>;
 
-const KINDS: ReadonlySet<string> = new Set<ChangeKind>([
-  "created",
-  "updated",
-  "reverted",
-  "deleted",
-  "implementation-started",
-]);
-
 /** A stored change; `content` is null unless the read selected it. */
 export function changeFromRow(row: ChangeRow): StoredChange {
   const kind = String(row.kind);
-  if (!KINDS.has(kind)) throw new Error(`unknown change kind ${kind}`);
+  if (!isChangeKind(kind)) throw new Error(`unknown change kind ${kind}`);
   return {
     taskId: String(row.task_id),
     version: Number(row.version),
     step: Number(row.step) === 1 ? 1 : 0,
-    kind: kind as ChangeKind,
+    kind,
     committedAt: new Date(Number(row.committed_at)),
     plan: planFromJson(JSON.parse(String(row.plan)) as PlanJson),
     revision:

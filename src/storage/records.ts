@@ -104,7 +104,12 @@ export interface WriteRequestRecord {
 }
 
 /** What a committed plan change was (one per write that committed, see the WatchPlan contract). */
-export type ChangeKind = "created" | "updated" | "reverted" | "deleted" | "implementation-started";
+export const CHANGE_KINDS = ["created", "updated", "reverted", "deleted", "implementation-started"] as const;
+export type ChangeKind = (typeof CHANGE_KINDS)[number];
+
+export function isChangeKind(value: unknown): value is ChangeKind {
+  return (CHANGE_KINDS as readonly unknown[]).includes(value);
+}
 
 /**
  * Where a change sits in its task's change history: the plan version it produced, then `step` 0 for

@@ -61,9 +61,10 @@ const PAGE = 100;
 /**
  * Fans committed changes out to every watch of this replica. Per task, one feed reads the change
  * history after its cursor when a notification (local or from another replica) or the periodic poll
- * says there is more, and hands each change to every watch; a new watch first reads its own way up
- * from its resume point, buffering what the feed reads meanwhile. The change history is the source
- * of truth: notifications only say when to read, so a lost one delays delivery until the next poll.
+ * says there is more, and hands each change to every watch; a notification that carries the very
+ * next change (followsDirectly) spares the read. A new watch first reads its own way up from its
+ * resume point, buffering what the feed delivers meanwhile. The change history is the source of
+ * truth: notifications only say what to read, so a lost one delays delivery until the next poll.
  */
 export class ChangeHub {
   private readonly feeds = new Map<string, Feed>();
@@ -124,7 +125,7 @@ export class ChangeHub {
       feed.again = true;
       feed.checkExists = true;
     } else {
-      // Repeats (one per Redis node, and this replica's own) are dropped here or by the read loop.
+      // Repeats (this replica's own change, heard back from Redis) are dropped here or by the read loop.
       if (feed.cursor !== null && compareChangeKeys(key, feed.cursor) <= 0) return;
       if (feed.wanted === null || compareChangeKeys(key, feed.wanted) > 0) feed.wanted = key;
     }

@@ -1,4 +1,4 @@
-import type { AuthorKind, ChangeKind, ChangeRecord } from "../storage/records";
+import { type AuthorKind, type ChangeRecord, isChangeKind } from "../storage/records";
 
 /** A change as a notification carries it (JSON; dates as epoch ms). */
 export function encodeCarriedChange(change: ChangeRecord): string {
@@ -9,13 +9,6 @@ export function encodeCarriedChange(change: ChangeRecord): string {
   });
 }
 
-const KINDS: ReadonlySet<string> = new Set<ChangeKind>([
-  "created",
-  "updated",
-  "reverted",
-  "deleted",
-  "implementation-started",
-]);
 const DATES = ["createdAt", "updatedAt", "implementationStartedAt"] as const;
 
 /**
@@ -29,7 +22,7 @@ export function decodeCarriedChange(payload: string): ChangeRecord | null {
       author?: { kind?: unknown; name?: unknown };
     };
     const plan = raw.plan;
-    if (!plan || typeof raw.taskId !== "string" || !KINDS.has(String(raw.kind))) return null;
+    if (!plan || typeof raw.taskId !== "string" || !isChangeKind(raw.kind)) return null;
     if (!Number.isSafeInteger(raw.version) || (raw.step !== 0 && raw.step !== 1)) return null;
     if (![raw.committedAt, plan.createdAt, plan.updatedAt].every(Number.isSafeInteger)) return null;
     const dates = Object.fromEntries(
@@ -37,7 +30,7 @@ export function decodeCarriedChange(payload: string): ChangeRecord | null {
     );
     return {
       ...(raw as unknown as ChangeRecord),
-      kind: raw.kind as ChangeKind,
+      kind: raw.kind,
       committedAt: new Date(Number(raw.committedAt)),
       plan: { ...(plan as unknown as ChangeRecord["plan"]), ...dates } as ChangeRecord["plan"],
       author: {

@@ -89,6 +89,17 @@ describe("Helm chart, checked with the real helm and the Kubernetes schemas", ()
       key: "urls",
     });
     expect(deployment.spec.replicas).toBeUndefined(); // the HPA owns it
+    // Every key of `secrets` reaches the pods, not only those with an existing-secret alternative.
+    const notify = render(...production, "--set", "secrets.PLAN_CHANGES_REDIS_URL=redis://notify:6379");
+    const [withNotify] = byKind(notify, "Deployment") as [any];
+    const notifyEnv = withNotify.spec.template.spec.containers[0].env as { name: string; valueFrom?: any }[];
+    expect(notifyEnv.find((e) => e.name === "PLAN_CHANGES_REDIS_URL")?.valueFrom.secretKeyRef).toEqual({
+      name: "rel-taskplans",
+      key: "PLAN_CHANGES_REDIS_URL",
+    });
+    expect(byKind(notify, "Secret")[0]?.stringData ?? byKind(notify, "Secret")[0]?.data).toHaveProperty(
+      "PLAN_CHANGES_REDIS_URL",
+    );
     expect(byKind(objects, "HorizontalPodAutoscaler")).toHaveLength(1);
     expect(byKind(objects, "ServiceMonitor")).toHaveLength(1);
     expect(byKind(objects, "Secret")).toHaveLength(0); // nothing secret rendered in plain text

@@ -65,14 +65,16 @@ app.kubernetes.io/managed-by: {{ .root.Release.Service }}
 {{- end }}
 {{- end }}
 {{- $existing := dict "PLAN_DATABASE_URL" .Values.existingSecrets.database "PLAN_REDIS_URLS" .Values.existingSecrets.redis "PLAN_AUTH_JWT_SECRET" .Values.existingSecrets.auth }}
-{{- range $key, $ref := $existing }}
+{{- range $key, $value := .Values.secrets }}
+{{- $ref := dict }}
+{{- if hasKey $existing $key }}{{- $ref = get $existing $key }}{{- end }}
 {{- if $ref.name }}
 - name: {{ $key }}
   valueFrom:
     secretKeyRef:
       name: {{ $ref.name }}
       key: {{ $ref.key }}
-{{- else if ne (toString (get $.Values.secrets $key)) "" }}
+{{- else if ne (toString $value) "" }}
 - name: {{ $key }}
   valueFrom:
     secretKeyRef:
