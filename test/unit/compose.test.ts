@@ -1,5 +1,6 @@
 import { composeAppend, composeAppendInStore, dropLeadingBlankLines } from "../../src/plans/compose";
 import { trimTrailingWhitespace } from "../../src/plans/text";
+import { expectedAppend } from "../harness/jepsen/append-oracle";
 
 // Expected values are S' + "\n\n" + F' (system design, "Separator normalization"), never S + F.
 describe("append composition (AC-TASKS-PLAN-APPEND-002)", () => {
@@ -138,5 +139,50 @@ describe("the append the database composes (composeAppendInStore) equals compose
       trimmedBytes: Buffer.byteLength(trimTrailingWhitespace(expected)),
       trimmedChars: [...trimTrailingWhitespace(expected)].length,
     });
+  });
+});
+
+describe("the fault checker's independent append oracle", () => {
+  it("agrees with composeAppend on the seed examples and on random texts of whitespace and letters", () => {
+    const pieces = [
+      "a",
+      "b",
+      " ",
+      "\t",
+      "\n",
+      "\r\n",
+      "\u00a0",
+      "\u0085",
+      "\u2028",
+      "\u3000",
+      "\u200b",
+      "\ufeff",
+      "😀",
+    ];
+    let seed = 7;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const text = () =>
+      Array.from(
+        { length: Math.floor(random() * 8) },
+        () => pieces[Math.floor(random() * pieces.length)],
+      ).join("");
+    const cases: [string, string][] = [
+      ["# Plan\n", "## Next\n"],
+      ["", "\n\n  first"],
+      ["x \n\t", " \n\n- item"],
+      ["x", "   "],
+    ];
+    for (let i = 0; i < 2000; i++) cases.push([text(), text()]);
+    for (const [stored, fragment] of cases)
+      expect([stored, fragment, expectedAppend(stored, fragment)]).toEqual([
+        stored,
+        fragment,
+        composeAppend(stored, fragment),
+      ]);
+  });
+
+  it("differs from a wrong rule, so the comparison means something", () => {
+    expect(expectedAppend("a \n", "b")).not.toBe("a \n\n\nb");
+    expect(expectedAppend("a", "\u200bb")).toBe("a\n\n\u200bb"); // U+200B is not White_Space
   });
 });

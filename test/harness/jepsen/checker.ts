@@ -1,4 +1,4 @@
-import { composeAppend } from "../../../src/plans/compose";
+import { expectedAppend } from "./append-oracle";
 import type { OpRecord } from "./history";
 
 /** The stored history of one task, read after the run. */
@@ -20,7 +20,7 @@ export interface CheckSummary {
 }
 
 function apply(op: OpRecord, previous: string): string | null {
-  if (op.kind === "append") return composeAppend(previous, op.payload.token ?? "");
+  if (op.kind === "append") return expectedAppend(previous, op.payload.token ?? "");
   if (op.kind === "replace") return op.payload.content ?? null;
   const { oldText = "", newText = "" } = op.payload;
   const at = previous.indexOf(oldText);
