@@ -1,0 +1,233 @@
+import { planErrors, type PlanError } from "../../src/plans/errors";
+
+// Every domain error's wording, pinned as literal text in one place (issue 12): an agent reads these
+// after a rejection, so a change to one must show up here, in review. Writes prefix "Plan was not
+// changed because" (asRejectedWrite, checked at the end).
+const TABLE: [string, () => PlanError, string, string][] = [
+  [
+    'invalidField("task_id", "is required")',
+    () => planErrors.invalidField("task_id", "is required"),
+    "INVALID_FIELD",
+    "Field task_id is required. Correct task_id and retry.",
+  ],
+  [
+    "invalidWriteMode('\"x\"')",
+    () => planErrors.invalidWriteMode('"x"'),
+    "INVALID_WRITE_MODE",
+    'Mode "x" is not recognized; the accepted values are "replace" and "append". Retry with mode "replace" (the whole document) or "append" (only the addition).',
+  ],
+  [
+    "createHasNoMode('\"append\"')",
+    () => planErrors.createHasNoMode('"append"'),
+    "INVALID_WRITE_MODE",
+    'CreatePlan does not take a mode (got "append"): it always writes the whole document. To add a section, call UpdatePlan with mode WRITE_MODE_APPEND; to create, omit mode.',
+  ],
+  [
+    "contentRequired()",
+    () => planErrors.contentRequired(),
+    "CONTENT_REQUIRED",
+    "The content is empty. Send non-empty content: the whole document to replace, or the addition to append.",
+  ],
+  [
+    "fragmentBlank()",
+    () => planErrors.fragmentBlank(),
+    "FRAGMENT_BLANK",
+    "The append fragment contains only whitespace. Append a fragment with at least one non-whitespace character.",
+  ],
+  [
+    "versionRequired()",
+    () => planErrors.versionRequired(),
+    "VERSION_REQUIRED",
+    "Replacing an existing plan requires the version you read (expected_version). Read the plan with GetPlan, apply your change to that content, and retry with its version; to add a section use mode append, which needs no version.",
+  ],
+  [
+    "reductionAckNotApplicable()",
+    () => planErrors.reductionAckNotApplicable(),
+    "REDUCTION_ACK_NOT_APPLICABLE",
+    "Acknowledge_reduction applies only to a replacement; an append never removes content. Retry the append without acknowledge_reduction.",
+  ],
+  [
+    "taskNotReachable()",
+    () => planErrors.taskNotReachable(),
+    "TASK_NOT_REACHABLE",
+    "The task is not reachable with your credentials. Use a task in a workspace your token grants, or ask for access.",
+  ],
+  [
+    'taskNotFound("t-1")',
+    () => planErrors.taskNotFound("t-1"),
+    "TASK_NOT_FOUND",
+    "Task t-1 does not exist. Check the task id, or create the task with TaskService.CreateTask first.",
+  ],
+  [
+    'planNotFound("t-1")',
+    () => planErrors.planNotFound("t-1"),
+    "PLAN_NOT_FOUND",
+    "Task t-1 has no plan. Create the plan with CreatePlan (append never creates one).",
+  ],
+  [
+    'revisionNotFound("t-1", "r-1")',
+    () => planErrors.revisionNotFound("t-1", "r-1"),
+    "REVISION_NOT_FOUND",
+    "Task t-1 has no revision r-1. List the task's revisions with ListPlanRevisions and use one of their ids.",
+  ],
+  [
+    'taskExists("t-1")',
+    () => planErrors.taskExists("t-1"),
+    "TASK_EXISTS",
+    "Task t-1 already exists. Use the existing task or choose another id.",
+  ],
+  [
+    'planExists("t-1")',
+    () => planErrors.planExists("t-1"),
+    "PLAN_EXISTS",
+    "Task t-1 already has a plan. Read it with GetPlan; add a section with UpdatePlan mode append, or replace it by passing the version you read as expected_version.",
+  ],
+  [
+    "versionMismatch()",
+    () => planErrors.versionMismatch(),
+    "VERSION_MISMATCH",
+    "The plan changed since the version you read (expected_version is stale). Read the plan again with GetPlan, apply your change to that content, and retry with its version.",
+  ],
+  [
+    "writeConflict()",
+    () => planErrors.writeConflict(),
+    "WRITE_CONFLICT",
+    "A concurrent write to the same task won. Read the plan again and retry your change.",
+  ],
+  [
+    "planTooLarge(300000, 262144)",
+    () => planErrors.planTooLarge(300000, 262144),
+    "PLAN_TOO_LARGE",
+    "The plan would be 300000 bytes, exceeding the 262144-byte limit; nothing was stored. Shorten the document you are holding before writing again; do not resubmit this content unchanged and do not reconstruct the plan from memory.",
+  ],
+  [
+    "reductionNotAcknowledged(4000, 10)",
+    () => planErrors.reductionNotAcknowledged(4000, 10),
+    "REDUCTION_NOT_ACKNOWLEDGED",
+    "The replacement keeps 10 of 4000 characters, removing most of the document. Resend the complete document, or add a section with mode append; only if the reduction is intended, retry with acknowledge_reduction set, and the prior content stays in the revision history. Do not rewrite the plan from memory.",
+  ],
+  [
+    "planReadFailed()",
+    () => planErrors.planReadFailed(),
+    "PLAN_READ_FAILED",
+    "The stored plan could not be read, so the append was not applied. Retry later; do not create the plan again and do not resend the whole document.",
+  ],
+  [
+    "storageUnavailable()",
+    () => planErrors.storageUnavailable(),
+    "STORAGE_UNAVAILABLE",
+    "The plan store is unavailable. Retry with backoff.",
+  ],
+  [
+    "lockUnavailable()",
+    () => planErrors.lockUnavailable(),
+    "LOCK_UNAVAILABLE",
+    "The task's write lock could not be obtained in time. Retry with backoff.",
+  ],
+  [
+    "editTextRequired()",
+    () => planErrors.editTextRequired(),
+    "EDIT_TEXT_REQUIRED",
+    "Old_text is empty. Retry with one non-empty fragment copied exactly from the current plan.",
+  ],
+  [
+    "editTextNotFound()",
+    () => planErrors.editTextNotFound(),
+    "EDIT_TEXT_NOT_FOUND",
+    "Old_text does not occur in the current plan. Read the plan again and copy old_text exactly (whitespace and line endings included).",
+  ],
+  [
+    "editTextNotUnique(3)",
+    () => planErrors.editTextNotUnique(3),
+    "EDIT_TEXT_NOT_UNIQUE",
+    "Old_text occurs 3 times in the current plan, so the edit is ambiguous. Retry with a longer old_text that occurs exactly once.",
+  ],
+  [
+    "revisionVersionRequired()",
+    () => planErrors.revisionVersionRequired(),
+    "REVISION_VERSION_REQUIRED",
+    "Restoring a revision requires the revision_version you inspected (expected_revision_version). Read the revision with GetPlanRevision and retry with its revision_version and the plan's current version.",
+  ],
+  [
+    "revisionChanged()",
+    () => planErrors.revisionChanged(),
+    "REVISION_CHANGED",
+    "The revision changed since you read it (a later write was coalesced into it). Read the revision again with GetPlanRevision and decide again before restoring.",
+  ],
+  [
+    "offsetOutOfRange(5, 4)",
+    () => planErrors.offsetOutOfRange(5, 4),
+    "OFFSET_OUT_OF_RANGE",
+    "Offset 5 is past the end of the plan (4 characters). Use an offset between 0 and 4.",
+  ],
+  [
+    "rateLimited(100, 1000, 250)",
+    () => planErrors.rateLimited(100, 1000, 250),
+    "RATE_LIMITED",
+    "You sent more than 100 writes in 1000 ms. Wait 250 ms (google.rpc.RetryInfo) and retry; retry with the same request_id to stay safe.",
+  ],
+  [
+    'historyQuotaExceeded("revisions", 10000, 10000)',
+    () => planErrors.historyQuotaExceeded("revisions", 10000, 10000),
+    "HISTORY_QUOTA_EXCEEDED",
+    "The task's history would exceed its budget of 10000 revisions (it holds 10000). Stop writing to this task's plan for now and ask an operator: the history budget (PLAN_HISTORY_MAX_REVISIONS, PLAN_HISTORY_MAX_BYTES) bounds what one task may store.",
+  ],
+  [
+    'requestIdReused("r-1")',
+    () => planErrors.requestIdReused("r-1"),
+    "REQUEST_ID_REUSED",
+    "Request_id r-1 was already used for a different write to this task. Use a new request_id for a new write; reuse one only to retry exactly the same request.",
+  ],
+  [
+    "watchHistoryExpired(3, 9)",
+    () => planErrors.watchHistoryExpired(3, 9),
+    "WATCH_HISTORY_EXPIRED",
+    "The changes after version 3 are no longer retained. Read the plan again with GetPlan and watch with after_version set to the version you read (or omit after_version to start with a snapshot).",
+  ],
+  [
+    "watchHistoryExpired(12, 9)",
+    () => planErrors.watchHistoryExpired(12, 9),
+    "WATCH_HISTORY_EXPIRED",
+    "The resume point (after_version 12) is ahead of the plan (version 9). Read the plan again with GetPlan and watch with after_version set to the version you read (or omit after_version to start with a snapshot).",
+  ],
+  [
+    "watchTooSlow(7)",
+    () => planErrors.watchTooSlow(7),
+    "WATCH_TOO_SLOW",
+    "The stream's buffer filled because the client read its changes too slowly. Watch again with after_version 7, and read the stream promptly.",
+  ],
+  [
+    "watchTooSlow(null)",
+    () => planErrors.watchTooSlow(null),
+    "WATCH_TOO_SLOW",
+    "The stream's buffer filled because the client read its changes too slowly. Watch again without after_version, and read the stream promptly.",
+  ],
+  [
+    "watchDraining(7)",
+    () => planErrors.watchDraining(7),
+    "WATCH_DRAINING",
+    "This replica is shutting down. Watch again with after_version 7, through another replica.",
+  ],
+];
+
+describe("error messages, pinned", () => {
+  it.each(TABLE)("%s", (_call, make, reason, message) => {
+    const error = make();
+    expect([error.reason, error.message]).toEqual([reason, message]);
+    expect(error.message.endsWith(error.nextAction)).toBe(true);
+    expect(error.metadata.next_action).toBe(error.nextAction);
+  });
+
+  it("covers every constructor of planErrors", () => {
+    const covered = new Set(TABLE.map(([call]) => call.slice(0, call.indexOf("("))));
+    expect([...covered].sort()).toEqual(Object.keys(planErrors).sort());
+  });
+
+  it("a rejected write says first that nothing changed, then the same detail and next action", () => {
+    const rejected = planErrors.versionMismatch().asRejectedWrite();
+    expect(rejected.message).toBe(
+      "Plan was not changed because the plan changed since the version you read (expected_version is stale). Read the plan again with GetPlan, apply your change to that content, and retry with its version.",
+    );
+    expect(rejected.reason).toBe("VERSION_MISMATCH");
+  });
+});
