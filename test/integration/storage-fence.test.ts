@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
+import { implementationStartedChange } from "../../src/plans/changes";
 import { createDataSource, dialectOf } from "../../src/storage/data-source";
 import { runMigrations } from "../../src/storage/migrations-runner";
 import type { HeadRecord, RevisionRecord } from "../../src/storage/records";
@@ -49,10 +50,11 @@ function revision(taskId: string, number: number, content: string): RevisionReco
   };
 }
 
+// Each test seeds a task of its own (HEAD at version 1 with revision 1), so that none depends on
+// what another left behind, nor on the order they run in.
 describe.each(DIALECTS)("the database fence on %s", (dialect) => {
   let store: TypeOrmPlanStore;
   let dir: string;
-  const taskId = "fenced-task";
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "taskplans-fence-"));
@@ -67,18 +69,24 @@ describe.each(DIALECTS)("the database fence on %s", (dialect) => {
     await runMigrations(dataSource, { lockWaitMs: 10_000 });
     await runMigrations(dataSource, { lockWaitMs: 10_000 }); // replayable
     store = new TypeOrmPlanStore(dataSource, dialectOf(url));
-    await store.createTask({ id: taskId, workspaceId: "ws", title: "", createdAt: at });
-    await store.inTransaction(async (tx) => {
-      await tx.insertHead(head(taskId, 1, "v1"));
-      await tx.insertRevision(revision(taskId, 1, "v1"));
-    });
   });
   afterAll(async () => {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
+  async function seeded(): Promise<string> {
+    const taskId = `fenced-${randomBytes(6).toString("hex")}`;
+    await store.createTask({ id: taskId, workspaceId: "ws", title: "", createdAt: at });
+    await store.inTransaction(async (tx) => {
+      await tx.insertHead(head(taskId, 1, "v1"));
+      await tx.insertRevision(revision(taskId, 1, "v1"));
+    });
+    return taskId;
+  }
+
   it("updates HEAD only where the version is still the fenced one; a stale fence changes nothing", async () => {
+    const taskId = await seeded();
     await store.inTransaction((tx) => tx.updateHead(head(taskId, 2, "v2"), 1));
     await expect(
       store.inTransaction((tx) => tx.updateHead(head(taskId, 3, "stale writer"), 1)),
@@ -87,6 +95,7 @@ describe.each(DIALECTS)("the database fence on %s", (dialect) => {
   });
 
   it("rejects a second revision with the same number (UNIQUE(task_id, revision_number))", async () => {
+    const taskId = await seeded();
     await expect(
       store.inTransaction((tx) => tx.insertRevision(revision(taskId, 1, "dup"))),
     ).rejects.toBeInstanceOf(StorageConflictError);
@@ -94,6 +103,7 @@ describe.each(DIALECTS)("the database fence on %s", (dialect) => {
   });
 
   it("fences the in-place revision update on its row version", async () => {
+    const taskId = await seeded();
     const latest = (await store.inTransaction((tx) => tx.lockForWrite(taskId, { content: true })))?.latest;
     if (!latest) throw new Error("no revision");
     await store.inTransaction((tx) =>
@@ -108,12 +118,37 @@ describe.each(DIALECTS)("the database fence on %s", (dialect) => {
   });
 
   it("rolls back the HEAD update when a later step of the same write fails (one write = one transaction)", async () => {
+    const taskId = await seeded();
     await expect(
       store.inTransaction(async (tx) => {
-        await tx.updateHead(head(taskId, 3, "half-written"), 2);
+        await tx.updateHead(head(taskId, 2, "half-written"), 1);
         await tx.insertRevision(revision(taskId, 1, "collides"));
       }),
     ).rejects.toBeInstanceOf(StorageConflictError);
-    expect(await store.getPlan(taskId)).toMatchObject({ version: 2, content: "v2" });
+    expect(await store.getPlan(taskId)).toMatchObject({ version: 1, content: "v1" });
+  });
+
+  it("records one change per version: a second change for a version is refused, and a rolled-back write leaves none", async () => {
+    const taskId = await seeded();
+    const change = implementationStartedChange(
+      { ...head(taskId, 1, ""), content: undefined } as never,
+      { kind: "user", name: "ci" },
+      at,
+    );
+    await store.inTransaction((tx) => tx.recordChange(change, "head"));
+    await expect(store.inTransaction((tx) => tx.recordChange(change, "none"))).rejects.toBeInstanceOf(
+      StorageConflictError,
+    );
+    await expect(
+      store.inTransaction(async (tx) => {
+        await tx.updateHead(head(taskId, 2, "v2"), 1);
+        await tx.recordChange({ ...change, version: 2, step: 0, kind: "updated" }, "head");
+        await tx.insertRevision(revision(taskId, 1, "collides"));
+      }),
+    ).rejects.toBeInstanceOf(StorageConflictError);
+    const changes = await store.readChanges(taskId, { version: 0, step: 1 }, 10, true);
+    expect(changes.map((c) => [c.version, c.step, c.kind, c.content])).toEqual([
+      [1, 1, "implementation-started", "v1"],
+    ]);
   });
 });
