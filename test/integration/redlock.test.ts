@@ -155,11 +155,22 @@ describe("the Redis lease while a write runs", () => {
     const until = async (entry: string) => {
       while (!log.includes(entry)) await new Promise((resolve) => setTimeout(resolve, 5));
     };
+    // A process refused the lock says so on the waiting channel: "did not start" is checked after
+    // such a refusal, not after a fixed sleep.
+    const heard = new Redis(nodes[0]?.url ?? "");
+    let refusals = 0;
+    heard.on("message", (_channel: string, message: string) => {
+      if (message.endsWith(" task-1")) refusals += 1;
+    });
+    await heard.subscribe(redisKeys(settings.keyPrefix).waiting());
+    const refusedAfter = async (seen: number) => {
+      while (refusals <= seen) await new Promise((resolve) => setTimeout(resolve, 5));
+    };
     try {
       const writes = [write(here, "a1"), write(here, "a2"), write(here, "a3"), write(elsewhere, "b1")];
       await until("a1 start");
       await until("a2 start");
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await refusedAfter(0); // b1 asked Redis and was refused while a1 and a2 hold the lease
       expect(log).toEqual(["a1 start", "a2 start"]);
       expect(signals.get("a1")).toBe(signals.get("a2")); // one Redis lease for both
       gates.get("a1")?.();
@@ -168,7 +179,7 @@ describe("the Redis lease while a write runs", () => {
       const third = () => log.find((entry) => entry === "a3 start" || entry === "b1 start");
       while (!third()) await new Promise((resolve) => setTimeout(resolve, 5));
       const [firstOut, secondOut] = third() === "a3 start" ? ["a3", "b1"] : ["b1", "a3"];
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await refusedAfter(refusals); // the other one asked Redis since, and was refused
       expect(log).not.toContain(`${secondOut} start`);
       gates.get(firstOut)?.();
       await until(`${secondOut} start`);
@@ -183,6 +194,7 @@ describe("the Redis lease while a write runs", () => {
       ]);
       expect(signals.get("a3")).not.toBe(signals.get("a1"));
     } finally {
+      heard.disconnect();
       await Promise.all([here?.close(), elsewhere?.close()]);
     }
   });
