@@ -234,6 +234,44 @@ describe("WatchPlan retention, slow clients and draining (SQLite)", () => {
     }
   });
 
+  it("changes older than PLAN_CHANGES_MAX_AGE_MS are pruned; a resume from before them is WATCH_HISTORY_EXPIRED", async () => {
+    let now = Date.parse("2026-11-30T10:00:00Z");
+    const app = await startTestApp("sqlite", {
+      env: {
+        PLAN_CHANGES_MAX_AGE_MS: "60000",
+        PLAN_CHANGES_MAX_VERSIONS: "0",
+        PLAN_CHANGES_PRUNE_INTERVAL_MS: "100",
+        PLAN_COALESCE_WINDOW_MS: "0",
+      },
+      overrides: { clock: () => new Date(now) },
+    });
+    try {
+      const taskId = await app.newTask();
+      await app.plans.createPlan({ taskId, content: "v1" });
+      await app.plans.updatePlan({ taskId, content: "v2", expectedVersion: 1 });
+      now += 120_000; // two minutes later: versions 1 and 2 are past the age limit
+      await app.plans.updatePlan({ taskId, content: "v3", expectedVersion: 2 });
+      const resumeAfter = async (version: number) => {
+        const w = new Watcher(app.plans.watchPlan({ taskId, afterVersion: version }));
+        const end = await Promise.race([w.ended(), w.received(3 - version).then(() => null)]);
+        w.cancel();
+        return end;
+      };
+      let expired = await resumeAfter(0);
+      for (let i = 0; expired === null && i < 100; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expired = await resumeAfter(0);
+      }
+      expect(expired).toMatchObject({ code: 11, reason: "WATCH_HISTORY_EXPIRED" });
+      expect(await resumeAfter(1)).toMatchObject({ code: 11, reason: "WATCH_HISTORY_EXPIRED" });
+      const ok = new Watcher(app.plans.watchPlan({ taskId, afterVersion: 2 }));
+      expect((await ok.received(1)).map((c) => c.plan?.version)).toEqual([3]);
+      ok.cancel();
+    } finally {
+      await app.stop();
+    }
+  });
+
   it("a client that does not read ends RESOURCE_EXHAUSTED WATCH_TOO_SLOW after what was queued; writers are not held up", async () => {
     const app = await startTestApp("sqlite", { env: { PLAN_WATCH_STREAM_BUFFER: "4" } });
     const proxy = await startStallProxy(app.port);
