@@ -55,14 +55,15 @@ export function changeFromRow(row: ChangeRow): StoredChange {
   };
 }
 
-type PlanJson = Omit<ChangedPlan, "createdAt" | "updatedAt" | "implementationStartedAt" | "taskId"> & {
+export type PlanJson = Omit<ChangedPlan, "createdAt" | "updatedAt" | "implementationStartedAt" | "taskId"> & {
   readonly createdAt: number;
   readonly updatedAt: number;
   readonly implementationStartedAt: number | null;
   readonly taskId: string;
 };
 
-function planToJson(plan: ChangedPlan): PlanJson {
+/** A changed plan as JSON (dates as epoch ms): the `plan` column, and the plan a notification carries. */
+export function planToJson(plan: ChangedPlan): PlanJson {
   return {
     taskId: plan.taskId,
     title: plan.title,
@@ -80,7 +81,7 @@ function planToJson(plan: ChangedPlan): PlanJson {
   };
 }
 
-function planFromJson(json: PlanJson): ChangedPlan {
+export function planFromJson(json: PlanJson): ChangedPlan {
   return {
     ...json,
     createdBy: authorKind(json.createdBy),

@@ -48,6 +48,10 @@ const REVISION_META_COLUMNS = [
 
 const ROW_LOCK_WAIT_SECONDS = 5;
 
+// The HEAD content this transaction wrote, copied by the database into a revision or change row, so
+// that the plan crosses the wire at most once per write (never, for an append). Bound to the task id.
+const HEAD_CONTENT = "(SELECT h.content FROM task_plans h WHERE h.task_id = ?)";
+
 /** PlanStore over TypeORM, for SQLite (embedded default) and MySQL/MariaDB (production). */
 export class TypeOrmPlanStore implements PlanStore {
   private readonly queue: { run<T>(job: () => Promise<T>): Promise<T> };
@@ -410,9 +414,7 @@ class TypeOrmWriteTx implements PlanWriteTx {
     readonly taskId: string;
     readonly content?: string;
   }): [string, unknown[]] {
-    return revision.content === undefined
-      ? ["(SELECT h.content FROM task_plans h WHERE h.task_id = ?)", [revision.taskId]]
-      : ["?", [revision.content]];
+    return revision.content === undefined ? [HEAD_CONTENT, [revision.taskId]] : ["?", [revision.content]];
   }
 
   private async run(sql: string, parameters: unknown[]): Promise<{ affected?: number | undefined }> {
@@ -443,7 +445,7 @@ class TypeOrmWriteTx implements PlanWriteTx {
     const copied = content === "head";
     await this.run(
       `INSERT INTO task_plan_changes (${CHANGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ` +
-        `${copied ? "(SELECT h.content FROM task_plans h WHERE h.task_id = ?)" : "NULL"})`,
+        `${copied ? HEAD_CONTENT : "NULL"})`,
       [...changeParameters(change), ...(copied ? [change.taskId] : [])],
     );
   }

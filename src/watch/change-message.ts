@@ -1,15 +1,14 @@
-import { type AuthorKind, type ChangeRecord, isChangeKind } from "../storage/records";
+import { type PlanJson, planFromJson, planToJson } from "../storage/change-rows";
+import { type ChangeRecord, isChangeKind } from "../storage/records";
 
-/** A change as a notification carries it (JSON; dates as epoch ms). */
+/** A change as a notification carries it (JSON; dates as epoch ms, the plan as its row stores it). */
 export function encodeCarriedChange(change: ChangeRecord): string {
-  // The raw value, not `value`: JSON.stringify has already turned a Date into a string by then.
-  return JSON.stringify(change, function (this: Record<string, unknown>, key: string, value: unknown) {
-    const raw = this[key];
-    return raw instanceof Date ? raw.getTime() : value;
+  return JSON.stringify({
+    ...change,
+    committedAt: change.committedAt.getTime(),
+    plan: planToJson(change.plan),
   });
 }
-
-const DATES = ["createdAt", "updatedAt", "implementationStartedAt"] as const;
 
 /**
  * A carried change, or null when the payload is not one (from another version of the service, say):
@@ -17,26 +16,23 @@ const DATES = ["createdAt", "updatedAt", "implementationStartedAt"] as const;
  */
 export function decodeCarriedChange(payload: string): ChangeRecord | null {
   try {
-    const raw = JSON.parse(payload) as Record<string, unknown> & {
-      plan?: Record<string, unknown>;
-      author?: { kind?: unknown; name?: unknown };
+    const raw = JSON.parse(payload) as Partial<Omit<ChangeRecord, "committedAt" | "plan">> & {
+      committedAt?: unknown;
+      plan?: PlanJson;
     };
-    const plan = raw.plan;
+    const { plan } = raw;
     if (!plan || typeof raw.taskId !== "string" || !isChangeKind(raw.kind)) return null;
     if (!Number.isSafeInteger(raw.version) || (raw.step !== 0 && raw.step !== 1)) return null;
     if (![raw.committedAt, plan.createdAt, plan.updatedAt].every(Number.isSafeInteger)) return null;
-    const dates = Object.fromEntries(
-      DATES.map((field) => [field, plan[field] === null ? null : new Date(Number(plan[field]))]),
-    );
     return {
-      ...(raw as unknown as ChangeRecord),
+      taskId: raw.taskId,
+      version: raw.version as number,
+      step: raw.step,
       kind: raw.kind,
-      committedAt: new Date(Number(raw.committedAt)),
-      plan: { ...(plan as unknown as ChangeRecord["plan"]), ...dates } as ChangeRecord["plan"],
-      author: {
-        kind: (raw.author?.kind === "user" ? "user" : "agent") as AuthorKind,
-        name: String(raw.author?.name ?? ""),
-      },
+      committedAt: new Date(raw.committedAt as number),
+      plan: planFromJson(plan),
+      revision: raw.revision ?? null,
+      author: { kind: raw.author?.kind === "user" ? "user" : "agent", name: String(raw.author?.name ?? "") },
     };
   } catch {
     return null;
