@@ -36,7 +36,7 @@ export const SQL = {
   updateRevision:
     "UPDATE task_plan_revisions SET title = ?, content = (SELECT h.content FROM task_plans h WHERE h.task_id = ?), content_bytes = ?, content_chars = ?, updated_at = ?, row_version = ? WHERE id = ? AND task_id = ? AND row_version = ?",
   recordChange:
-    "INSERT INTO task_plan_changes (task_id, version, step, kind, committed_at, plan, revision_id, revision_number, revision_coalesced, author_kind, author_name, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT h.content FROM task_plans h WHERE h.task_id = ?))",
+    "INSERT INTO task_plan_changes (task_id, version, step, kind, committed_at, plan, revision_id, revision_number, revision_coalesced, author_kind, author_name, content, content_kept_chars, content_tail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)",
 };
 
 type Row = RowDataPacket & Record<string, string | number | null>;
@@ -68,7 +68,8 @@ async function append(connection: PoolConnection, taskId: string, fragment: stri
     await connection.query(SQL.updateRevision, [
       s.r_title, taskId, bytes, chars, now, rowVersion + 1, s.r_id, taskId, rowVersion,
     ]);
-    // The change WatchPlan streams, with the plan's metadata as the service serializes it.
+    // The change WatchPlan streams, with the plan's metadata as the service serializes it; an append's
+    // content is held as a prefix of the next version's (the fragment has no trailing whitespace).
     const plan = JSON.stringify({
       taskId,
       title: s.p_title,
@@ -87,7 +88,7 @@ async function append(connection: PoolConnection, taskId: string, fragment: stri
     // prettier-ignore
     await connection.query(SQL.recordChange, [
       taskId, version + 1, 0, "updated", now, plan, s.r_id, s.r_revision_number, 1, s.r_author_kind,
-      s.r_author_name, taskId,
+      s.r_author_name, chars, "",
     ]);
     await connection.query("COMMIT");
   } catch (error) {

@@ -2,7 +2,7 @@ import type { Caller } from "../auth/caller";
 import type { PlanStore, PlanWriteTx } from "../storage/plan-store";
 import type { ChangeRecord, HeadRecord, TaskRecord } from "../storage/records";
 import { type RequestedAuthor, resolveAuthor } from "./author";
-import { implementationStartedChange } from "./changes";
+import { changeContentOf, implementationStartedChange } from "./changes";
 import { type ContentWrite, decideContentWrite } from "./content-write";
 import { PlanError, planErrors } from "./errors";
 import { type PlanSummary, summarize } from "./events";
@@ -217,7 +217,7 @@ export class PlanService {
           return {
             apply: (tx: PlanWriteTx) => tx.updateHead(decision.head, decision.fenceVersion),
             events: decision.events,
-            change: decision.change,
+            change: { record: decision.change, content: changeContentOf(decision.head) },
             result: undefined,
           };
         },
@@ -352,7 +352,7 @@ function commitOf(decision: WriteDecision): Commit<WriteResult> {
       else await tx.updateRevision(decision.revision, decision.coalescedFrom);
     },
     events: decision.events,
-    change: decision.change,
+    change: { record: decision.change, content: changeContentOf(decision.head) },
     stored: {
       planBytes: decision.head.contentBytes,
       coalesced: decision.coalescedFrom !== null,

@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import type { TaskLock } from "../locking/task-lock";
 import type { PlanMetrics } from "../observability/metrics";
 import type { PlanStore, PlanWriteTx } from "../storage/plan-store";
-import type { ChangeRecord, LockedState, TaskRecord } from "../storage/records";
+import type { ChangeContent, ChangeRecord, LockedState, TaskRecord } from "../storage/records";
 import { StorageConflictError, StorageCorruptionError } from "../storage/storage-errors";
 import { decodeReplay, encodeReplay, REQUEST_ID_RETENTION_MS, type RequestKey } from "./idempotency";
 import { planErrors } from "./errors";
@@ -21,8 +21,11 @@ import type { WriteEnv, WriteState } from "./write-context";
 export interface Commit<R> {
   readonly apply: (tx: PlanWriteTx) => Promise<void>;
   readonly events: readonly PlanEvent[];
-  /** The change recorded in the same transaction (none for a write that changes no plan). */
-  readonly change?: ChangeRecord | undefined;
+  /**
+   * The change recorded in the same transaction (none for a write that changes no plan), and how its
+   * row holds the content after it.
+   */
+  readonly change?: { readonly record: ChangeRecord; readonly content: ChangeContent } | undefined;
   readonly result: R;
   /** What the commit stored, for metrics and the history budget (absent when it stored no content). */
   readonly stored?: {
@@ -125,10 +128,12 @@ export class WriteRunner {
           ) {
             checkHistoryBudget(settings.historyBudget, await tx.historyUsage(taskId), growth);
           }
+          const { change } = decided;
+          // A write other than an append replaces the content older changes may be derived from.
+          if (change && change.content.form !== "prefix" && state.head && !state.head.deleted)
+            await tx.materializeChanges(taskId, state.head.version);
           await decided.apply(tx);
-          if (decided.change) {
-            await tx.recordChange(decided.change, decided.change.kind === "deleted" ? "none" : "head");
-          }
+          if (change) await tx.recordChange(change.record, change.content);
           if (request) {
             await tx.rememberRequest(
               {
@@ -151,7 +156,7 @@ export class WriteRunner {
         metrics.planSize(commit.stored.planBytes);
         metrics.revision(commit.stored.coalesced);
       }
-      this.publish(taskId, commit.events, commit.change ?? null);
+      this.publish(taskId, commit.events, commit.change?.record ?? null);
       return commit.result;
     } catch (error) {
       if (!obtained) metrics.lockWait((performance.now() - asked) / 1000, false);

@@ -9,6 +9,7 @@ import { InitialSchema1764400000000 } from "./migrations/1764400000000-initial-s
 import { WriteRequests1764500000000 } from "./migrations/1764500000000-write-requests";
 import { AppendComposition1764600000000 } from "./migrations/1764600000000-append-composition";
 import { PlanChanges1764700000000 } from "./migrations/1764700000000-plan-changes";
+import { ChangeContentPrefix1764800000000 } from "./migrations/1764800000000-change-content-prefix";
 import { WriteRequestEntity } from "./entities/write-request.entity";
 
 /** Which database a URL names: `sqlite:<path>` (or `sqlite::memory:`) or `mysql://user:pass@host:port/db`. */
@@ -30,6 +31,7 @@ export function createDataSource(url: string, options: { poolSize: number }): Da
       WriteRequests1764500000000,
       AppendComposition1764600000000,
       PlanChanges1764700000000,
+      ChangeContentPrefix1764800000000,
     ],
     migrationsTableName: "schema_migrations",
     synchronize: false,

@@ -1,4 +1,5 @@
 import type {
+  ChangeContent,
   ChangeKey,
   ChangeRecord,
   HeadRecord,
@@ -91,10 +92,15 @@ export interface PlanWriteTx {
     fenceRowVersion: number,
   ): Promise<void>;
   /**
-   * Records the change this transaction commits. `content: "head"` copies the HEAD content this
-   * transaction wrote into the change (the database copies it; it never crosses the wire).
+   * Records the change this transaction commits, its content held as `content` says (a copy is
+   * made by the database from the HEAD this transaction wrote; the plan never crosses the wire).
    */
-  recordChange(change: ChangeRecord, content: "head" | "none"): Promise<void>;
+  recordChange(change: ChangeRecord, content: ChangeContent): Promise<void>;
+  /**
+   * Turns the `prefix` change rows of `version` into copies of the HEAD content, before a write
+   * other than an append replaces that content (they could no longer be derived from it).
+   */
+  materializeChanges(taskId: string, version: number): Promise<void>;
   /** Deletes the task, its HEAD, its revisions, its changes and its remembered requests. */
   deleteTask(taskId: string): Promise<void>;
   /** A remembered request of this task. */

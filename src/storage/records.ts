@@ -135,6 +135,20 @@ export interface ChangeRecord extends ChangeKey {
   readonly committedAt: Date;
 }
 
+/**
+ * How a change row holds the plan content after the change:
+ * - `head`: a copy of the HEAD content the transaction wrote (made by the database);
+ * - `none`: no content (a deletion);
+ * - `prefix`: an append's, without a copy: the first `keptChars` code points of the next version's
+ *   content, then `tail` (its trailing whitespace, which the next append drops). Every write but an
+ *   append first turns such rows of the version it replaces into copies, so a chain of them always
+ *   ends at a copy or at HEAD.
+ */
+export type ChangeContent =
+  | { readonly form: "head" }
+  | { readonly form: "none" }
+  | { readonly form: "prefix"; readonly keptChars: number; readonly tail: string };
+
 /** A change as read back: with the plan content after it when asked for (null for a delete). */
 export interface StoredChange extends ChangeRecord {
   readonly content: string | null;

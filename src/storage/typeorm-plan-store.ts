@@ -5,8 +5,18 @@ import { RevisionEntity } from "./entities/revision.entity";
 import { TaskEntity } from "./entities/task.entity";
 import { WriteRequestEntity } from "./entities/write-request.entity";
 import type { PlanStore, PlanWriteTx } from "./plan-store";
-import { CHANGE_COLUMNS, changeFromRow, changeParameters, type ChangeRow } from "./change-rows";
+import {
+  CHANGE_COLUMNS,
+  changeFromRow,
+  changeParameters,
+  type ChangeRow,
+  PREFIX_COLUMNS,
+  prefixFromRow,
+  prefixParameters,
+  resolvePrefixes,
+} from "./change-rows";
 import type {
+  ChangeContent,
   ChangeKey,
   ChangeRecord,
   HeadRecord,
@@ -47,6 +57,12 @@ const REVISION_META_COLUMNS = [
 ];
 
 const ROW_LOCK_WAIT_SECONDS = 5;
+
+type Query = (sql: string, parameters: unknown[]) => Promise<unknown>;
+
+// Change rows after a key (bound as afterKey gives it).
+const AFTER_KEY = "(version > ? OR (version = ? AND step > ?))";
+const afterKey = (key: ChangeKey) => [key.version, key.version, key.step];
 
 // The HEAD content this transaction wrote, copied by the database into a revision or change row, so
 // that the plan crosses the wire at most once per write (never, for an append). Bound to the task id.
@@ -135,7 +151,8 @@ export class TypeOrmPlanStore implements PlanStore {
         if (!row || row.deleted) return null;
         const head = headFromEntity(row);
         const marked = result.affected === 1;
-        if (marked) await new TypeOrmWriteTx(manager, this.dialect).recordChange(change(head), "head");
+        if (marked)
+          await new TypeOrmWriteTx(manager, this.dialect).recordChange(change(head), { form: "head" });
         return { head, marked };
       }),
     );
@@ -147,16 +164,67 @@ export class TypeOrmPlanStore implements PlanStore {
     limit: number,
     withContent: boolean,
   ): Promise<StoredChange[]> {
+    const page = (query: Query) =>
+      query(
+        `SELECT ${withContent ? `${CHANGE_COLUMNS}, ${PREFIX_COLUMNS}` : CHANGE_COLUMNS.replace(", content", ", NULL AS content")}` +
+          ` FROM task_plan_changes WHERE task_id = ? AND ${AFTER_KEY} ORDER BY version, step LIMIT ?`,
+        [taskId, ...afterKey(after), limit],
+      ) as Promise<ChangeRow[]>;
     return this.guard(async () => {
-      const columns = CHANGE_COLUMNS.replace(", content", withContent ? ", content" : ", NULL AS content");
-      const rows = (await this.dataSource.query(
-        `SELECT ${columns} FROM task_plan_changes WHERE task_id = ? AND (version > ? OR (version = ? AND step > ?))` +
-          " ORDER BY version, step LIMIT ?",
-        [taskId, after.version, after.version, after.step, limit],
-      )) as ChangeRow[];
-      return rows.map(changeFromRow);
+      if (!withContent) return (await page(this.query)).map(changeFromRow);
+      // An append's row holds its content as a prefix of the next one's: the page and what it is
+      // derived from (the next copy, or HEAD) are read in one snapshot.
+      return this.consistentRead(async (query) => {
+        const rows = (await page(query)).map((row) => ({
+          change: changeFromRow(row),
+          prefix: prefixFromRow(row),
+        }));
+        const last = rows.at(-1);
+        const next =
+          last?.prefix && last.change.content === null ? await this.contentAfter(query, last.change) : null;
+        return resolvePrefixes(rows, next);
+      });
     });
   }
+
+  // The content of the change after `last` (a prefix row), if it may be derived from: the next row
+  // not waiting for a copy, or else HEAD; with every version in between still recorded.
+  private async contentAfter(query: Query, last: ChangeRecord): Promise<string | null> {
+    const { taskId } = last;
+    const [row] = (await query(
+      `SELECT version, step, content, ${PREFIX_COLUMNS} FROM task_plan_changes WHERE task_id = ? AND ${AFTER_KEY}` +
+        " AND (content IS NOT NULL OR content_kept_chars IS NULL) ORDER BY version, step LIMIT 1",
+      [taskId, ...afterKey(last)],
+    )) as ChangeRow[];
+    let anchor: { version: number; content: string | null };
+    if (row) {
+      const key = { version: Number(row.version), step: Number(row.step) };
+      if (key.step !== 1 && prefixFromRow(row) === null) return null;
+      anchor = { version: key.version, content: row.content === null ? null : String(row.content) };
+    } else {
+      const [head] = (await query("SELECT version, content, deleted FROM task_plans WHERE task_id = ?", [
+        taskId,
+      ])) as ChangeRow[];
+      if (!head || Number(head.deleted) !== 0) return null;
+      anchor = { version: Number(head.version), content: String(head.content) };
+    }
+    const [between] = (await query(
+      "SELECT COUNT(DISTINCT version) AS n FROM task_plan_changes WHERE task_id = ? AND version > ? AND version <= ?",
+      [taskId, last.version, anchor.version],
+    )) as ChangeRow[];
+    return Number(between?.n) === anchor.version - last.version ? anchor.content : null;
+  }
+
+  // Reads that must see one state: a REPEATABLE READ snapshot on MySQL; on SQLite the store already
+  // runs one job at a time.
+  private consistentRead<T>(work: (query: Query) => Promise<T>): Promise<T> {
+    if (this.dialect === "sqlite") return work(this.query);
+    return this.dataSource.transaction("REPEATABLE READ", (manager) =>
+      work((sql, parameters) => manager.query(sql, parameters)),
+    );
+  }
+
+  private readonly query: Query = (sql, parameters) => this.dataSource.query(sql, parameters);
 
   oldestChangeVersion(taskId: string): Promise<number | null> {
     return this.guard(async () => {
@@ -441,12 +509,21 @@ class TypeOrmWriteTx implements PlanWriteTx {
     await this.manager.insert(WriteRequestEntity, { ...request, createdAt: request.createdAt.getTime() });
   }
 
-  async recordChange(change: ChangeRecord, content: "head" | "none"): Promise<void> {
-    const copied = content === "head";
+  async recordChange(change: ChangeRecord, content: ChangeContent): Promise<void> {
+    const copied = content.form === "head";
     await this.run(
-      `INSERT INTO task_plan_changes (${CHANGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ` +
-        `${copied ? HEAD_CONTENT : "NULL"})`,
-      [...changeParameters(change), ...(copied ? [change.taskId] : [])],
+      `INSERT INTO task_plan_changes (${CHANGE_COLUMNS}, ${PREFIX_COLUMNS})` +
+        ` VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${copied ? HEAD_CONTENT : "NULL"}, ?, ?)`,
+      [...changeParameters(change), ...(copied ? [change.taskId] : []), ...prefixParameters(content)],
+    );
+  }
+
+  // Runs before the HEAD update, so HEAD_CONTENT is still the content of `version`.
+  async materializeChanges(taskId: string, version: number): Promise<void> {
+    await this.run(
+      `UPDATE task_plan_changes SET content = ${HEAD_CONTENT}` +
+        " WHERE task_id = ? AND version = ? AND content IS NULL AND content_kept_chars IS NOT NULL",
+      [taskId, taskId, version],
     );
   }
 

@@ -31,7 +31,7 @@ export interface WatchRequest {
  * WatchPlan: reach check (exactly as GetPlan), resume point (a snapshot, or after_version checked
  * against the retained history), then the hub's changes. Each change's version is checked to follow
  * the last one sent, so a gap (history pruned during the catch-up) ends the stream instead of
- * passing unseen.
+ * passing unseen; so does a change whose content was asked for and could not be given.
  */
 export class WatchService {
   constructor(
@@ -64,7 +64,9 @@ export class WatchService {
       deliver: (change) => {
         if (gap) return;
         const follows = change.step === 0 ? change.version === last + 1 : change.version === last;
-        if (!follows) {
+        // A change whose content could not be given (what it is derived from was pruned) is lost history too.
+        const contentLost = request.includeContent && change.kind !== "deleted" && change.content === null;
+        if (!follows || contentLost) {
           gap = planErrors.watchHistoryExpired(last, change.version);
           subscription?.cancel();
           stream.fail(gap);

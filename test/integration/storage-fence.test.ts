@@ -135,14 +135,14 @@ describe.each(DIALECTS)("the database fence on %s", (dialect) => {
       { kind: "user", name: "ci" },
       at,
     );
-    await store.inTransaction((tx) => tx.recordChange(change, "head"));
-    await expect(store.inTransaction((tx) => tx.recordChange(change, "none"))).rejects.toBeInstanceOf(
-      StorageConflictError,
-    );
+    await store.inTransaction((tx) => tx.recordChange(change, { form: "head" }));
+    await expect(
+      store.inTransaction((tx) => tx.recordChange(change, { form: "none" })),
+    ).rejects.toBeInstanceOf(StorageConflictError);
     await expect(
       store.inTransaction(async (tx) => {
         await tx.updateHead(head(taskId, 2, "v2"), 1);
-        await tx.recordChange({ ...change, version: 2, step: 0, kind: "updated" }, "head");
+        await tx.recordChange({ ...change, version: 2, step: 0, kind: "updated" }, { form: "head" });
         await tx.insertRevision(revision(taskId, 1, "collides"));
       }),
     ).rejects.toBeInstanceOf(StorageConflictError);

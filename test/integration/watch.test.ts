@@ -2,6 +2,7 @@ import { AuthorKind, WriteMode } from "../../clients/ts/src/generated/taskplans/
 import { type PlanChange, PlanChangeKind } from "../../clients/ts/src/generated/taskplans/v1/plan_service";
 import { connect, rpcError } from "../harness/rpc";
 import { startStallProxy } from "../harness/stall-proxy";
+import { execSql } from "../harness/sql";
 import { DIALECTS, startTestApp, type TestApp } from "../harness/test-app";
 import { Watcher } from "../harness/watcher";
 
@@ -189,6 +190,76 @@ describe.each(DIALECTS)("WatchPlan on %s", (dialect) => {
     await watcher.received(1);
     await app.tasks.deleteTask({ taskId });
     expect(await watcher.ended()).toMatchObject({ code: 5, reason: "TASK_NOT_FOUND" });
+  });
+
+  it("an append's change row holds no copy, and every version's content comes back exactly, before and after later writes", async () => {
+    const taskId = await app.newTask();
+    const contents: string[] = [];
+    const write = async (run: () => Promise<unknown>) => {
+      await run();
+      contents.push((await app.plans.getPlan({ taskId })).plan?.content ?? "");
+    };
+    const append = (content: string) => write(() => app.plans.updatePlan({ taskId, content, mode: APPEND }));
+    await write(() => app.plans.createPlan({ taskId, content: "# Plan \u00a0\n" })); // v1
+    await append("\n\n- one 😀\n"); // v2
+    await append("  - two\u3000\r\n"); // v3
+    await app.plans.markImplementationStarted({ taskId, sessionId: "s", actor: "ci" }); // v3 mark
+    contents.push(contents.at(-1) ?? "");
+    await append("é three \n\n"); // v4
+    await append("four"); // v5
+    const live = new Watcher(app.plans.watchPlan({ taskId, afterVersion: 5, includeContent: true }));
+    await append("five\n"); // v6: read live, from HEAD
+    expect((await live.received(1))[0]?.plan?.content).toBe(contents.at(-1));
+    const copies = () =>
+      execSql(
+        app.databaseUrl,
+        "SELECT version, step FROM task_plan_changes WHERE task_id = ? AND content IS NOT NULL ORDER BY version, step",
+        [taskId],
+      );
+    // Only the create and the mark hold a copy; the appends are prefixes of what follows.
+    expect(await copies()).toEqual([
+      { version: 1, step: 0 },
+      { version: 3, step: 1 },
+    ]);
+    const resume = async (after: number) => {
+      const watcher = new Watcher(app.plans.watchPlan({ taskId, afterVersion: after, includeContent: true }));
+      const changes = await watcher.received(contents.length - after - (after < 3 ? 0 : 1));
+      watcher.cancel();
+      return changes.map((c) => c.plan?.content);
+    };
+    const fromStart = await resume(0);
+    expect(fromStart).toEqual(contents);
+    await write(() => app.plans.updatePlan({ taskId, content: "replaced", expectedVersion: 6 })); // v7
+    await append("after the replace"); // v8
+    // The replace first gave version 6's row a copy of the content it replaced.
+    expect(await copies()).toEqual([
+      { version: 1, step: 0 },
+      { version: 3, step: 1 },
+      { version: 6, step: 0 },
+      { version: 7, step: 0 },
+    ]);
+    expect(await resume(0)).toEqual(contents);
+    expect(await resume(4)).toEqual(contents.slice(5));
+    live.cancel();
+  });
+
+  it("a change whose content cannot be given any more (what it derives from was pruned) ends WATCH_HISTORY_EXPIRED", async () => {
+    const taskId = await app.newTask();
+    await app.plans.createPlan({ taskId, content: "start" });
+    await app.plans.updatePlan({ taskId, content: "a", mode: APPEND }); // v2
+    await app.plans.updatePlan({ taskId, content: "b", mode: APPEND }); // v3
+    await app.plans.updatePlan({ taskId, content: "c", mode: APPEND }); // v4
+    // A hole as pruning by age on skewed clocks could leave it: version 3 gone, 2 and 4 kept.
+    await execSql(app.databaseUrl, "DELETE FROM task_plan_changes WHERE task_id = ? AND version = 3", [
+      taskId,
+    ]);
+    const watcher = new Watcher(app.plans.watchPlan({ taskId, afterVersion: 1, includeContent: true }));
+    expect(await watcher.ended()).toMatchObject({ code: 11, reason: "WATCH_HISTORY_EXPIRED" });
+    expect(watcher.changes).toEqual([]);
+    // Without content, the changes up to the hole are still given.
+    const sizes = new Watcher(app.plans.watchPlan({ taskId, afterVersion: 1 }));
+    expect(await sizes.ended()).toMatchObject({ code: 11, reason: "WATCH_HISTORY_EXPIRED" });
+    expect(sizes.changes.map((c) => c.plan?.version)).toEqual([2]);
   });
 
   it("honours the call deadline", async () => {

@@ -4,7 +4,8 @@ import type { MigrationInterface, QueryRunner } from "typeorm";
 // transaction (so a committed write always has its row and a rolled-back one never does), keyed by
 // the plan version it produced and a step (1: the implementation-started mark at that version).
 // `plan` is the changed plan's metadata as JSON; `content` the plan content after the change, copied
-// from HEAD by the database (never sent by the service). Pruned by age and count per task.
+// from HEAD by the database (never sent by the service; appends keep no copy since
+// ChangeContentPrefix1764800000000). Pruned by age and count per task.
 const mysql = [
   `CREATE TABLE task_plan_changes (
     task_id VARCHAR(128) NOT NULL,
