@@ -1,8 +1,10 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
-// Layering (DESIGN.md): grpc -> plans -> (storage, locking, auth). Only storage/ imports TypeORM,
-// only locking/ imports Redis, only grpc/ imports grpc-js and the generated stubs.
+// Layering (DESIGN.md): grpc -> plans -> (storage, locking, auth). plans/ owns its model and ports
+// (plans/ports: records, PlanStore, TaskLock and the failures they report); storage/ and locking/
+// implement them and import nothing else of plans/. Only storage/ imports TypeORM, only locking/
+// imports Redis, only grpc/ imports grpc-js and the generated stubs; handlers never reach storage.
 const layer = (paths, patterns) => ({ "no-restricted-imports": ["error", { paths, patterns }] });
 
 export default tseslint.config(
@@ -35,18 +37,48 @@ export default tseslint.config(
     files: ["src/plans/**/*.ts"],
     rules: layer(
       ["typeorm", "@grpc/grpc-js", "ioredis", "redlock", "mysql2", "better-sqlite3"],
-      ["**/grpc/*", "**/watch/*", "**/generated/**"],
+      ["**/grpc/*", "**/watch/*", "**/storage/*", "**/locking/*", "**/generated/**"],
     ),
   },
   {
-    files: ["src/storage/**/*.ts", "src/locking/**/*.ts", "src/auth/**/*.ts", "src/config/**/*.ts"],
-    rules: layer(["@grpc/grpc-js"], ["**/grpc/*", "**/plans/*", "**/watch/*", "**/generated/**"]),
+    // The ports stand alone: the rules depend on them, never the other way round.
+    files: ["src/plans/ports/*.ts"],
+    rules: layer(
+      ["typeorm", "@grpc/grpc-js", "ioredis", "redlock", "mysql2", "better-sqlite3"],
+      ["../*", "**/grpc/*", "**/watch/*", "**/storage/*", "**/locking/*", "**/generated/**"],
+    ),
   },
   {
-    // Change streams sit between the handlers and the rules: they use plans/, storage/ records and
-    // the Redis key formats, never the wire.
+    // Handlers call the use cases in plans/ and watch/; they never reach storage or the lock.
+    files: ["src/grpc/**/*.ts"],
+    rules: layer(
+      ["typeorm", "ioredis", "redlock", "mysql2", "better-sqlite3"],
+      ["**/storage/*", "**/locking/*"],
+    ),
+  },
+  {
+    // storage/ and locking/ implement the ports of plans/ and import nothing else of it.
+    files: ["src/storage/**/*.ts"],
+    rules: layer(
+      ["@grpc/grpc-js", "ioredis"],
+      ["**/grpc/*", "**/plans/*", "!**/plans/ports", "**/locking/*", "**/watch/*", "**/generated/**"],
+    ),
+  },
+  {
+    files: ["src/locking/**/*.ts"],
+    rules: layer(
+      ["@grpc/grpc-js", "typeorm"],
+      ["**/grpc/*", "**/plans/*", "!**/plans/ports", "**/storage/*", "**/watch/*", "**/generated/**"],
+    ),
+  },
+  {
+    // Change streams sit between the handlers and the rules: they use plans/ (and its ports) and
+    // the Redis channel formats, never the wire nor storage.
     files: ["src/watch/**/*.ts"],
-    rules: layer(["@grpc/grpc-js", "typeorm", "mysql2", "better-sqlite3"], ["**/grpc/*", "**/generated/**"]),
+    rules: layer(
+      ["@grpc/grpc-js", "typeorm", "mysql2", "better-sqlite3"],
+      ["**/grpc/*", "**/storage/*", "**/generated/**"],
+    ),
   },
   {
     // The MCP server is a client of the service: it reaches plans only through the client package.
@@ -57,7 +89,7 @@ export default tseslint.config(
     ),
   },
   {
-    files: ["src/locking/**/*.ts", "src/auth/**/*.ts", "src/config/**/*.ts"],
+    files: ["src/auth/**/*.ts", "src/config/**/*.ts"],
     rules: layer(
       ["@grpc/grpc-js", "typeorm"],
       ["**/grpc/*", "**/plans/*", "**/storage/*", "**/watch/*", "**/generated/**"],

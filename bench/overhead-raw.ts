@@ -30,9 +30,9 @@ export interface RawResult {
 // for tasks far from their budget and the second for tasks it has written before, as these are.
 export const SQL = {
   lockState:
-    "SELECT t.id AS t_id, t.workspace_id AS t_workspace_id, t.title AS t_title, t.created_at AS t_created_at, p.task_id AS p_task_id, p.title AS p_title, p.content_bytes AS p_content_bytes, p.content_chars AS p_content_chars, p.version AS p_version, p.created_by AS p_created_by, p.created_at AS p_created_at, p.updated_at AS p_updated_at, p.latest_revision_number AS p_latest_revision_number, p.deleted AS p_deleted, p.implementation_started_at AS p_implementation_started_at, p.implementation_started_by AS p_implementation_started_by, p.implementation_started_session_id AS p_implementation_started_session_id, p.content_trimmed_chars AS p_trimmed_chars, p.content_trimmed_bytes AS p_trimmed_bytes, CASE WHEN p.content_trimmed_chars IS NULL THEN p.content END AS p_content, OCTET_LENGTH(p.content) AS p_stored_bytes, r.id AS r_id, r.task_id AS r_task_id, r.revision_number AS r_revision_number, r.title AS r_title, NULL AS r_content, r.content_bytes AS r_content_bytes, r.content_chars AS r_content_chars, r.author_kind AS r_author_kind, r.author_name AS r_author_name, r.revert_of_revision_id AS r_revert_of_revision_id, r.created_at AS r_created_at, r.updated_at AS r_updated_at, r.row_version AS r_row_version FROM tasks t LEFT JOIN task_plans p ON p.task_id = t.id LEFT JOIN task_plan_revisions r ON r.task_id = t.id AND r.revision_number = p.latest_revision_number WHERE t.id = ? FOR UPDATE",
+    "SELECT t.id AS t_id, t.workspace_id AS t_workspace_id, t.title AS t_title, t.created_at AS t_created_at, p.task_id AS p_task_id, p.title AS p_title, p.content_bytes AS p_content_bytes, p.content_chars AS p_content_chars, p.version AS p_version, p.created_by AS p_created_by, p.created_at AS p_created_at, p.updated_at AS p_updated_at, p.latest_revision_number AS p_latest_revision_number, p.deleted AS p_deleted, p.implementation_started_at AS p_implementation_started_at, p.implementation_started_by AS p_implementation_started_by, p.implementation_started_session_id AS p_implementation_started_session_id, p.content_trimmed_chars AS p_trimmed_chars, p.content_trimmed_bytes AS p_trimmed_bytes, NULL AS p_content, r.id AS r_id, r.task_id AS r_task_id, r.revision_number AS r_revision_number, r.title AS r_title, NULL AS r_content, r.content_bytes AS r_content_bytes, r.content_chars AS r_content_chars, r.author_kind AS r_author_kind, r.author_name AS r_author_name, r.revert_of_revision_id AS r_revert_of_revision_id, r.created_at AS r_created_at, r.updated_at AS r_updated_at, r.row_version AS r_row_version FROM tasks t LEFT JOIN task_plans p ON p.task_id = t.id LEFT JOIN task_plan_revisions r ON r.task_id = t.id AND r.revision_number = p.latest_revision_number WHERE t.id = ? FOR UPDATE",
   updateHead:
-    "UPDATE task_plans SET title = ?, content = CONCAT(LEFT(content, ?), ?), content_trimmed_chars = ?, content_trimmed_bytes = ?, content_bytes = ?, content_chars = ?, version = ?, created_by = ?, created_at = ?, updated_at = ?, latest_revision_number = ?, deleted = ?, implementation_started_at = ?, implementation_started_by = ?, implementation_started_session_id = ? WHERE task_id = ? AND version = ?",
+    "UPDATE task_plans SET title = ?, content = CONCAT(LEFT(content, ?), ?), content_trimmed_chars = ?, content_trimmed_bytes = ?, content_bytes = ?, content_chars = ?, version = ?, created_by = ?, created_at = ?, updated_at = ?, latest_revision_number = ?, deleted = ?, implementation_started_at = ?, implementation_started_by = ?, implementation_started_session_id = ? WHERE task_id = ? AND version = ? AND OCTET_LENGTH(content) = content_bytes",
   updateRevision:
     "UPDATE task_plan_revisions SET title = ?, content = (SELECT h.content FROM task_plans h WHERE h.task_id = ?), content_bytes = ?, content_chars = ?, updated_at = ?, row_version = ? WHERE id = ? AND task_id = ? AND row_version = ?",
   recordChange:
@@ -48,7 +48,6 @@ async function append(connection: PoolConnection, taskId: string, fragment: stri
     const [rows] = await connection.query<Row[]>(SQL.lockState, [taskId]);
     const s = rows[0];
     if (!s || s.p_version === null) throw new Error(`task ${taskId} has no plan`);
-    if (Number(s.p_stored_bytes) !== Number(s.p_content_bytes)) throw new Error("stored size mismatch");
     // The database composes: keep the stored content without its trailing whitespace, add the
     // separator and the fragment (the bench's fragments have no leading blank lines, no trailing space).
     const keepChars = Number(s.p_trimmed_chars);
@@ -62,7 +61,7 @@ async function append(connection: PoolConnection, taskId: string, fragment: stri
       s.p_title, keepChars, suffix, chars, bytes, bytes, chars, version + 1, s.p_created_by, s.p_created_at, now,
       s.p_latest_revision_number, 0, null, null, null, taskId, version,
     ]);
-    if (head.affectedRows !== 1) throw new Error("fence lost");
+    if (head.affectedRows !== 1) throw new Error("fence lost or stored size mismatch");
     const rowVersion = Number(s.r_row_version);
     // prettier-ignore
     await connection.query(SQL.updateRevision, [

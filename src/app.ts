@@ -11,7 +11,7 @@ import { taskHandlers } from "./grpc/task-handlers";
 import { writeRateLimit } from "./grpc/write-rate-limit";
 import { InProcessTaskLock } from "./locking/in-process-task-lock";
 import { RedlockTaskLock } from "./locking/redlock-task-lock";
-import type { TaskLock } from "./locking/task-lock";
+import type { TaskLock } from "./plans/ports/task-lock";
 import { createLogger } from "./logger";
 import { createMetrics } from "./observability/metrics";
 import { startMetricsServer } from "./observability/metrics-server";

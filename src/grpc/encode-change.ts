@@ -1,6 +1,6 @@
 import { AuthorKind } from "../../generated/ts/taskplans/v1/plan";
 import { PlanChange, PlanChangeKind } from "../../generated/ts/taskplans/v1/plan_service";
-import type { ChangeKind, StoredChange } from "../storage/records";
+import type { ChangeKind, StoredChange } from "../plans/ports/records";
 import type { WatchMessage } from "../watch/watch-service";
 import { encodeAuthorKind, encodePlan } from "./encode";
 

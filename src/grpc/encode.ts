@@ -5,7 +5,7 @@ import type {
   RevisionMeta,
   RevisionRecord,
   TaskRecord,
-} from "../storage/records";
+} from "../plans/ports/records";
 import {
   type Author,
   AuthorKind,

@@ -1,4 +1,4 @@
-import { type LockLease, LockUnavailableError, type TaskLock } from "./task-lock";
+import { type LockLease, LockUnavailableError, type TaskLock } from "../plans/ports/task-lock";
 
 interface Waiter {
   readonly grant: () => void;

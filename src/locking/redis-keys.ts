@@ -9,11 +9,23 @@ export function redisKeys(prefix: string) {
     lock: (taskId: string) => `${prefix}:lock:${tag(taskId)}`,
     /** Pub/sub channel announcing released locks (message: the task id), to wake waiters at once. */
     released: () => `${prefix}:released`,
-    /** Pub/sub channel where a replica waiting for a lock says so (message: its instance id, a space, the task id). */
+    /** Pub/sub channel where a replica waiting for a lock says so (message: waitingMessage). */
     waiting: () => `${prefix}:waiting`,
     /** Pub/sub channel announcing committed plan changes (message: changeMessage). */
     changes: () => `${prefix}:changes`,
   };
+}
+
+/** What a replica waiting for a task's lock publishes: its instance id, a space, the task id. */
+export function waitingMessage(instanceId: string, taskId: string): string {
+  return `${instanceId} ${taskId}`;
+}
+
+/** Parses waitingMessage (instance ids have no space); null for anything else. */
+export function parseWaitingMessage(message: string): { instanceId: string; taskId: string } | null {
+  const space = message.indexOf(" ");
+  if (space <= 0 || space === message.length - 1) return null;
+  return { instanceId: message.slice(0, space), taskId: message.slice(space + 1) };
 }
 
 /**

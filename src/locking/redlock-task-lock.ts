@@ -1,10 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { ExecutionError, type Lock, Redlock, ResourceLockedError } from "@sesamecare-oss/redlock";
-import Redis from "ioredis";
+import type Redis from "ioredis";
 import type { Logger } from "pino";
 import { InProcessTaskLock } from "./in-process-task-lock";
+import { LeaseChannels } from "./lease-channels";
+import { decideLeaseUse, isContended } from "./lease-policy";
+import { connectNodes, quitWithin, quorumReady, settledWithin, subscribersOf } from "./redis-nodes";
 import { redisKeys } from "./redis-keys";
-import { type LockLease, LockUnavailableError, type TaskLock } from "./task-lock";
+import { type LockLease, LockUnavailableError, type TaskLock } from "../plans/ports/task-lock";
 
 /** Settings of the distributed lock (see Config.redis). */
 export interface RedlockSettings {
@@ -25,8 +28,6 @@ interface Hold {
   active: number;
   /** Set once the lease is to be handed on: no further write may start under it. */
   retiring: boolean;
-  /** When another replica last said it waits for this task (ms since the epoch). */
-  contendedAt: number;
   expiryTimer: NodeJS.Timeout;
   readonly extendTimer: NodeJS.Timeout;
   /** Settles once the lease is given back (released or left to expire). */
@@ -53,17 +54,19 @@ const STARTUP_WAIT_MS = 2_000;
  * queue so that one acquisition per replica contends in Redis. A replica keeps the lease for the
  * writes queued locally and runs up to PIPELINE_DEPTH of them at once under it; after maxBatch
  * writes it hands the lease on if another replica said it waits, and otherwise starts a new batch.
- * Releases are announced, so waiters wake at once. The lease is extended while held; if it is lost
- * the lease signal aborts. Correctness never rests on the lease: the database fence does.
+ * Releases of a lease another replica waits for are announced, so it wakes at once. The lease is
+ * extended while held; if it is lost the lease signal aborts. Correctness never rests on the lease: the database fence does.
  */
 export class RedlockTaskLock implements TaskLock {
   private readonly local = new InProcessTaskLock(PIPELINE_DEPTH);
   private readonly holds = new Map<string, Hold>();
   private readonly acquiring = new Map<string, Promise<Hold>>();
   private readonly yieldUntil = new Map<string, number>();
-  private readonly wakers = new Map<string, Set<() => void>>();
+  // When another replica last said it waits for a task (kept across leases: a waiter that spoke
+  // before this replica took the lease still waits).
+  private readonly waitedFor = new Map<string, number>();
   private readonly keys: ReturnType<typeof redisKeys>;
-  private readonly instanceId = randomUUID();
+  private readonly channels: LeaseChannels;
 
   private constructor(
     private readonly redlock: Redlock,
@@ -73,14 +76,9 @@ export class RedlockTaskLock implements TaskLock {
     private readonly logger: Logger,
   ) {
     this.keys = redisKeys(settings.keyPrefix);
-    for (const subscriber of subscribers) {
-      subscriber.on("message", (channel: string, message: string) => this.heard(channel, message));
-      // Subscribes on every (re)connection. ioredis's own resubscribe is off: its promise has no
-      // handler, so closing a reconnecting subscriber rejected it unhandled ("Connection is closed.").
-      subscriber.on("ready", () => {
-        subscriber.subscribe(this.keys.released(), this.keys.waiting()).catch(() => undefined);
-      });
-    }
+    this.channels = new LeaseChannels(clients, subscribers, this.keys, randomUUID(), (taskId) =>
+      this.heardWaiting(taskId),
+    );
   }
 
   /**
@@ -90,26 +88,7 @@ export class RedlockTaskLock implements TaskLock {
    * (reads work, writes fail LOCK_UNAVAILABLE until a quorum is back).
    */
   static async connect(settings: RedlockSettings, logger: Logger): Promise<RedlockTaskLock> {
-    const clients = settings.urls.map((url) => {
-      const client = new Redis(url, {
-        enableOfflineQueue: false,
-        maxRetriesPerRequest: 1,
-        connectTimeout: 2_000,
-        // On close, a socket that died with its node never reports closing; don't wait 2 s for it.
-        disconnectTimeout: 200,
-        retryStrategy: (times) => Math.min(times * 100, 1_000),
-      });
-      let down = false;
-      client.on("error", (error: Error) => {
-        if (!down) logger.warn({ node: safeUrl(url), err: error.message }, "redis node unreachable");
-        down = true;
-      });
-      client.on("ready", () => {
-        if (down) logger.info({ node: safeUrl(url) }, "redis node reachable again");
-        down = false;
-      });
-      return client;
-    });
+    const clients = connectNodes(settings.urls, logger);
     // Retries are ours (bounded by the wait), so Redlock makes a single attempt per call.
     const redlock = new Redlock(clients, {
       retryCount: 0,
@@ -117,16 +96,7 @@ export class RedlockTaskLock implements TaskLock {
       automaticExtensionThreshold: 0,
     });
     redlock.on("error", () => undefined); // expected contention; failures surface through acquire
-    const subscribers = clients.map((client) => {
-      const subscriber = client.duplicate({
-        enableOfflineQueue: true,
-        maxRetriesPerRequest: null,
-        autoResubscribe: false, // the constructor subscribes on every "ready"
-      });
-      subscriber.on("error", () => undefined); // the command client logs node outages
-      return subscriber;
-    });
-    const lock = new RedlockTaskLock(redlock, clients, subscribers, settings, logger);
+    const lock = new RedlockTaskLock(redlock, clients, subscribersOf(clients), settings, logger);
     if (!(await quorumReady(clients, STARTUP_WAIT_MS)))
       logger.warn("no Redis quorum at start-up; writes fail with LOCK_UNAVAILABLE until one is back");
     return lock;
@@ -146,9 +116,7 @@ export class RedlockTaskLock implements TaskLock {
 
   async close(): Promise<void> {
     await Promise.all([...this.holds].map(([taskId, hold]) => this.drop(taskId, hold)));
-    // Close gracefully: QUIT is answered after every command queued before it. Then disconnect,
-    // which also stops a client that is reconnecting: its QUIT is refused (no offline queue), and
-    // Redlock.quit() would leave it retrying forever. Every command still queued then has a handler.
+    // Not Redlock.quit(), which would leave a reconnecting client retrying forever (see quitWithin).
     await Promise.all([...this.subscribers, ...this.clients].map((client) => quitWithin(client, 1_000)));
   }
 
@@ -172,27 +140,39 @@ export class RedlockTaskLock implements TaskLock {
     }
   }
 
-  // Whether a held lease may take one more local write. A spent batch starts over while no other
-  // replica waits (no hand-off for nobody); otherwise the lease retires: it is handed on once the
-  // writes in flight under it finish, and this replica yields before asking again.
+  // Whether a held lease may take one more local write (lease-policy.ts). A retiring or lost lease
+  // is given back by the last write in flight under it, or now if there is none.
   private reusable(taskId: string, hold: Hold): boolean {
-    if (!hold.retiring && !hold.controller.signal.aborted) {
-      if (hold.uses < this.settings.maxBatch) return true;
-      if (Date.now() - hold.contendedAt > this.contentionMemoryMs()) {
+    const lost = hold.controller.signal.aborted;
+    const contendedAt = this.waitedFor.get(taskId) ?? 0;
+    switch (decideLeaseUse({ ...hold, lost, contendedAt }, Date.now(), this.settings)) {
+      case "use":
+        return true;
+      case "new-batch":
         hold.uses = 0;
         return true;
-      }
-      hold.retiring = true;
-      this.yieldUntil.set(taskId, Date.now() + HANDOFF_YIELD_MS);
+      case "retire":
+        hold.retiring = true;
+        this.yieldUntil.set(taskId, Date.now() + HANDOFF_YIELD_MS);
+        break;
+      case "closed":
+        break;
     }
-    // Retiring or lost: the last write in flight gives it back, or nobody is left to.
     if (hold.active === 0) void this.drop(taskId, hold);
     return false;
   }
 
-  // A waiting replica re-announces itself at every attempt, at least every 2 retry delays.
-  private contentionMemoryMs(): number {
-    return Math.max(50, 4 * this.settings.retryDelayMs);
+  private contended(taskId: string): boolean {
+    return isContended(this.waitedFor.get(taskId) ?? 0, Date.now(), this.settings.retryDelayMs);
+  }
+
+  private heardWaiting(taskId: string): void {
+    const now = Date.now();
+    this.waitedFor.set(taskId, now);
+    // Stale entries go once the map grows (waiting is rare, and a stale entry means nothing).
+    if (this.waitedFor.size > 1_000)
+      for (const [id, at] of this.waitedFor)
+        if (!isContended(at, now, this.settings.retryDelayMs)) this.waitedFor.delete(id);
   }
 
   private async acquire(taskId: string, deadline: number, previous: Hold | undefined): Promise<Hold> {
@@ -207,7 +187,7 @@ export class RedlockTaskLock implements TaskLock {
     for (;;) {
       // Watch for a release announcement before trying, so that one landing while the attempt is
       // in flight is not missed.
-      const released = this.watchRelease(taskId);
+      const released = this.channels.watchRelease(taskId);
       try {
         const lock = await this.redlock.acquire([this.keys.lock(taskId)], this.settings.leaseMs);
         return this.startHold(taskId, lock);
@@ -217,7 +197,7 @@ export class RedlockTaskLock implements TaskLock {
         if ((await quorumUnreachable(error)) || waitLeft <= 0) {
           throw new LockUnavailableError(taskId, Math.max(0, waitLeft));
         }
-        this.announce(this.keys.waiting(), `${this.instanceId} ${taskId}`); // the holder hands on after its batch
+        this.channels.announceWaiting(taskId); // the holder hands on after its batch
         // Wait for the holder's release announcement; the retry delay only covers a lost one or an expiry.
         const delay = this.settings.retryDelayMs * (1 + Math.random());
         await settledWithin(released.announced, Math.min(delay, waitLeft));
@@ -237,7 +217,6 @@ export class RedlockTaskLock implements TaskLock {
       uses: 0,
       active: 0,
       retiring: false,
-      contendedAt: 0,
       expiryTimer: this.expiryTimer(controller, lock),
       extendTimer: setInterval(() => void this.extend(taskId, hold), Math.floor(this.settings.leaseMs / 3)),
       dropped,
@@ -289,30 +268,6 @@ export class RedlockTaskLock implements TaskLock {
     if (!kept) await this.drop(taskId, hold);
   }
 
-  private watchRelease(taskId: string): { readonly announced: Promise<void>; readonly stop: () => void } {
-    const wakers = this.wakers.get(taskId) ?? new Set<() => void>();
-    this.wakers.set(taskId, wakers);
-    let wake = () => undefined as void;
-    const announced = new Promise<void>((resolve) => (wake = resolve));
-    wakers.add(wake);
-    const stop = () => {
-      wakers.delete(wake);
-      if (wakers.size === 0 && this.wakers.get(taskId) === wakers) this.wakers.delete(taskId);
-    };
-    return { announced, stop };
-  }
-
-  private heard(channel: string, message: string): void {
-    if (channel === this.keys.released()) return this.wake(message);
-    const [instance, taskId] = [message.slice(0, 36), message.slice(37)];
-    const hold = this.holds.get(taskId);
-    if (hold && instance !== this.instanceId) hold.contendedAt = Date.now();
-  }
-
-  private wake(taskId: string): void {
-    for (const wake of this.wakers.get(taskId) ?? []) wake();
-  }
-
   // Gives the lease back (once; a hold that is no longer the task's current one is left alone).
   private async drop(taskId: string, hold: Hold): Promise<void> {
     if (this.holds.get(taskId) !== hold) return;
@@ -321,8 +276,10 @@ export class RedlockTaskLock implements TaskLock {
     clearTimeout(hold.expiryTimer);
     // The release script goes out to every node now; the announcement queues right behind it on the
     // same connections, so a waiter it wakes finds the key already gone (one round trip, not two).
+    // Only a lease another replica said it waits for is announced: an uncontended write publishes
+    // nothing (a waiter whose word came too late retries after its retry delay).
     const released = hold.lock.release();
-    this.announce(this.keys.released(), taskId);
+    if (this.contended(taskId)) this.channels.announceReleased(taskId);
     try {
       await released;
     } catch (error) {
@@ -335,47 +292,6 @@ export class RedlockTaskLock implements TaskLock {
       hold.markDropped();
     }
   }
-
-  private announce(channel: string, taskId: string): void {
-    for (const client of this.clients) client.publish(channel, taskId).catch(() => undefined);
-  }
-}
-
-// Waits for `promise` (its outcome ignored) or `ms`, whichever comes first. Unlike a race with
-// sleep(), the timer is cleared when the promise wins, so nothing outlives the wait (lingering timers
-// of up to PLAN_LOCK_WAIT_MS kept processes, Jest workers among them, from exiting).
-async function settledWithin(promise: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, ms))));
-  await Promise.race([promise.then(noop, noop), timeout]);
-  clearTimeout(timer);
-}
-
-const noop = () => undefined;
-
-// QUIT, then disconnect; at most `ms` for a node that never answers.
-async function quitWithin(client: Redis, ms: number): Promise<void> {
-  await settledWithin(client.quit(), ms);
-  client.disconnect();
-}
-
-// Resolves true once a majority of the clients is ready, false after `ms`.
-function quorumReady(clients: readonly Redis[], ms: number): Promise<boolean> {
-  const quorum = Math.floor(clients.length / 2) + 1;
-  const enough = () => clients.filter((client) => client.status === "ready").length >= quorum;
-  if (enough()) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const done = (ok: boolean) => {
-      clearTimeout(timer);
-      for (const client of clients) client.off("ready", check);
-      resolve(ok);
-    };
-    const check = () => {
-      if (enough()) done(true);
-    };
-    const timer = setTimeout(() => done(false), ms);
-    for (const client of clients) client.on("ready", check);
-  });
 }
 
 // True when too few nodes answered for any quorum (as opposed to the lock being held elsewhere).
@@ -387,8 +303,4 @@ async function quorumUnreachable(error: ExecutionError): Promise<boolean> {
   for (const reason of stats.votesAgainst.values())
     if (!(reason instanceof ResourceLockedError)) unreachable++;
   return stats.membershipSize - unreachable < stats.quorumSize;
-}
-
-function safeUrl(url: string): string {
-  return url.replace(/\/\/[^@/]*@/, "//***@");
 }

@@ -1,5 +1,5 @@
 import type { Caller } from "../auth/caller";
-import type { AuthorKind } from "../storage/records";
+import type { AuthorKind } from "./ports/records";
 import { checkDisplayName } from "./validate";
 
 /** Who a write is attributed to. */

@@ -6,7 +6,7 @@ import type {
   ChangedPlan,
   HeadRecord,
   HeadWrite,
-} from "../storage/records";
+} from "./ports/records";
 import type { Author } from "./author";
 import { planErrors } from "./errors";
 import { codePointLength, trimTrailingWhitespace } from "./text";

@@ -1,4 +1,4 @@
-import type { RevisionMeta } from "../storage/records";
+import type { RevisionMeta } from "./ports/records";
 import type { Author } from "./author";
 
 /**

@@ -1,4 +1,4 @@
-import type { ChangeRecord, HeadRecord, RevisionMeta } from "../storage/records";
+import type { ChangeRecord, HeadRecord, RevisionMeta } from "./ports/records";
 
 /** What a plan event says about the plan (never its content, nor storage's trimmed lengths). */
 export type PlanSummary = Omit<HeadRecord, "content" | "trimmedChars" | "trimmedBytes">;

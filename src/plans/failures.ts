@@ -1,9 +1,5 @@
-import { LockUnavailableError } from "../locking/task-lock";
-import {
-  StorageConflictError,
-  StorageCorruptionError,
-  StorageUnavailableError,
-} from "../storage/storage-errors";
+import { LockUnavailableError } from "./ports/task-lock";
+import { StorageConflictError, StorageCorruptionError, StorageUnavailableError } from "./ports/store-errors";
 import { PlanError, planErrors } from "./errors";
 
 /**

@@ -1,4 +1,4 @@
-import type { ChangeRecord, HeadWrite, LockedHead, RevisionRecord } from "../storage/records";
+import type { ChangeRecord, HeadWrite, LockedHead, RevisionRecord } from "./ports/records";
 import type { Author } from "./author";
 import { deleteChange } from "./changes";
 import { planErrors } from "./errors";

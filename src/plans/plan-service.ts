@@ -1,8 +1,9 @@
 import type { Caller } from "../auth/caller";
-import type { PlanStore, PlanWriteTx } from "../storage/plan-store";
-import type { ChangeRecord, HeadRecord, TaskRecord } from "../storage/records";
+import type { PlanStore, PlanWriteTx } from "./ports/plan-store";
+import type { ChangeRecord, HeadRecord, TaskRecord } from "./ports/records";
 import { type RequestedAuthor, resolveAuthor } from "./author";
 import { changeContentOf, implementationStartedChange } from "./changes";
+import { type ContentRequest, contentRequestKey, validateContentWrite } from "./content-request";
 import { type ContentWrite, decideContentWrite } from "./content-write";
 import { PlanError, planErrors } from "./errors";
 import { type PlanSummary, summarize } from "./events";
@@ -10,10 +11,9 @@ import { translated } from "./failures";
 import { requestIdOwner, requestKey } from "./idempotency";
 import { decideDelete, decideRestore, decideRevert } from "./history-write";
 import { reachableTask, TaskWorkspaces, verifyReach } from "./reach";
-import { isBlank, utf8Length } from "./text";
-import { checkDisplayName, checkSize, checkTitle, requireId } from "./validate";
+import { checkDisplayName, requireId } from "./validate";
 import type { WriteDecision } from "./write-context";
-import { parseWriteMode } from "./write-mode";
+import { parseWriteMode, type WriteMode } from "./write-mode";
 import type { Commit, WriteRunner } from "./write-runner";
 
 /** Result of every plan write (the plan without content: acknowledgements never carry it). */
@@ -29,16 +29,6 @@ export interface RestoreResult {
   readonly plan: PlanSummary;
   readonly revision: WriteResult["revision"] | null;
   readonly priorRevisionNumber: number | null;
-}
-
-interface ContentRequest {
-  readonly taskId: string;
-  readonly requestId?: string | undefined;
-  readonly title?: string | undefined;
-  readonly content: string;
-  readonly author?: RequestedAuthor | undefined;
-  readonly expectedVersion?: number | undefined;
-  readonly acknowledgeReduction?: boolean;
 }
 
 /**
@@ -283,39 +273,14 @@ export class PlanService {
   private async writeContent(
     caller: Caller,
     request: ContentRequest,
-    how: Pick<ContentWrite, "path" | "mode"> & { authorKind: "agent" | "user" },
+    how: { path: ContentWrite["path"]; mode: WriteMode; authorKind: "agent" | "user" },
     deadline: number,
     method?: "CreatePlan" | "UpdatePlan",
   ): Promise<WriteResult> {
     await this.reachForWrite(caller, request.taskId);
     const author = resolveAuthor(caller, request.author, how.authorKind);
-    const key = method
-      ? requestKey(request.requestId, requestIdOwner(caller, author), method, {
-          title: request.title,
-          content: request.content,
-          mode: how.mode,
-          expectedVersion: request.expectedVersion,
-          acknowledgeReduction: request.acknowledgeReduction ?? false,
-          author: request.author,
-        })
-      : undefined;
-    const title = checkTitle("title", request.title);
-    if (how.path !== "editor-save") {
-      if (request.content === "") throw planErrors.contentRequired();
-      if (how.mode === "append" && isBlank(request.content)) throw planErrors.fragmentBlank();
-      if (how.mode === "append" && request.acknowledgeReduction) throw planErrors.reductionAckNotApplicable();
-    }
-    // REPLACE keeps the cheap check before the lock; APPEND is measured once, on the composed
-    // content, inside the lock (AC-TASKS-PLAN-APPEND-007.5 and 007.1).
-    if (how.mode === "replace") checkSize(utf8Length(request.content));
-    const write: ContentWrite = {
-      ...how,
-      title,
-      content: request.content,
-      expectedVersion: request.expectedVersion,
-      acknowledgeReduction: request.acknowledgeReduction ?? false,
-      author,
-    };
+    const key = method && contentRequestKey(method, request, how.mode, requestIdOwner(caller, author));
+    const write = validateContentWrite(request, { path: how.path, mode: how.mode }, author);
     return this.writes.run(
       request.taskId,
       async (state, env) => commitOf(decideContentWrite(write, state, env)),

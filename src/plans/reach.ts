@@ -1,6 +1,6 @@
 import { type Caller, reachesWorkspace } from "../auth/caller";
-import type { PlanStore } from "../storage/plan-store";
-import type { TaskRecord } from "../storage/records";
+import type { PlanStore } from "./ports/plan-store";
+import type { TaskRecord } from "./ports/records";
 import { planErrors } from "./errors";
 import { translated } from "./failures";
 

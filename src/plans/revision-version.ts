@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { RevisionMeta } from "../storage/records";
+import type { RevisionMeta } from "./ports/records";
 
 /**
  * The opaque token of one state of a revision row. The row version increases every time the row

@@ -1,7 +1,7 @@
 import { type Caller, reachesWorkspace } from "../auth/caller";
-import type { PlanStore } from "../storage/plan-store";
-import type { TaskRecord } from "../storage/records";
-import { StorageConflictError } from "../storage/storage-errors";
+import type { PlanStore } from "./ports/plan-store";
+import type { TaskRecord } from "./ports/records";
+import { StorageConflictError } from "./ports/store-errors";
 import { planErrors } from "./errors";
 import { summarize } from "./events";
 import { translated } from "./failures";

@@ -5,7 +5,7 @@ import type {
   LockedHead,
   LockedRevision,
   RevisionMeta,
-} from "../storage/records";
+} from "./ports/records";
 import type { Author } from "./author";
 import { contentChange } from "./changes";
 import { shouldCoalesce } from "./coalesce";

@@ -1,9 +1,9 @@
 import type { Logger } from "pino";
-import type { TaskLock } from "../locking/task-lock";
+import type { TaskLock } from "./ports/task-lock";
 import type { PlanMetrics } from "../observability/metrics";
-import type { PlanStore, PlanWriteTx } from "../storage/plan-store";
-import type { ChangeContent, ChangeRecord, LockedState, TaskRecord } from "../storage/records";
-import { StorageConflictError, StorageCorruptionError } from "../storage/storage-errors";
+import type { PlanStore, PlanWriteTx } from "./ports/plan-store";
+import type { ChangeContent, ChangeRecord, LockedState, TaskRecord } from "./ports/records";
+import { StorageConflictError, StorageCorruptionError } from "./ports/store-errors";
 import { decodeReplay, encodeReplay, REQUEST_ID_RETENTION_MS, type RequestKey } from "./idempotency";
 import { planErrors } from "./errors";
 import type { ChangeNotifier, EventSink, PlanEvent } from "./events";
@@ -118,7 +118,13 @@ export class WriteRunner {
             coalesceWindowMs: settings.coalesceWindowMs,
             newId: this.deps.newId,
           };
-          const decided = await decide(state, env, tx, task);
+          const decided = await decide(state, env, tx, task).catch(async (error: unknown) => {
+            // An append rejected here never read the stored plan: one that cannot be read is reported
+            // first (AC-TASKS-PLAN-APPEND-001.7: read failure before the size limit).
+            if (options.headReadFailed && !(options.readContent ?? true) && state.head && !state.head.deleted)
+              await this.readingHead(taskId, options.headReadFailed, () => tx.verifyStoredContent(taskId));
+            throw error;
+          });
           // The usage query runs only for a task whose history could be near its budget.
           const growth = decided.stored?.history;
           const latestNumber = Math.max(state.latest?.number ?? 0, state.head?.latestRevisionNumber ?? 0);
@@ -132,7 +138,7 @@ export class WriteRunner {
           // A write other than an append replaces the content older changes may be derived from.
           if (change && change.content.form !== "prefix" && state.head && !state.head.deleted)
             await tx.materializeChanges(taskId, state.head.version);
-          await decided.apply(tx);
+          await this.readingHead(taskId, options.headReadFailed, () => decided.apply(tx));
           if (change) await tx.recordChange(change.record, change.content);
           if (request) {
             await tx.rememberRequest(
@@ -165,16 +171,25 @@ export class WriteRunner {
     }
   }
 
-  private async lockForWrite(
+  private lockForWrite(
     tx: PlanWriteTx,
     taskId: string,
     readContent: boolean,
     headReadFailed?: () => Error,
   ): Promise<LockedState | null> {
+    return this.readingHead(taskId, headReadFailed, () => tx.lockForWrite(taskId, { content: readContent }));
+  }
+
+  // Runs a step that reads or checks the stored plan: a stored plan whose size does not match its
+  // row cannot be appended to (AC-TASKS-PLAN-APPEND-003.5), and is reported as `headReadFailed`.
+  private async readingHead<T>(
+    taskId: string,
+    headReadFailed: (() => Error) | undefined,
+    step: () => Promise<T>,
+  ): Promise<T> {
     try {
-      return await tx.lockForWrite(taskId, { content: readContent });
+      return await step();
     } catch (error) {
-      // A stored plan whose size does not match its row cannot be appended to (AC-TASKS-PLAN-APPEND-003.5).
       if (headReadFailed && error instanceof StorageCorruptionError) {
         this.deps.logger.error({ taskId, err: error }, "stored plan could not be read for an append");
         throw headReadFailed();

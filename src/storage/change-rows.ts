@@ -3,10 +3,10 @@ import {
   type ChangeContent,
   type ChangeKey,
   type ChangeRecord,
-  type ChangedPlan,
   isChangeKind,
   type StoredChange,
-} from "./records";
+} from "../plans/ports/records";
+import { type PlanJson, planFromJson, planToJson } from "../plans/ports/plan-json";
 
 /** task_plan_changes columns, in the order changeParameters gives their values (content last). */
 export const CHANGE_COLUMNS =
@@ -140,43 +140,6 @@ export function codePointPrefix(text: string, count: number): string {
     end += pair ? 2 : 1;
   }
   return text.slice(0, end);
-}
-
-export type PlanJson = Omit<ChangedPlan, "createdAt" | "updatedAt" | "implementationStartedAt" | "taskId"> & {
-  readonly createdAt: number;
-  readonly updatedAt: number;
-  readonly implementationStartedAt: number | null;
-  readonly taskId: string;
-};
-
-/** A changed plan as JSON (dates as epoch ms): the `plan` column, and the plan a notification carries. */
-export function planToJson(plan: ChangedPlan): PlanJson {
-  return {
-    taskId: plan.taskId,
-    title: plan.title,
-    contentBytes: plan.contentBytes,
-    contentChars: plan.contentChars,
-    version: plan.version,
-    createdBy: plan.createdBy,
-    createdAt: plan.createdAt.getTime(),
-    updatedAt: plan.updatedAt.getTime(),
-    latestRevisionNumber: plan.latestRevisionNumber,
-    deleted: plan.deleted,
-    implementationStartedAt: plan.implementationStartedAt?.getTime() ?? null,
-    implementationStartedBy: plan.implementationStartedBy,
-    implementationStartedSessionId: plan.implementationStartedSessionId,
-  };
-}
-
-export function planFromJson(json: PlanJson): ChangedPlan {
-  return {
-    ...json,
-    createdBy: authorKind(json.createdBy),
-    createdAt: new Date(json.createdAt),
-    updatedAt: new Date(json.updatedAt),
-    implementationStartedAt:
-      json.implementationStartedAt === null ? null : new Date(json.implementationStartedAt),
-  };
 }
 
 function authorKind(value: unknown): AuthorKind {

@@ -1,5 +1,5 @@
-import type { AuthorKind, LockedHead, LockedRevision, LockedState } from "./records";
-import { verifyContent, verifySize } from "./record-mapping";
+import type { AuthorKind, LockedHead, LockedRevision, LockedState } from "../plans/ports/records";
+import { verifyContent } from "./record-mapping";
 
 /** One row of the locking read (sql-dialect.ts `lockForWrite`), as both drivers return it. */
 export type LockedRow = Record<string, string | number | null>;
@@ -30,12 +30,9 @@ export function lockedStateFromRow(row: LockedRow): LockedState {
 function headOf(row: LockedRow): LockedHead {
   const contentBytes = num(row.p_content_bytes);
   const content = row.p_content === null ? null : str(row.p_content);
-  // A mismatch means the row was truncated or altered outside the service; composing an append on it
-  // would silently lose text. Without the content, the database measured it (p_stored_bytes).
-  const what = `plan of task ${str(row.p_task_id)}`;
-  if (content !== null) verifyContent(content, contentBytes, what);
-  else if (row.p_stored_bytes !== null && row.p_stored_bytes !== undefined)
-    verifySize(num(row.p_stored_bytes), contentBytes, what);
+  // A mismatch means the row was truncated or altered outside the service; writing on it would
+  // silently lose text. Without the content, the append's UPDATE checks it.
+  if (content !== null) verifyContent(content, contentBytes, `plan of task ${str(row.p_task_id)}`);
   return {
     taskId: str(row.p_task_id),
     title: str(row.p_title),

@@ -1,8 +1,15 @@
 import type { PlanEntity } from "./entities/plan.entity";
 import type { RevisionEntity } from "./entities/revision.entity";
 import type { TaskEntity } from "./entities/task.entity";
-import type { AuthorKind, HeadMeta, HeadRecord, RevisionMeta, RevisionRecord, TaskRecord } from "./records";
-import { StorageCorruptionError } from "./storage-errors";
+import type {
+  AuthorKind,
+  HeadMeta,
+  HeadRecord,
+  RevisionMeta,
+  RevisionRecord,
+  TaskRecord,
+} from "../plans/ports/records";
+import { StorageCorruptionError } from "../plans/ports/store-errors";
 
 /** Entity <-> record conversions; the only place that knows both shapes. */
 

@@ -4,13 +4,15 @@ import type { Dialect } from "./data-source";
 export interface SqlDialect {
   /** The locking read of a write: task, HEAD and newest revision in one statement (see locked-state.ts). */
   lockForWrite(withContent: boolean): string;
+  /** The size in bytes of the stored text in `column` (the database measures it). */
+  byteLength(column: string): string;
   /** `column`'s first `keepChars` code points followed by `suffix` (both bound parameters). */
   keepPrefixThen(column: string, keepChars: string, suffix: string): string;
   /** Deletes at most `?` (second parameter) changes committed before `?` (first), oldest first. */
   readonly deleteChangesBefore: string;
 }
 
-const lockForWrite = (byteLength: (expr: string) => string, lockSuffix: string) => (withContent: boolean) =>
+const lockForWrite = (lockSuffix: string) => (withContent: boolean) =>
   [
     "SELECT t.id AS t_id, t.workspace_id AS t_workspace_id, t.title AS t_title, t.created_at AS t_created_at,",
     "p.task_id AS p_task_id, p.title AS p_title, p.content_bytes AS p_content_bytes,",
@@ -20,11 +22,9 @@ const lockForWrite = (byteLength: (expr: string) => string, lockSuffix: string) 
     "p.implementation_started_by AS p_implementation_started_by,",
     "p.implementation_started_session_id AS p_implementation_started_session_id,",
     "p.content_trimmed_chars AS p_trimmed_chars, p.content_trimmed_bytes AS p_trimmed_bytes,",
-    // Without content, the stored size is still checked (a truncated row must not be appended to),
-    // and a row from before the trimmed lengths were recorded brings its content to compute them.
-    withContent
-      ? "p.content AS p_content, NULL AS p_stored_bytes,"
-      : `CASE WHEN p.content_trimmed_chars IS NULL THEN p.content END AS p_content, ${byteLength("p.content")} AS p_stored_bytes,`,
+    // Without content the text is not touched at all (not even measured): an append's UPDATE checks
+    // the stored size as it composes (see TypeOrmWriteTx.updateHead).
+    withContent ? "p.content AS p_content," : "NULL AS p_content,",
     "r.id AS r_id, r.task_id AS r_task_id, r.revision_number AS r_revision_number, r.title AS r_title,",
     withContent ? "r.content AS r_content," : "NULL AS r_content,",
     "r.content_bytes AS r_content_bytes, r.content_chars AS r_content_chars, r.author_kind AS r_author_kind,",
@@ -38,13 +38,15 @@ const lockForWrite = (byteLength: (expr: string) => string, lockSuffix: string) 
 const DIALECTS: Record<Dialect, SqlDialect> = {
   // InnoDB locks every row the locking read reads (task, HEAD, newest revision) until commit.
   mysql: {
-    lockForWrite: lockForWrite((expr) => `OCTET_LENGTH(${expr})`, " FOR UPDATE"),
+    lockForWrite: lockForWrite(" FOR UPDATE"),
+    byteLength: (column) => `OCTET_LENGTH(${column})`,
     keepPrefixThen: (column, keep, suffix) => `CONCAT(LEFT(${column}, ${keep}), ${suffix})`,
     deleteChangesBefore: "DELETE FROM task_plan_changes WHERE committed_at < ? ORDER BY committed_at LIMIT ?",
   },
   // SQLite has no row locks and needs none: the store runs one transaction at a time.
   sqlite: {
-    lockForWrite: lockForWrite((expr) => `length(CAST(${expr} AS BLOB))`, ""),
+    lockForWrite: lockForWrite(""),
+    byteLength: (column) => `length(CAST(${column} AS BLOB))`,
     keepPrefixThen: (column, keep, suffix) => `substr(${column}, 1, ${keep}) || ${suffix}`,
     // SQLite's DELETE takes no LIMIT unless compiled with it.
     deleteChangesBefore:

@@ -1,31 +1,6 @@
-/**
- * Expected storage failures, classified from driver errors so that no driver detail reaches the
- * service, let alone a caller.
- */
+import { StorageConflictError, StorageUnavailableError } from "../plans/ports/store-errors";
 
-/** The write lost a race: fence mismatch, duplicate key, deadlock, lock wait timeout. Nothing was written. */
-export class StorageConflictError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "StorageConflictError";
-  }
-}
-
-/** The database could not be reached or dropped the connection. */
-export class StorageUnavailableError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "StorageUnavailableError";
-  }
-}
-
-/** Stored data failed its integrity check (for example content shorter than its recorded size). */
-export class StorageCorruptionError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "StorageCorruptionError";
-  }
-}
+/** Classifies driver errors into the failures plans/ declares (plans/ports/store-errors.ts). */
 
 // MySQL/MariaDB errnos: deadlock, lock wait timeout, NOWAIT, MariaDB "record changed", duplicate key.
 const CONFLICT_ERRNOS = new Set([1213, 1205, 3572, 1020, 1062]);

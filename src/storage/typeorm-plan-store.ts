@@ -4,7 +4,7 @@ import { PlanEntity } from "./entities/plan.entity";
 import { RevisionEntity } from "./entities/revision.entity";
 import { TaskEntity } from "./entities/task.entity";
 import { WriteRequestEntity } from "./entities/write-request.entity";
-import type { PlanStore, PlanWriteTx } from "./plan-store";
+import type { PlanStore, PlanWriteTx } from "../plans/ports/plan-store";
 import {
   CHANGE_COLUMNS,
   changeFromRow,
@@ -27,10 +27,11 @@ import type {
   StoredChange,
   TaskRecord,
   WriteRequestRecord,
-} from "./records";
+} from "../plans/ports/records";
 import { lockedStateFromRow, type LockedRow } from "./locked-state";
 import {
   headFromEntity,
+  verifySize,
   headToEntity,
   revisionFromEntity,
   revisionMetaFromEntity,
@@ -38,7 +39,8 @@ import {
   taskToEntity,
 } from "./record-mapping";
 import { noQueue, SerialQueue } from "./serial-queue";
-import { classifyStorageError, StorageConflictError } from "./storage-errors";
+import { classifyStorageError } from "./storage-errors";
+import { StorageConflictError } from "../plans/ports/store-errors";
 import { type SqlDialect, sqlDialect } from "./sql-dialect";
 
 const REVISION_META_COLUMNS = [
@@ -369,7 +371,25 @@ class TypeOrmWriteTx implements PlanWriteTx {
 
   async lockForWrite(taskId: string, options: { content: boolean }): Promise<LockedState | null> {
     const rows = (await this.manager.query(this.sql.lockForWrite(options.content), [taskId])) as LockedRow[];
-    return rows[0] ? lockedStateFromRow(rows[0]) : null;
+    const row = rows[0];
+    if (!row) return null;
+    // A HEAD written before the trimmed lengths were recorded brings its content (read under the lock
+    // just taken) for the append to compose here and record them.
+    if (!options.content && row.p_task_id !== null && row.p_trimmed_chars === null) {
+      const [head] = (await this.manager.query("SELECT content FROM task_plans WHERE task_id = ?", [
+        taskId,
+      ])) as { content: string }[];
+      row.p_content = head?.content ?? null;
+    }
+    return lockedStateFromRow(row);
+  }
+
+  async verifyStoredContent(taskId: string): Promise<void> {
+    const [row] = (await this.manager.query(
+      `SELECT content_bytes, ${this.sql.byteLength("content")} AS stored FROM task_plans WHERE task_id = ?`,
+      [taskId],
+    )) as { content_bytes: number | string; stored: number | string }[];
+    if (row) verifySize(Number(row.stored), Number(row.content_bytes), `plan of task ${taskId}`);
   }
 
   async historyUsage(taskId: string): Promise<{ revisions: number; bytes: number }> {
@@ -404,7 +424,8 @@ class TypeOrmWriteTx implements PlanWriteTx {
         ", content_trimmed_chars = ?, content_trimmed_bytes = ?, content_bytes = ?, content_chars = ?," +
         " version = ?, created_by = ?, created_at = ?, updated_at = ?, latest_revision_number = ?, deleted = ?," +
         " implementation_started_at = ?, implementation_started_by = ?, implementation_started_session_id = ?" +
-        " WHERE task_id = ? AND version = ?",
+        " WHERE task_id = ? AND version = ?" +
+        (whole ? "" : ` AND ${this.sql.byteLength("content")} = content_bytes`),
       [
         head.title,
         ...(whole ? [content] : [content.keepChars, content.suffix]),
@@ -425,7 +446,11 @@ class TypeOrmWriteTx implements PlanWriteTx {
         fenceVersion,
       ],
     );
-    if (result.affected !== 1) throw new StorageConflictError("plan version fence lost");
+    if (result.affected === 1) return;
+    // An append composes on a stored text it never read: one whose size is not the recorded one
+    // (truncated or altered outside the service) is not appended to.
+    if (!whole) await this.verifyStoredContent(head.taskId);
+    throw new StorageConflictError("plan version fence lost");
   }
 
   // A revision given without content copies it from the HEAD row this transaction just wrote instead

@@ -2,7 +2,7 @@ import { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { changeMessage, parseChangeMessage, redisKeys } from "../locking/redis-keys";
 import type { ChangeNotifier } from "../plans/events";
-import type { ChangeRecord } from "../storage/records";
+import type { ChangeRecord } from "../plans/ports/records";
 import { decodeCarriedChange, encodeCarriedChange } from "./change-message";
 import type { ChangeHub } from "./change-hub";
 

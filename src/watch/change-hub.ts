@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import { compareChangeKeys, followsDirectly, type LastChange, lastChangeOf } from "../plans/changes";
-import type { ChangeKey, ChangeRecord, StoredChange } from "../storage/records";
+import type { ChangeKey, ChangeRecord, StoredChange } from "../plans/ports/records";
 
 /** What the hub reads: the change history (implemented by PlanStore). */
 export interface ChangeSource {

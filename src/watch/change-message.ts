@@ -1,5 +1,5 @@
-import { type PlanJson, planFromJson, planToJson } from "../storage/change-rows";
-import { type ChangeRecord, isChangeKind } from "../storage/records";
+import { type PlanJson, planFromJson, planToJson } from "../plans/ports/plan-json";
+import { type ChangeRecord, isChangeKind } from "../plans/ports/records";
 
 /** A change as a notification carries it (JSON; dates as epoch ms, the plan as its row stores it). */
 export function encodeCarriedChange(change: ChangeRecord): string {

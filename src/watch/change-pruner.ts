@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { ChangeNotifier } from "../plans/events";
-import type { PlanStore } from "../storage/plan-store";
-import type { ChangeRecord } from "../storage/records";
+import type { PlanStore } from "../plans/ports/plan-store";
+import type { ChangeRecord } from "../plans/ports/records";
 
 /** Retention of the change history. */
 export interface ChangeRetention {

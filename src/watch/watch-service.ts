@@ -4,8 +4,8 @@ import { PlanError, planErrors } from "../plans/errors";
 import { translated, translateFailure } from "../plans/failures";
 import { reachableTask } from "../plans/reach";
 import { requireId } from "../plans/validate";
-import type { PlanStore } from "../storage/plan-store";
-import type { ChangeKey, HeadRecord, StoredChange } from "../storage/records";
+import type { PlanStore } from "../plans/ports/plan-store";
+import type { ChangeKey, HeadRecord, StoredChange } from "../plans/ports/records";
 import type { ChangeHub, Subscription, SubscriptionEnd } from "./change-hub";
 
 /** What a watch sends: the snapshot it starts with (without after_version), then changes. */

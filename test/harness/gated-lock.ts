@@ -1,5 +1,5 @@
 import { InProcessTaskLock } from "../../src/locking/in-process-task-lock";
-import type { LockLease, TaskLock } from "../../src/locking/task-lock";
+import type { LockLease, TaskLock } from "../../src/plans/ports/task-lock";
 
 /**
  * A real lock (in-process by default, or any TaskLock such as Redlock) with a gate: while closed, a write that obtained the lock waits inside

@@ -10,8 +10,13 @@ import { createDatabase } from "./mariadb";
 import { RecordingEventSink } from "./recording-event-sink";
 
 /** The databases every storage-touching test runs against. */
-export const DIALECTS = ["sqlite", "mysql"] as const;
-export type TestDialect = (typeof DIALECTS)[number];
+export type TestDialect = "sqlite" | "mysql";
+
+/** The databases the server tests run on, labelled by the engine that runs (MySQL dialect: MariaDB). */
+export const DATABASES: readonly { readonly label: string; readonly dialect: TestDialect }[] = [
+  { label: "SQLite", dialect: "sqlite" },
+  { label: "MariaDB", dialect: "mysql" },
+];
 
 /** A real server on 127.0.0.1:0 with its own database, and generated clients connected to it. */
 export interface TestApp extends Clients {

@@ -4,13 +4,13 @@ import { planState } from "../harness/plan-state";
 import { rpcError } from "../harness/rpc";
 import { expectRejected as rejectedWithoutChange } from "../harness/expect-rejected";
 import { execSql } from "../harness/sql";
-import { DIALECTS, startTestApp, type TestApp } from "../harness/test-app";
+import { DATABASES, startTestApp, type TestApp } from "../harness/test-app";
 
 const LIMIT = 262_144;
 const APPEND = WriteMode.WRITE_MODE_APPEND;
 const REPLACE = WriteMode.WRITE_MODE_REPLACE;
 
-describe.each(DIALECTS)("append mode (REQ-TASKS-PLAN-APPEND) on %s", (dialect) => {
+describe.each(DATABASES)("append mode (REQ-TASKS-PLAN-APPEND) on $label", ({ dialect }) => {
   let app: TestApp;
   let lock: GatedLock;
   beforeAll(async () => {
@@ -314,6 +314,32 @@ describe.each(DIALECTS)("append mode (REQ-TASKS-PLAN-APPEND) on %s", (dialect) =
         "UPDATE task_plans SET content_bytes = content_bytes - 7 WHERE task_id = ?",
         [taskId],
       );
+      expect(await planState(app.plans, taskId)).toEqual(before);
+    });
+
+    it("AC-TASKS-PLAN-APPEND-001.7: an unreadable stored plan is reported before the size limit and a stale version", async () => {
+      const { taskId, version } = await planWith("a".repeat(LIMIT - 10));
+      const before = await planState(app.plans, taskId);
+      const corrupt = (delta: number) =>
+        execSql(
+          app.databaseUrl,
+          "UPDATE task_plans SET content_bytes = content_bytes + ? WHERE task_id = ?",
+          [delta, taskId],
+        );
+      // Before the corruption, the append would be too large.
+      const tooLarge = await rpcError(
+        app.plans.updatePlan({ taskId, content: "b".repeat(20), mode: APPEND }),
+      );
+      expect(tooLarge.reason).toBe("PLAN_TOO_LARGE");
+      await corrupt(3);
+      for (const request of [
+        { content: "b".repeat(20) }, // too large as well
+        { content: "b", expectedVersion: version + 5 }, // a stale version as well
+      ]) {
+        const failure = await rpcError(app.plans.updatePlan({ taskId, mode: APPEND, ...request }));
+        expect([failure.code, failure.reason]).toEqual([14, "PLAN_READ_FAILED"]);
+      }
+      await corrupt(-3);
       expect(await planState(app.plans, taskId)).toEqual(before);
     });
 

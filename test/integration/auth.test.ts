@@ -2,7 +2,7 @@ import { SignJWT } from "jose";
 import { AuthorKind, WriteMode } from "../../clients/ts/src/generated/taskplans/v1/plan";
 import { planState } from "../harness/plan-state";
 import { rpcError } from "../harness/rpc";
-import { DIALECTS, randomId, startTestApp, type TestApp } from "../harness/test-app";
+import { DATABASES, randomId, startTestApp, type TestApp } from "../harness/test-app";
 import { Watcher } from "../harness/watcher";
 
 const SECRET = "test-secret-0123456789-0123456789";
@@ -15,7 +15,7 @@ function token(claims: Record<string, unknown>, options: { key?: string; expSeco
     .sign(new TextEncoder().encode(options.key ?? SECRET));
 }
 
-describe.each(DIALECTS)("auth with bearer JWTs on %s", (dialect) => {
+describe.each(DATABASES)("auth with bearer JWTs on $label", ({ dialect }) => {
   let app: TestApp;
   let alice: TestApp["plans"];
   let aliceTasks: TestApp["tasks"];

@@ -1,9 +1,9 @@
 import { planState } from "../harness/plan-state";
-import { DIALECTS, startTestApp, type TestApp } from "../harness/test-app";
+import { DATABASES, startTestApp, type TestApp } from "../harness/test-app";
 
 const WRITERS = 12;
 
-describe.each(DIALECTS)("concurrent writes to one task on %s", (dialect) => {
+describe.each(DATABASES)("concurrent writes to one task on $label", ({ dialect }) => {
   let app: TestApp;
   beforeAll(async () => {
     // Window 0: every write adds a revision, so the history shows every committed write.

@@ -4,12 +4,12 @@ import { WriteMode } from "../../clients/ts/src/generated/taskplans/v1/plan";
 import { SavePlanRequest, WritePlanResponse } from "../../clients/ts/src/generated/taskplans/v1/plan_service";
 import { rpcError } from "../harness/rpc";
 import { expectRejected as rejectedWithoutChange } from "../harness/expect-rejected";
-import { DIALECTS, randomId, startTestApp, type TestApp } from "../harness/test-app";
+import { DATABASES, randomId, startTestApp, type TestApp } from "../harness/test-app";
 
 const APPEND = WriteMode.WRITE_MODE_APPEND;
 const LARGE = `# Plan\n${"a detailed step of the plan\n".repeat(100)}`; // 2,807 code points
 
-describe.each(DIALECTS)("conditional agent writes (seed 003) on %s", (dialect) => {
+describe.each(DATABASES)("conditional agent writes (seed 003) on $label", ({ dialect }) => {
   let app: TestApp;
   beforeAll(async () => {
     app = await startTestApp(dialect);

@@ -4,12 +4,12 @@ import { planState } from "../harness/plan-state";
 import { rpcError } from "../harness/rpc";
 import { expectRejected as rejectedWithoutChange } from "../harness/expect-rejected";
 import { execSql } from "../harness/sql";
-import { DIALECTS, startTestApp, type TestApp } from "../harness/test-app";
+import { DATABASES, startTestApp, type TestApp } from "../harness/test-app";
 
 const LIMIT = 262_144;
 const LARGE = `# Plan\n${"a detailed step of the plan\n".repeat(100)}`; // 2,807 code points
 
-describe.each(DIALECTS)("agent edits and recovery on %s", (dialect) => {
+describe.each(DATABASES)("agent edits and recovery on $label", ({ dialect }) => {
   let app: TestApp;
   let lock: GatedLock;
   beforeAll(async () => {

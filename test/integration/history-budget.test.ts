@@ -1,10 +1,10 @@
 import { planState } from "../harness/plan-state";
 import { rpcError } from "../harness/rpc";
-import { DIALECTS, startTestApp, type TestApp } from "../harness/test-app";
+import { DATABASES, startTestApp, type TestApp } from "../harness/test-app";
 
 const APPEND = 2;
 
-describe.each(DIALECTS)("the per-task history budget, on %s", (dialect) => {
+describe.each(DATABASES)("the per-task history budget, on $label", ({ dialect }) => {
   let app: TestApp;
   beforeAll(async () => {
     app = await startTestApp(dialect, {

@@ -2,12 +2,12 @@ import { SignJWT } from "jose";
 import { WriteMode } from "../../clients/ts/src/generated/taskplans/v1/plan";
 import { planState } from "../harness/plan-state";
 import { rpcError } from "../harness/rpc";
-import { DIALECTS, startTestApp, type TestApp } from "../harness/test-app";
+import { DATABASES, startTestApp, type TestApp } from "../harness/test-app";
 
 const APPEND = WriteMode.WRITE_MODE_APPEND;
 const HOUR = 60 * 60 * 1000;
 
-describe.each(DIALECTS)("idempotent agent writes with request_id on %s", (dialect) => {
+describe.each(DATABASES)("idempotent agent writes with request_id on $label", ({ dialect }) => {
   let app: TestApp;
   let now = Date.parse("2026-11-29T12:00:00.000Z");
   beforeAll(async () => {
@@ -141,7 +141,7 @@ describe.each(DIALECTS)("idempotent agent writes with request_id on %s", (dialec
   });
 });
 
-describe.each(DIALECTS)("request ids belong to their caller, on %s", (dialect) => {
+describe.each(DATABASES)("request ids belong to their caller, on $label", ({ dialect }) => {
   const SECRET = "idempotency-secret-0123456789-0123456789";
   const token = (subject: string) =>
     new SignJWT({ kind: "agent", name: "Same Name", workspaces: ["ws-1"] })

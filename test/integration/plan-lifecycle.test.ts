@@ -1,9 +1,9 @@
 import { AuthorKind } from "../../clients/ts/src/generated/taskplans/v1/plan";
 import { planState } from "../harness/plan-state";
 import { rpcError } from "../harness/rpc";
-import { DIALECTS, randomId, startTestApp, type TestApp } from "../harness/test-app";
+import { DATABASES, randomId, startTestApp, type TestApp } from "../harness/test-app";
 
-describe.each(DIALECTS)("plan lifecycle on %s", (dialect) => {
+describe.each(DATABASES)("plan lifecycle on $label", ({ dialect }) => {
   let app: TestApp;
   beforeAll(async () => {
     app = await startTestApp(dialect);

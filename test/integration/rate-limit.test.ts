@@ -3,7 +3,7 @@ import { Metadata } from "@grpc/grpc-js";
 import { planState } from "../harness/plan-state";
 import { rawCall, bytesField } from "../harness/raw-call";
 import { rpcError } from "../harness/rpc";
-import { DIALECTS, startTestApp, type TestApp } from "../harness/test-app";
+import { DATABASES, startTestApp, type TestApp } from "../harness/test-app";
 
 const APPEND = 2;
 const SECRET = "rate-limit-secret-0123456789-0123456789";
@@ -14,7 +14,7 @@ const token = (subject: string) =>
     .setExpirationTime("10m")
     .sign(new TextEncoder().encode(SECRET));
 
-describe.each(DIALECTS)("per-caller write rate limit, on %s", (dialect) => {
+describe.each(DATABASES)("per-caller write rate limit, on $label", ({ dialect }) => {
   let app: TestApp;
   beforeAll(async () => {
     app = await startTestApp(dialect, {

@@ -218,6 +218,43 @@ describe("the Redis lease while a write runs", () => {
     }
   });
 
+  it("announces a release only when another process waits for the lease", async () => {
+    const settings = lockSettings("announce", { maxBatch: 1 });
+    const [here, elsewhere] = await Promise.all(
+      [0, 1].map(() => RedlockTaskLock.connect(settings, pino({ level: "silent" }))),
+    );
+    const keys = redisKeys(settings.keyPrefix);
+    const heard = new Redis(nodes[0]?.url ?? "");
+    const messages: string[] = [];
+    heard.on("message", (channel: string, message: string) =>
+      messages.push(`${channel === keys.released() ? "released" : "waiting"} ${message.split(" ").at(-1)}`),
+    );
+    await heard.subscribe(keys.released(), keys.waiting());
+    const until = async (entry: string) => {
+      while (!messages.includes(entry)) await new Promise((resolve) => setTimeout(resolve, 5));
+    };
+    try {
+      // Uncontended: three writes, one after the other, publish nothing.
+      for (let i = 0; i < 3; i++) await here?.withLock("quiet", 5_000, async () => undefined);
+      // Contended: the holder hears the other process wait, and announces its release.
+      let open = () => undefined as void;
+      const holding = here?.withLock("busy", 5_000, () => new Promise<void>((resolve) => (open = resolve)));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const waiting = elsewhere?.withLock("busy", 5_000, async () => "taken");
+      await until("waiting busy");
+      open();
+      await holding;
+      await until("released busy");
+      expect(await waiting).toBe("taken");
+      // The process published "released busy" after the quiet writes, on the same connections: any
+      // announcement of those would have been delivered before it.
+      expect(messages.filter((m) => m.endsWith(" quiet"))).toEqual([]);
+    } finally {
+      heard.disconnect();
+      await Promise.all([here?.close(), elsewhere?.close()]);
+    }
+  });
+
   it("is extended while a write outlasts it, so the write commits and the lock stays exclusive", async () => {
     const { logger } = capturingLogger();
     const settings = lockSettings("lease", { leaseMs: 600 });

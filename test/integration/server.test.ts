@@ -13,7 +13,7 @@ import { GatedLock } from "../harness/gated-lock";
 import { startMariaDb, createDatabase } from "../harness/mariadb";
 import { waitFor } from "../harness/processes";
 import { connect, rpcError } from "../harness/rpc";
-import { DIALECTS, startTestApp } from "../harness/test-app";
+import { DATABASES, startTestApp } from "../harness/test-app";
 
 describe("server operability", () => {
   it("serves grpc.health.v1 (SERVING) and reflection listing every service", async () => {
@@ -91,7 +91,7 @@ describe("server operability", () => {
   });
 });
 
-describe.each(DIALECTS)("lock and fence failures on %s", (dialect) => {
+describe.each(DATABASES)("lock and fence failures on $label", ({ dialect }) => {
   it("a write whose lock lease was lost before commit is ABORTED WRITE_CONFLICT and writes nothing", async () => {
     const lock = new GatedLock();
     const app = await startTestApp(dialect, { overrides: { lock } });

@@ -5,11 +5,11 @@ import { randomBytes } from "node:crypto";
 import { implementationStartedChange } from "../../src/plans/changes";
 import { createDataSource, dialectOf } from "../../src/storage/data-source";
 import { runMigrations } from "../../src/storage/migrations-runner";
-import type { HeadRecord, RevisionRecord } from "../../src/storage/records";
-import { StorageConflictError } from "../../src/storage/storage-errors";
+import type { HeadRecord, RevisionRecord } from "../../src/plans/ports/records";
+import { StorageConflictError } from "../../src/plans/ports/store-errors";
 import { TypeOrmPlanStore } from "../../src/storage/typeorm-plan-store";
 import { createDatabase } from "../harness/mariadb";
-import { DIALECTS } from "../harness/test-app";
+import { DATABASES } from "../harness/test-app";
 
 const at = new Date("2026-11-29T12:00:00.000Z");
 
@@ -52,7 +52,7 @@ function revision(taskId: string, number: number, content: string): RevisionReco
 
 // Each test seeds a task of its own (HEAD at version 1 with revision 1), so that none depends on
 // what another left behind, nor on the order they run in.
-describe.each(DIALECTS)("the database fence on %s", (dialect) => {
+describe.each(DATABASES)("the database fence on $label", ({ dialect }) => {
   let store: TypeOrmPlanStore;
   let dir: string;
 

@@ -3,7 +3,7 @@ import { type PlanChange, PlanChangeKind } from "../../clients/ts/src/generated/
 import { connect, rpcError } from "../harness/rpc";
 import { startStallProxy } from "../harness/stall-proxy";
 import { execSql } from "../harness/sql";
-import { DIALECTS, startTestApp, type TestApp } from "../harness/test-app";
+import { DATABASES, startTestApp, type TestApp } from "../harness/test-app";
 import { Watcher } from "../harness/watcher";
 
 const K = PlanChangeKind;
@@ -55,7 +55,7 @@ const EXPECTED_KINDS = [
 
 const kinds = (changes: readonly PlanChange[]) => changes.map((c) => [c.kind, c.plan?.version]);
 
-describe.each(DIALECTS)("WatchPlan on %s", (dialect) => {
+describe.each(DATABASES)("WatchPlan on $label", ({ dialect }) => {
   let app: TestApp;
   beforeAll(async () => {
     // No coalescing, so that every write has its own revision to check against.

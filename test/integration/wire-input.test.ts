@@ -5,7 +5,7 @@ import { capturingLogger } from "../harness/capturing-logger";
 import { planState } from "../harness/plan-state";
 import { bytesField, rawCall, varintField } from "../harness/raw-call";
 import { rpcError } from "../harness/rpc";
-import { DIALECTS, startTestApp, type TestApp } from "../harness/test-app";
+import { DATABASES, startTestApp, type TestApp } from "../harness/test-app";
 
 // Requests whose bytes are not a valid message (AC: protobuf string fields are UTF-8; 64-bit numbers
 // are never rounded). The generated client cannot produce them, so they are sent as raw bytes.
@@ -18,7 +18,7 @@ const INVALID_SEQUENCES: [string, Buffer][] = [
   ["an overlong NUL (C0 80)", Buffer.from([0x61, 0xc0, 0x80, 0x62])],
 ];
 
-describe.each(DIALECTS)("requests that are not valid messages, on %s", (dialect) => {
+describe.each(DATABASES)("requests that are not valid messages, on $label", ({ dialect }) => {
   let app: TestApp;
   let taskId: string;
   const { logger, lines } = capturingLogger();

@@ -2,7 +2,7 @@ import { changeContentOf } from "../../src/plans/changes";
 import { composeAppend, composeAppendInStore } from "../../src/plans/compose";
 import { wholeContent } from "../../src/plans/write-context";
 import { codePointPrefix, type ReadChange, resolvePrefixes } from "../../src/storage/change-rows";
-import type { ChangeContent, ContentChange, HeadWrite, StoredChange } from "../../src/storage/records";
+import type { ChangeContent, ContentChange, HeadWrite, StoredChange } from "../../src/plans/ports/records";
 
 // An append's change row keeps no copy of the plan: its content is derived from the next version's.
 // These tests compose real appends and check that every version's content comes back exactly.

@@ -1,5 +1,5 @@
 import pino from "pino";
-import type { ChangeKey, StoredChange } from "../../src/storage/records";
+import type { ChangeKey, StoredChange } from "../../src/plans/ports/records";
 import { ChangeHub, type ChangeSource, type SubscriptionEnd } from "../../src/watch/change-hub";
 
 // A change history in memory whose reads take a random number of event-loop turns, so that reads,

@@ -1,4 +1,4 @@
-import type { ChangeRecord } from "../../src/storage/records";
+import type { ChangeRecord } from "../../src/plans/ports/records";
 import { decodeCarriedChange, encodeCarriedChange } from "../../src/watch/change-message";
 
 const change: ChangeRecord = {

@@ -10,7 +10,7 @@ import {
   lastChangeOf,
 } from "../../src/plans/changes";
 import { PlanError } from "../../src/plans/errors";
-import type { ChangedPlan, ChangeKind, ChangeRecord } from "../../src/storage/records";
+import type { ChangedPlan, ChangeKind, ChangeRecord } from "../../src/plans/ports/records";
 
 const plan: ChangedPlan = {
   taskId: "t",

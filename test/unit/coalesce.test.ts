@@ -1,5 +1,5 @@
 import { shouldCoalesce } from "../../src/plans/coalesce";
-import type { RevisionRecord } from "../../src/storage/records";
+import type { RevisionRecord } from "../../src/plans/ports/records";
 
 const base: RevisionRecord = {
   id: "r1",

@@ -2,7 +2,7 @@ import { reasonOf as reason } from "../harness/reason-of";
 import { decideContentWrite, type ContentWrite } from "../../src/plans/content-write";
 import { PlanError } from "../../src/plans/errors";
 import type { WriteEnv, WriteState } from "../../src/plans/write-context";
-import type { HeadRecord, RevisionRecord } from "../../src/storage/records";
+import type { HeadRecord, RevisionRecord } from "../../src/plans/ports/records";
 
 const now = new Date("2026-11-29T12:00:00.000Z");
 const env: WriteEnv = { now, coalesceWindowMs: 300_000, newId: () => "new-id" };

@@ -1,5 +1,5 @@
 import { InProcessTaskLock } from "../../src/locking/in-process-task-lock";
-import { LockUnavailableError } from "../../src/locking/task-lock";
+import { LockUnavailableError } from "../../src/plans/ports/task-lock";
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 

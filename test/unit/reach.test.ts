@@ -1,7 +1,7 @@
 import type { Caller } from "../../src/auth/caller";
 import { TaskWorkspaces, verifyReach } from "../../src/plans/reach";
-import type { PlanStore } from "../../src/storage/plan-store";
-import type { TaskRecord } from "../../src/storage/records";
+import type { PlanStore } from "../../src/plans/ports/plan-store";
+import type { TaskRecord } from "../../src/plans/ports/records";
 import { reasonOf } from "../harness/reason-of";
 
 const caller = (workspaces: string[], authenticated = true): Caller =>

@@ -1,4 +1,10 @@
-import { changeMessage, parseChangeMessage, redisKeys } from "../../src/locking/redis-keys";
+import {
+  changeMessage,
+  parseChangeMessage,
+  parseWaitingMessage,
+  redisKeys,
+  waitingMessage,
+} from "../../src/locking/redis-keys";
 
 describe("redis key builder", () => {
   const keys = redisKeys("taskplans");
@@ -26,5 +32,19 @@ describe("change notification messages", () => {
   it("ignore anything else", () => {
     for (const junk of ["", "task", "task\t", "task\t1", "task\t1.2", "\t1.0", "task\tx.0"])
       expect(parseChangeMessage(junk)).toBeNull();
+  });
+});
+
+describe("lock waiting messages", () => {
+  it("round-trip an instance id and a task id (which may hold spaces)", () => {
+    const instanceId = "0f8fad5b-d9cb-469f-a165-70867728950e";
+    expect(waitingMessage(instanceId, "task 1")).toBe(`${instanceId} task 1`);
+    expect(parseWaitingMessage(waitingMessage(instanceId, "task 1"))).toEqual({
+      instanceId,
+      taskId: "task 1",
+    });
+  });
+  it("ignore anything else", () => {
+    for (const junk of ["", "instance", " task", "instance "]) expect(parseWaitingMessage(junk)).toBeNull();
   });
 });

@@ -70,9 +70,15 @@ export interface PlanWriteTx {
    * The locking read every write starts with: the task, its HEAD (tombstone included) and newest
    * revision, in one statement (row locks on MySQL). Without `content` it reads neither text (an
    * append composes in the database), except the HEAD content of a row that has no trimmed lengths yet.
-   * Null when the task does not exist. Throws StorageCorruptionError when a row's size does not match.
+   * Null when the task does not exist. Throws StorageCorruptionError when a text it read does not
+   * have its recorded size.
    */
   lockForWrite(taskId: string, options: { content: boolean }): Promise<LockedState | null>;
+  /**
+   * Checks the stored HEAD text against its recorded size without reading it out (the database
+   * measures it); throws StorageCorruptionError on a mismatch.
+   */
+  verifyStoredContent(taskId: string): Promise<void>;
   /** How many revisions the task has and the sum of their content sizes (the history budget). */
   historyUsage(taskId: string): Promise<{ revisions: number; bytes: number }>;
   /** A revision of this task. */
@@ -81,7 +87,9 @@ export interface PlanWriteTx {
   insertHead(head: HeadWrite): Promise<void>;
   /**
    * The fence: updates HEAD only where its version is still `fenceVersion`, and throws
-   * StorageConflictError unless exactly one row changed.
+   * StorageConflictError unless exactly one row changed. An append (content given as a kept prefix
+   * and a suffix) also requires the stored text to have its recorded size, and throws
+   * StorageCorruptionError when it has not.
    */
   updateHead(head: HeadWrite, fenceVersion: number): Promise<void>;
   /** Inserts a revision; without `content` it copies the HEAD content this transaction wrote. */

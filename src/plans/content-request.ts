@@ -1,0 +1,68 @@
+import type { Author, RequestedAuthor } from "./author";
+import type { ContentPath, ContentWrite } from "./content-write";
+import { planErrors } from "./errors";
+import { type RequestKey, requestKey } from "./idempotency";
+import { isBlank, utf8Length } from "./text";
+import { checkSize, checkTitle } from "./validate";
+import type { WriteMode } from "./write-mode";
+
+/** The fields of a CreatePlan, UpdatePlan or SavePlan request that shape the write. */
+export interface ContentRequest {
+  readonly taskId: string;
+  readonly requestId?: string | undefined;
+  readonly title?: string | undefined;
+  readonly content: string;
+  readonly author?: RequestedAuthor | undefined;
+  readonly expectedVersion?: number | undefined;
+  readonly acknowledgeReduction?: boolean;
+}
+
+/**
+ * The checks of a content write that need no stored state (pure), run after mode validity and task
+ * reach and before the lock, in the order of AC-TASKS-PLAN-APPEND-001.7: the title, then content
+ * validity (content given, 001.4; an append's fragment not blank, 001.5; no reduction
+ * acknowledgement on an append), then a replace's size. An append's size is measured once, on the
+ * composed content, under the lock (007.1, 007.5), after plan existence and the read of the stored
+ * plan. Returns the write the lock then decides on.
+ */
+export function validateContentWrite(
+  request: ContentRequest,
+  how: { readonly path: ContentPath; readonly mode: WriteMode },
+  author: Author,
+): ContentWrite {
+  const title = checkTitle("title", request.title);
+  if (how.path !== "editor-save") {
+    if (request.content === "") throw planErrors.contentRequired();
+    if (how.mode === "append" && isBlank(request.content)) throw planErrors.fragmentBlank();
+    if (how.mode === "append" && request.acknowledgeReduction) throw planErrors.reductionAckNotApplicable();
+  }
+  if (how.mode === "replace") checkSize(utf8Length(request.content));
+  return {
+    ...how,
+    title,
+    content: request.content,
+    expectedVersion: request.expectedVersion,
+    acknowledgeReduction: request.acknowledgeReduction ?? false,
+    author,
+  };
+}
+
+/**
+ * The idempotency key of a CreatePlan or UpdatePlan (pure; undefined without a request id): every
+ * field that shapes the write is in the fingerprint, the mode as parsed.
+ */
+export function contentRequestKey(
+  method: "CreatePlan" | "UpdatePlan",
+  request: ContentRequest,
+  mode: WriteMode,
+  owner: string,
+): RequestKey | undefined {
+  return requestKey(request.requestId, owner, method, {
+    title: request.title,
+    content: request.content,
+    mode,
+    expectedVersion: request.expectedVersion,
+    acknowledgeReduction: request.acknowledgeReduction ?? false,
+    author: request.author,
+  });
+}

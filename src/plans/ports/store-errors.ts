@@ -1,0 +1,28 @@
+/**
+ * The failures a PlanStore reports (plans/ declares them; storage/ classifies driver errors into
+ * them, so that no driver detail reaches the service, let alone a caller).
+ */
+
+/** The write lost a race: fence mismatch, duplicate key, deadlock, lock wait timeout. Nothing was written. */
+export class StorageConflictError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "StorageConflictError";
+  }
+}
+
+/** The database could not be reached or dropped the connection. */
+export class StorageUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "StorageUnavailableError";
+  }
+}
+
+/** Stored data failed its integrity check (for example content shorter than its recorded size). */
+export class StorageCorruptionError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "StorageCorruptionError";
+  }
+}
