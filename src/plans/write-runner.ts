@@ -118,22 +118,26 @@ export class WriteRunner {
             coalesceWindowMs: settings.coalesceWindowMs,
             newId: this.deps.newId,
           };
-          const decided = await decide(state, env, tx, task).catch(async (error: unknown) => {
+          const decideWithinBudget = async () => {
+            const decision = await decide(state, env, tx, task);
+            // The usage query runs only for a task whose history could be near its budget.
+            const growth = decision.stored?.history;
+            const latestNumber = Math.max(state.latest?.number ?? 0, state.head?.latestRevisionNumber ?? 0);
+            if (
+              growth &&
+              mayExceedHistoryBudget(settings.historyBudget, latestNumber, growth, limits.maxPlanBytes)
+            ) {
+              checkHistoryBudget(settings.historyBudget, await tx.historyUsage(taskId), growth);
+            }
+            return decision;
+          };
+          const decided = await decideWithinBudget().catch(async (error: unknown) => {
             // An append rejected here never read the stored plan: one that cannot be read is reported
             // first (AC-TASKS-PLAN-APPEND-001.7: read failure before the size limit).
             if (options.headReadFailed && !(options.readContent ?? true) && state.head && !state.head.deleted)
               await this.readingHead(taskId, options.headReadFailed, () => tx.verifyStoredContent(taskId));
             throw error;
           });
-          // The usage query runs only for a task whose history could be near its budget.
-          const growth = decided.stored?.history;
-          const latestNumber = Math.max(state.latest?.number ?? 0, state.head?.latestRevisionNumber ?? 0);
-          if (
-            growth &&
-            mayExceedHistoryBudget(settings.historyBudget, latestNumber, growth, limits.maxPlanBytes)
-          ) {
-            checkHistoryBudget(settings.historyBudget, await tx.historyUsage(taskId), growth);
-          }
           const { change } = decided;
           // A write other than an append replaces the content older changes may be derived from.
           if (change && change.content.form !== "prefix" && state.head && !state.head.deleted)

@@ -27,6 +27,8 @@ export interface TestApp extends Clients {
   readonly events: RecordingEventSink;
   /** Creates a task with a random id (tests never share tasks). */
   newTask(workspaceId?: string): Promise<string>;
+  /** A new task with a plan created by an agent: its id, the plan's version and its first revision. */
+  planWith(content: string, title?: string): Promise<{ taskId: string; version: number; revisionId: string }>;
   /** A client with its own connection (for concurrency tests), optionally with a bearer token. */
   client(token?: string): Clients;
   stop(): Promise<void>;
@@ -65,6 +67,11 @@ export async function startTestApp(
   const app = await startApp(config, { logger: pino({ level: "silent" }), events, ...options.overrides });
   const clients = connect(app.port);
   const extra: Clients[] = [];
+  const newTask = async (workspaceId = "ws-1") => {
+    const taskId = randomId("task");
+    await clients.tasks.createTask({ taskId, workspaceId, title: "a task" });
+    return taskId;
+  };
   return {
     ...clients,
     port: app.port,
@@ -72,10 +79,11 @@ export async function startTestApp(
     dialect,
     databaseUrl: config.databaseUrl,
     events,
-    async newTask(workspaceId = "ws-1") {
-      const taskId = randomId("task");
-      await clients.tasks.createTask({ taskId, workspaceId, title: "a task" });
-      return taskId;
+    newTask,
+    async planWith(content: string, title?: string) {
+      const taskId = await newTask();
+      const created = await clients.plans.createPlan({ taskId, content, title });
+      return { taskId, version: created.plan?.version ?? 0, revisionId: created.revision?.id ?? "" };
     },
     client(token?: string) {
       const client = connect(app.port, token);

@@ -19,18 +19,12 @@ describe.each(DATABASES)("append mode (REQ-TASKS-PLAN-APPEND) on $label", ({ dia
   });
   afterAll(() => app.stop());
 
-  async function planWith(content: string): Promise<{ taskId: string; version: number }> {
-    const taskId = await app.newTask();
-    const created = await app.plans.createPlan({ taskId, content });
-    return { taskId, version: created.plan?.version ?? 0 };
-  }
-
   const expectRejected = (taskId: string, call: () => Promise<unknown>, code: number, reason: string) =>
     rejectedWithoutChange(app, taskId, call, { code, reason });
 
   describe("composition in the database (the stored plan is not read for an append)", () => {
     it("records the content's trimmed lengths at every write, and an append keeps them exact", async () => {
-      const { taskId } = await planWith("# Plan \u3000\n\u0085");
+      const { taskId } = await app.planWith("# Plan \u3000\n\u0085");
       await app.plans.updatePlan({ taskId, content: "\n\n## F😀\u2028", mode: APPEND });
       const content = (await app.plans.getPlan({ taskId })).plan?.content;
       expect(content).toBe("# Plan\n\n## F😀\u2028");
@@ -46,7 +40,7 @@ describe.each(DATABASES)("append mode (REQ-TASKS-PLAN-APPEND) on $label", ({ dia
     });
 
     it("appends to a plan written before the lengths were recorded by reading it once, then records them", async () => {
-      const { taskId } = await planWith("legacy plan\u3000\n");
+      const { taskId } = await app.planWith("legacy plan\u3000\n");
       await execSql(
         app.databaseUrl,
         "UPDATE task_plans SET content_trimmed_chars = NULL, content_trimmed_bytes = NULL WHERE task_id = ?",
@@ -70,7 +64,7 @@ describe.each(DATABASES)("append mode (REQ-TASKS-PLAN-APPEND) on $label", ({ dia
 
   describe("REQ-001 mode selection", () => {
     it("AC-TASKS-PLAN-APPEND-001.1: an unspecified mode is replace (and so needs the version)", async () => {
-      const { taskId, version } = await planWith("old");
+      const { taskId, version } = await app.planWith("old");
       await app.plans.updatePlan({ taskId, content: "whole new", expectedVersion: version });
       expect((await app.plans.getPlan({ taskId })).plan?.content).toBe("whole new");
       await expectRejected(
@@ -82,7 +76,7 @@ describe.each(DATABASES)("append mode (REQ-TASKS-PLAN-APPEND) on $label", ({ dia
     });
 
     it("AC-TASKS-PLAN-APPEND-001.2: replace and append do what they say", async () => {
-      const { taskId, version } = await planWith("old");
+      const { taskId, version } = await app.planWith("old");
       const replaced = await app.plans.updatePlan({
         taskId,
         content: "new",
@@ -97,7 +91,7 @@ describe.each(DATABASES)("append mode (REQ-TASKS-PLAN-APPEND) on $label", ({ dia
     it.each([3, 7, -1])(
       "AC-TASKS-PLAN-APPEND-001.3: mode %d is INVALID_WRITE_MODE naming both values",
       async (mode) => {
-        const { taskId } = await planWith("keep");
+        const { taskId } = await app.planWith("keep");
         const failure = await expectRejected(
           taskId,
           () => app.plans.updatePlan({ taskId, content: "x", mode: mode as WriteMode }),
@@ -110,7 +104,7 @@ describe.each(DATABASES)("append mode (REQ-TASKS-PLAN-APPEND) on $label", ({ dia
     );
 
     it("AC-TASKS-PLAN-APPEND-001.4: empty content is CONTENT_REQUIRED in either mode", async () => {
-      const { taskId, version } = await planWith("keep");
+      const { taskId, version } = await app.planWith("keep");
       await expectRejected(
         taskId,
         () => app.plans.updatePlan({ taskId, content: "", mode: APPEND }),
@@ -130,7 +124,7 @@ describe.each(DATABASES)("append mode (REQ-TASKS-PLAN-APPEND) on $label", ({ dia
       ["U+00A0 and U+0085 only", "\u00a0\u0085"],
       ["U+2028 and U+3000 only", "\u2028\u3000\n"],
     ])("AC-TASKS-PLAN-APPEND-001.5: a fragment of %s is FRAGMENT_BLANK", async (_name, fragment) => {
-      const { taskId } = await planWith("keep");
+      const { taskId } = await app.planWith("keep");
       await expectRejected(
         taskId,
         () => app.plans.updatePlan({ taskId, content: fragment, mode: APPEND }),
@@ -145,7 +139,7 @@ describe.each(DATABASES)("append mode (REQ-TASKS-PLAN-APPEND) on $label", ({ dia
     ])(
       "AC-TASKS-PLAN-APPEND-001.5: a fragment of only %s is not blank and is appended",
       async (_name, fragment) => {
-        const { taskId } = await planWith("keep");
+        const { taskId } = await app.planWith("keep");
         await app.plans.updatePlan({ taskId, content: fragment, mode: APPEND });
         expect((await app.plans.getPlan({ taskId })).plan?.content).toBe(`keep\n\n${fragment}`);
       },
@@ -197,7 +191,7 @@ describe.each(DATABASES)("append mode (REQ-TASKS-PLAN-APPEND) on $label", ({ dia
     ])(
       "AC-TASKS-PLAN-APPEND-002.2/002.4/006.6: %s (the acknowledgement reports the stored size)",
       async (_name, stored, fragment, composed) => {
-        const { taskId } = await planWith(stored);
+        const { taskId } = await app.planWith(stored);
         const written = await app.plans.updatePlan({ taskId, content: fragment, mode: APPEND });
         expect((await app.plans.getPlan({ taskId })).plan?.content).toBe(composed);
         expect(written.plan?.contentBytes).toBe(Buffer.byteLength(composed));
@@ -244,7 +238,7 @@ describe.each(DATABASES)("append mode (REQ-TASKS-PLAN-APPEND) on $label", ({ dia
     }
 
     it("AC-TASKS-PLAN-APPEND-003.1/003.2: two overlapping appends both land in full", async () => {
-      const { taskId } = await planWith("base");
+      const { taskId } = await app.planWith("base");
       const [a, b] = await overlapped(
         () => app.plans.updatePlan({ taskId, content: "## A", mode: APPEND }),
         () => app.plans.updatePlan({ taskId, content: "## B", mode: APPEND }),
@@ -255,7 +249,7 @@ describe.each(DATABASES)("append mode (REQ-TASKS-PLAN-APPEND) on $label", ({ dia
 
     it("AC-TASKS-PLAN-APPEND-003.3/003.4: append racing an editor replace ends in one of the two serial outcomes", async () => {
       for (const replaceFirst of [true, false]) {
-        const { taskId } = await planWith("pre-replace");
+        const { taskId } = await app.planWith("pre-replace");
         const replace = () => app.plans.savePlan({ taskId, content: "REPLACED" });
         const append = () => app.plans.updatePlan({ taskId, content: "## F", mode: APPEND });
         const results = await (replaceFirst ? overlapped(replace, append) : overlapped(append, replace));
@@ -268,7 +262,7 @@ describe.each(DATABASES)("append mode (REQ-TASKS-PLAN-APPEND) on $label", ({ dia
 
     it("AC-TASKS-PLAN-APPEND-003.4: append racing a versioned agent replace: never the pre-replace content plus the fragment", async () => {
       for (const replaceFirst of [true, false]) {
-        const { taskId, version } = await planWith("pre-replace");
+        const { taskId, version } = await app.planWith("pre-replace");
         const replace = () => app.plans.updatePlan({ taskId, content: "REPLACED", expectedVersion: version });
         const append = () => app.plans.updatePlan({ taskId, content: "## F", mode: APPEND });
         const [first, second] = await (replaceFirst
@@ -287,7 +281,7 @@ describe.each(DATABASES)("append mode (REQ-TASKS-PLAN-APPEND) on $label", ({ dia
     });
 
     it("AC-TASKS-PLAN-APPEND-003.5: an unreadable stored plan fails the append with UNAVAILABLE PLAN_READ_FAILED and changes nothing", async () => {
-      const { taskId } = await planWith("the stored plan\n");
+      const { taskId } = await app.planWith("the stored plan\n");
       const before = await planState(app.plans, taskId);
       // Corrupt the HEAD row the way a truncated column would: its recorded size no longer matches.
       await execSql(
@@ -318,7 +312,7 @@ describe.each(DATABASES)("append mode (REQ-TASKS-PLAN-APPEND) on $label", ({ dia
     });
 
     it("AC-TASKS-PLAN-APPEND-001.7: an unreadable stored plan is reported before the size limit and a stale version", async () => {
-      const { taskId, version } = await planWith("a".repeat(LIMIT - 10));
+      const { taskId, version } = await app.planWith("a".repeat(LIMIT - 10));
       const before = await planState(app.plans, taskId);
       const corrupt = (delta: number) =>
         execSql(
@@ -344,7 +338,7 @@ describe.each(DATABASES)("append mode (REQ-TASKS-PLAN-APPEND) on $label", ({ dia
     });
 
     it("AC-TASKS-PLAN-APPEND-003.6: the same append twice appends twice", async () => {
-      const { taskId } = await planWith("base");
+      const { taskId } = await app.planWith("base");
       await app.plans.updatePlan({ taskId, content: "- again", mode: APPEND });
       await app.plans.updatePlan({ taskId, content: "- again", mode: APPEND });
       expect((await app.plans.getPlan({ taskId })).plan?.content).toBe("base\n\n- again\n\n- again");
@@ -355,13 +349,13 @@ describe.each(DATABASES)("append mode (REQ-TASKS-PLAN-APPEND) on $label", ({ dia
     const large = `# Plan\n${"detail line\n".repeat(400)}`; // 4,807 code points
 
     it("AC-TASKS-PLAN-APPEND-004.1/004.3: a small append onto a large plan has no truncation field", async () => {
-      const { taskId } = await planWith(large);
+      const { taskId } = await app.planWith(large);
       const written = await app.plans.updatePlan({ taskId, content: "- tiny", mode: APPEND });
       expect(written.truncation).toBeUndefined();
     });
 
     it("AC-TASKS-PLAN-APPEND-004.2/005.5: an append coalesces like a replace and the revision holds the composed content", async () => {
-      const { taskId } = await planWith(large);
+      const { taskId } = await app.planWith(large);
       const written = await app.plans.updatePlan({ taskId, content: "- tiny", mode: APPEND });
       expect(written.revision).toMatchObject({ number: 1, coalesced: true });
       const revision = (await app.plans.getPlanRevision({ taskId, revisionId: written.revision?.id }))
@@ -371,9 +365,9 @@ describe.each(DATABASES)("append mode (REQ-TASKS-PLAN-APPEND) on $label", ({ dia
     });
 
     it("AC-TASKS-PLAN-APPEND-005.4: an append emits the same events in the same order as a replace of the same result", async () => {
-      const viaAppend = await planWith("base");
+      const viaAppend = await app.planWith("base");
       await app.plans.updatePlan({ taskId: viaAppend.taskId, content: "x", mode: APPEND });
-      const viaReplace = await planWith("base");
+      const viaReplace = await app.planWith("base");
       await app.plans.updatePlan({
         taskId: viaReplace.taskId,
         content: "base\n\nx",
@@ -413,7 +407,7 @@ describe.each(DATABASES)("append mode (REQ-TASKS-PLAN-APPEND) on $label", ({ dia
 
   describe("REQ-007 size of the composed document", () => {
     it("AC-TASKS-PLAN-APPEND-007.1/007.2/007.3: a small fragment whose composition exceeds the limit is rejected reporting the composed size", async () => {
-      const { taskId } = await planWith("a".repeat(LIMIT - 10));
+      const { taskId } = await app.planWith("a".repeat(LIMIT - 10));
       const failure = await expectRejected(
         taskId,
         () => app.plans.updatePlan({ taskId, content: "0123456789", mode: APPEND }),
@@ -424,13 +418,13 @@ describe.each(DATABASES)("append mode (REQ-TASKS-PLAN-APPEND) on $label", ({ dia
     });
 
     it("AC-TASKS-PLAN-APPEND-007.2: a composition of exactly the limit is accepted", async () => {
-      const { taskId } = await planWith("a".repeat(LIMIT - 12));
+      const { taskId } = await app.planWith("a".repeat(LIMIT - 12));
       const written = await app.plans.updatePlan({ taskId, content: "0123456789", mode: APPEND });
       expect(written.plan?.contentBytes).toBe(LIMIT);
     });
 
     it("AC-TASKS-PLAN-APPEND-007.3: a fragment alone over the limit reports the composed size, not the fragment's", async () => {
-      const { taskId } = await planWith("abc");
+      const { taskId } = await app.planWith("abc");
       const failure = await expectRejected(
         taskId,
         () => app.plans.updatePlan({ taskId, content: "f".repeat(LIMIT + 5), mode: APPEND }),
@@ -442,7 +436,7 @@ describe.each(DATABASES)("append mode (REQ-TASKS-PLAN-APPEND) on $label", ({ dia
 
     it("AC-TASKS-PLAN-APPEND-007.4: the size admitted is measured inside the serialized region, after a concurrent append", async () => {
       // Each fragment fits alone onto the plan both writers saw; only the second composition is too big.
-      const { taskId } = await planWith("a".repeat(LIMIT - 30));
+      const { taskId } = await app.planWith("a".repeat(LIMIT - 30));
       const entered = lock.entered;
       const arrived = lock.arrived;
       lock.hold();
@@ -458,7 +452,7 @@ describe.each(DATABASES)("append mode (REQ-TASKS-PLAN-APPEND) on $label", ({ dia
     });
 
     it("AC-TASKS-PLAN-APPEND-007.5: an oversized replace is rejected before the lock, with the same error", async () => {
-      const { taskId, version } = await planWith("keep");
+      const { taskId, version } = await app.planWith("keep");
       lock.hold();
       const arrived = lock.arrived;
       try {

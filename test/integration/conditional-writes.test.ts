@@ -16,12 +16,6 @@ describe.each(DATABASES)("conditional agent writes (seed 003) on $label", ({ dia
   });
   afterAll(() => app.stop());
 
-  async function planWith(content: string, title?: string) {
-    const taskId = await app.newTask();
-    const created = await app.plans.createPlan({ taskId, content, title });
-    return { taskId, version: created.plan?.version ?? 0, revisionId: created.revision?.id ?? "" };
-  }
-
   async function expectRejected(taskId: string, call: () => Promise<unknown>, code: number, reason: string) {
     const failure = await rejectedWithoutChange(app, taskId, call, { code, reason });
     // No rejection hands out the current version: the caller must read the plan again.
@@ -30,7 +24,7 @@ describe.each(DATABASES)("conditional agent writes (seed 003) on $label", ({ dia
   }
 
   it("UpdatePlan REPLACE without expected_version is INVALID_ARGUMENT VERSION_REQUIRED", async () => {
-    const { taskId } = await planWith("content");
+    const { taskId } = await app.planWith("content");
     const failure = await expectRejected(
       taskId,
       () => app.plans.updatePlan({ taskId, content: "new" }),
@@ -42,7 +36,7 @@ describe.each(DATABASES)("conditional agent writes (seed 003) on $label", ({ dia
   });
 
   it("a stale expected_version is ABORTED VERSION_MISMATCH; an editor save makes an agent's version stale", async () => {
-    const { taskId, version } = await planWith("content");
+    const { taskId, version } = await app.planWith("content");
     await app.plans.savePlan({ taskId, content: "edited by a person" });
     const failure = await expectRejected(
       taskId,
@@ -54,7 +48,7 @@ describe.each(DATABASES)("conditional agent writes (seed 003) on $label", ({ dia
   });
 
   it("CreatePlan creates without a version and is ALREADY_EXISTS PLAN_EXISTS over a plan without one", async () => {
-    const { taskId, version } = await planWith("first");
+    const { taskId, version } = await app.planWith("first");
     expect(version).toBe(1);
     const failure = await expectRejected(
       taskId,
@@ -66,7 +60,7 @@ describe.each(DATABASES)("conditional agent writes (seed 003) on $label", ({ dia
   });
 
   it("CreatePlan with the current version is a conditional replace (title kept when absent)", async () => {
-    const { taskId, version } = await planWith("first", "Kept title");
+    const { taskId, version } = await app.planWith("first", "Kept title");
     const replaced = await app.plans.createPlan({ taskId, content: "second", expectedVersion: version });
     expect(replaced.plan).toMatchObject({ version: 2, title: "Kept title" });
     expect((await app.plans.getPlan({ taskId })).plan?.content).toBe("second");
@@ -86,7 +80,7 @@ describe.each(DATABASES)("conditional agent writes (seed 003) on $label", ({ dia
       10,
       "VERSION_MISMATCH",
     );
-    const { taskId, version } = await planWith("soon deleted");
+    const { taskId, version } = await app.planWith("soon deleted");
     await app.plans.deletePlan({ taskId });
     await expectRejected(
       taskId,
@@ -99,7 +93,7 @@ describe.each(DATABASES)("conditional agent writes (seed 003) on $label", ({ dia
   });
 
   it("APPEND needs no version (AC-TASKS-PLAN-APPEND-006.5) but a given one must match", async () => {
-    const { taskId, version } = await planWith("base");
+    const { taskId, version } = await app.planWith("base");
     await app.plans.updatePlan({ taskId, content: "one", mode: APPEND });
     await expectRejected(
       taskId,
@@ -117,7 +111,7 @@ describe.each(DATABASES)("conditional agent writes (seed 003) on $label", ({ dia
   });
 
   it("a replace keeping fewer than half of >= 2,000 code points is FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED", async () => {
-    const { taskId, version } = await planWith(LARGE);
+    const { taskId, version } = await app.planWith(LARGE);
     const failure = await expectRejected(
       taskId,
       () => app.plans.updatePlan({ taskId, content: "- [x] done", expectedVersion: version }),
@@ -136,7 +130,7 @@ describe.each(DATABASES)("conditional agent writes (seed 003) on $label", ({ dia
   });
 
   it("an acknowledged reduction is stored on a new revision and names the revision that holds the prior content", async () => {
-    const { taskId, version } = await planWith(LARGE);
+    const { taskId, version } = await app.planWith(LARGE);
     const written = await app.plans.updatePlan({
       taskId,
       content: "- [x] done",
@@ -153,13 +147,13 @@ describe.each(DATABASES)("conditional agent writes (seed 003) on $label", ({ dia
   });
 
   it("exactly half, or a prior below 2,000 code points, is not a suspicious reduction", async () => {
-    const big = await planWith("x".repeat(2000));
+    const big = await app.planWith("x".repeat(2000));
     await app.plans.updatePlan({
       taskId: big.taskId,
       content: "y".repeat(1000),
       expectedVersion: big.version,
     });
-    const small = await planWith("x".repeat(1999));
+    const small = await app.planWith("x".repeat(1999));
     const written = await app.plans.updatePlan({
       taskId: small.taskId,
       content: "y",
@@ -169,7 +163,7 @@ describe.each(DATABASES)("conditional agent writes (seed 003) on $label", ({ dia
   });
 
   it("acknowledge_reduction on an append is INVALID_ARGUMENT", async () => {
-    const { taskId } = await planWith(LARGE);
+    const { taskId } = await app.planWith(LARGE);
     await expectRejected(
       taskId,
       () => app.plans.updatePlan({ taskId, content: "x", mode: APPEND, acknowledgeReduction: true }),
@@ -179,7 +173,7 @@ describe.each(DATABASES)("conditional agent writes (seed 003) on $label", ({ dia
   });
 
   it("two agents replacing with the same version: one wins, the other gets VERSION_MISMATCH", async () => {
-    const { taskId, version } = await planWith("base");
+    const { taskId, version } = await app.planWith("base");
     const [a, b] = [app.client(), app.client()];
     const results = await Promise.allSettled([
       a.plans.updatePlan({ taskId, content: "A's version", expectedVersion: version }),
@@ -204,7 +198,7 @@ describe.each(DATABASES)("conditional agent writes (seed 003) on $label", ({ dia
   });
 
   it("AC-TASKS-PLAN-APPEND-005.3: the editor path ignores an unknown field (a mode) instead of rejecting it", async () => {
-    const { taskId } = await planWith("before");
+    const { taskId } = await app.planWith("before");
     // SavePlanRequest has no field 7; encode one as UpdatePlanRequest's mode=APPEND would look.
     const withUnknown = (request: SavePlanRequest) =>
       Buffer.concat([

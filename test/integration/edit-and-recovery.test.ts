@@ -18,18 +18,12 @@ describe.each(DATABASES)("agent edits and recovery on $label", ({ dialect }) => 
   });
   afterAll(() => app.stop());
 
-  async function planWith(content: string) {
-    const taskId = await app.newTask();
-    const created = await app.plans.createPlan({ taskId, content });
-    return { taskId, version: created.plan?.version ?? 0, revisionId: created.revision?.id ?? "" };
-  }
-
   const expectRejected = (taskId: string, call: () => Promise<unknown>, code: number, reason: string) =>
     rejectedWithoutChange(app, taskId, call, { code, reason });
 
   describe("EditPlan", () => {
     it("replaces the one occurrence exactly, keeps CRLF, and coalesces like an agent write", async () => {
-      const { taskId, version } = await planWith("- [ ] one\r\n- [ ] two\r\n");
+      const { taskId, version } = await app.planWith("- [ ] one\r\n- [ ] two\r\n");
       const edited = await app.plans.editPlan({
         taskId,
         expectedVersion: version,
@@ -42,7 +36,7 @@ describe.each(DATABASES)("agent edits and recovery on $label", ({ dialect }) => 
     });
 
     it("an empty new_text deletes the match", async () => {
-      const { taskId, version } = await planWith("keep DROP keep");
+      const { taskId, version } = await app.planWith("keep DROP keep");
       await app.plans.editPlan({ taskId, expectedVersion: version, oldText: " DROP", newText: "" });
       expect((await app.plans.getPlan({ taskId })).plan?.content).toBe("keep keep");
     });
@@ -67,7 +61,7 @@ describe.each(DATABASES)("agent edits and recovery on $label", ({ dialect }) => 
         5,
         "PLAN_NOT_FOUND",
       );
-      const { taskId, version } = await planWith("content");
+      const { taskId, version } = await app.planWith("content");
       await expectRejected(
         taskId,
         () => app.plans.editPlan({ taskId, oldText: "absent", newText: "b" }),
@@ -83,7 +77,7 @@ describe.each(DATABASES)("agent edits and recovery on $label", ({ dialect }) => 
     });
 
     it("old_text absent or longer than the plan is EDIT_TEXT_NOT_FOUND", async () => {
-      const { taskId, version } = await planWith("short");
+      const { taskId, version } = await app.planWith("short");
       await expectRejected(
         taskId,
         () => app.plans.editPlan({ taskId, expectedVersion: version, oldText: "shorter", newText: "x" }),
@@ -99,7 +93,7 @@ describe.each(DATABASES)("agent edits and recovery on $label", ({ dialect }) => 
     });
 
     it("overlapping occurrences make old_text ambiguous: EDIT_TEXT_NOT_UNIQUE with occurrences", async () => {
-      const { taskId, version } = await planWith("aaa");
+      const { taskId, version } = await app.planWith("aaa");
       const failure = await expectRejected(
         taskId,
         () => app.plans.editPlan({ taskId, expectedVersion: version, oldText: "aa", newText: "b" }),
@@ -110,7 +104,7 @@ describe.each(DATABASES)("agent edits and recovery on $label", ({ dialect }) => 
     });
 
     it("an edit that would empty the plan is CONTENT_REQUIRED", async () => {
-      const { taskId, version } = await planWith("everything");
+      const { taskId, version } = await app.planWith("everything");
       await expectRejected(
         taskId,
         () => app.plans.editPlan({ taskId, expectedVersion: version, oldText: "everything", newText: "" }),
@@ -120,7 +114,7 @@ describe.each(DATABASES)("agent edits and recovery on $label", ({ dialect }) => 
     });
 
     it("a new_text that pushes the plan over the limit is PLAN_TOO_LARGE", async () => {
-      const { taskId, version } = await planWith(`${"x".repeat(LIMIT - 10)}MARK`);
+      const { taskId, version } = await app.planWith(`${"x".repeat(LIMIT - 10)}MARK`);
       const failure = await expectRejected(
         taskId,
         () =>
@@ -132,7 +126,7 @@ describe.each(DATABASES)("agent edits and recovery on $label", ({ dialect }) => 
     });
 
     it("an edit removing most of a large plan needs acknowledge_reduction, like a replace", async () => {
-      const { taskId, version } = await planWith(LARGE);
+      const { taskId, version } = await app.planWith(LARGE);
       const body = LARGE.slice("# Plan\n".length);
       await expectRejected(
         taskId,
@@ -156,7 +150,7 @@ describe.each(DATABASES)("agent edits and recovery on $label", ({ dialect }) => 
 
     it("edits one line of a 10,000-line plan", async () => {
       const lines = Array.from({ length: 10_000 }, (_, i) => `line ${i}`);
-      const { taskId, version } = await planWith(`${lines.join("\n")}\n`);
+      const { taskId, version } = await app.planWith(`${lines.join("\n")}\n`);
       await app.plans.editPlan({
         taskId,
         expectedVersion: version,
@@ -169,11 +163,11 @@ describe.each(DATABASES)("agent edits and recovery on $label", ({ dialect }) => 
     });
 
     it("NUL characters match exactly; a lone surrogate from a JS client arrives as U+FFFD", async () => {
-      const { taskId, version } = await planWith("a\u0000b");
+      const { taskId, version } = await app.planWith("a\u0000b");
       await app.plans.editPlan({ taskId, expectedVersion: version, oldText: "\u0000", newText: "-" });
       expect((await app.plans.getPlan({ taskId })).plan?.content).toBe("a-b");
       // Protobuf strings are UTF-8: the client library replaces a lone surrogate with U+FFFD.
-      const lone = await planWith("x\ud800y");
+      const lone = await app.planWith("x\ud800y");
       expect((await app.plans.getPlan({ taskId: lone.taskId })).plan?.content).toBe("x\ufffdy");
       await expectRejected(
         lone.taskId,
@@ -190,7 +184,7 @@ describe.each(DATABASES)("agent edits and recovery on $label", ({ dialect }) => 
     });
 
     it("two agents editing with the same version: one wins, the other gets VERSION_MISMATCH", async () => {
-      const { taskId, version } = await planWith("status: todo");
+      const { taskId, version } = await app.planWith("status: todo");
       const results = await Promise.allSettled([
         app
           .client()
@@ -208,7 +202,7 @@ describe.each(DATABASES)("agent edits and recovery on $label", ({ dialect }) => 
 
   describe("revision versions and RestorePlanRevision", () => {
     it("revision_version is the same in list and get, and changes when a write coalesces into the revision", async () => {
-      const { taskId, revisionId } = await planWith("one");
+      const { taskId, revisionId } = await app.planWith("one");
       const listed = (await app.plans.listPlanRevisions({ taskId })).revisions[0]?.revisionVersion;
       const got = (await app.plans.getPlanRevision({ taskId, revisionId })).revision?.revisionVersion;
       expect(listed).toBe(got);
@@ -218,7 +212,7 @@ describe.each(DATABASES)("agent edits and recovery on $label", ({ dialect }) => 
     });
 
     it("restores a revision: marked new revision, never coalesced, events updated/revision.created/reverted", async () => {
-      const first = await planWith("original");
+      const first = await app.planWith("original");
       const taskId = first.taskId;
       const changed = await app.plans.savePlan({ taskId, content: "changed by a person" });
       const source = (await app.plans.getPlanRevision({ taskId, revisionId: first.revisionId })).revision;
@@ -249,7 +243,7 @@ describe.each(DATABASES)("agent edits and recovery on $label", ({ dialect }) => 
     });
 
     it("restoring the revision the plan already equals is ALREADY_CURRENT: no write, same version, no events", async () => {
-      const { taskId, version, revisionId } = await planWith("same");
+      const { taskId, version, revisionId } = await app.planWith("same");
       const source = (await app.plans.getPlanRevision({ taskId, revisionId })).revision;
       const before = await planState(app.plans, taskId);
       const events = app.events.published.length;
@@ -267,8 +261,8 @@ describe.each(DATABASES)("agent edits and recovery on $label", ({ dialect }) => 
     });
 
     it("rejects, changing nothing: version missing/stale, revision version missing, foreign revision, changed revision", async () => {
-      const other = await planWith("other task");
-      const { taskId, version, revisionId } = await planWith("v1");
+      const other = await app.planWith("other task");
+      const { taskId, version, revisionId } = await app.planWith("v1");
       const v1 = (await app.plans.getPlanRevision({ taskId, revisionId })).revision?.revisionVersion ?? "";
       const second = await app.plans.savePlan({ taskId, content: "v2" });
       const current = second.plan?.version ?? 0;
@@ -293,7 +287,7 @@ describe.each(DATABASES)("agent edits and recovery on $label", ({ dialect }) => 
     });
 
     it("a revision coalesced after it was read is REVISION_CHANGED", async () => {
-      const { taskId, revisionId } = await planWith("draft");
+      const { taskId, revisionId } = await app.planWith("draft");
       const read = (await app.plans.getPlanRevision({ taskId, revisionId })).revision;
       await app.plans.updatePlan({ taskId, content: "more", mode: 2 }); // same agent: coalesces into it
       const current = (await app.plans.getPlan({ taskId })).plan?.version;
@@ -313,7 +307,7 @@ describe.each(DATABASES)("agent edits and recovery on $label", ({ dialect }) => 
     });
 
     it("a restore racing an editor save is rejected and the save survives", async () => {
-      const first = await planWith("agent's original");
+      const first = await app.planWith("agent's original");
       const taskId = first.taskId;
       const current = await app.plans.savePlan({ taskId, content: "person's draft" });
       const source = (await app.plans.getPlanRevision({ taskId, revisionId: first.revisionId })).revision;
@@ -338,7 +332,7 @@ describe.each(DATABASES)("agent edits and recovery on $label", ({ dialect }) => 
     });
 
     it("restores an oversized historical revision (restores are exempt from the size limit)", async () => {
-      const { taskId, revisionId } = await planWith("small");
+      const { taskId, revisionId } = await app.planWith("small");
       await app.plans.savePlan({ taskId, content: "later" });
       const big = "b".repeat(LIMIT + 100);
       await execSql(
@@ -358,7 +352,7 @@ describe.each(DATABASES)("agent edits and recovery on $label", ({ dialect }) => 
     });
 
     it("walks the recovery path after an acknowledged reduction using only the history RPCs", async () => {
-      const { taskId, version } = await planWith(LARGE);
+      const { taskId, version } = await app.planWith(LARGE);
       const reduced = await app.plans.updatePlan({
         taskId,
         content: "- [x] all done",
@@ -385,7 +379,7 @@ describe.each(DATABASES)("agent edits and recovery on $label", ({ dialect }) => 
     const doc = "a\r\n猫😀e\u0301\nlast"; // 12 code points
 
     it("reads code-point ranges with totals, next_offset and has_more", async () => {
-      const { taskId } = await planWith(doc);
+      const { taskId } = await app.planWith(doc);
       const whole = await app.plans.getPlan({ taskId });
       expect(whole).toMatchObject({ totalChars: 12, totalBytes: Buffer.byteLength(doc), hasMore: false });
       expect(whole.plan?.content).toBe(doc);
@@ -398,7 +392,7 @@ describe.each(DATABASES)("agent edits and recovery on $label", ({ dialect }) => 
     });
 
     it("offset past the end is OUT_OF_RANGE; bad limits INVALID_FIELD; a stale expected_version ABORTED", async () => {
-      const { taskId, version } = await planWith(doc);
+      const { taskId, version } = await app.planWith(doc);
       const past = await rpcError(app.plans.getPlan({ taskId, offset: 13 }));
       expect([past.code, past.reason]).toEqual([11, "OFFSET_OUT_OF_RANGE"]);
       const zero = await rpcError(app.plans.getPlan({ taskId, limit: 0 }));

@@ -15,14 +15,8 @@ describe.each(DATABASES)("idempotent agent writes with request_id on $label", ({
   });
   afterAll(() => app.stop());
 
-  async function planWith(content: string) {
-    const taskId = await app.newTask();
-    const created = await app.plans.createPlan({ taskId, content });
-    return { taskId, version: created.plan?.version ?? 0 };
-  }
-
   it("a retried append with the same request_id returns the original result and appends once", async () => {
-    const { taskId } = await planWith("base");
+    const { taskId } = await app.planWith("base");
     const first = await app.plans.updatePlan({
       taskId,
       content: "## Once",
@@ -42,14 +36,14 @@ describe.each(DATABASES)("idempotent agent writes with request_id on $label", ({
   });
 
   it("without a request_id the seed's non-idempotence holds (AC-TASKS-PLAN-APPEND-003.6)", async () => {
-    const { taskId } = await planWith("base");
+    const { taskId } = await app.planWith("base");
     await app.plans.updatePlan({ taskId, content: "x", mode: APPEND });
     await app.plans.updatePlan({ taskId, content: "x", mode: APPEND });
     expect((await app.plans.getPlan({ taskId })).plan?.content).toBe("base\n\nx\n\nx");
   });
 
   it("the same request_id with a different payload is INVALID_ARGUMENT REQUEST_ID_REUSED and changes nothing", async () => {
-    const { taskId } = await planWith("base");
+    const { taskId } = await app.planWith("base");
     await app.plans.updatePlan({ taskId, content: "first", mode: APPEND, requestId: "req-2" });
     const before = await planState(app.plans, taskId);
     const failure = await rpcError(
@@ -61,8 +55,8 @@ describe.each(DATABASES)("idempotent agent writes with request_id on $label", ({
   });
 
   it("request ids are per task, and a failed request is not remembered", async () => {
-    const a = await planWith("a");
-    const b = await planWith("b");
+    const a = await app.planWith("a");
+    const b = await app.planWith("b");
     await app.plans.updatePlan({ taskId: a.taskId, content: "x", mode: APPEND, requestId: "shared" });
     await app.plans.updatePlan({ taskId: b.taskId, content: "y", mode: APPEND, requestId: "shared" });
     expect((await app.plans.getPlan({ taskId: b.taskId })).plan?.content).toBe("b\n\ny");
@@ -102,7 +96,7 @@ describe.each(DATABASES)("idempotent agent writes with request_id on $label", ({
   });
 
   it("remembers an id for at least 24 hours; later writes to the task prune older ids", async () => {
-    const { taskId } = await planWith("base");
+    const { taskId } = await app.planWith("base");
     await app.plans.updatePlan({ taskId, content: "day one", mode: APPEND, requestId: "old" });
     now += 24 * HOUR - 1;
     expect(
@@ -116,7 +110,7 @@ describe.each(DATABASES)("idempotent agent writes with request_id on $label", ({
   });
 
   it("a malformed request_id is INVALID_FIELD request_id", async () => {
-    const { taskId } = await planWith("base");
+    const { taskId } = await app.planWith("base");
     const failure = await rpcError(
       app.plans.updatePlan({ taskId, content: "x", mode: APPEND, requestId: "has space" }),
     );
@@ -124,7 +118,7 @@ describe.each(DATABASES)("idempotent agent writes with request_id on $label", ({
   });
 
   it("a retry that reaches another replica (or a restarted server) is still recognized", async () => {
-    const { taskId } = await planWith("base");
+    const { taskId } = await app.planWith("base");
     const first = await app.plans.updatePlan({ taskId, content: "once", mode: APPEND, requestId: "cross" });
     const other = await startTestApp(dialect, {
       env: { PLAN_DATABASE_URL: app.databaseUrl },

@@ -9,46 +9,14 @@ import type { HeadRecord, RevisionRecord } from "../../src/plans/ports/records";
 import { StorageConflictError } from "../../src/plans/ports/store-errors";
 import { TypeOrmPlanStore } from "../../src/storage/typeorm-plan-store";
 import { createDatabase } from "../harness/mariadb";
+import { FIXTURE_AT, headRecord, revisionRecord } from "../harness/records";
 import { DATABASES } from "../harness/test-app";
 
-const at = new Date("2026-11-29T12:00:00.000Z");
-
-function head(taskId: string, version: number, content: string): HeadRecord {
-  return {
-    taskId,
-    title: "Plan",
-    content,
-    contentBytes: Buffer.byteLength(content),
-    contentChars: content.length,
-    version,
-    createdBy: "agent",
-    createdAt: at,
-    updatedAt: at,
-    latestRevisionNumber: 1,
-    deleted: false,
-    implementationStartedAt: null,
-    implementationStartedBy: null,
-    implementationStartedSessionId: null,
-  };
-}
-
-function revision(taskId: string, number: number, content: string): RevisionRecord {
-  return {
-    id: `${randomBytes(8).toString("hex")}-rev`,
-    taskId,
-    number,
-    title: "Plan",
-    content,
-    contentBytes: Buffer.byteLength(content),
-    contentChars: content.length,
-    authorKind: "agent",
-    authorName: "Agent",
-    revertOfRevisionId: null,
-    createdAt: at,
-    updatedAt: at,
-    rowVersion: 1,
-  };
-}
+const at = FIXTURE_AT;
+const head = (taskId: string, version: number, content: string): HeadRecord =>
+  headRecord(content, { taskId, version });
+const revision = (taskId: string, number: number, content: string): RevisionRecord =>
+  revisionRecord(content, { id: `${randomBytes(8).toString("hex")}-rev`, taskId, number });
 
 // Each test seeds a task of its own (HEAD at version 1 with revision 1), so that none depends on
 // what another left behind, nor on the order they run in.

@@ -5,31 +5,23 @@ import type { WriteEnv, WriteState } from "../../src/plans/write-context";
 import { parseWriteMode } from "../../src/plans/write-mode";
 import type { LockedHead } from "../../src/plans/ports/records";
 import { reasonOf } from "../harness/reason-of";
+import { headRecord } from "../harness/records";
 
 const agent = { kind: "agent" as const, name: "Agent" };
 const env: WriteEnv = { now: new Date(1_000), coalesceWindowMs: 0, newId: () => "id" };
 const LIMIT = limits.maxPlanBytes;
 
 const noPlan: WriteState = { taskId: "t", head: null, latest: null };
+// A HEAD as an append locks it: no content read, only the recorded sizes (`bytes` of plain ASCII).
 function planOf(content: string | null, bytes: number): WriteState {
-  const head = {
-    taskId: "t",
-    title: "Plan",
+  const head: LockedHead = {
+    ...headRecord(""),
     content,
     contentBytes: bytes,
     contentChars: bytes,
     trimmedBytes: bytes,
     trimmedChars: bytes,
-    version: 1,
-    createdBy: "agent",
-    createdAt: new Date(0),
-    updatedAt: new Date(0),
-    latestRevisionNumber: 0,
-    deleted: false,
-    implementationStartedAt: null,
-    implementationStartedBy: null,
-    implementationStartedSessionId: null,
-  } as LockedHead;
+  };
   return { taskId: "t", head, latest: null };
 }
 

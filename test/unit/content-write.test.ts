@@ -3,6 +3,7 @@ import { decideContentWrite, type ContentWrite } from "../../src/plans/content-w
 import { PlanError } from "../../src/plans/errors";
 import type { WriteEnv, WriteState } from "../../src/plans/write-context";
 import type { HeadRecord, RevisionRecord } from "../../src/plans/ports/records";
+import { headRecord, revisionRecord } from "../harness/records";
 
 const now = new Date("2026-11-29T12:00:00.000Z");
 const env: WriteEnv = { now, coalesceWindowMs: 300_000, newId: () => "new-id" };
@@ -13,37 +14,20 @@ function stateWith(
   options: { version?: number; deleted?: boolean } = {},
 ): WriteState {
   if (content === null) return { taskId: "t", head: null, latest: null };
-  const head: HeadRecord = {
-    taskId: "t",
-    title: "Plan",
-    content,
-    contentBytes: Buffer.byteLength(content),
-    contentChars: [...content].length,
+  const head: HeadRecord = headRecord(content, {
     version: options.version ?? 5,
-    createdBy: "agent",
     createdAt: new Date(0),
     updatedAt: new Date(0),
     latestRevisionNumber: 3,
     deleted: options.deleted ?? false,
-    implementationStartedAt: null,
-    implementationStartedBy: null,
-    implementationStartedSessionId: null,
-  };
-  const latest: RevisionRecord = {
+  });
+  const before = new Date(now.getTime() - 1000);
+  const latest: RevisionRecord = revisionRecord(content, {
     id: "r3",
-    taskId: "t",
     number: 3,
-    title: "Plan",
-    content,
-    contentBytes: head.contentBytes,
-    contentChars: head.contentChars,
-    authorKind: "agent",
-    authorName: "Agent",
-    revertOfRevisionId: null,
-    createdAt: new Date(now.getTime() - 1000),
-    updatedAt: new Date(now.getTime() - 1000),
-    rowVersion: 1,
-  };
+    createdAt: before,
+    updatedAt: before,
+  });
   return { taskId: "t", head, latest };
 }
 
