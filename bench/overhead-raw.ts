@@ -34,7 +34,7 @@ export const SQL = {
   updateHead:
     "UPDATE task_plans SET title = ?, content = CONCAT(LEFT(content, ?), ?), content_trimmed_chars = ?, content_trimmed_bytes = ?, content_bytes = ?, content_chars = ?, version = ?, created_by = ?, created_at = ?, updated_at = ?, latest_revision_number = ?, deleted = ?, implementation_started_at = ?, implementation_started_by = ?, implementation_started_session_id = ? WHERE task_id = ? AND version = ? AND OCTET_LENGTH(content) = content_bytes",
   updateRevision:
-    "UPDATE task_plan_revisions SET title = ?, content = (SELECT h.content FROM task_plans h WHERE h.task_id = ?), content_bytes = ?, content_chars = ?, updated_at = ?, row_version = ? WHERE id = ? AND task_id = ? AND row_version = ?",
+    "UPDATE task_plan_revisions SET title = ?, content = '', content_at_head = ?, content_bytes = ?, content_chars = ?, updated_at = ?, row_version = ? WHERE id = ? AND task_id = ? AND row_version = ?",
   recordChange:
     "INSERT INTO task_plan_changes (task_id, version, step, kind, committed_at, plan, revision_id, revision_number, revision_coalesced, author_kind, author_name, content, content_kept_chars, content_tail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)",
 };
@@ -65,7 +65,7 @@ async function append(connection: PoolConnection, taskId: string, fragment: stri
     const rowVersion = Number(s.r_row_version);
     // prettier-ignore
     await connection.query(SQL.updateRevision, [
-      s.r_title, taskId, bytes, chars, now, rowVersion + 1, s.r_id, taskId, rowVersion,
+      s.r_title, 1, bytes, chars, now, rowVersion + 1, s.r_id, taskId, rowVersion,
     ]);
     // The change WatchPlan streams, with the plan's metadata as the service serializes it; an append's
     // content is held as a prefix of the next version's (the fragment has no trailing whitespace).

@@ -184,7 +184,9 @@ async function main(): Promise<void> {
   const tasks = Array.from({ length: TASKS }, (_, i) => `task-${i}`);
   const results: Record<string, Run[]> = {};
   const push = (key: string, run: Run) => (results[key] ??= []).push(run);
-  const withRedis = { PLAN_REDIS_URLS: redisUrls.join(",") };
+  // The service runs as a fleet of this release would: the newest revision holds its content at HEAD.
+  const atHead = { PLAN_REVISION_CONTENT_AT_HEAD: "true" };
+  const withRedis = { PLAN_REDIS_URLS: redisUrls.join(","), ...atHead };
   let sameStatements = "";
   const sizes: { planBytes: number; p50: number; bytesPerAppend: number }[] = [];
   try {
@@ -220,7 +222,7 @@ async function main(): Promise<void> {
     for (let round = 0; round < ROUNDS; round++) {
       for (const [label, env, urls] of [
         ["1,000 tasks, 16 in flight, Redis", withRedis, redisUrls],
-        ["1,000 tasks, 16 in flight, no Redis", {}, []],
+        ["1,000 tasks, 16 in flight, no Redis", atHead, []],
       ] as const) {
         push(
           `${label}|service`,

@@ -53,7 +53,9 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
   const dataSource = createDataSource(config.databaseUrl, { poolSize: config.databasePoolSize });
   await dataSource.initialize();
   if (config.migrateOnStart) await runMigrations(dataSource, { lockWaitMs: config.migrationLockWaitMs });
-  const store = new TypeOrmPlanStore(dataSource, dialectOf(config.databaseUrl));
+  const store = new TypeOrmPlanStore(dataSource, dialectOf(config.databaseUrl), {
+    revisionContentAtHead: config.revisionContentAtHead,
+  });
   const lock =
     overrides.lock ??
     (config.redis ? await RedlockTaskLock.connect(config.redis, logger) : new InProcessTaskLock());

@@ -9,6 +9,11 @@ export interface Config {
   readonly databasePoolSize: number;
   /** Apply migrations at start-up (off when a Helm job migrates once per release). */
   readonly migrateOnStart: boolean;
+  /**
+   * The newest revision keeps no copy of its content while HEAD holds it (a coalescing append then
+   * writes the plan once). Off until every replica runs a release that knows it (see README).
+   */
+  readonly revisionContentAtHead: boolean;
   /** Longest wait for another process's migration run on the same database (MySQL advisory lock). */
   readonly migrationLockWaitMs: number;
   readonly coalesceWindowMs: number;
@@ -95,6 +100,7 @@ const schema = z.object({
     .default("sqlite:./var/plans.sqlite"),
   PLAN_DATABASE_POOL_SIZE: integer(1, 10),
   PLAN_MIGRATE_ON_START: z.enum(["true", "false"]).default("true"),
+  PLAN_REVISION_CONTENT_AT_HEAD: z.enum(["true", "false"]).default("false"),
   PLAN_MIGRATION_LOCK_WAIT_MS: integer(1, 60_000),
   PLAN_COALESCE_WINDOW_MS: integer(0, 300_000),
   PLAN_LOCK_WAIT_MS: integer(1, 10_000),
@@ -170,6 +176,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     databaseUrl: e.PLAN_DATABASE_URL,
     databasePoolSize: e.PLAN_DATABASE_POOL_SIZE,
     migrateOnStart: e.PLAN_MIGRATE_ON_START === "true",
+    revisionContentAtHead: e.PLAN_REVISION_CONTENT_AT_HEAD === "true",
     migrationLockWaitMs: e.PLAN_MIGRATION_LOCK_WAIT_MS,
     coalesceWindowMs: e.PLAN_COALESCE_WINDOW_MS,
     lockWaitMs: e.PLAN_LOCK_WAIT_MS,

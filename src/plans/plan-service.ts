@@ -205,7 +205,10 @@ export class PlanService {
             env,
           );
           return {
-            apply: (tx: PlanWriteTx) => tx.updateHead(decision.head, decision.fenceVersion),
+            apply: async (tx: PlanWriteTx) => {
+              await tx.detachRevisionContent(request.taskId); // the tombstone holds no content
+              await tx.updateHead(decision.head, decision.fenceVersion);
+            },
             events: decision.events,
             change: { record: decision.change, content: changeContentOf(decision.head) },
             result: undefined,
@@ -311,6 +314,9 @@ export class PlanService {
 function commitOf(decision: WriteDecision): Commit<WriteResult> {
   return {
     apply: async (tx) => {
+      // A new revision moves HEAD past the newest one, which may hold its content as HEAD's.
+      if (decision.coalescedFrom === null && decision.fenceVersion !== null)
+        await tx.detachRevisionContent(decision.head.taskId);
       if (decision.fenceVersion === null) await tx.insertHead(decision.head);
       else await tx.updateHead(decision.head, decision.fenceVersion);
       if (decision.coalescedFrom === null) await tx.insertRevision(decision.revision);

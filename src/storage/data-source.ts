@@ -10,6 +10,7 @@ import { WriteRequests1764500000000 } from "./migrations/1764500000000-write-req
 import { AppendComposition1764600000000 } from "./migrations/1764600000000-append-composition";
 import { PlanChanges1764700000000 } from "./migrations/1764700000000-plan-changes";
 import { ChangeContentPrefix1764800000000 } from "./migrations/1764800000000-change-content-prefix";
+import { RevisionContentAtHead1764900000000 } from "./migrations/1764900000000-revision-content-at-head";
 import { WriteRequestEntity } from "./entities/write-request.entity";
 
 /** Which database a URL names: `sqlite:<path>` (or `sqlite::memory:`) or `mysql://user:pass@host:port/db`. */
@@ -32,6 +33,7 @@ export function createDataSource(url: string, options: { poolSize: number }): Da
       AppendComposition1764600000000,
       PlanChanges1764700000000,
       ChangeContentPrefix1764800000000,
+      RevisionContentAtHead1764900000000,
     ],
     migrationsTableName: "schema_migrations",
     synchronize: false,

@@ -12,6 +12,12 @@ export interface SqlDialect {
   readonly deleteChangesBefore: string;
 }
 
+/**
+ * A revision's content in a query joining it (`r`) to its task's HEAD (`p`): its own copy, or HEAD's
+ * while it is marked as holding HEAD's content (content_at_head).
+ */
+export const REVISION_CONTENT = "CASE WHEN r.content_at_head = 1 THEN p.content ELSE r.content END";
+
 const lockForWrite = (lockSuffix: string) => (withContent: boolean) =>
   [
     "SELECT t.id AS t_id, t.workspace_id AS t_workspace_id, t.title AS t_title, t.created_at AS t_created_at,",
@@ -26,7 +32,7 @@ const lockForWrite = (lockSuffix: string) => (withContent: boolean) =>
     // the stored size as it composes (see TypeOrmWriteTx.updateHead).
     withContent ? "p.content AS p_content," : "NULL AS p_content,",
     "r.id AS r_id, r.task_id AS r_task_id, r.revision_number AS r_revision_number, r.title AS r_title,",
-    withContent ? "r.content AS r_content," : "NULL AS r_content,",
+    withContent ? `${REVISION_CONTENT} AS r_content,` : "NULL AS r_content,",
     "r.content_bytes AS r_content_bytes, r.content_chars AS r_content_chars, r.author_kind AS r_author_kind,",
     "r.author_name AS r_author_name, r.revert_of_revision_id AS r_revert_of_revision_id,",
     "r.created_at AS r_created_at, r.updated_at AS r_updated_at, r.row_version AS r_row_version",

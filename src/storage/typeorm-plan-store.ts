@@ -41,7 +41,7 @@ import {
 import { noQueue, SerialQueue } from "./serial-queue";
 import { classifyStorageError } from "./storage-errors";
 import { StorageConflictError } from "../plans/ports/store-errors";
-import { type SqlDialect, sqlDialect } from "./sql-dialect";
+import { REVISION_CONTENT, type SqlDialect, sqlDialect } from "./sql-dialect";
 
 const REVISION_META_COLUMNS = [
   "r.id",
@@ -75,12 +75,16 @@ export class TypeOrmPlanStore implements PlanStore {
   private readonly queue: { run<T>(job: () => Promise<T>): Promise<T> };
   private readonly sql: SqlDialect;
 
+  private readonly contentAtHead: boolean;
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly dialect: Dialect,
+    options: { readonly revisionContentAtHead?: boolean } = {},
   ) {
     this.queue = dialect === "sqlite" ? new SerialQueue() : noQueue;
     this.sql = sqlDialect(dialect);
+    this.contentAtHead = options.revisionContentAtHead ?? false;
   }
 
   getTask(taskId: string): Promise<TaskRecord | null> {
@@ -119,8 +123,11 @@ export class TypeOrmPlanStore implements PlanStore {
 
   getRevision(taskId: string, revisionId: string): Promise<RevisionRecord | null> {
     return this.guard(async () => {
-      const row = await this.dataSource.getRepository(RevisionEntity).findOneBy({ taskId, id: revisionId });
-      return row ? revisionFromEntity(row) : null;
+      return revisionWithContent(
+        (sql, parameters) => this.dataSource.query(sql, parameters),
+        taskId,
+        revisionId,
+      );
     });
   }
 
@@ -153,8 +160,7 @@ export class TypeOrmPlanStore implements PlanStore {
         if (!row || row.deleted) return null;
         const head = headFromEntity(row);
         const marked = result.affected === 1;
-        if (marked)
-          await new TypeOrmWriteTx(manager, this.dialect).recordChange(change(head), { form: "head" });
+        if (marked) await this.writeTx(manager).recordChange(change(head), { form: "head" });
         return { head, marked };
       }),
     );
@@ -300,7 +306,7 @@ export class TypeOrmPlanStore implements PlanStore {
   inTransaction<T>(work: (tx: PlanWriteTx) => Promise<T>): Promise<T> {
     return this.guard(async () => {
       if (this.dialect === "sqlite")
-        return this.dataSource.transaction((manager) => work(new TypeOrmWriteTx(manager, "sqlite")));
+        return this.dataSource.transaction((manager) => work(this.writeTx(manager)));
       const runner = this.dataSource.createQueryRunner();
       try {
         await runner.connect();
@@ -309,7 +315,7 @@ export class TypeOrmPlanStore implements PlanStore {
         // round trip inside every serialized write.
         await runner.startTransaction();
         try {
-          const result = await work(new TypeOrmWriteTx(runner.manager, "mysql"));
+          const result = await work(this.writeTx(runner.manager));
           await runner.commitTransaction();
           return result;
         } catch (error) {
@@ -320,6 +326,10 @@ export class TypeOrmPlanStore implements PlanStore {
         await runner.release();
       }
     });
+  }
+
+  private writeTx(manager: EntityManager): TypeOrmWriteTx {
+    return new TypeOrmWriteTx(manager, this.dialect, this.contentAtHead);
   }
 
   // Once per pooled connection: READ COMMITTED (every statement sees the latest commit; the locking
@@ -365,6 +375,7 @@ class TypeOrmWriteTx implements PlanWriteTx {
   constructor(
     private readonly manager: EntityManager,
     dialect: Dialect,
+    private readonly contentAtHead: boolean,
   ) {
     this.sql = sqlDialect(dialect);
   }
@@ -403,8 +414,7 @@ class TypeOrmWriteTx implements PlanWriteTx {
   }
 
   async findRevision(taskId: string, revisionId: string): Promise<RevisionRecord | null> {
-    const row = await this.manager.findOneBy(RevisionEntity, { taskId, id: revisionId });
-    return row ? revisionFromEntity(row) : null;
+    return revisionWithContent((sql, parameters) => this.manager.query(sql, parameters), taskId, revisionId);
   }
 
   async insertHead(head: HeadWrite): Promise<void> {
@@ -453,14 +463,15 @@ class TypeOrmWriteTx implements PlanWriteTx {
     throw new StorageConflictError("plan version fence lost");
   }
 
-  // A revision given without content copies it from the HEAD row this transaction just wrote instead
-  // of sending the plan again: the plan crosses the wire at most once per write (never, for an append).
+  // A revision given without content takes the HEAD content this transaction just wrote instead of
+  // the plan being sent again (the plan crosses the wire at most once per write, never for an
+  // append): marked as holding HEAD's, or else copied by the database.
   async insertRevision(revision: RevisionMeta & { readonly content?: string }): Promise<void> {
     const [content, contentParams] = this.revisionContent(revision);
     await this.run(
-      "INSERT INTO task_plan_revisions (id, task_id, revision_number, title, content, content_bytes," +
-        " content_chars, author_kind, author_name, revert_of_revision_id, created_at, updated_at, row_version)" +
-        ` VALUES (?, ?, ?, ?, ${content}, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      "INSERT INTO task_plan_revisions (id, task_id, revision_number, title, content, content_at_head," +
+        " content_bytes, content_chars, author_kind, author_name, revert_of_revision_id, created_at, updated_at," +
+        ` row_version) VALUES (?, ?, ?, ?, ${content}, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       [
         revision.id,
         revision.taskId,
@@ -486,7 +497,8 @@ class TypeOrmWriteTx implements PlanWriteTx {
   ): Promise<void> {
     const [content, contentParams] = this.revisionContent(revision);
     const result = await this.run(
-      `UPDATE task_plan_revisions SET title = ?, content = ${content}, content_bytes = ?, content_chars = ?,` +
+      `UPDATE task_plan_revisions SET title = ?, content = ${content}, content_at_head = ?, content_bytes = ?,` +
+        " content_chars = ?," +
         " updated_at = ?, row_version = ? WHERE id = ? AND task_id = ? AND row_version = ?",
       [
         revision.title,
@@ -503,11 +515,22 @@ class TypeOrmWriteTx implements PlanWriteTx {
     if (result.affected !== 1) throw new StorageConflictError("revision row version fence lost");
   }
 
+  // The content column's value and the content_at_head mark (the SQL and its parameters).
   private revisionContent(revision: {
     readonly taskId: string;
     readonly content?: string;
   }): [string, unknown[]] {
-    return revision.content === undefined ? [HEAD_CONTENT, [revision.taskId]] : ["?", [revision.content]];
+    if (revision.content !== undefined) return ["?", [revision.content, 0]];
+    return this.contentAtHead ? ["''", [1]] : [HEAD_CONTENT, [revision.taskId, 0]];
+  }
+
+  // Whatever the setting says now: rows may have been marked while it was on.
+  async detachRevisionContent(taskId: string): Promise<void> {
+    await this.run(
+      `UPDATE task_plan_revisions SET content = ${HEAD_CONTENT}, content_at_head = 0` +
+        " WHERE task_id = ? AND content_at_head = 1",
+      [taskId, taskId],
+    );
   }
 
   private async run(sql: string, parameters: unknown[]): Promise<{ affected?: number | undefined }> {
@@ -567,4 +590,37 @@ function affectedRows(result: unknown): number {
   if (typeof result === "number") return result;
   const header = result as { affectedRows?: number; changes?: number } | null;
   return header?.affectedRows ?? header?.changes ?? 0;
+}
+
+// One revision with its content (its own copy, or its HEAD's while marked content_at_head), read in
+// one statement so that a write in between cannot pair it with another version's HEAD.
+async function revisionWithContent(
+  query: (sql: string, parameters: unknown[]) => Promise<unknown>,
+  taskId: string,
+  revisionId: string,
+): Promise<RevisionRecord | null> {
+  const rows = (await query(
+    `SELECT r.id, r.task_id, r.revision_number, r.title, ${REVISION_CONTENT} AS content, r.content_bytes,` +
+      " r.content_chars, r.author_kind, r.author_name, r.revert_of_revision_id, r.created_at, r.updated_at," +
+      " r.row_version FROM task_plan_revisions r LEFT JOIN task_plans p ON p.task_id = r.task_id" +
+      " WHERE r.task_id = ? AND r.id = ?",
+    [taskId, revisionId],
+  )) as Record<string, string | number | null>[];
+  const row = rows[0];
+  if (!row) return null;
+  return revisionFromEntity({
+    id: String(row.id),
+    taskId: String(row.task_id),
+    revisionNumber: Number(row.revision_number),
+    title: String(row.title),
+    content: String(row.content ?? ""),
+    contentBytes: Number(row.content_bytes),
+    contentChars: Number(row.content_chars),
+    authorKind: String(row.author_kind),
+    authorName: String(row.author_name),
+    revertOfRevisionId: row.revert_of_revision_id === null ? null : String(row.revert_of_revision_id),
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+    rowVersion: Number(row.row_version),
+  });
 }

@@ -124,11 +124,20 @@ async function readTask(databaseUrl: string, taskId: string): Promise<TaskHistor
     "SELECT content, version, latest_revision_number FROM task_plans WHERE task_id = ?",
     [taskId],
   )) as { content: string; version: number; latest_revision_number: number }[];
+  // The replicas run with PLAN_REVISION_CONTENT_AT_HEAD: the newest revision may hold its content
+  // as HEAD's, and only it (checked here, beside the history checks).
   const revisions = (await execSql(
     databaseUrl,
-    "SELECT revision_number, content FROM task_plan_revisions WHERE task_id = ? ORDER BY revision_number",
+    "SELECT r.revision_number, r.content_at_head," +
+      " CASE WHEN r.content_at_head = 1 THEN p.content ELSE r.content END AS content" +
+      " FROM task_plan_revisions r JOIN task_plans p ON p.task_id = r.task_id WHERE r.task_id = ?" +
+      " ORDER BY r.revision_number",
     [taskId],
-  )) as { revision_number: number; content: string }[];
+  )) as { revision_number: number; content_at_head: number; content: string }[];
+  const marked = revisions
+    .filter((r) => Number(r.content_at_head) === 1)
+    .map((r) => Number(r.revision_number));
+  expect(marked.every((number) => number === Number(head?.latest_revision_number))).toBe(true);
   return {
     taskId,
     head: {
@@ -162,6 +171,7 @@ async function runScenario(
       : databaseUrl,
     PLAN_REDIS_URLS: nodes.map((n) => n.url).join(","),
     PLAN_COALESCE_WINDOW_MS: "0", // every write is one revision, so the history shows every commit
+    PLAN_REVISION_CONTENT_AT_HEAD: "true", // every write then copies the previous content out of HEAD
     PLAN_LOCK_LEASE_MS: String(LEASE_MS),
     PLAN_LOCK_WAIT_MS: "3000",
     PLAN_HEALTH_INTERVAL_MS: "200",

@@ -92,7 +92,10 @@ export interface PlanWriteTx {
    * StorageCorruptionError when it has not.
    */
   updateHead(head: HeadWrite, fenceVersion: number): Promise<void>;
-  /** Inserts a revision; without `content` it copies the HEAD content this transaction wrote. */
+  /**
+   * Inserts a revision; without `content` it takes the HEAD content this transaction wrote (marked as
+   * HEAD's with revision content at HEAD on, else copied by the database).
+   */
   insertRevision(revision: RevisionMeta & { readonly content?: string }): Promise<void>;
   /** Rewrites the newest revision in place, fenced on its row version like updateHead (content as insertRevision). */
   updateRevision(
@@ -109,6 +112,11 @@ export interface PlanWriteTx {
    * other than an append replaces that content (they could no longer be derived from it).
    */
   materializeChanges(taskId: string, version: number): Promise<void>;
+  /**
+   * Gives the revision marked as holding HEAD's content a copy of it. Runs before a write moves HEAD
+   * past that revision: one that starts a new revision, or deletes the plan.
+   */
+  detachRevisionContent(taskId: string): Promise<void>;
   /** Deletes the task, its HEAD, its revisions, its changes and its remembered requests. */
   deleteTask(taskId: string): Promise<void>;
   /** A remembered request of this task. */
