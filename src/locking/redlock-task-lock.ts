@@ -55,7 +55,8 @@ const STARTUP_WAIT_MS = 2_000;
  * writes queued locally and runs up to PIPELINE_DEPTH of them at once under it; after maxBatch
  * writes it hands the lease on if another replica said it waits, and otherwise starts a new batch.
  * Releases of a lease another replica waits for are announced, so it wakes at once. The lease is
- * extended while held; if it is lost the lease signal aborts. Correctness never rests on the lease: the database fence does.
+ * extended while held; if it is lost the lease signal aborts. Correctness never rests on the lease:
+ * the database fence does.
  */
 export class RedlockTaskLock implements TaskLock {
   private readonly local = new InProcessTaskLock(PIPELINE_DEPTH);

@@ -498,8 +498,7 @@ class TypeOrmWriteTx implements PlanWriteTx {
     const [content, contentParams] = this.revisionContent(revision);
     const result = await this.run(
       `UPDATE task_plan_revisions SET title = ?, content = ${content}, content_at_head = ?, content_bytes = ?,` +
-        " content_chars = ?," +
-        " updated_at = ?, row_version = ? WHERE id = ? AND task_id = ? AND row_version = ?",
+        " content_chars = ?, updated_at = ?, row_version = ? WHERE id = ? AND task_id = ? AND row_version = ?",
       [
         revision.title,
         ...contentParams,
