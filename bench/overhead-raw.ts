@@ -41,8 +41,14 @@ export const SQL = {
 
 type Row = RowDataPacket & Record<string, string | number | null>;
 
+/** What an append wrote: the plan's metadata after it and the revision it coalesced into. */
+export interface RawAppended {
+  readonly plan: Record<string, string | number | boolean | null>;
+  readonly revision: { readonly id: string; readonly number: number; readonly coalesced: boolean };
+}
+
 /** One append, statement for statement what the service does when it coalesces into the newest revision. */
-async function append(connection: PoolConnection, taskId: string, fragment: string): Promise<void> {
+async function append(connection: PoolConnection, taskId: string, fragment: string): Promise<RawAppended> {
   await connection.query("START TRANSACTION");
   try {
     const [rows] = await connection.query<Row[]>(SQL.lockState, [taskId]);
@@ -69,7 +75,7 @@ async function append(connection: PoolConnection, taskId: string, fragment: stri
     ]);
     // The change WatchPlan streams, with the plan's metadata as the service serializes it; an append's
     // content is held as a prefix of the next version's (the fragment has no trailing whitespace).
-    const plan = JSON.stringify({
+    const plan = {
       taskId,
       title: s.p_title,
       contentBytes: bytes,
@@ -83,25 +89,49 @@ async function append(connection: PoolConnection, taskId: string, fragment: stri
       implementationStartedAt: null,
       implementationStartedBy: null,
       implementationStartedSessionId: null,
-    });
+    };
     // prettier-ignore
     await connection.query(SQL.recordChange, [
-      taskId, version + 1, 0, "updated", now, plan, s.r_id, s.r_revision_number, 1, s.r_author_kind,
+      taskId, version + 1, 0, "updated", now, JSON.stringify(plan), s.r_id, s.r_revision_number, 1, s.r_author_kind,
       s.r_author_name, chars, "",
     ]);
     await connection.query("COMMIT");
+    return { plan, revision: { id: String(s.r_id), number: Number(s.r_revision_number), coalesced: true } };
   } catch (error) {
     await connection.query("ROLLBACK");
     throw error;
   }
 }
 
-export async function runRaw(job: RawJob): Promise<RawResult> {
+/** A connection pool and, with Redis nodes, a Redlock on them: what one raw append needs. */
+export function openRaw(job: Pick<RawJob, "databaseUrl" | "redisUrls">) {
   const pool = createPool({ uri: job.databaseUrl, connectionLimit: 10 });
   const clients = job.redisUrls.map((url) => new Redis(url, { maxRetriesPerRequest: 3 }));
   const redlock = clients.length
     ? new Redlock(clients, { retryCount: 200, retryDelay: 10, retryJitter: 10 })
     : null;
+  return {
+    /** As the service: lock -> transaction -> release (it knows the task's workspace from earlier
+     * writes, so its reach check before the lock sends nothing). */
+    async append(taskId: string, fragment: string): Promise<RawAppended> {
+      const connection = await pool.getConnection();
+      const lock = redlock ? await redlock.acquire([`taskplans:lock:{${taskId}}`], 5000) : null;
+      try {
+        return await append(connection, taskId, fragment);
+      } finally {
+        connection.release();
+        if (lock) await lock.release();
+      }
+    },
+    async close(): Promise<void> {
+      await pool.end();
+      for (const client of clients) client.disconnect();
+    },
+  };
+}
+
+export async function runRaw(job: RawJob): Promise<RawResult> {
+  const raw = openRaw(job);
   const latenciesMs: number[] = [];
   let next = 0;
   const cpu = process.cpuUsage();
@@ -111,24 +141,14 @@ export async function runRaw(job: RawJob): Promise<RawResult> {
       const i = next++;
       const taskId = job.tasks[i % job.tasks.length] ?? "";
       const t0 = performance.now();
-      // As the service: lock -> transaction -> release (it knows the task's workspace from earlier
-      // writes, so its reach check before the lock sends nothing).
-      const connection = await pool.getConnection();
-      const lock = redlock ? await redlock.acquire([`taskplans:lock:{${taskId}}`], 5000) : null;
-      try {
-        await append(connection, taskId, `- append ${i} `.padEnd(job.fragmentBytes, "x"));
-      } finally {
-        connection.release();
-        if (lock) await lock.release();
-      }
+      await raw.append(taskId, `- append ${i} `.padEnd(job.fragmentBytes, "x"));
       latenciesMs.push(performance.now() - t0);
     }
   };
   await Promise.all(Array.from({ length: job.inFlight }, worker));
   const elapsedMs = performance.now() - started;
   const used = process.cpuUsage(cpu);
-  await pool.end();
-  for (const client of clients) client.disconnect();
+  await raw.close();
   return { latenciesMs, elapsedMs, cpuMs: (used.user + used.system) / 1000 };
 }
 
