@@ -60,7 +60,7 @@ export function unary<Req extends object, Res>(
   handler: (request: Req, context: CallContext) => Promise<Res>,
 ): handleUnaryCall<ReceivedRequest<Req>, Res> {
   return (call, callback) => {
-    const requestId = echoRequestId(call);
+    const requestId = requestIdOf(call.metadata);
     const started = performance.now();
     const log: { method: string; requestId: string; taskId?: string } = { method, requestId };
     const deadline = Number(call.getDeadline()); // Infinity when the client set none
@@ -81,6 +81,7 @@ export function unary<Req extends object, Res>(
           const entry = { ...log, code: "OK", ms: Math.round(ms) };
           if (ms > deps.slowCallMs) deps.logger.warn(entry, "slow rpc");
           else deps.logger.info(entry, "rpc");
+          echo(call, requestId);
           callback(null, response);
         },
         (error: unknown) => {
@@ -92,22 +93,33 @@ export function unary<Req extends object, Res>(
           if (wire.internal) deps.logger.error({ ...entry, err: error }, "rpc failed unexpectedly");
           else if (ms > deps.slowCallMs) deps.logger.warn(entry, "slow rpc");
           else deps.logger.info(entry, "rpc rejected");
+          echo(call, requestId);
           callback({ code: wire.code, details: wire.details, metadata: wire.metadata });
         },
       );
   };
 }
 
-/** The call's request id (x-request-id when well-formed, else a new one), echoed in response metadata. */
-export function echoRequestId(call: {
-  readonly metadata: Metadata;
-  sendMetadata(metadata: Metadata): void;
-}): string {
-  const given = call.metadata.get("x-request-id")[0];
-  const requestId = typeof given === "string" && isWellFormedId(given) ? given : randomUUID();
+type CallWithMetadata = { readonly metadata: Metadata; sendMetadata(metadata: Metadata): void };
+
+/** The call's request id: x-request-id when well-formed, else a new one. */
+function requestIdOf(metadata: Metadata): string {
+  const given = metadata.get("x-request-id")[0];
+  return typeof given === "string" && isWellFormedId(given) ? given : randomUUID();
+}
+
+// The response headers echo the request id. A unary call sends them with its answer: headers sent
+// at the start would be a frame of their own, and one more wake-up of the client, on every call.
+function echo(call: CallWithMetadata, requestId: string): void {
   const echoed = new Metadata();
   echoed.set("x-request-id", requestId);
   call.sendMetadata(echoed);
+}
+
+/** The call's request id, echoed in response metadata at once (streams: the client sees it early). */
+export function echoRequestId(call: CallWithMetadata): string {
+  const requestId = requestIdOf(call.metadata);
+  echo(call, requestId);
   return requestId;
 }
 

@@ -1,8 +1,9 @@
 import { Client, credentials, Metadata, type ServiceError } from "@grpc/grpc-js";
 import { decodeStatusDetails, type StatusDetails } from "../../clients/ts/src/errors";
 
-/** What a raw call got back: the response bytes, or the error with its decoded rich details. */
+/** What a raw call got back: the response headers, the response bytes, or the error with its decoded rich details. */
 export interface RawOutcome {
+  readonly headers: Metadata | null;
   readonly response: Buffer | null;
   readonly error: ServiceError | null;
   readonly details: StatusDetails | null;
@@ -20,15 +21,18 @@ export function rawCall(
 ): Promise<RawOutcome> {
   const client = new Client(`127.0.0.1:${port}`, credentials.createInsecure());
   const identity = (value: Buffer) => value;
+  let headers: Metadata | null = null;
   return new Promise((resolve) => {
-    client.makeUnaryRequest(path, identity, identity, bytes, metadata, (error, response) => {
+    const call = client.makeUnaryRequest(path, identity, identity, bytes, metadata, (error, response) => {
       client.close();
       resolve({
+        headers,
         response: response ?? null,
         error: error ?? null,
         details: error ? decodeStatusDetails(error.metadata) : null,
       });
     });
+    call.on("metadata", (received: Metadata) => (headers = received));
   });
 }
 

@@ -2,6 +2,7 @@ import { Writable } from "node:stream";
 import { Metadata } from "@grpc/grpc-js";
 import pino from "pino";
 import { WriteMode } from "../../clients/ts/src/generated/taskplans/v1/plan";
+import { bytesField, rawCall } from "../harness/raw-call";
 import { rpcError } from "../harness/rpc";
 import { startTestApp, type TestApp } from "../harness/test-app";
 
@@ -51,6 +52,26 @@ describe("operability: metrics, request ids, slow calls, message limits", () => 
     const entry = lines.map((l) => JSON.parse(l)).find((l) => l.requestId === "trace-42");
     expect(entry).toMatchObject({ method: "SavePlan", taskId, code: "OK", msg: "slow rpc", level: 40 });
     expect(lines.join("")).not.toContain("plan body");
+  });
+
+  it("echoes the request id in the response headers of answered and rejected calls, or a new one", async () => {
+    const taskId = await app.newTask();
+    await app.plans.savePlan({ taskId, content: "plan body" });
+    const getPlan = (id: string) => bytesField(1, Buffer.from(id));
+    const withId = (requestId: string) => {
+      const metadata = new Metadata();
+      metadata.set("x-request-id", requestId);
+      return metadata;
+    };
+    const path = "/taskplans.v1.PlanService/GetPlan";
+    const answered = await rawCall(app.port, path, getPlan(taskId), withId("trace-ok"));
+    expect(answered.error).toBeNull();
+    expect(answered.headers?.get("x-request-id")).toEqual(["trace-ok"]);
+    const rejected = await rawCall(app.port, path, getPlan("missing-task"), withId("trace-no"));
+    expect(rejected.error?.code).toBe(5);
+    expect(rejected.headers?.get("x-request-id")).toEqual(["trace-no"]);
+    const generated = await rawCall(app.port, path, getPlan(taskId));
+    expect(String(generated.headers?.get("x-request-id")[0])).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   it("answers RESOURCE_EXHAUSTED for a request above the message limit, and nothing is stored", async () => {
