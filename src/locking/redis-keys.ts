@@ -41,6 +41,12 @@ export function changeMessage(
   return payload === "" ? head : `${head}\t${payload}`;
 }
 
+/** The task id of a changeMessage, read without parsing the rest ("" when it has none). */
+export function changeMessageTaskId(message: string): string {
+  const tab = message.indexOf("\t");
+  return tab < 0 ? "" : message.slice(0, tab);
+}
+
 /** Parses changeMessage; null for anything else. */
 export function parseChangeMessage(message: string): {
   taskId: string;

@@ -1,6 +1,6 @@
 import { Redis } from "ioredis";
 import type { Logger } from "pino";
-import { changeMessage, parseChangeMessage, redisKeys } from "../locking/redis-keys";
+import { changeMessage, changeMessageTaskId, parseChangeMessage, redisKeys } from "../locking/redis-keys";
 import type { ChangeNotifier } from "../plans/events";
 import type { ChangeRecord } from "../plans/ports/records";
 import { decodeCarriedChange, encodeCarriedChange } from "./change-message";
@@ -42,6 +42,8 @@ export function redisChangeBus(
   const subscribers = settings.urls.map((url) => {
     const subscriber = new Redis(url, { ...options, autoResubscribe: false });
     subscriber.on("message", (_channel: string, message: string) => {
+      // Every replica hears every change: only those of watched tasks are worth decoding.
+      if (!hub.isWatched(changeMessageTaskId(message))) return;
       const parsed = parseChangeMessage(message);
       if (parsed)
         hub.notify(parsed.taskId, parsed.key, parsed.payload ? decodeCarriedChange(parsed.payload) : null);

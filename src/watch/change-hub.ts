@@ -87,6 +87,11 @@ export class ChangeHub {
     return count;
   }
 
+  /** Whether any watch of this replica follows `taskId` (notifications of other tasks are ignored). */
+  isWatched(taskId: string): boolean {
+    return this.feeds.has(taskId);
+  }
+
   /** Watches `taskId` from `after` (exclusive): every change after it, in order, exactly once. */
   watch(taskId: string, after: ChangeKey, subscriber: ChangeSubscriber): Subscription {
     if (this.closed) {

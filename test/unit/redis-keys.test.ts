@@ -1,5 +1,6 @@
 import {
   changeMessage,
+  changeMessageTaskId,
   parseChangeMessage,
   parseWaitingMessage,
   redisKeys,
@@ -32,6 +33,11 @@ describe("change notification messages", () => {
   it("ignore anything else", () => {
     for (const junk of ["", "task", "task\t", "task\t1", "task\t1.2", "\t1.0", "task\tx.0"])
       expect(parseChangeMessage(junk)).toBeNull();
+  });
+  it("give their task id without parsing the payload (empty when there is none)", () => {
+    expect(changeMessageTaskId(changeMessage("a b", { version: 3, step: 0 }, '{"x":"\t"}'))).toBe("a b");
+    expect(changeMessageTaskId(changeMessage("t", null))).toBe("t");
+    expect(changeMessageTaskId("no tab")).toBe("");
   });
 });
 
