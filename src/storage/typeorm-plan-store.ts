@@ -28,6 +28,7 @@ import type {
   TaskRecord,
   WriteRequestRecord,
 } from "../plans/ports/records";
+import { sendStatement, type StatementResult } from "./hot-statement";
 import { lockedStateFromRow, type LockedRow } from "./locked-state";
 import {
   headFromEntity,
@@ -374,15 +375,15 @@ class TypeOrmWriteTx implements PlanWriteTx {
 
   constructor(
     private readonly manager: EntityManager,
-    dialect: Dialect,
+    private readonly dialect: Dialect,
     private readonly contentAtHead: boolean,
   ) {
     this.sql = sqlDialect(dialect);
   }
 
   async lockForWrite(taskId: string, options: { content: boolean }): Promise<LockedState | null> {
-    const rows = (await this.manager.query(this.sql.lockForWrite(options.content), [taskId])) as LockedRow[];
-    const row = rows[0];
+    const { rows } = await this.send(this.sql.lockForWrite(options.content), [taskId]);
+    const row = rows[0] as LockedRow | undefined;
     if (!row) return null;
     // A HEAD written before the trimmed lengths were recorded brings its content (read under the lock
     // just taken) for the append to compose here and record them.
@@ -428,7 +429,7 @@ class TypeOrmWriteTx implements PlanWriteTx {
   async updateHead(head: HeadWrite, fenceVersion: number): Promise<void> {
     const { content } = head;
     const whole = typeof content === "string";
-    const result = await this.run(
+    const result = await this.send(
       "UPDATE task_plans SET title = ?, content = " +
         (whole ? "?" : this.sql.keepPrefixThen("content", "?", "?")) +
         ", content_trimmed_chars = ?, content_trimmed_bytes = ?, content_bytes = ?, content_chars = ?," +
@@ -468,7 +469,7 @@ class TypeOrmWriteTx implements PlanWriteTx {
   // append): marked as holding HEAD's, or else copied by the database.
   async insertRevision(revision: RevisionMeta & { readonly content?: string }): Promise<void> {
     const [content, contentParams] = this.revisionContent(revision);
-    await this.run(
+    await this.send(
       "INSERT INTO task_plan_revisions (id, task_id, revision_number, title, content, content_at_head," +
         " content_bytes, content_chars, author_kind, author_name, revert_of_revision_id, created_at, updated_at," +
         ` row_version) VALUES (?, ?, ?, ?, ${content}, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -496,7 +497,7 @@ class TypeOrmWriteTx implements PlanWriteTx {
     fenceRowVersion: number,
   ): Promise<void> {
     const [content, contentParams] = this.revisionContent(revision);
-    const result = await this.run(
+    const result = await this.send(
       `UPDATE task_plan_revisions SET title = ?, content = ${content}, content_at_head = ?, content_bytes = ?,` +
         " content_chars = ?, updated_at = ?, row_version = ? WHERE id = ? AND task_id = ? AND row_version = ?",
       [
@@ -525,17 +526,17 @@ class TypeOrmWriteTx implements PlanWriteTx {
 
   // Whatever the setting says now: rows may have been marked while it was on.
   async detachRevisionContent(taskId: string): Promise<void> {
-    await this.run(
+    await this.send(
       `UPDATE task_plan_revisions SET content = ${HEAD_CONTENT}, content_at_head = 0` +
         " WHERE task_id = ? AND content_at_head = 1",
       [taskId, taskId],
     );
   }
 
-  private async run(sql: string, parameters: unknown[]): Promise<{ affected?: number | undefined }> {
+  private send(sql: string, parameters: unknown[]): Promise<StatementResult> {
     const runner = this.manager.queryRunner;
     if (!runner) throw new Error("a write transaction runs on a query runner");
-    return (await runner.query(sql, parameters, true)) as { affected?: number | undefined };
+    return sendStatement(runner, this.dialect, sql, parameters);
   }
 
   async findRequest(taskId: string, requestId: string): Promise<WriteRequestRecord | null> {
@@ -558,7 +559,7 @@ class TypeOrmWriteTx implements PlanWriteTx {
 
   async recordChange(change: ChangeRecord, content: ChangeContent): Promise<void> {
     const copied = content.form === "head";
-    await this.run(
+    await this.send(
       `INSERT INTO task_plan_changes (${CHANGE_COLUMNS}, ${PREFIX_COLUMNS})` +
         ` VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${copied ? HEAD_CONTENT : "NULL"}, ?, ?)`,
       [...changeParameters(change), ...(copied ? [change.taskId] : []), ...prefixParameters(content)],
@@ -567,7 +568,7 @@ class TypeOrmWriteTx implements PlanWriteTx {
 
   // Runs before the HEAD update, so HEAD_CONTENT is still the content of `version`.
   async materializeChanges(taskId: string, version: number): Promise<void> {
-    await this.run(
+    await this.send(
       `UPDATE task_plan_changes SET content = ${HEAD_CONTENT}` +
         " WHERE task_id = ? AND version = ? AND content IS NULL AND content_kept_chars IS NOT NULL",
       [taskId, taskId, version],
@@ -575,7 +576,7 @@ class TypeOrmWriteTx implements PlanWriteTx {
   }
 
   async deleteTask(taskId: string): Promise<void> {
-    await this.run("DELETE FROM task_plan_changes WHERE task_id = ?", [taskId]);
+    await this.send("DELETE FROM task_plan_changes WHERE task_id = ?", [taskId]);
     await this.manager.delete(WriteRequestEntity, { taskId });
     await this.manager.delete(RevisionEntity, { taskId });
     await this.manager.delete(PlanEntity, { taskId });
