@@ -1,6 +1,26 @@
-import pino, { type Logger } from "pino";
+import pino, { type DestinationStream, type Logger } from "pino";
 
-/** Structured JSON logs, one line per event. Plan content is never logged. */
-export function createLogger(level: string): Logger {
-  return pino({ level, base: { service: "taskplans" }, timestamp: pino.stdTimeFunctions.isoTime });
+// Errors of the database drivers and TypeORM carry their statement and its values (`sql`, `query`,
+// `parameters`), which hold plan content: a logged error keeps its type, message, code and stack only.
+const STATEMENT_KEYS = new Set(["sql", "query", "parameters", "values"]);
+
+function withoutStatements(value: unknown, depth = 0): unknown {
+  if (typeof value !== "object" || value === null || depth > 8) return value;
+  if (Array.isArray(value)) return value.map((item) => withoutStatements(item, depth + 1));
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([key]) => !STATEMENT_KEYS.has(key))
+      .map(([key, item]) => [key, withoutStatements(item, depth + 1)]),
+  );
+}
+
+/** Structured JSON logs, one line per event (to stdout unless given a destination). Plan content is never logged. */
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  const options = {
+    level,
+    base: { service: "taskplans" },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    serializers: { err: (error: unknown) => withoutStatements(pino.stdSerializers.err(error as Error)) },
+  };
+  return destination ? pino(options, destination) : pino(options);
 }

@@ -1,7 +1,8 @@
 import { Writable } from "node:stream";
-import pino from "pino";
+import type pino from "pino";
+import { createLogger } from "../../src/logger";
 
-/** A pino logger at info level whose lines (JSON, one per entry) the test can read. */
+/** The service's logger at info level, whose lines (JSON, one per entry) the test can read. */
 export function capturingLogger(): { logger: pino.Logger; lines: string[] } {
   const lines: string[] = [];
   const stream = new Writable({
@@ -10,5 +11,5 @@ export function capturingLogger(): { logger: pino.Logger; lines: string[] } {
       done();
     },
   });
-  return { logger: pino({ level: "info" }, stream), lines };
+  return { logger: createLogger("info", stream), lines };
 }
