@@ -474,7 +474,6 @@ describe("MCP transports and credentials", () => {
       command: process.execPath,
       args: [
         join(__dirname, "..", "..", "dist", "src", "mcp", "main.js"),
-        "mcp",
         "--target",
         `127.0.0.1:${app.port}`,
         "--task-id",
