@@ -26,7 +26,7 @@ import { runMigrations } from "./storage/migrations-runner";
 import { TypeOrmPlanStore } from "./storage/typeorm-plan-store";
 import { localChangeBus, redisChangeBus } from "./watch/change-bus";
 import { ChangeHub } from "./watch/change-hub";
-import { ChangePruner } from "./watch/change-pruner";
+import { ChangePruner, DEFAULT_PRUNE_BOUNDS } from "./watch/change-pruner";
 import { WatchService } from "./watch/watch-service";
 
 /** A started service. */
@@ -82,6 +82,8 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
     },
     logger,
     clock,
+    DEFAULT_PRUNE_BOUNDS,
+    (rows) => metrics.changesPruned(rows),
   );
   const writes = new WriteRunner({
     store,

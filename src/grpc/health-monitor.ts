@@ -1,5 +1,6 @@
 import type { HealthImplementation } from "grpc-health-check";
 import type { Logger } from "pino";
+import { every } from "../background/periodic";
 import { setHealth } from "./server";
 
 /**
@@ -26,12 +27,12 @@ export function startHealthMonitor(
     setHealth(health, ok);
     logger[ok ? "info" : "error"]({ serving: ok }, ok ? "database reachable again" : "database unreachable");
   };
-  const timer = setInterval(() => void check(), intervalMs);
-  timer.unref();
+  // A ping that hangs (a partitioned database) delays the next one instead of piling up beside it.
+  const timer = every(intervalMs, check);
   return {
     stop() {
       stopped = true;
-      clearInterval(timer);
+      timer.stop();
       setHealth(health, false);
     },
   };

@@ -11,6 +11,8 @@ export interface PlanMetrics {
   planSize(bytes: number): void;
   revision(coalesced: boolean): void;
   rejection(reason: string): void;
+  /** Change rows the background pruner deleted. */
+  changesPruned(rows: number): void;
 }
 
 /** Prometheus metrics in their own registry (plus Node.js process defaults). */
@@ -62,6 +64,11 @@ export function createMetrics(): { metrics: PlanMetrics; registry: Registry } {
     labelNames: ["reason"],
     registers: [registry],
   });
+  const pruned = new Counter({
+    name: "taskplans_changes_pruned_total",
+    help: "Change history rows deleted by the background pruner",
+    registers: [registry],
+  });
   return {
     registry,
     metrics: {
@@ -74,6 +81,7 @@ export function createMetrics(): { metrics: PlanMetrics; registry: Registry } {
       planSize: (bytes) => sizes.observe(bytes),
       revision: (coalesced) => revisions.inc({ kind: coalesced ? "coalesced" : "new" }),
       rejection: (reason) => rejections.inc({ reason }),
+      changesPruned: (rows) => pruned.inc(rows),
     },
   };
 }

@@ -10,6 +10,8 @@ export interface SqlDialect {
   keepPrefixThen(column: string, keepChars: string, suffix: string): string;
   /** Deletes at most `?` (second parameter) changes committed before `?` (first), oldest first. */
   readonly deleteChangesBefore: string;
+  /** Deletes at most `?` (third) changes of task `?` (first) of versions up to `?` (second), oldest first. */
+  readonly deleteTaskChangesUpTo: string;
 }
 
 /**
@@ -48,6 +50,8 @@ const DIALECTS: Record<Dialect, SqlDialect> = {
     byteLength: (column) => `OCTET_LENGTH(${column})`,
     keepPrefixThen: (column, keep, suffix) => `CONCAT(LEFT(${column}, ${keep}), ${suffix})`,
     deleteChangesBefore: "DELETE FROM task_plan_changes WHERE committed_at < ? ORDER BY committed_at LIMIT ?",
+    deleteTaskChangesUpTo:
+      "DELETE FROM task_plan_changes WHERE task_id = ? AND version <= ? ORDER BY version, step LIMIT ?",
   },
   // SQLite has no row locks and needs none: the store runs one transaction at a time.
   sqlite: {
@@ -58,6 +62,9 @@ const DIALECTS: Record<Dialect, SqlDialect> = {
     deleteChangesBefore:
       "DELETE FROM task_plan_changes WHERE rowid IN" +
       " (SELECT rowid FROM task_plan_changes WHERE committed_at < ? ORDER BY committed_at LIMIT ?)",
+    deleteTaskChangesUpTo:
+      "DELETE FROM task_plan_changes WHERE rowid IN (SELECT rowid FROM task_plan_changes" +
+      " WHERE task_id = ? AND version <= ? ORDER BY version, step LIMIT ?)",
   },
 };
 

@@ -270,38 +270,35 @@ export class TypeOrmPlanStore implements PlanStore {
     });
   }
 
-  pruneChanges(options: {
-    olderThan: Date | null;
-    tasks: readonly string[];
-    keepVersions: number;
-    batch: number;
-  }): Promise<number> {
+  pruneChangesBefore(olderThan: Date, limit: number): Promise<number> {
+    return this.guard(() => this.changedRows(this.sql.deleteChangesBefore, [olderThan.getTime(), limit]));
+  }
+
+  pruneTaskChanges(taskId: string, keepVersions: number, limit: number): Promise<number> {
     return this.guard(async () => {
-      let deleted = 0;
-      if (options.olderThan !== null) {
-        const result = (await this.dataSource.query(this.sql.deleteChangesBefore, [
-          options.olderThan.getTime(),
-          options.batch,
-        ])) as unknown;
-        deleted += affectedRows(result);
-      }
-      if (options.keepVersions > 0) {
-        for (const taskId of options.tasks) {
-          const rows = (await this.dataSource.query(
-            "SELECT MAX(version) AS newest FROM task_plan_changes WHERE task_id = ?",
-            [taskId],
-          )) as { newest: number | string | null }[];
-          const newest = rows[0]?.newest;
-          if (newest === null || newest === undefined) continue;
-          const result = (await this.dataSource.query(
-            "DELETE FROM task_plan_changes WHERE task_id = ? AND version <= ?",
-            [taskId, Number(newest) - options.keepVersions],
-          )) as unknown;
-          deleted += affectedRows(result);
-        }
-      }
-      return deleted;
+      const [row] = (await this.query(
+        "SELECT MAX(version) AS newest FROM task_plan_changes WHERE task_id = ?",
+        [taskId],
+      )) as { newest: number | string | null }[];
+      if (row?.newest === null || row?.newest === undefined) return 0;
+      return this.changedRows(this.sql.deleteTaskChangesUpTo, [
+        taskId,
+        Number(row.newest) - keepVersions,
+        limit,
+      ]);
     });
+  }
+
+  // The rows a statement changed, as the driver counts them (TypeORM's structured result: mysql2's
+  // affectedRows, better-sqlite3's changes; its plain result for a DELETE is lastInsertRowid there).
+  private async changedRows(sql: string, parameters: unknown[]): Promise<number> {
+    const runner = this.dataSource.createQueryRunner();
+    try {
+      const result = (await runner.query(sql, parameters, true)) as { affected?: number | null };
+      return result.affected ?? 0;
+    } finally {
+      await runner.release();
+    }
   }
 
   inTransaction<T>(work: (tx: PlanWriteTx) => Promise<T>): Promise<T> {
@@ -582,14 +579,6 @@ class TypeOrmWriteTx implements PlanWriteTx {
     await this.manager.delete(PlanEntity, { taskId });
     await this.manager.delete(TaskEntity, { id: taskId });
   }
-}
-
-// mysql2 answers a DELETE with a result header, better-sqlite3 (through TypeORM) with changes.
-function affectedRows(result: unknown): number {
-  if (Array.isArray(result)) return affectedRows(result[1] ?? result[0]);
-  if (typeof result === "number") return result;
-  const header = result as { affectedRows?: number; changes?: number } | null;
-  return header?.affectedRows ?? header?.changes ?? 0;
 }
 
 // One revision with its content (its own copy, or its HEAD's while marked content_at_head), read in

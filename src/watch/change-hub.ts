@@ -1,3 +1,4 @@
+import { every } from "../background/periodic";
 import type { Logger } from "pino";
 import { compareChangeKeys, followsDirectly, type LastChange, lastChangeOf } from "../plans/changes";
 import type { ChangeKey, ChangeRecord, StoredChange } from "../plans/ports/records";
@@ -68,7 +69,7 @@ const PAGE = 100;
  */
 export class ChangeHub {
   private readonly feeds = new Map<string, Feed>();
-  private readonly poller: NodeJS.Timeout;
+  private readonly poller: { stop(): void };
   private closed = false;
 
   constructor(
@@ -76,8 +77,7 @@ export class ChangeHub {
     private readonly logger: Logger,
     pollIntervalMs: number,
   ) {
-    this.poller = setInterval(() => void this.poll(), pollIntervalMs);
-    this.poller.unref();
+    this.poller = every(pollIntervalMs, () => this.poll());
   }
 
   /** Number of live watches (for metrics and tests). */
@@ -158,7 +158,7 @@ export class ChangeHub {
   /** Ends every watch (draining for shutdown) and stops polling. */
   close(): void {
     this.closed = true;
-    clearInterval(this.poller);
+    this.poller.stop();
     for (const feed of [...this.feeds.values()]) this.endAll(feed, { kind: "closing" });
   }
 

@@ -47,16 +47,15 @@ export interface PlanStore {
   /** For each of these tasks that exists: its newest change key, or null when it has no change. */
   watchedTaskStates(taskIds: readonly string[]): Promise<Map<string, ChangeKey | null>>;
   /**
-   * Prunes the change history: changes committed before `olderThan` (all tasks, at most `batch`
-   * rows) and, of each task in `tasks`, changes older than its newest `keepVersions` versions.
-   * Returns the rows deleted.
+   * Deletes at most `limit` changes committed before `olderThan` (every task's, oldest first).
+   * Returns the rows deleted, as the database counts them.
    */
-  pruneChanges(options: {
-    olderThan: Date | null;
-    tasks: readonly string[];
-    keepVersions: number;
-    batch: number;
-  }): Promise<number>;
+  pruneChangesBefore(olderThan: Date, limit: number): Promise<number>;
+  /**
+   * Deletes at most `limit` of the task's changes older than its newest `keepVersions` versions,
+   * oldest first. Returns the rows deleted, as the database counts them.
+   */
+  pruneTaskChanges(taskId: string, keepVersions: number, limit: number): Promise<number>;
   /** Runs `work` in one write transaction: all its writes commit together or not at all. */
   inTransaction<T>(work: (tx: PlanWriteTx) => Promise<T>): Promise<T>;
   /** Resolves when the database answers. */

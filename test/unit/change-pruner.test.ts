@@ -1,0 +1,169 @@
+import pino from "pino";
+import { ChangePruner, type PruneBounds } from "../../src/watch/change-pruner";
+import type { ChangeRecord } from "../../src/plans/ports/records";
+
+// A change history of `old` rows past the age limit and per-task rows, answering synchronously as
+// better-sqlite3 does (a resolved promise): only an explicit yield lets a timer run in between.
+class MemoryHistory {
+  statements: string[] = [];
+  constructor(
+    public old: number,
+    public perTask: Map<string, number> = new Map(),
+  ) {}
+
+  async pruneChangesBefore(_olderThan: Date, limit: number): Promise<number> {
+    this.statements.push("age");
+    const rows = Math.min(limit, this.old);
+    this.old -= rows;
+    return rows;
+  }
+
+  async pruneTaskChanges(taskId: string, _keep: number, limit: number): Promise<number> {
+    this.statements.push(`task ${taskId}`);
+    const rows = Math.min(limit, this.perTask.get(taskId) ?? 0);
+    this.perTask.set(taskId, (this.perTask.get(taskId) ?? 0) - rows);
+    return rows;
+  }
+}
+
+const silent = pino({ level: "silent" });
+const noNotifier = { changed: () => undefined };
+const retention = { maxAgeMs: 1_000, maxVersions: 10, intervalMs: 60_000 };
+const bounds = (over: Partial<PruneBounds> = {}): PruneBounds => ({
+  batch: 100,
+  maxStatements: 1_000,
+  maxPassMs: 60_000,
+  ...over,
+});
+const change = { version: 1 } as unknown as ChangeRecord;
+
+function pruner(history: MemoryHistory, over: Partial<PruneBounds> = {}, counted: number[] = []) {
+  return new ChangePruner(
+    history,
+    noNotifier,
+    retention,
+    silent,
+    () => new Date(),
+    bounds(over),
+    (rows) => counted.push(rows),
+  );
+}
+
+describe("ChangePruner", () => {
+  it("deletes more than two batches past the age limit with exact counts, and the pass ends", async () => {
+    const history = new MemoryHistory(250);
+    const counted: number[] = [];
+    const p = pruner(history, {}, counted);
+    try {
+      const outcome = await p.prune();
+      expect(outcome).toEqual({ deleted: 250, statements: 3, complete: true });
+      expect(counted).toEqual([100, 100, 50]);
+      expect(history.old).toBe(0);
+    } finally {
+      p.stop();
+    }
+  });
+
+  it("stops at its statement bound and leaves the rest to the next pass", async () => {
+    const history = new MemoryHistory(1_000);
+    const p = pruner(history, { maxStatements: 3 });
+    try {
+      expect(await p.prune()).toEqual({ deleted: 300, statements: 3, complete: false });
+      expect(await p.prune()).toEqual({ deleted: 300, statements: 3, complete: false });
+      expect(history.old).toBe(400);
+    } finally {
+      p.stop();
+    }
+  });
+
+  it("stops at its time bound", async () => {
+    const history = new MemoryHistory(1_000_000);
+    const p = pruner(history, { batch: 1, maxStatements: Number.MAX_SAFE_INTEGER, maxPassMs: 20 });
+    try {
+      const outcome = await p.prune();
+      expect(outcome.complete).toBe(false);
+      expect(outcome.deleted).toBeGreaterThan(0);
+      expect(history.old).toBe(1_000_000 - outcome.deleted);
+    } finally {
+      p.stop();
+    }
+  });
+
+  it("yields to the event loop after every statement, though the store answers synchronously", async () => {
+    const history = new MemoryHistory(500);
+    const p = pruner(history);
+    // Another task on the event loop (what an incoming call is to the server): it runs again at
+    // every turn of the loop, so it sees every count in between if the pass yields after each one.
+    const seen = new Set<number>();
+    let probing = true;
+    const probe = () => {
+      seen.add(history.statements.length);
+      if (probing) setImmediate(probe);
+    };
+    setImmediate(probe);
+    try {
+      await p.prune();
+    } finally {
+      probing = false;
+      p.stop();
+    }
+    expect([...seen].filter((count) => count > 0 && count < 5).sort()).toEqual([1, 2, 3, 4]);
+  });
+
+  it("prunes each written task down to its newest versions, one bounded statement at a time", async () => {
+    const history = new MemoryHistory(
+      0,
+      new Map([
+        ["a", 250],
+        ["b", 10],
+      ]),
+    );
+    const p = pruner(history);
+    try {
+      p.changed("a", change);
+      p.changed("b", change);
+      p.changed("c", null); // a write with no change of its own: nothing to prune
+      expect(await p.prune()).toEqual({ deleted: 260, statements: 5, complete: true });
+      expect(history.statements).toEqual(["task a", "task a", "task a", "task b", "age"]);
+      history.statements = [];
+      expect(await p.prune()).toEqual({ deleted: 0, statements: 1, complete: true });
+      expect(history.statements).toEqual(["age"]);
+    } finally {
+      p.stop();
+    }
+  });
+
+  it("keeps a task whose pruning was cut short for the next pass", async () => {
+    const history = new MemoryHistory(0, new Map([["a", 250]]));
+    const p = pruner(history, { maxStatements: 2 });
+    try {
+      p.changed("a", change);
+      expect(await p.prune()).toMatchObject({ deleted: 200, complete: false });
+      expect(await p.prune()).toMatchObject({ deleted: 50, complete: true });
+    } finally {
+      p.stop();
+    }
+  });
+
+  it("never runs two passes at once", async () => {
+    const history = new MemoryHistory(1_000);
+    const p = pruner(history, { batch: 10 });
+    let active = 0;
+    let most = 0;
+    const original = history.pruneChangesBefore.bind(history);
+    history.pruneChangesBefore = async (olderThan, limit) => {
+      active += 1;
+      most = Math.max(most, active);
+      await new Promise((resolve) => setImmediate(resolve));
+      active -= 1;
+      return original(olderThan, limit);
+    };
+    try {
+      const outcomes = await Promise.all([p.prune(), p.prune(), p.prune()]);
+      expect(most).toBe(1);
+      expect(outcomes.reduce((sum, o) => sum + o.deleted, 0)).toBe(1_000);
+    } finally {
+      p.stop();
+    }
+  });
+});
