@@ -1,6 +1,7 @@
 import { type Metadata, status } from "@grpc/grpc-js";
 import { AuthenticationError, type AuthenticationReason } from "../auth/authentication-error";
 import { type FieldViolation, PlanError, type Reason } from "../plans/errors";
+import { type CorruptContent, StorageCorruptionError } from "../plans/ports/store-errors";
 import { BadRequest, RetryInfo } from "../../generated/ts/google/rpc/error_details";
 import { RequestError, type RequestReason } from "./request-error";
 import { ERROR_DOMAIN, statusDetailsMetadata } from "./status-details";
@@ -55,7 +56,12 @@ export interface WireError {
   readonly reason: string;
   /** True for unexpected errors, which the caller sees only as INTERNAL "internal error". */
   readonly internal: boolean;
+  /** Stored content that failed its read check (PLAN_READ_FAILED): logged at error level, never sent. */
+  readonly corrupt?: CorruptContent;
 }
+
+/** The log message of a PLAN_READ_FAILED (the runbook's "A plan that cannot be read" searches for it). */
+export const CORRUPT_CONTENT = "stored content failed its read check";
 
 /**
  * Maps any error to what goes on the wire. Known errors keep their reason, message and metadata;
@@ -63,7 +69,7 @@ export interface WireError {
  */
 export function toWireError(error: unknown, requestId: string): WireError {
   if (error instanceof PlanError) {
-    return wire(
+    const shaped = wire(
       CODE_OF_REASON[error.reason],
       error.message,
       error.reason,
@@ -71,6 +77,9 @@ export function toWireError(error: unknown, requestId: string): WireError {
       error.fieldViolations,
       error.retryDelayMs,
     );
+    return error.cause instanceof StorageCorruptionError
+      ? { ...shaped, corrupt: error.cause.corrupt }
+      : shaped;
   }
   if (error instanceof RequestError) {
     const violations = error.field ? [{ field: error.field, description: error.detail }] : [];

@@ -5,7 +5,7 @@ import type { Caller } from "../auth/caller";
 import type { PlanMetrics } from "../observability/metrics";
 import { planErrors } from "../plans/errors";
 import { isWellFormedId } from "../plans/validate";
-import { toWireError } from "./error-mapping";
+import { CORRUPT_CONTENT, toWireError } from "./error-mapping";
 import type { WriteRateLimit } from "./write-rate-limit";
 import type { ReceivedRequest } from "./received-request";
 
@@ -91,6 +91,7 @@ export function unary<Req extends object, Res>(
           deps.metrics.rejection(wire.reason);
           const entry = { ...log, code: status[wire.code], reason: wire.reason, ms: Math.round(ms) };
           if (wire.internal) deps.logger.error({ ...entry, err: error }, "rpc failed unexpectedly");
+          else if (wire.corrupt) deps.logger.error({ ...entry, ...wire.corrupt }, CORRUPT_CONTENT);
           else if (ms > deps.slowCallMs) deps.logger.warn(entry, "slow rpc");
           else deps.logger.info(entry, "rpc rejected");
           echo(call, requestId);

@@ -5,7 +5,7 @@ import { isWellFormedId } from "../plans/validate";
 import type { Subscription } from "../watch/change-hub";
 import type { WatchMessage, WatchService } from "../watch/watch-service";
 import { watchMessageBytes } from "./encode-change";
-import { toWireError } from "./error-mapping";
+import { CORRUPT_CONTENT, toWireError } from "./error-mapping";
 import type { ReceivedRequest } from "./received-request";
 import { echoRequestId, type UnaryDeps } from "./unary";
 
@@ -49,6 +49,7 @@ export function watchPlanHandler(
       deps.metrics.rejection(wire.reason);
       const entry = { ...log, code: status[wire.code], reason: wire.reason, ms };
       if (wire.internal) deps.logger.error({ ...entry, err: error }, "stream failed unexpectedly");
+      else if (wire.corrupt) deps.logger.error({ ...entry, ...wire.corrupt }, CORRUPT_CONTENT);
       else deps.logger.info(entry, "stream ended");
       call.emit("error", { code: wire.code, details: wire.details, metadata: wire.metadata });
     };

@@ -45,7 +45,7 @@ export function composeAppendInStore(
   stored: TrimmedLengths,
   fragment: string,
 ): {
-  readonly change: { readonly keepChars: number; readonly suffix: string };
+  readonly change: { readonly keepChars: number; readonly keepBytes: number; readonly suffix: string };
   readonly bytes: number;
   readonly chars: number;
   readonly trimmedBytes: number;
@@ -59,7 +59,7 @@ export function composeAppendInStore(
   const trailingBytes = utf8Length(trailing);
   const trailingChars = codePointLength(trailing);
   return {
-    change: { keepChars: stored.trimmedChars, suffix },
+    change: { keepChars: stored.trimmedChars, keepBytes: stored.trimmedBytes, suffix },
     bytes: stored.trimmedBytes + suffixBytes,
     chars: stored.trimmedChars + suffixChars,
     trimmedBytes: stored.trimmedBytes + suffixBytes - trailingBytes,

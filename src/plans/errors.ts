@@ -49,6 +49,8 @@ interface PlanErrorInit {
   readonly fieldViolations?: readonly FieldViolation[];
   /** How long to wait before retrying (becomes a google.rpc.RetryInfo). */
   readonly retryDelayMs?: number | undefined;
+  /** The failure behind it, for the log only (never sent). */
+  readonly cause?: unknown;
 }
 
 /** A rule violation or an expected failure; carries nothing from storage. */
@@ -63,7 +65,7 @@ export class PlanError extends Error {
   readonly retryDelayMs: number | null;
 
   constructor(reason: Reason, init: PlanErrorInit, message?: string) {
-    super(message ?? `${capitalize(init.detail)}. ${init.nextAction}`);
+    super(message ?? `${capitalize(init.detail)}. ${init.nextAction}`, { cause: init.cause });
     this.name = "PlanError";
     this.reason = reason;
     this.detail = init.detail;
@@ -77,7 +79,7 @@ export class PlanError extends Error {
   asRejectedWrite(): PlanError {
     return new PlanError(
       this.reason,
-      { ...this, retryDelayMs: this.retryDelayMs ?? undefined },
+      { ...this, retryDelayMs: this.retryDelayMs ?? undefined, cause: this.cause },
       `Plan was not changed because ${this.detail}. ${this.nextAction}`,
     );
   }
@@ -222,10 +224,26 @@ export const planErrors = {
       metadata: { prior_chars: String(priorChars), new_chars: String(newChars) },
     });
   },
-  planReadFailed(): PlanError {
+  /**
+   * Stored content failed its read check. An append keeps the text of AC-TASKS-PLAN-APPEND-003.5;
+   * other writes and reads say how the task is recovered (the runbook's "A plan that cannot be read").
+   */
+  planReadFailed(during: "append" | "write" | "read" = "append", cause?: unknown): PlanError {
+    if (during === "append") {
+      return new PlanError("PLAN_READ_FAILED", {
+        detail: "the stored plan could not be read, so the append was not applied",
+        nextAction: "Retry later; do not create the plan again and do not resend the whole document.",
+        cause,
+      });
+    }
     return new PlanError("PLAN_READ_FAILED", {
-      detail: "the stored plan could not be read, so the append was not applied",
-      nextAction: "Retry later; do not create the plan again and do not resend the whole document.",
+      detail:
+        during === "write"
+          ? "the stored plan could not be read, so the write was not applied"
+          : "the stored content could not be read",
+      nextAction:
+        "Retry later. If it persists, recover the plan: RevertPlan to a good revision (ListPlanRevisions, GetPlanRevision) or SavePlan with the whole document; do not append to it.",
+      cause,
     });
   },
   storageUnavailable(): PlanError {

@@ -214,7 +214,8 @@ export class PlanService {
             result: undefined,
           };
         },
-        { reach: (task) => verifyReach(caller, request.taskId, task), deadline },
+        // A delete needs neither text: it also clears a plan that cannot be read (runbook).
+        { readContent: false, reach: (task) => verifyReach(caller, request.taskId, task), deadline },
       );
     });
   }
@@ -237,7 +238,8 @@ export class PlanService {
           if (target === null) throw planErrors.revisionNotFound(request.taskId, request.revisionId);
           return commitOf(decideRevert(target, author, state, env));
         },
-        { reach: (task) => verifyReach(caller, request.taskId, task), deadline },
+        // The plan's own text is not needed, so a revert recovers a plan that cannot be read.
+        { readContent: false, reach: (task) => verifyReach(caller, request.taskId, task), deadline },
       );
     });
   }
@@ -256,11 +258,13 @@ export class PlanService {
     const at = this.clock();
     const author = { kind: caller.authenticated && caller.kind ? caller.kind : ("user" as const), name: by };
     let recorded: ChangeRecord | null = null;
-    const outcome = await translated(() =>
-      this.store.markImplementationStarted(request.taskId, { at, by, sessionId }, (marked) => {
-        recorded = implementationStartedChange(summarize(marked), author, at);
-        return recorded;
-      }),
+    const outcome = await translated(
+      () =>
+        this.store.markImplementationStarted(request.taskId, { at, by, sessionId }, (marked) => {
+          recorded = implementationStartedChange(summarize(marked), author, at);
+          return recorded;
+        }),
+      "write",
     );
     if (outcome === null) throw planErrors.planNotFound(request.taskId);
     if (outcome.marked) {
@@ -288,9 +292,12 @@ export class PlanService {
       request.taskId,
       async (state, env) => commitOf(decideContentWrite(write, state, env)),
       {
-        headReadFailed: how.mode === "append" ? () => planErrors.planReadFailed() : undefined,
+        headReadFailed:
+          how.mode === "append" ? (cause) => planErrors.planReadFailed("append", cause) : undefined,
         request: key,
-        readContent: how.mode !== "append",
+        // An append composes in the database; an editor save judges nothing by the old text (and so
+        // recovers a plan that cannot be read). Every other write reads both texts.
+        readContent: how.mode !== "append" && how.path !== "editor-save",
         reach: (task) => verifyReach(caller, request.taskId, task),
         deadline,
       },

@@ -71,7 +71,7 @@ export class WriteRunner {
     taskId: string,
     decide: (state: WriteState, env: WriteEnv, tx: PlanWriteTx, task: TaskRecord) => Promise<Commit<R>>,
     options: {
-      readonly headReadFailed?: () => Error;
+      readonly headReadFailed?: (cause: StorageCorruptionError) => Error;
       readonly request?: RequestKey | undefined;
       /** False for an append: neither content is read (the database composes it). */
       readonly readContent?: boolean;
@@ -135,14 +135,14 @@ export class WriteRunner {
             // An append rejected here never read the stored plan: one that cannot be read is reported
             // first (AC-TASKS-PLAN-APPEND-001.7: read failure before the size limit).
             if (options.headReadFailed && !(options.readContent ?? true) && state.head && !state.head.deleted)
-              await this.readingHead(taskId, options.headReadFailed, () => tx.verifyStoredContent(taskId));
+              await this.readingHead(options.headReadFailed, () => tx.verifyStoredContent(taskId));
             throw error;
           });
           const { change } = decided;
           // A write other than an append replaces the content older changes may be derived from.
           if (change && change.content.form !== "prefix" && state.head && !state.head.deleted)
             await tx.materializeChanges(taskId, state.head.version);
-          await this.readingHead(taskId, options.headReadFailed, () => decided.apply(tx));
+          await this.readingHead(options.headReadFailed, () => decided.apply(tx));
           if (change) await tx.recordChange(change.record, change.content);
           if (request) {
             await tx.rememberRequest(
@@ -179,25 +179,22 @@ export class WriteRunner {
     tx: PlanWriteTx,
     taskId: string,
     readContent: boolean,
-    headReadFailed?: () => Error,
+    headReadFailed?: (cause: StorageCorruptionError) => Error,
   ): Promise<LockedState | null> {
-    return this.readingHead(taskId, headReadFailed, () => tx.lockForWrite(taskId, { content: readContent }));
+    return this.readingHead(headReadFailed, () => tx.lockForWrite(taskId, { content: readContent }));
   }
 
   // Runs a step that reads or checks the stored plan: a stored plan whose size does not match its
   // row cannot be appended to (AC-TASKS-PLAN-APPEND-003.5), and is reported as `headReadFailed`.
   private async readingHead<T>(
-    taskId: string,
-    headReadFailed: (() => Error) | undefined,
+    headReadFailed: ((cause: StorageCorruptionError) => Error) | undefined,
     step: () => Promise<T>,
   ): Promise<T> {
     try {
       return await step();
     } catch (error) {
-      if (headReadFailed && error instanceof StorageCorruptionError) {
-        this.deps.logger.error({ taskId, err: error }, "stored plan could not be read for an append");
-        throw headReadFailed();
-      }
+      // Logged where every PLAN_READ_FAILED is, at the edge (with the task and both sizes).
+      if (headReadFailed && error instanceof StorageCorruptionError) throw headReadFailed(error);
       throw error;
     }
   }

@@ -32,7 +32,7 @@ function headOf(row: LockedRow): LockedHead {
   const content = row.p_content === null ? null : str(row.p_content);
   // A mismatch means the row was truncated or altered outside the service; writing on it would
   // silently lose text. Without the content, the append's UPDATE checks it.
-  if (content !== null) verifyContent(content, contentBytes, `plan of task ${str(row.p_task_id)}`);
+  if (content !== null) verifyContent(content, contentBytes, { taskId: str(row.p_task_id), row: "plan" });
   return {
     taskId: str(row.p_task_id),
     title: str(row.p_title),
@@ -59,7 +59,8 @@ function headOf(row: LockedRow): LockedHead {
 function revisionOf(row: LockedRow): LockedRevision {
   const content = row.r_content === null ? null : str(row.r_content);
   const contentBytes = num(row.r_content_bytes);
-  if (content !== null) verifyContent(content, contentBytes, `revision ${str(row.r_id)}`);
+  if (content !== null)
+    verifyContent(content, contentBytes, { taskId: str(row.r_task_id), row: `revision ${str(row.r_id)}` });
   return {
     id: str(row.r_id),
     taskId: str(row.r_task_id),

@@ -9,7 +9,7 @@ import type {
   RevisionRecord,
   TaskRecord,
 } from "../plans/ports/records";
-import { StorageCorruptionError } from "../plans/ports/store-errors";
+import { type CorruptContent, StorageCorruptionError } from "../plans/ports/store-errors";
 
 /** Entity <-> record conversions; the only place that knows both shapes. */
 
@@ -27,7 +27,7 @@ export function taskToEntity(task: TaskRecord): TaskEntity {
 }
 
 export function headFromEntity(row: PlanEntity): HeadRecord {
-  verifyContent(row.content, row.contentBytes, `plan of task ${row.taskId}`);
+  verifyContent(row.content, row.contentBytes, { taskId: row.taskId, row: "plan" });
   return {
     taskId: row.taskId,
     title: row.title,
@@ -95,7 +95,7 @@ export function revisionMetaFromEntity(row: Omit<RevisionEntity, "content">): Re
 }
 
 export function revisionFromEntity(row: RevisionEntity): RevisionRecord {
-  verifyContent(row.content, row.contentBytes, `revision ${row.id}`);
+  verifyContent(row.content, row.contentBytes, { taskId: row.taskId, row: `revision ${row.id}` });
   return { ...revisionMetaFromEntity(row), content: row.content };
 }
 
@@ -105,13 +105,20 @@ function authorKindOf(value: string): AuthorKind {
 
 // Content is stored with its UTF-8 size; a mismatch means the row was truncated or altered outside
 // the service, and composing an append from it would silently lose text.
-export function verifyContent(content: string, recordedBytes: number, what: string): void {
+export function verifyContent(
+  content: string,
+  recordedBytes: number,
+  what: Pick<CorruptContent, "taskId" | "row">,
+): void {
   verifySize(Buffer.byteLength(content, "utf8"), recordedBytes, what);
 }
 
 /** The stored size (measured by the reader or the database) against the recorded one. */
-export function verifySize(storedBytes: number, recordedBytes: number, what: string): void {
-  if (storedBytes !== recordedBytes) {
-    throw new StorageCorruptionError(`stored content of ${what} does not match its recorded size`);
-  }
+export function verifySize(
+  storedBytes: number,
+  recordedBytes: number,
+  what: Pick<CorruptContent, "taskId" | "row">,
+): void {
+  if (storedBytes !== recordedBytes)
+    throw new StorageCorruptionError({ ...what, recordedBytes, storedBytes });
 }

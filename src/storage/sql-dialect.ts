@@ -6,8 +6,13 @@ export interface SqlDialect {
   lockForWrite(withContent: boolean): string;
   /** The size in bytes of the stored text in `column` (the database measures it). */
   byteLength(column: string): string;
-  /** `column`'s first `keepChars` code points followed by `suffix` (both bound parameters). */
-  keepPrefixThen(column: string, keepChars: string, suffix: string): string;
+  /**
+   * `column`'s kept prefix followed by the suffix: two bound parameters, the prefix's length as
+   * `keptLength` measures it, then the suffix.
+   */
+  keepPrefixThen(column: string): string;
+  /** The length of an append's kept prefix in the unit keepPrefixThen cuts by. */
+  keptLength(change: { readonly keepChars: number; readonly keepBytes: number }): number;
   /** Deletes at most `?` (second parameter) changes committed before `?` (first), oldest first. */
   readonly deleteChangesBefore: string;
   /** Deletes at most `?` (third) changes of task `?` (first) of versions up to `?` (second), oldest first. */
@@ -48,7 +53,9 @@ const DIALECTS: Record<Dialect, SqlDialect> = {
   mysql: {
     lockForWrite: lockForWrite(" FOR UPDATE"),
     byteLength: (column) => `OCTET_LENGTH(${column})`,
-    keepPrefixThen: (column, keep, suffix) => `CONCAT(LEFT(${column}, ${keep}), ${suffix})`,
+    // MySQL strings carry their length: LEFT counts utf8mb4 characters (code points), NUL included.
+    keepPrefixThen: (column) => `CONCAT(LEFT(${column}, ?), ?)`,
+    keptLength: (change) => change.keepChars,
     deleteChangesBefore: "DELETE FROM task_plan_changes WHERE committed_at < ? ORDER BY committed_at LIMIT ?",
     deleteTaskChangesUpTo:
       "DELETE FROM task_plan_changes WHERE task_id = ? AND version <= ? ORDER BY version, step LIMIT ?",
@@ -57,7 +64,10 @@ const DIALECTS: Record<Dialect, SqlDialect> = {
   sqlite: {
     lockForWrite: lockForWrite(""),
     byteLength: (column) => `length(CAST(${column} AS BLOB))`,
-    keepPrefixThen: (column, keep, suffix) => `substr(${column}, 1, ${keep}) || ${suffix}`,
+    // SQLite's text functions (substr, length) stop at the first U+0000; cut the bytes instead (a
+    // BLOB's substr counts bytes and reads them all), which the trimmed byte length says exactly.
+    keepPrefixThen: (column) => `CAST(substr(CAST(${column} AS BLOB), 1, ?) AS TEXT) || ?`,
+    keptLength: (change) => change.keepBytes,
     // SQLite's DELETE takes no LIMIT unless compiled with it.
     deleteChangesBefore:
       "DELETE FROM task_plan_changes WHERE rowid IN" +

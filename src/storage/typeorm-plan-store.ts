@@ -398,7 +398,7 @@ class TypeOrmWriteTx implements PlanWriteTx {
       `SELECT content_bytes, ${this.sql.byteLength("content")} AS stored FROM task_plans WHERE task_id = ?`,
       [taskId],
     )) as { content_bytes: number | string; stored: number | string }[];
-    if (row) verifySize(Number(row.stored), Number(row.content_bytes), `plan of task ${taskId}`);
+    if (row) verifySize(Number(row.stored), Number(row.content_bytes), { taskId, row: "plan" });
   }
 
   async historyUsage(taskId: string): Promise<{ revisions: number; bytes: number }> {
@@ -428,7 +428,7 @@ class TypeOrmWriteTx implements PlanWriteTx {
     const whole = typeof content === "string";
     const result = await this.send(
       "UPDATE task_plans SET title = ?, content = " +
-        (whole ? "?" : this.sql.keepPrefixThen("content", "?", "?")) +
+        (whole ? "?" : this.sql.keepPrefixThen("content")) +
         ", content_trimmed_chars = ?, content_trimmed_bytes = ?, content_bytes = ?, content_chars = ?," +
         " version = ?, created_by = ?, created_at = ?, updated_at = ?, latest_revision_number = ?, deleted = ?," +
         " implementation_started_at = ?, implementation_started_by = ?, implementation_started_session_id = ?" +
@@ -436,7 +436,7 @@ class TypeOrmWriteTx implements PlanWriteTx {
         (whole ? "" : ` AND ${this.sql.byteLength("content")} = content_bytes`),
       [
         head.title,
-        ...(whole ? [content] : [content.keepChars, content.suffix]),
+        ...(whole ? [content] : [this.sql.keptLength(content), content.suffix]),
         head.trimmedChars ?? null,
         head.trimmedBytes ?? null,
         head.contentBytes,

@@ -40,6 +40,8 @@ const allErrors: PlanError[] = [
   planErrors.planTooLarge(1, 1),
   planErrors.reductionNotAcknowledged(4000, 10),
   planErrors.planReadFailed(),
+  planErrors.planReadFailed("write"),
+  planErrors.planReadFailed("read"),
   planErrors.storageUnavailable(),
   planErrors.lockUnavailable(),
   planErrors.editTextRequired(),

@@ -79,7 +79,7 @@ describe("changeContentOf (how a change row holds the content after it)", () => 
     const composed = composeAppendInStore({ trimmedChars: 4, trimmedBytes: 4 }, "next");
     const sizes = { ...composed, change: "", chars: composed.chars + 1 };
     expect(changeContentOf(headOf(composed.change, sizes))).toEqual({ form: "head" });
-    const blank = { keepChars: 4, suffix: "\n\n " };
+    const blank = { keepChars: 4, keepBytes: 4, suffix: "\n\n " };
     expect(changeContentOf(headOf(blank, { ...composed, change: "" }))).toEqual({ form: "head" });
   });
 });

@@ -120,6 +120,8 @@ describe("the append the database composes (composeAppendInStore) equals compose
     "BOM is not whitespace\ufeff",
     "😀 astral 𝒳\n\n",
     "ünïcödé\u2028",
+    "a\u0000b", // SQLite's text functions stop at NUL: the store cuts bytes
+    "\u0000\u0001\u001f\u007f\u0085\u009f\n",
   ];
   const fragments = ["x", "\n\n## F\n", "  \n\t\n  indented\n", "😀\u3000", "a\r\nb\r\n", "\u2029\nlast\n  "];
   const keep = (text: string, chars: number) => [...text].slice(0, chars).join("");
@@ -131,8 +133,11 @@ describe("the append the database composes (composeAppendInStore) equals compose
       f,
     );
     const expected = composeAppend(s, f);
-    // What the database does with the change: LEFT(content, keepChars) + suffix.
+    // What the databases do with the change: MySQL's LEFT(content, keepChars) + suffix, SQLite's
+    // first keepBytes bytes + suffix.
     expect(keep(s, inStore.change.keepChars) + inStore.change.suffix).toBe(expected);
+    const bytes = Buffer.from(s, "utf8").subarray(0, inStore.change.keepBytes).toString("utf8");
+    expect(bytes + inStore.change.suffix).toBe(expected);
     expect(inStore).toMatchObject({
       bytes: Buffer.byteLength(expected),
       chars: [...expected].length,

@@ -113,6 +113,18 @@ const TABLE: [string, () => PlanError, string, string][] = [
     "The stored plan could not be read, so the append was not applied. Retry later; do not create the plan again and do not resend the whole document.",
   ],
   [
+    'planReadFailed("write")',
+    () => planErrors.planReadFailed("write"),
+    "PLAN_READ_FAILED",
+    "The stored plan could not be read, so the write was not applied. Retry later. If it persists, recover the plan: RevertPlan to a good revision (ListPlanRevisions, GetPlanRevision) or SavePlan with the whole document; do not append to it.",
+  ],
+  [
+    'planReadFailed("read")',
+    () => planErrors.planReadFailed("read"),
+    "PLAN_READ_FAILED",
+    "The stored content could not be read. Retry later. If it persists, recover the plan: RevertPlan to a good revision (ListPlanRevisions, GetPlanRevision) or SavePlan with the whole document; do not append to it.",
+  ],
+  [
     "storageUnavailable()",
     () => planErrors.storageUnavailable(),
     "STORAGE_UNAVAILABLE",

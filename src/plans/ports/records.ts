@@ -44,9 +44,11 @@ export type HeadMeta = Omit<HeadRecord, "content">;
 
 /**
  * How a write sets HEAD content: the whole text, or (an append the database composes) the stored
- * content's first `keepChars` code points followed by `suffix`.
+ * content's first `keepChars` code points (the same text as its first `keepBytes` UTF-8 bytes)
+ * followed by `suffix`. Both measures are given so that each database cuts where it can cut exactly.
  */
-export type ContentChange = string | { readonly keepChars: number; readonly suffix: string };
+export type ContentChange =
+  string | { readonly keepChars: number; readonly keepBytes: number; readonly suffix: string };
 
 /** A HEAD row as a write stores it. */
 export interface HeadWrite extends HeadMeta {

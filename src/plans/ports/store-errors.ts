@@ -19,10 +19,19 @@ export class StorageUnavailableError extends Error {
   }
 }
 
+/** What failed an integrity check: whose content, and its recorded and measured UTF-8 sizes. */
+export interface CorruptContent {
+  readonly taskId: string;
+  /** "plan" (the HEAD row) or "revision <id>". */
+  readonly row: string;
+  readonly recordedBytes: number;
+  readonly storedBytes: number;
+}
+
 /** Stored data failed its integrity check (for example content shorter than its recorded size). */
 export class StorageCorruptionError extends Error {
-  constructor(message: string) {
-    super(message);
+  constructor(readonly corrupt: CorruptContent) {
+    super(`stored content of the ${corrupt.row} of task ${corrupt.taskId} does not match its recorded size`);
     this.name = "StorageCorruptionError";
   }
 }
