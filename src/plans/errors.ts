@@ -75,12 +75,20 @@ export class PlanError extends Error {
     this.retryDelayMs = init.retryDelayMs ?? null;
   }
 
-  /** The same error worded for a rejected write: it starts by saying that nothing changed. */
+  /** The same error worded for a rejected plan write: it starts by saying that nothing changed. */
   asRejectedWrite(): PlanError {
+    return this.asNotDone("Plan was not changed");
+  }
+
+  /**
+   * The same error led by what did not happen, for writes that are not plan writes too (for example
+   * "Task was not created"): "<outcome> because <detail>. <next action>".
+   */
+  asNotDone(outcome: string): PlanError {
     return new PlanError(
       this.reason,
       { ...this, retryDelayMs: this.retryDelayMs ?? undefined, cause: this.cause },
-      `Plan was not changed because ${this.detail}. ${this.nextAction}`,
+      `${outcome} because ${this.detail}. ${this.nextAction}`,
     );
   }
 }
@@ -312,7 +320,7 @@ export const planErrors = {
     });
   },
   historyQuotaExceeded(limit: "revisions" | "bytes", max: number, used: number): PlanError {
-    const what = limit === "revisions" ? "revisions" : "bytes of revision content";
+    const what = limit === "revisions" ? "revisions" : "bytes of stored plan text";
     return new PlanError("HISTORY_QUOTA_EXCEEDED", {
       detail: `the task's history would exceed its budget of ${max} ${what} (it holds ${used})`,
       nextAction:

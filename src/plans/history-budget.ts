@@ -6,10 +6,13 @@ export interface HistoryBudget {
   readonly maxBytes: number;
 }
 
-/** What a task's revisions hold now. */
+/** What a task's history holds: its revisions, and every stored copy of plan text in it. */
 export interface HistoryUsage {
   readonly revisions: number;
-  /** Sum of the revisions' content sizes in UTF-8 bytes. */
+  /**
+   * UTF-8 bytes of plan text the history stores: the revisions' contents and the change history's
+   * copies (WatchPlan's rows: a full copy for every write but an append, which keeps its tail).
+   */
   readonly bytes: number;
 }
 
@@ -21,37 +24,43 @@ export interface HistoryGrowth {
 }
 
 /**
- * Refuses a write whose revision would take the task's history past its budget, with
- * RESOURCE_EXHAUSTED HISTORY_QUOTA_EXCEEDED (limit and usage in metadata). Applies to every revision,
- * reverts and restores included: they are exempt from the plan size limit, not from the budget (each
- * revert of a 256 KiB plan stores a full copy). A write that does not grow the history always passes.
+ * Refuses a write that takes the task's history past its budget, with RESOURCE_EXHAUSTED
+ * HISTORY_QUOTA_EXCEEDED (limit and usage before the write in metadata). `before` and `after` are
+ * measured in the write's own transaction, before and after its rows, so every stored copy counts:
+ * revisions (reverts and restores included: they are exempt from the plan size limit, not from the
+ * budget) and the change history. A write that does not grow a measure always passes it.
  */
-export function checkHistoryBudget(budget: HistoryBudget, usage: HistoryUsage, growth: HistoryGrowth): void {
-  const revisions = usage.revisions + (growth.replacedBytes === null ? 1 : 0);
-  const bytes = usage.bytes - (growth.replacedBytes ?? 0) + growth.revisionBytes;
-  if (budget.maxRevisions > 0 && revisions > budget.maxRevisions && revisions > usage.revisions) {
-    throw planErrors.historyQuotaExceeded("revisions", budget.maxRevisions, usage.revisions);
+export function checkHistoryBudget(budget: HistoryBudget, before: HistoryUsage, after: HistoryUsage): void {
+  if (
+    budget.maxRevisions > 0 &&
+    after.revisions > budget.maxRevisions &&
+    after.revisions > before.revisions
+  ) {
+    throw planErrors.historyQuotaExceeded("revisions", budget.maxRevisions, before.revisions);
   }
-  if (budget.maxBytes > 0 && bytes > budget.maxBytes && bytes > usage.bytes) {
-    throw planErrors.historyQuotaExceeded("bytes", budget.maxBytes, usage.bytes);
+  if (budget.maxBytes > 0 && after.bytes > budget.maxBytes && after.bytes > before.bytes) {
+    throw planErrors.historyQuotaExceeded("bytes", budget.maxBytes, before.bytes);
   }
 }
 
 /**
- * Whether the write could take the history past its budget, judged without reading the history:
- * a task's revisions are numbered 1..latestNumber with no gaps reused (so they are at most that many),
- * and none holds more than `maxRevisionBytes` (every content write is held to the plan size limit;
- * reverts and restores copy revisions that were). False means checkHistoryBudget would pass, so the
- * usage query can be skipped.
+ * Whether the write could take the history past its budget, judged without reading the history.
+ * A task's revisions are numbered 1..latestNumber with no gaps reused (so they are at most that
+ * many); its change rows are at most two per version (a write and its implementation-started mark)
+ * up to `headVersion`, each holding at most two copies (a copy and an append's tail); and no copy
+ * is larger than `maxRevisionBytes` (every content write is held to the plan size limit; reverts
+ * and restores copy revisions that were). False means checkHistoryBudget would pass, so the usage
+ * queries can be skipped.
  */
 export function mayExceedHistoryBudget(
   budget: HistoryBudget,
-  latestNumber: number,
+  history: { readonly latestNumber: number; readonly headVersion: number },
   growth: HistoryGrowth,
   maxRevisionBytes: number,
 ): boolean {
-  const revisionsAtMost = latestNumber + (growth.replacedBytes === null ? 1 : 0);
-  const bytesAtMost = revisionsAtMost * Math.max(maxRevisionBytes, growth.revisionBytes);
+  const revisionsAtMost = history.latestNumber + (growth.replacedBytes === null ? 1 : 0);
+  const copiesAtMost = revisionsAtMost + 4 * (history.headVersion + 1);
+  const bytesAtMost = copiesAtMost * Math.max(maxRevisionBytes, growth.revisionBytes);
   return (
     (budget.maxRevisions > 0 && revisionsAtMost > budget.maxRevisions) ||
     (budget.maxBytes > 0 && bytesAtMost > budget.maxBytes)

@@ -118,32 +118,31 @@ export class WriteRunner {
             coalesceWindowMs: settings.coalesceWindowMs,
             newId: this.deps.newId,
           };
-          const decideWithinBudget = async () => {
-            const decision = await decide(state, env, tx, task);
-            // The usage query runs only for a task whose history could be near its budget.
-            const growth = decision.stored?.history;
-            const latestNumber = Math.max(state.latest?.number ?? 0, state.head?.latestRevisionNumber ?? 0);
-            if (
-              growth &&
-              mayExceedHistoryBudget(settings.historyBudget, latestNumber, growth, limits.maxPlanBytes)
-            ) {
-              checkHistoryBudget(settings.historyBudget, await tx.historyUsage(taskId), growth);
-            }
-            return decision;
-          };
-          const decided = await decideWithinBudget().catch(async (error: unknown) => {
+          const decided = await decide(state, env, tx, task).catch(async (error: unknown) => {
             // An append rejected here never read the stored plan: one that cannot be read is reported
             // first (AC-TASKS-PLAN-APPEND-001.7: read failure before the size limit).
             if (options.headReadFailed && !(options.readContent ?? true) && state.head && !state.head.deleted)
               await this.readingHead(options.headReadFailed, () => tx.verifyStoredContent(taskId));
             throw error;
           });
+          // The history is measured (before and after the write's rows) only for a task whose
+          // history could be near its budget.
+          const growth = decided.stored?.history;
+          const history = {
+            latestNumber: Math.max(state.latest?.number ?? 0, state.head?.latestRevisionNumber ?? 0),
+            headVersion: state.head?.version ?? 0,
+          };
+          const budgeted =
+            growth !== undefined &&
+            mayExceedHistoryBudget(settings.historyBudget, history, growth, limits.maxPlanBytes);
+          const before = budgeted ? await tx.historyUsage(taskId) : null;
           const { change } = decided;
           // A write other than an append replaces the content older changes may be derived from.
           if (change && change.content.form !== "prefix" && state.head && !state.head.deleted)
             await tx.materializeChanges(taskId, state.head.version);
           await this.readingHead(options.headReadFailed, () => decided.apply(tx));
           if (change) await tx.recordChange(change.record, change.content);
+          if (before) checkHistoryBudget(settings.historyBudget, before, await tx.historyUsage(taskId));
           if (request) {
             await tx.rememberRequest(
               {

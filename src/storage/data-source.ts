@@ -11,6 +11,7 @@ import { AppendComposition1764600000000 } from "./migrations/1764600000000-appen
 import { PlanChanges1764700000000 } from "./migrations/1764700000000-plan-changes";
 import { ChangeContentPrefix1764800000000 } from "./migrations/1764800000000-change-content-prefix";
 import { RevisionContentAtHead1764900000000 } from "./migrations/1764900000000-revision-content-at-head";
+import { ChangeStoredBytes1765000000000 } from "./migrations/1765000000000-change-stored-bytes";
 import { WriteRequestEntity } from "./entities/write-request.entity";
 
 /** Which database a URL names: `sqlite:<path>` (or `sqlite::memory:`) or `mysql://user:pass@host:port/db`. */
@@ -34,6 +35,7 @@ export function createDataSource(url: string, options: { poolSize: number }): Da
       PlanChanges1764700000000,
       ChangeContentPrefix1764800000000,
       RevisionContentAtHead1764900000000,
+      ChangeStoredBytes1765000000000,
     ],
     migrationsTableName: "schema_migrations",
     synchronize: false,

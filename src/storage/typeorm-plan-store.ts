@@ -70,6 +70,8 @@ const afterKey = (key: ChangeKey) => [key.version, key.version, key.step];
 // The HEAD content this transaction wrote, copied by the database into a revision or change row, so
 // that the plan crosses the wire at most once per write (never, for an append). Bound to the task id.
 const HEAD_CONTENT = "(SELECT h.content FROM task_plans h WHERE h.task_id = ?)";
+// Its recorded size (what a copy of it adds to the task's stored history).
+const HEAD_CONTENT_BYTES = "(SELECT h.content_bytes FROM task_plans h WHERE h.task_id = ?)";
 
 /** PlanStore over TypeORM, for SQLite (embedded default) and MySQL/MariaDB (production). */
 export class TypeOrmPlanStore implements PlanStore {
@@ -401,14 +403,21 @@ class TypeOrmWriteTx implements PlanWriteTx {
     if (row) verifySize(Number(row.stored), Number(row.content_bytes), { taskId, row: "plan" });
   }
 
+  // Every stored copy of plan text the task's history holds: its revisions' and its change rows'.
   async historyUsage(taskId: string): Promise<{ revisions: number; bytes: number }> {
-    const row = (await this.manager
-      .createQueryBuilder(RevisionEntity, "r")
-      .select("COUNT(*)", "revisions")
-      .addSelect("COALESCE(SUM(r.contentBytes), 0)", "bytes")
-      .where("r.taskId = :taskId", { taskId })
-      .getRawOne()) as { revisions: number | string; bytes: number | string } | undefined;
-    return { revisions: Number(row?.revisions ?? 0), bytes: Number(row?.bytes ?? 0) };
+    const { rows } = await this.send(
+      "SELECT (SELECT COUNT(*) FROM task_plan_revisions WHERE task_id = ?) AS revisions," +
+        " (SELECT COALESCE(SUM(content_bytes), 0) FROM task_plan_revisions WHERE task_id = ?) AS revision_bytes," +
+        ` (SELECT COALESCE(SUM(COALESCE(stored_bytes, COALESCE(${this.sql.byteLength("content")}, 0) +` +
+        ` COALESCE(${this.sql.byteLength("content_tail")}, 0))), 0) FROM task_plan_changes WHERE task_id = ?)` +
+        " AS change_bytes",
+      [taskId, taskId, taskId],
+    );
+    const row = rows[0] as Record<string, number | string | null> | undefined;
+    return {
+      revisions: Number(row?.revisions ?? 0),
+      bytes: Number(row?.revision_bytes ?? 0) + Number(row?.change_bytes ?? 0),
+    };
   }
 
   async findRevision(taskId: string, revisionId: string): Promise<RevisionRecord | null> {
@@ -557,18 +566,25 @@ class TypeOrmWriteTx implements PlanWriteTx {
   async recordChange(change: ChangeRecord, content: ChangeContent): Promise<void> {
     const copied = content.form === "head";
     await this.send(
-      `INSERT INTO task_plan_changes (${CHANGE_COLUMNS}, ${PREFIX_COLUMNS})` +
-        ` VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${copied ? HEAD_CONTENT : "NULL"}, ?, ?)`,
-      [...changeParameters(change), ...(copied ? [change.taskId] : []), ...prefixParameters(content)],
+      `INSERT INTO task_plan_changes (${CHANGE_COLUMNS}, ${PREFIX_COLUMNS}, stored_bytes)` +
+        ` VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${copied ? HEAD_CONTENT : "NULL"}, ?, ?,` +
+        ` ${copied ? HEAD_CONTENT_BYTES : "?"})`,
+      [
+        ...changeParameters(change),
+        ...(copied ? [change.taskId] : []),
+        ...prefixParameters(content),
+        copied ? change.taskId : content.form === "prefix" ? Buffer.byteLength(content.tail, "utf8") : 0,
+      ],
     );
   }
 
   // Runs before the HEAD update, so HEAD_CONTENT is still the content of `version`.
   async materializeChanges(taskId: string, version: number): Promise<void> {
     await this.send(
-      `UPDATE task_plan_changes SET content = ${HEAD_CONTENT}` +
+      `UPDATE task_plan_changes SET content = ${HEAD_CONTENT},` +
+        ` stored_bytes = COALESCE(stored_bytes, 0) + ${HEAD_CONTENT_BYTES}` +
         " WHERE task_id = ? AND version = ? AND content IS NULL AND content_kept_chars IS NOT NULL",
-      [taskId, taskId, version],
+      [taskId, taskId, taskId, version],
     );
   }
 

@@ -1,5 +1,6 @@
 import { planState } from "../harness/plan-state";
 import { rpcError } from "../harness/rpc";
+import { execSql } from "../harness/sql";
 import { DATABASES, startTestApp, type TestApp } from "../harness/test-app";
 
 const APPEND = 2;
@@ -30,13 +31,58 @@ describe.each(DATABASES)("the per-task history budget, on $label", ({ dialect })
 
   it("reverts count against the byte budget (exempt from the size limit, not from the budget)", async () => {
     const taskId = await app.newTask();
+    // 1,000 bytes in the revision and 1,000 in the change history (WatchPlan's copy).
     const first = await app.plans.savePlan({ taskId, content: "x".repeat(1_000) });
-    await app.plans.savePlan({ taskId, content: "short" });
-    await app.plans.revertPlan({ taskId, revisionId: first.revision?.id }); // 1,000 + 5 + 1,000 bytes
+    await app.plans.savePlan({ taskId, content: "short" }); // 2,010 in all
     const before = await planState(app.plans, taskId);
     const failure = await rpcError(app.plans.revertPlan({ taskId, revisionId: first.revision?.id }));
     expect([failure.code, failure.reason]).toEqual([8, "HISTORY_QUOTA_EXCEEDED"]);
-    expect(failure.metadata).toMatchObject({ limit: "bytes", limit_bytes: "3000", used_bytes: "2005" });
+    expect(failure.metadata).toMatchObject({ limit: "bytes", limit_bytes: "3000", used_bytes: "2010" });
     expect(await planState(app.plans, taskId)).toEqual(before);
+  });
+
+  it("the budget holds what the database stores: revisions and change history together", async () => {
+    const budgeted = await startTestApp(dialect, {
+      env: { PLAN_HISTORY_MAX_BYTES: String(2 * 1024 * 1024), PLAN_COALESCE_WINDOW_MS: "0" },
+    });
+    try {
+      const taskId = await budgeted.newTask();
+      const plan = `# Plan\n${"a 200 KiB plan line\n".repeat(10_240)}`; // 204,807 bytes
+      const first = await budgeted.plans.savePlan({ taskId, content: plan });
+      await budgeted.plans.updatePlan({ taskId, content: "## more", mode: APPEND });
+      let reverts = 0;
+      let failure = null;
+      while (failure === null && reverts < 40) {
+        failure = await budgeted.plans
+          .revertPlan({ taskId, revisionId: first.revision?.id })
+          .then(
+            () => null,
+            (error: unknown) => rpcError(Promise.reject(error)),
+          );
+        if (failure === null) reverts += 1;
+      }
+      expect(failure?.reason).toBe("HISTORY_QUOTA_EXCEEDED");
+      // The database's own measure of every stored copy of the task's text.
+      const stored = async (sql: string) =>
+        Number(
+          ((await execSql(budgeted.databaseUrl, sql, [taskId])) as { n: number | string | null }[])[0]?.n ??
+            0,
+        );
+      const length = dialect === "mysql" ? "OCTET_LENGTH" : "length";
+      const text = (column: string) =>
+        `COALESCE(${length}(CAST(${column} AS ${dialect === "mysql" ? "BINARY" : "BLOB"})), 0)`;
+      const revisions = await stored(
+        `SELECT SUM(${text("content")}) AS n FROM task_plan_revisions WHERE task_id = ?`,
+      );
+      const changes = await stored(
+        `SELECT SUM(${text("content")} + ${text("content_tail")}) AS n FROM task_plan_changes WHERE task_id = ?`,
+      );
+      expect(revisions + changes).toBeLessThanOrEqual(2 * 1024 * 1024);
+      // And the budget is used, not merely refused early: one more copy of the plan would not fit.
+      expect(revisions + changes + 2 * plan.length).toBeGreaterThan(2 * 1024 * 1024);
+      expect(reverts).toBeGreaterThan(0);
+    } finally {
+      await budgeted.stop();
+    }
   });
 });

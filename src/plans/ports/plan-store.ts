@@ -78,7 +78,10 @@ export interface PlanWriteTx {
    * measures it); throws StorageCorruptionError on a mismatch.
    */
   verifyStoredContent(taskId: string): Promise<void>;
-  /** How many revisions the task has and the sum of their content sizes (the history budget). */
+  /**
+   * What the task's history holds (the history budget): how many revisions, and the UTF-8 bytes of
+   * every stored copy of plan text in it, the revisions' and the change history's.
+   */
   historyUsage(taskId: string): Promise<{ revisions: number; bytes: number }>;
   /** A revision of this task. */
   findRevision(taskId: string, revisionId: string): Promise<RevisionRecord | null>;
