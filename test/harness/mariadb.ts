@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { createConnection } from "mysql2/promise";
 import { freePort } from "./free-port";
 import { requireBinary, stopProcess, waitFor } from "./processes";
+import { tracked } from "./started-processes";
 
 /** A throwaway MariaDB server started by the tests. */
 export interface MariaDb {
@@ -38,34 +39,37 @@ export async function startMariaDb(
   const port = await freePort();
   const user = userInfo().username;
   const launch = (): ChildProcess =>
-    spawn(
-      MARIADBD,
-      [
-        "--no-defaults",
-        `--user=${user}`,
-        `--datadir=${join(dir, "data")}`,
-        `--socket=${join(dir, "mysql.sock")}`,
-        `--port=${port}`,
-        `--bind-address=${bindAddress}`,
-        `--pid-file=${join(dir, "mysqld.pid")}`,
-        `--log-error=${join(dir, "mysqld.err")}`,
-        // Tests shrink InnoDB and trade durability for speed. Benchmarks keep durable commits (flush
-        // at every commit, doublewrite) and size InnoDB as a server would be for its working set
-        // (plans of up to 256 KiB, their revisions and changes: a few hundred MiB in a bench).
-        ...(options.durable
-          ? ["--innodb-buffer-pool-size=1G", "--innodb-log-file-size=512M"]
-          : [
-              "--innodb-buffer-pool-size=64M",
-              "--innodb-log-file-size=16M",
-              "--innodb-flush-log-at-trx-commit=0",
-              "--innodb-doublewrite=0",
-            ]),
-        "--skip-log-bin",
-        "--max-connections=500",
-        "--character-set-server=utf8mb4",
-        "--collation-server=utf8mb4_bin",
-      ],
-      { stdio: "ignore" },
+    tracked(
+      spawn(
+        MARIADBD,
+        [
+          "--no-defaults",
+          `--user=${user}`,
+          `--datadir=${join(dir, "data")}`,
+          `--socket=${join(dir, "mysql.sock")}`,
+          `--port=${port}`,
+          `--bind-address=${bindAddress}`,
+          `--pid-file=${join(dir, "mysqld.pid")}`,
+          `--log-error=${join(dir, "mysqld.err")}`,
+          // Tests shrink InnoDB and trade durability for speed. Benchmarks keep durable commits (flush
+          // at every commit, doublewrite) and size InnoDB as a server would be for its working set
+          // (plans of up to 256 KiB, their revisions and changes: a few hundred MiB in a bench).
+          ...(options.durable
+            ? ["--innodb-buffer-pool-size=1G", "--innodb-log-file-size=512M"]
+            : [
+                "--innodb-buffer-pool-size=64M",
+                "--innodb-log-file-size=16M",
+                "--innodb-flush-log-at-trx-commit=0",
+                "--innodb-doublewrite=0",
+              ]),
+          "--skip-log-bin",
+          "--max-connections=500",
+          "--character-set-server=utf8mb4",
+          "--collation-server=utf8mb4_bin",
+        ],
+        { stdio: "ignore" },
+      ),
+      `mariadbd on port ${port}`,
     );
   const url = (database: string) => `mysql://root@127.0.0.1:${port}/${database}`;
   const ready = (child: ChildProcess) =>

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { createConnection } from "node:net";
 import { freePort } from "./free-port";
 import { requireBinary, stopProcess, waitFor } from "./processes";
+import { tracked } from "./started-processes";
 
 /** A throwaway redis-server started by the tests (no persistence, loopback, free port). */
 export interface RedisNode {
@@ -30,7 +31,12 @@ async function startRedisNode(host: string | null): Promise<RedisNode> {
   const port = await freePort();
   const launch = () => launchRedis(port, dir, host);
   let child: ChildProcess = launch();
-  await waitUntilPinged(port, child);
+  try {
+    await waitUntilPinged(port, child);
+  } catch (error) {
+    await stopProcess(child, 0); // a node that did not come up is not left behind
+    throw error;
+  }
   return {
     port,
     url: `redis://${host ?? "127.0.0.1"}:${port}`,
@@ -55,10 +61,25 @@ function launchRedis(port: number, dir: string, host: string | null): ChildProce
   // Protected mode refuses non-loopback clients of a password-less server; the extra address is a
   // test-only bridge no other machine reaches.
   const reach = host ? ["--bind", "127.0.0.1", host, "--protected-mode", "no"] : ["--bind", "127.0.0.1"];
-  return spawn(
-    "redis-server",
-    ["--port", String(port), ...reach, "--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no"],
-    { stdio: "ignore" },
+  return tracked(
+    spawn(
+      "redis-server",
+      [
+        "--port",
+        String(port),
+        ...reach,
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--dir",
+        dir,
+        "--daemonize",
+        "no",
+      ],
+      { stdio: "ignore" },
+    ),
+    `redis-server on port ${port}`,
   );
 }
 

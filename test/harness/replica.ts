@@ -5,6 +5,7 @@ import { freePort } from "./free-port";
 import { checkHealth, healthClient } from "./grpc-clients";
 import type { Pod } from "./pod-network";
 import { stopProcess, waitFor } from "./processes";
+import { tracked } from "./started-processes";
 
 /** A service replica running as its own OS process (the built server, dist/src/main.js). */
 export interface Replica {
@@ -40,26 +41,31 @@ export async function startReplica(
   env: Record<string, string>,
   logDir: string,
   pod: Pod | null = null,
+  options: { readonly servingWithinMs?: number } = {},
 ): Promise<Replica> {
+  const within = options.servingWithinMs ?? 30_000;
   if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run 'npm run build' first (npm test does)`);
   const port = await freePort();
   const host = pod?.address ?? "127.0.0.1";
   const logFile = join(logDir, `replica-${port}.log`);
   const [command, ...prefix] = pod ? [...pod.exec, process.execPath] : [process.execPath];
   const launch = () =>
-    spawn(command ?? process.execPath, [...prefix, MAIN], {
-      env: {
-        ...process.env,
-        PLAN_RATE_LIMIT_WRITES: "0", // load and fault workloads write from one address
-        ...env,
-        PLAN_GRPC_ADDRESS: `${pod ? "0.0.0.0" : "127.0.0.1"}:${port}`,
-        PLAN_LOG_LEVEL: "warn",
-        PLAN_METRICS_ADDRESS: "127.0.0.1:0",
-      },
-      stdio: ["ignore", openSync(logFile, "a"), openSync(logFile, "a")],
-    });
+    tracked(
+      spawn(command ?? process.execPath, [...prefix, MAIN], {
+        env: {
+          ...process.env,
+          PLAN_RATE_LIMIT_WRITES: "0", // load and fault workloads write from one address
+          ...env,
+          PLAN_GRPC_ADDRESS: `${pod ? "0.0.0.0" : "127.0.0.1"}:${port}`,
+          PLAN_LOG_LEVEL: "warn",
+          PLAN_METRICS_ADDRESS: "127.0.0.1:0",
+        },
+        stdio: ["ignore", openSync(logFile, "a"), openSync(logFile, "a")],
+      }),
+      `replica on port ${port}`,
+    );
   let child: ChildProcess = launch();
-  await untilServing(host, port, child);
+  await servingOrStopped(host, port, child, within);
   return {
     host,
     port,
@@ -72,13 +78,34 @@ export async function startReplica(
     kill: () => stopProcess(child, 0),
     async restart() {
       child = launch();
-      await untilServing(host, port, child);
+      await servingOrStopped(host, port, child, within);
     },
     stop: () => stopProcess(child, 15_000),
   };
 }
 
-async function untilServing(host: string, port: number, child: ChildProcess): Promise<void> {
+// A replica that does not come up is stopped before the error goes on: nothing a failed start
+// spawned outlives it.
+async function servingOrStopped(
+  host: string,
+  port: number,
+  child: ChildProcess,
+  withinMs: number,
+): Promise<void> {
+  try {
+    await untilServing(host, port, child, withinMs);
+  } catch (error) {
+    await stopProcess(child, 0);
+    throw error;
+  }
+}
+
+async function untilServing(
+  host: string,
+  port: number,
+  child: ChildProcess,
+  withinMs: number,
+): Promise<void> {
   const health = healthClient(port, host);
   try {
     await waitFor(
@@ -87,7 +114,7 @@ async function untilServing(host: string, port: number, child: ChildProcess): Pr
         if (child.exitCode !== null) throw new Error(`replica on ${port} exited with ${child.exitCode}`);
         return (await checkHealth(health)) === "SERVING";
       },
-      30_000,
+      withinMs,
     );
   } finally {
     health.close();
