@@ -45,13 +45,11 @@ fi
 HELM_VERSION=v3.22.0
 command -v helm >/dev/null 2>&1 || ensure_go_tool helm helm.sh/helm/v3/cmd/helm "$HELM_VERSION"
 
-# 4. Node dependencies, pinned by package-lock.json; reinstalled only when the lockfile changes
-#    (better-sqlite3 compiles from source here, ~80 s).
-stamp=node_modules/.taskplans-lockfile.sha256
-hash=$(sha256sum package-lock.json | cut -d' ' -f1)
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$hash" ]; then
+# 4. Node dependencies, pinned by package-lock.json; installed only when node_modules does not hold
+#    exactly what the lockfile pins (an `npm ci` from the README, or an earlier run, already did it;
+#    better-sqlite3 compiles from source here, ~80 s).
+if ! node scripts/node-modules-current.mjs; then
   JOBS=max npm ci --no-audit --no-fund
-  echo "$hash" >"$stamp"
 fi
 
 # 5. Everything else: generated-code drift, types, lint, format, unit and integration tests.
