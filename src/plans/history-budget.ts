@@ -44,6 +44,15 @@ export function checkHistoryBudget(budget: HistoryBudget, before: HistoryUsage, 
 }
 
 /**
+ * How many bytes the history holds beyond its byte budget (0 when within it, or without one). A
+ * write trims that much of the task's change history, oldest first, before checkHistoryBudget: the
+ * change history (what WatchPlan resumes from) yields to the budget, the revisions never do.
+ */
+export function historyOverBudget(budget: HistoryBudget, usage: HistoryUsage): number {
+  return budget.maxBytes > 0 ? Math.max(0, usage.bytes - budget.maxBytes) : 0;
+}
+
+/**
  * Whether the write could take the history past its budget, judged without reading the history.
  * A task's revisions are numbered 1..latestNumber with no gaps reused (so they are at most that
  * many); its change rows are at most two per version (a write and its implementation-started mark)

@@ -206,7 +206,8 @@ export class PlanService {
           );
           return {
             apply: async (tx: PlanWriteTx) => {
-              await tx.detachRevisionContent(request.taskId); // the tombstone holds no content
+              // The tombstone holds no content.
+              await tx.detachRevisionContent(request.taskId, decision.head.latestRevisionNumber);
               await tx.updateHead(decision.head, decision.fenceVersion);
             },
             events: decision.events,
@@ -321,9 +322,10 @@ export class PlanService {
 function commitOf(decision: WriteDecision): Commit<WriteResult> {
   return {
     apply: async (tx) => {
-      // A new revision moves HEAD past the newest one, which may hold its content as HEAD's.
+      // A new revision moves HEAD past the newest one (numbered just below it), which may hold its
+      // content as HEAD's.
       if (decision.coalescedFrom === null && decision.fenceVersion !== null)
-        await tx.detachRevisionContent(decision.head.taskId);
+        await tx.detachRevisionContent(decision.head.taskId, decision.revision.number - 1);
       if (decision.fenceVersion === null) await tx.insertHead(decision.head);
       else await tx.updateHead(decision.head, decision.fenceVersion);
       if (decision.coalescedFrom === null) await tx.insertRevision(decision.revision);

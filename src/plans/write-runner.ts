@@ -11,6 +11,7 @@ import { translateFailure } from "./failures";
 import {
   checkHistoryBudget,
   type HistoryBudget,
+  historyOverBudget,
   type HistoryGrowth,
   mayExceedHistoryBudget,
 } from "./history-budget";
@@ -142,7 +143,16 @@ export class WriteRunner {
             await tx.materializeChanges(taskId, state.head.version);
           await this.readingHead(options.headReadFailed, () => decided.apply(tx));
           if (change) await tx.recordChange(change.record, change.content);
-          if (before) checkHistoryBudget(settings.historyBudget, before, await tx.historyUsage(taskId));
+          if (before) {
+            let after = await tx.historyUsage(taskId);
+            // The change history yields first: what the budget cannot hold of it goes, oldest first.
+            const excess = historyOverBudget(settings.historyBudget, after);
+            if (excess > 0) {
+              const freed = await tx.trimChangeHistory(taskId, excess, decided.change?.record.version ?? 0);
+              after = { ...after, bytes: after.bytes - freed };
+            }
+            checkHistoryBudget(settings.historyBudget, before, after);
+          }
           if (request) {
             await tx.rememberRequest(
               {

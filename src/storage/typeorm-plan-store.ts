@@ -253,11 +253,13 @@ export class TypeOrmPlanStore implements PlanStore {
       const states = new Map<string, ChangeKey | null>();
       for (let i = 0; i < taskIds.length; i += 500) {
         const slice = taskIds.slice(i, i + 500);
-        // version * 2 + step orders keys as compareChangeKeys does: one indexed MAX per task.
+        // version * 2 + step orders keys as compareChangeKeys does. Each task's newest key is the
+        // last entry of its primary key range (task_id, version, step): one index probe per task,
+        // whatever its retained history (a MAX over an expression would read all of it).
         const rows = (await this.dataSource.query(
-          "SELECT t.id AS task_id, MAX(c.version * 2 + c.step) AS newest FROM tasks t" +
-            " LEFT JOIN task_plan_changes c ON c.task_id = t.id" +
-            ` WHERE t.id IN (${slice.map(() => "?").join(", ")}) GROUP BY t.id`,
+          "SELECT t.id AS task_id, (SELECT c.version * 2 + c.step FROM task_plan_changes c" +
+            " WHERE c.task_id = t.id ORDER BY c.version DESC, c.step DESC LIMIT 1) AS newest FROM tasks t" +
+            ` WHERE t.id IN (${slice.map(() => "?").join(", ")})`,
           slice,
         )) as { task_id: string; newest: number | string | null }[];
         for (const row of rows) {
@@ -408,8 +410,7 @@ class TypeOrmWriteTx implements PlanWriteTx {
     const { rows } = await this.send(
       "SELECT (SELECT COUNT(*) FROM task_plan_revisions WHERE task_id = ?) AS revisions," +
         " (SELECT COALESCE(SUM(content_bytes), 0) FROM task_plan_revisions WHERE task_id = ?) AS revision_bytes," +
-        ` (SELECT COALESCE(SUM(COALESCE(stored_bytes, COALESCE(${this.sql.byteLength("content")}, 0) +` +
-        ` COALESCE(${this.sql.byteLength("content_tail")}, 0))), 0) FROM task_plan_changes WHERE task_id = ?)` +
+        ` (SELECT COALESCE(SUM(${this.changeStoredBytes()}), 0) FROM task_plan_changes WHERE task_id = ?)` +
         " AS change_bytes",
       [taskId, taskId, taskId],
     );
@@ -418,6 +419,37 @@ class TypeOrmWriteTx implements PlanWriteTx {
       revisions: Number(row?.revisions ?? 0),
       bytes: Number(row?.revision_bytes ?? 0) + Number(row?.change_bytes ?? 0),
     };
+  }
+
+  // The stored text of a change row: recorded, or measured in rows written before it was recorded.
+  private changeStoredBytes(): string {
+    const { byteLength } = this.sql;
+    return `COALESCE(stored_bytes, COALESCE(${byteLength("content")}, 0) + COALESCE(${byteLength("content_tail")}, 0))`;
+  }
+
+  async trimChangeHistory(taskId: string, bytes: number, keepFromVersion: number): Promise<number> {
+    let freed = 0;
+    let last: ChangeKey | null = null;
+    while (freed < bytes) {
+      const { rows } = await this.send(
+        `SELECT version, step, ${this.changeStoredBytes()} AS bytes FROM task_plan_changes WHERE task_id = ?` +
+          ` AND version < ?${last ? ` AND ${AFTER_KEY}` : ""} ORDER BY version, step LIMIT 100`,
+        [taskId, keepFromVersion, ...(last ? afterKey(last) : [])],
+      );
+      const page = rows as { version: number | string; step: number | string; bytes: number | string }[];
+      for (const row of page) {
+        if (freed >= bytes) break;
+        freed += Number(row.bytes);
+        last = { version: Number(row.version), step: Number(row.step) === 1 ? 1 : 0 };
+      }
+      if (page.length < 100) break;
+    }
+    if (last === null) return 0;
+    await this.send(`DELETE FROM task_plan_changes WHERE task_id = ? AND NOT ${AFTER_KEY}`, [
+      taskId,
+      ...afterKey(last),
+    ]);
+    return freed;
   }
 
   async findRevision(taskId: string, revisionId: string): Promise<RevisionRecord | null> {
@@ -530,12 +562,13 @@ class TypeOrmWriteTx implements PlanWriteTx {
     return this.contentAtHead ? ["''", [1]] : [HEAD_CONTENT, [revision.taskId, 0]];
   }
 
-  // Whatever the setting says now: rows may have been marked while it was on.
-  async detachRevisionContent(taskId: string): Promise<void> {
+  // Whatever the setting says now: rows may have been marked while it was on. One row, by the
+  // unique (task_id, revision_number) index: the statement never reads the task's history.
+  async detachRevisionContent(taskId: string, newestNumber: number): Promise<void> {
     await this.send(
       `UPDATE task_plan_revisions SET content = ${HEAD_CONTENT}, content_at_head = 0` +
-        " WHERE task_id = ? AND content_at_head = 1",
-      [taskId, taskId],
+        " WHERE task_id = ? AND revision_number = ? AND content_at_head = 1",
+      [taskId, taskId, newestNumber],
     );
   }
 

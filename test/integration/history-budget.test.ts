@@ -1,6 +1,7 @@
 import { planState } from "../harness/plan-state";
 import { rpcError } from "../harness/rpc";
 import { execSql } from "../harness/sql";
+import { Watcher } from "../harness/watcher";
 import { DATABASES, startTestApp, type TestApp } from "../harness/test-app";
 
 const APPEND = 2;
@@ -41,6 +42,39 @@ describe.each(DATABASES)("the per-task history budget, on $label", ({ dialect })
     expect(await planState(app.plans, taskId)).toEqual(before);
   });
 
+  it("the change history yields to the budget: coalesced saves go on, the oldest changes go", async () => {
+    const budgeted = await startTestApp(dialect, { env: { PLAN_HISTORY_MAX_BYTES: "100000" } });
+    try {
+      const taskId = await budgeted.newTask();
+      // One coalesced revision, and a full copy in the change history per save.
+      for (let i = 0; i < 12; i++)
+        await budgeted.plans.savePlan({ taskId, content: `${i}`.padEnd(20_000, "x") });
+      const { plan } = await budgeted.plans.getPlan({ taskId });
+      expect([plan?.version, plan?.latestRevisionNumber]).toEqual([12, 1]);
+      const [row] = (await execSql(
+        budgeted.databaseUrl,
+        "SELECT COUNT(*) AS n, MIN(version) AS oldest FROM task_plan_changes WHERE task_id = ?",
+        [taskId],
+      )) as { n: number | string; oldest: number | string }[];
+      // 20,000 in the revision, so four of the twelve copies fit: versions 9 to 12.
+      expect([Number(row?.n), Number(row?.oldest)]).toEqual([4, 9]);
+      const expired = new Watcher(budgeted.plans.watchPlan({ taskId, afterVersion: 5 }));
+      expect(await expired.ended()).toMatchObject({ code: 11, reason: "WATCH_HISTORY_EXPIRED" });
+      const resumed = new Watcher(
+        budgeted.plans.watchPlan({ taskId, afterVersion: 8, includeContent: true }),
+      );
+      expect((await resumed.received(4)).map((c) => c.plan?.content.slice(0, 2))).toEqual([
+        "8x",
+        "9x",
+        "10",
+        "11",
+      ]);
+      resumed.cancel();
+    } finally {
+      await budgeted.stop();
+    }
+  });
+
   it("the budget holds what the database stores: revisions and change history together", async () => {
     const budgeted = await startTestApp(dialect, {
       env: { PLAN_HISTORY_MAX_BYTES: String(2 * 1024 * 1024), PLAN_COALESCE_WINDOW_MS: "0" },
@@ -53,12 +87,10 @@ describe.each(DATABASES)("the per-task history budget, on $label", ({ dialect })
       let reverts = 0;
       let failure = null;
       while (failure === null && reverts < 40) {
-        failure = await budgeted.plans
-          .revertPlan({ taskId, revisionId: first.revision?.id })
-          .then(
-            () => null,
-            (error: unknown) => rpcError(Promise.reject(error)),
-          );
+        failure = await budgeted.plans.revertPlan({ taskId, revisionId: first.revision?.id }).then(
+          () => null,
+          (error: unknown) => rpcError(Promise.reject(error)),
+        );
         if (failure === null) reverts += 1;
       }
       expect(failure?.reason).toBe("HISTORY_QUOTA_EXCEEDED");

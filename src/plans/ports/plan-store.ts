@@ -83,6 +83,13 @@ export interface PlanWriteTx {
    * every stored copy of plan text in it, the revisions' and the change history's.
    */
   historyUsage(taskId: string): Promise<{ revisions: number; bytes: number }>;
+  /**
+   * Deletes the task's oldest change rows, oldest first and never one of a version at or after
+   * `keepFromVersion`, until at least `bytes` of stored text are freed (or none is left). Returns
+   * the bytes freed. A watch resuming from before them then ends WATCH_HISTORY_EXPIRED, as after
+   * pruning by age.
+   */
+  trimChangeHistory(taskId: string, bytes: number, keepFromVersion: number): Promise<number>;
   /** A revision of this task. */
   findRevision(taskId: string, revisionId: string): Promise<RevisionRecord | null>;
   /** Inserts the first HEAD row of a task (whole content). */
@@ -115,10 +122,11 @@ export interface PlanWriteTx {
    */
   materializeChanges(taskId: string, version: number): Promise<void>;
   /**
-   * Gives the revision marked as holding HEAD's content a copy of it. Runs before a write moves HEAD
-   * past that revision: one that starts a new revision, or deletes the plan.
+   * Gives the task's newest revision, `newestNumber`, a copy of HEAD's content if it is marked as
+   * holding it (only the newest revision ever is). Runs before a write moves HEAD past that
+   * revision: one that starts a new revision, or deletes the plan.
    */
-  detachRevisionContent(taskId: string): Promise<void>;
+  detachRevisionContent(taskId: string, newestNumber: number): Promise<void>;
   /** Deletes the task, its HEAD, its revisions, its changes and its remembered requests. */
   deleteTask(taskId: string): Promise<void>;
   /** A remembered request of this task. */
