@@ -8,14 +8,8 @@ import { decodeReplay, encodeReplay, REQUEST_ID_RETENTION_MS, type RequestKey } 
 import { planErrors } from "./errors";
 import type { ChangeNotifier, EventSink, PlanEvent } from "./events";
 import { translateFailure } from "./failures";
-import {
-  checkHistoryBudget,
-  type HistoryBudget,
-  historyOverBudget,
-  type HistoryGrowth,
-  mayExceedHistoryBudget,
-} from "./history-budget";
-import { limits } from "./limits";
+import type { HistoryBudget, HistoryGrowth } from "./history-budget";
+import { HistoryCheck } from "./history-check";
 import type { WriteEnv, WriteState } from "./write-context";
 
 /** Any commit: what to write and which events to publish once it is durable. */
@@ -126,33 +120,14 @@ export class WriteRunner {
               await this.readingHead(options.headReadFailed, () => tx.verifyStoredContent(taskId));
             throw error;
           });
-          // The history is measured (before and after the write's rows) only for a task whose
-          // history could be near its budget.
-          const growth = decided.stored?.history;
-          const history = {
-            latestNumber: Math.max(state.latest?.number ?? 0, state.head?.latestRevisionNumber ?? 0),
-            headVersion: state.head?.version ?? 0,
-          };
-          const budgeted =
-            growth !== undefined &&
-            mayExceedHistoryBudget(settings.historyBudget, history, growth, limits.maxPlanBytes);
-          const before = budgeted ? await tx.historyUsage(taskId) : null;
+          const budget = await HistoryCheck.start(tx, settings.historyBudget, state, decided.stored?.history);
           const { change } = decided;
           // A write other than an append replaces the content older changes may be derived from.
           if (change && change.content.form !== "prefix" && state.head && !state.head.deleted)
             await tx.materializeChanges(taskId, state.head.version);
           await this.readingHead(options.headReadFailed, () => decided.apply(tx));
           if (change) await tx.recordChange(change.record, change.content);
-          if (before) {
-            let after = await tx.historyUsage(taskId);
-            // The change history yields first: what the budget cannot hold of it goes, oldest first.
-            const excess = historyOverBudget(settings.historyBudget, after);
-            if (excess > 0) {
-              const freed = await tx.trimChangeHistory(taskId, excess, decided.change?.record.version ?? 0);
-              after = { ...after, bytes: after.bytes - freed };
-            }
-            checkHistoryBudget(settings.historyBudget, before, after);
-          }
+          await budget?.finish(change?.record.version ?? 0);
           if (request) {
             await tx.rememberRequest(
               {
