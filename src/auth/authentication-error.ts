@@ -1,26 +1,49 @@
 /** Why a call with auth on was not authenticated. */
 export type AuthenticationReason = "TOKEN_MISSING" | "TOKEN_INVALID" | "TOKEN_EXPIRED";
 
-const MESSAGES: Record<AuthenticationReason, string> = {
+/**
+ * What exactly was wrong. Each problem has its own message, but callers branch on the reason, so a
+ * malformed header and a token that is not valid yet are both TOKEN_INVALID.
+ */
+export type AuthenticationProblem = AuthenticationReason | "HEADER_MALFORMED" | "TOKEN_NOT_YET_VALID";
+
+const REASONS: Record<AuthenticationProblem, AuthenticationReason> = {
+  TOKEN_MISSING: "TOKEN_MISSING",
+  TOKEN_INVALID: "TOKEN_INVALID",
+  TOKEN_EXPIRED: "TOKEN_EXPIRED",
+  HEADER_MALFORMED: "TOKEN_INVALID",
+  TOKEN_NOT_YET_VALID: "TOKEN_INVALID",
+};
+
+const MESSAGES: Record<AuthenticationProblem, string> = {
   TOKEN_MISSING: "Authentication required: send 'authorization: Bearer <token>' metadata.",
   TOKEN_INVALID: "The bearer token is not valid for this service.",
   TOKEN_EXPIRED: "The bearer token has expired; obtain a new one.",
+  HEADER_MALFORMED: "The authorization metadata is not of the form 'Bearer <token>'.",
+  TOKEN_NOT_YET_VALID:
+    "The bearer token is not valid yet: its iat or nbf lies further in the future than the allowed clock skew.",
 };
 
-const NEXT_ACTIONS: Record<AuthenticationReason, string> = {
+const NEXT_ACTIONS: Record<AuthenticationProblem, string> = {
   TOKEN_MISSING: "Send a bearer token issued for this service in 'authorization' call metadata.",
   TOKEN_INVALID: "Send a token issued for this service (check its issuer, audience and signature).",
   TOKEN_EXPIRED: "Obtain a new token and send it.",
+  HEADER_MALFORMED:
+    "Send exactly 'Bearer', one space and the token in 'authorization' call metadata, with nothing before or after.",
+  TOKEN_NOT_YET_VALID: "Check the clocks of the token issuer and of this client, then send a current token.",
 };
 
 /** The call carries no usable credentials; nothing was read or changed. */
 export class AuthenticationError extends Error {
+  /** ErrorInfo.reason: what clients branch on. */
+  readonly reason: AuthenticationReason;
   /** What the caller should do (ErrorInfo.metadata["next_action"]). */
   readonly nextAction: string;
 
-  constructor(readonly reason: AuthenticationReason) {
-    super(MESSAGES[reason]);
+  constructor(problem: AuthenticationProblem) {
+    super(MESSAGES[problem]);
     this.name = "AuthenticationError";
-    this.nextAction = NEXT_ACTIONS[reason];
+    this.reason = REASONS[problem];
+    this.nextAction = NEXT_ACTIONS[problem];
   }
 }

@@ -10,6 +10,11 @@ export interface TokenVerifierSettings {
   readonly publicKeyPem: string | null;
   readonly issuer: string | null;
   readonly audience: string | null;
+  /**
+   * How far the issuer's clock may be ahead of or behind ours: `iat` and `nbf` may lie up to this
+   * far in the future, and a token stays valid up to this long after its `exp`.
+   */
+  readonly clockSkewMs: number;
 }
 
 /** Turns a bearer token into a Caller or throws AuthenticationError. */
@@ -26,7 +31,10 @@ const claimsSchema = z.object({
   workspaces: z.array(z.string().min(1)).max(1000),
 });
 
-/** A verifier for the settings (jose does signature, expiry, issuer and audience checks). */
+/**
+ * A verifier for the settings (jose does signature, expiry, nbf, issuer and audience checks; the
+ * same clock skew applies to `exp`, `nbf` and `iat`).
+ */
 export function createTokenVerifier(settings: TokenVerifierSettings): TokenVerifier {
   const key: Uint8Array | KeyObject = settings.secret
     ? new TextEncoder().encode(settings.secret)
@@ -42,12 +50,16 @@ export function createTokenVerifier(settings: TokenVerifierSettings): TokenVerif
           ...(settings.issuer ? { issuer: settings.issuer } : {}),
           ...(settings.audience ? { audience: settings.audience } : {}),
           requiredClaims: ["exp"],
+          clockTolerance: settings.clockSkewMs / 1000,
         }));
       } catch (error) {
-        throw new AuthenticationError(
-          error instanceof joseErrors.JWTExpired ? "TOKEN_EXPIRED" : "TOKEN_INVALID",
-        );
+        throw new AuthenticationError(problemOf(error));
       }
+      // jose checks `iat` only against a maximum token age, which we do not impose; a token issued
+      // in the future is as suspect as one not valid yet.
+      const issuedAt = (payload as { iat?: unknown }).iat;
+      if (typeof issuedAt === "number" && issuedAt * 1000 > Date.now() + settings.clockSkewMs)
+        throw new AuthenticationError("TOKEN_NOT_YET_VALID");
       const claims = claimsSchema.safeParse(payload);
       if (!claims.success) throw new AuthenticationError("TOKEN_INVALID");
       return {
@@ -59,4 +71,11 @@ export function createTokenVerifier(settings: TokenVerifierSettings): TokenVerif
       };
     },
   };
+}
+
+function problemOf(error: unknown): "TOKEN_EXPIRED" | "TOKEN_NOT_YET_VALID" | "TOKEN_INVALID" {
+  if (error instanceof joseErrors.JWTExpired) return "TOKEN_EXPIRED";
+  if (error instanceof joseErrors.JWTClaimValidationFailed && error.claim === "nbf")
+    return "TOKEN_NOT_YET_VALID";
+  return "TOKEN_INVALID";
 }

@@ -18,7 +18,10 @@ export interface Config {
   readonly migrationLockWaitMs: number;
   readonly coalesceWindowMs: number;
   readonly lockWaitMs: number;
-  /** Writes one caller may make per window, per replica; 0 means no limit. */
+  /**
+   * Writes one caller may make per window, per replica; 0 means no limit. Unset: 100 with auth on
+   * (per token subject), no limit with auth off (all local callers would share one address).
+   */
   readonly rateLimitWrites: number;
   readonly rateLimitWindowMs: number;
   /** Per-task history budget; 0 means no limit. */
@@ -78,6 +81,8 @@ export interface AuthConfig {
   readonly publicKeyPem: string | null;
   readonly issuer: string | null;
   readonly audience: string | null;
+  /** Allowed difference between the issuer's clock and ours, for `exp`, `nbf` and `iat`. */
+  readonly clockSkewMs: number;
 }
 
 const integer = (min: number, fallback: number) => z.coerce.number().int().min(min).default(fallback);
@@ -104,7 +109,11 @@ const schema = z.object({
   PLAN_MIGRATION_LOCK_WAIT_MS: integer(1, 60_000),
   PLAN_COALESCE_WINDOW_MS: integer(0, 300_000),
   PLAN_LOCK_WAIT_MS: integer(1, 10_000),
-  PLAN_RATE_LIMIT_WRITES: integer(0, 100),
+  // Its default depends on auth (see loadConfig), so unset and empty stay apart from 0 ("no limit").
+  PLAN_RATE_LIMIT_WRITES: z.preprocess(
+    (value) => (value === undefined || (typeof value === "string" && value.trim() === "") ? null : value),
+    z.coerce.number().int().min(0).nullable(),
+  ),
   PLAN_RATE_LIMIT_WINDOW_MS: integer(1, 1_000),
   PLAN_HISTORY_MAX_REVISIONS: integer(0, 10_000),
   PLAN_HISTORY_MAX_BYTES: integer(0, 64 * 1024 * 1024),
@@ -124,6 +133,8 @@ const schema = z.object({
   PLAN_AUTH_JWT_PUBLIC_KEY: optionalText,
   PLAN_AUTH_ISSUER: optionalText,
   PLAN_AUTH_AUDIENCE: optionalText,
+  // Beyond 10 minutes a skew would mostly extend the life of expired tokens.
+  PLAN_AUTH_CLOCK_SKEW_MS: integer(0, 60_000).pipe(z.number().max(600_000)),
   PLAN_REDIS_URLS: optionalText.refine(
     (value) => value === null || value.split(",").every((url) => /^rediss?:\/\/[^\s,]+$/.test(url.trim())),
     { message: "must be a comma-separated list of redis:// URLs" },
@@ -180,7 +191,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     migrationLockWaitMs: e.PLAN_MIGRATION_LOCK_WAIT_MS,
     coalesceWindowMs: e.PLAN_COALESCE_WINDOW_MS,
     lockWaitMs: e.PLAN_LOCK_WAIT_MS,
-    rateLimitWrites: e.PLAN_RATE_LIMIT_WRITES,
+    // With auth off every local caller shares one client address, so a default limit would throttle
+    // one busy back end of the embedded default; an explicit value turns it on, keyed by address.
+    rateLimitWrites: e.PLAN_RATE_LIMIT_WRITES ?? (authOn ? 100 : 0),
     rateLimitWindowMs: e.PLAN_RATE_LIMIT_WINDOW_MS,
     historyMaxRevisions: e.PLAN_HISTORY_MAX_REVISIONS,
     historyMaxBytes: e.PLAN_HISTORY_MAX_BYTES,
@@ -197,6 +210,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
           publicKeyPem: e.PLAN_AUTH_JWT_PUBLIC_KEY,
           issuer: e.PLAN_AUTH_ISSUER,
           audience: e.PLAN_AUTH_AUDIENCE,
+          clockSkewMs: e.PLAN_AUTH_CLOCK_SKEW_MS,
         })
       : null,
     redis: e.PLAN_REDIS_URLS

@@ -31,18 +31,21 @@ export interface UnaryDeps {
   readonly writeRateLimit: WriteRateLimit;
 }
 
-/** The methods that write: each counts against the caller's write rate limit. */
-export const WRITE_METHODS: ReadonlySet<string> = new Set([
-  "CreateTask",
-  "DeleteTask",
-  "CreatePlan",
-  "UpdatePlan",
-  "EditPlan",
-  "RestorePlanRevision",
-  "SavePlan",
-  "DeletePlan",
-  "RevertPlan",
-  "MarkImplementationStarted",
+/**
+ * The methods that write: each counts against the caller's write rate limit, and its refusal by the
+ * limit says what did not happen (CreateTask and DeleteTask are not plan writes).
+ */
+export const WRITE_METHODS: ReadonlyMap<string, string> = new Map([
+  ["CreateTask", "Task was not created"],
+  ["DeleteTask", "Task was not deleted"],
+  ["CreatePlan", "Plan was not changed"],
+  ["UpdatePlan", "Plan was not changed"],
+  ["EditPlan", "Plan was not changed"],
+  ["RestorePlanRevision", "Plan was not changed"],
+  ["SavePlan", "Plan was not changed"],
+  ["DeletePlan", "Plan was not changed"],
+  ["RevertPlan", "Plan was not changed"],
+  ["MarkImplementationStarted", "Plan was not changed"],
 ]);
 
 // Only well-formed ids (isWellFormedId) from a request are logged, so an unauthenticated call costs at
@@ -70,7 +73,8 @@ export function unary<Req extends object, Res>(
         const taskId = "taskId" in request ? request.taskId : undefined;
         if (typeof taskId === "string" && isWellFormedId(taskId)) log.taskId = taskId;
         return deps.authenticate(call.metadata).then(async (caller) => {
-          if (WRITE_METHODS.has(method)) await admitWrite(deps.writeRateLimit, caller, call.getPeer());
+          const notDone = WRITE_METHODS.get(method);
+          if (notDone) await admitWrite(deps.writeRateLimit, caller, call.getPeer(), notDone);
           return handler(request, { caller, requestId, deadline });
         });
       })
@@ -125,11 +129,17 @@ export function echoRequestId(call: CallWithMetadata): string {
 }
 
 // The caller a write counts against: the token subject with auth on; otherwise the client's address
-// (request fields such as the author are the caller's to choose, so they cannot key a limit).
-async function admitWrite(limit: WriteRateLimit, caller: Caller, peer: string): Promise<void> {
+// (request fields such as the author are the caller's to choose, so they cannot key a limit). With
+// auth off the limit is on only when PLAN_RATE_LIMIT_WRITES is set (config.ts).
+async function admitWrite(
+  limit: WriteRateLimit,
+  caller: Caller,
+  peer: string,
+  notDone: string,
+): Promise<void> {
   const key = caller.authenticated && caller.subject ? `subject:${caller.subject}` : `peer:${peerHost(peer)}`;
   const waitMs = await limit.admit(key);
-  if (waitMs !== null) throw planErrors.rateLimited(limit.writes, limit.windowMs, waitMs).asRejectedWrite();
+  if (waitMs !== null) throw planErrors.rateLimited(limit.writes, limit.windowMs, waitMs).asNotDone(notDone);
 }
 
 function peerHost(peer: string): string {

@@ -1,3 +1,4 @@
+import { Metadata } from "@grpc/grpc-js";
 import { SignJWT } from "jose";
 import { AuthorKind, WriteMode } from "../../clients/ts/src/generated/taskplans/v1/plan";
 import { planState } from "../harness/plan-state";
@@ -7,12 +8,25 @@ import { Watcher } from "../harness/watcher";
 
 const SECRET = "test-secret-0123456789-0123456789";
 
-function token(claims: Record<string, unknown>, options: { key?: string; expSeconds?: number } = {}) {
-  return new SignJWT(claims)
+function token(
+  claims: Record<string, unknown>,
+  options: { key?: string; expSeconds?: number; iatSeconds?: number; nbfSeconds?: number } = {},
+) {
+  const now = Math.floor(Date.now() / 1000);
+  const jwt = new SignJWT(claims)
     .setProtectedHeader({ alg: "HS256" })
     .setSubject(String(claims.name ?? "someone"))
-    .setExpirationTime(Math.floor(Date.now() / 1000) + (options.expSeconds ?? 300))
-    .sign(new TextEncoder().encode(options.key ?? SECRET));
+    .setExpirationTime(now + (options.expSeconds ?? 300));
+  if (options.iatSeconds !== undefined) jwt.setIssuedAt(now + options.iatSeconds);
+  if (options.nbfSeconds !== undefined) jwt.setNotBefore(now + options.nbfSeconds);
+  return jwt.sign(new TextEncoder().encode(options.key ?? SECRET));
+}
+
+/** Call options sending `value` as the authorization metadata, exactly as given. */
+function authorization(value: string) {
+  const metadata = new Metadata();
+  metadata.set("authorization", value);
+  return { metadata };
 }
 
 describe.each(DATABASES)("auth with bearer JWTs on $label", ({ dialect }) => {
@@ -48,8 +62,53 @@ describe.each(DATABASES)("auth with bearer JWTs on $label", ({ dialect }) => {
     await expectRejected(app.plans.getPlan({ taskId }), 16, "TOKEN_MISSING");
   });
 
+  it("an authorization header that is present but not 'Bearer <token>' is TOKEN_INVALID, not TOKEN_MISSING", async () => {
+    const valid = await token({ kind: "user", name: "Alice", workspaces: ["ws-a"] });
+    // (A value with leading or trailing whitespace never arrives: HTTP/2 drops such a field, RFC 9113
+    // section 8.2.1, so it reads as no header; test/unit/token-verifier.test.ts covers its parsing.)
+    const malformed = [
+      valid, // no scheme
+      `Basic ${valid}`, // another scheme
+      `Bearer ${valid} ${valid}`, // text after the token
+      `Bearer`, // the scheme without a token
+      "", // present and empty
+    ];
+    for (const header of malformed) {
+      const write = await expectRejected(
+        app.plans.savePlan({ taskId, content: "x" }, authorization(header)),
+        16,
+        "TOKEN_INVALID",
+      );
+      expect([header, write.message]).toEqual([header, expect.stringMatching(/'Bearer <token>'/)]);
+      await expectRejected(app.plans.getPlan({ taskId }, authorization(header)), 16, "TOKEN_INVALID");
+    }
+    // The same token in the right form is accepted.
+    await app.plans.getPlan({ taskId }, authorization(`Bearer ${valid}`));
+  });
+
+  it("a token whose iat or nbf is further ahead than PLAN_AUTH_CLOCK_SKEW_MS (60 s) is TOKEN_INVALID; within it, and within it after exp, the token works", async () => {
+    const alices = { kind: "user", name: "Alice", workspaces: ["ws-a"] };
+    for (const early of [{ iatSeconds: 600 }, { nbfSeconds: 600 }]) {
+      const client = app.client(await token(alices, early));
+      const failure = await expectRejected(
+        client.plans.savePlan({ taskId, content: "x" }),
+        16,
+        "TOKEN_INVALID",
+      );
+      expect([early, failure.message]).toEqual([early, expect.stringMatching(/not valid yet/)]);
+    }
+    // The issuer's clock 30 s ahead of the server's, or a token that expired 30 s ago: the same skew.
+    for (const skewed of [{ iatSeconds: 30 }, { nbfSeconds: 30 }, { expSeconds: -30 }]) {
+      const client = app.client(await token(alices, skewed));
+      expect([skewed, (await client.plans.getPlan({ taskId })).plan?.content]).toEqual([
+        skewed,
+        "alice's plan",
+      ]);
+    }
+  });
+
   it("an expired token is TOKEN_EXPIRED, a forged or malformed one TOKEN_INVALID", async () => {
-    const expired = app.client(await token({ kind: "user", workspaces: ["ws-a"] }, { expSeconds: -60 }));
+    const expired = app.client(await token({ kind: "user", workspaces: ["ws-a"] }, { expSeconds: -600 }));
     await expectRejected(expired.plans.savePlan({ taskId, content: "x" }), 16, "TOKEN_EXPIRED");
     const forged = app.client(await token({ kind: "user", workspaces: ["ws-a"] }, { key: "x".repeat(40) }));
     await expectRejected(forged.plans.savePlan({ taskId, content: "x" }), 16, "TOKEN_INVALID");

@@ -1,8 +1,14 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { SignJWT } from "jose";
 import { Metadata } from "@grpc/grpc-js";
+import pino from "pino";
+import { startApp } from "../../src/app";
+import { loadConfig } from "../../src/config/config";
 import { planState } from "../harness/plan-state";
 import { rawCall, bytesField } from "../harness/raw-call";
-import { rpcError } from "../harness/rpc";
+import { connect, rpcError } from "../harness/rpc";
 import { DATABASES, startTestApp, type TestApp } from "../harness/test-app";
 
 const APPEND = 2;
@@ -63,9 +69,101 @@ describe.each(DATABASES)("per-caller write rate limit, on $label", ({ dialect })
       "TASK_NOT_REACHABLE",
     );
   });
+
+  it("a refused CreateTask or DeleteTask says the task was not created or deleted, not that a plan was not changed", async () => {
+    const dave = app.client(await token("dave"));
+    const kept = `kept-${dialect}`;
+    await dave.tasks.createTask({ taskId: kept, workspaceId: "ws-1" }); // write 1
+    await dave.plans.createPlan({ taskId: kept, content: "# Kept" }); // write 2
+    await dave.tasks.getTask({ taskId: kept }); // a read: not counted
+    await dave.plans.updatePlan({ taskId: kept, content: "- one", mode: APPEND }); // write 3
+    const before = await planState(dave.plans, kept);
+    const create = await rpcError(dave.tasks.createTask({ taskId: `new-${dialect}`, workspaceId: "ws-1" }));
+    expect([create.code, create.reason]).toEqual([8, "RATE_LIMITED"]);
+    expect(create.message).toMatch(/^Task was not created because you sent more than 3 writes in 60000 ms/);
+    const remove = await rpcError(dave.tasks.deleteTask({ taskId: kept }));
+    expect([remove.code, remove.reason]).toEqual([8, "RATE_LIMITED"]);
+    expect(remove.message).toMatch(/^Task was not deleted because you sent more than 3 writes/);
+    for (const message of [create.message, remove.message])
+      expect(message).not.toMatch(/Plan was not changed/);
+    // Nothing happened: no new task, the old one and its plan as they were.
+    expect((await rpcError(dave.tasks.getTask({ taskId: `new-${dialect}` }))).reason).toBe(
+      "TASK_NOT_REACHABLE",
+    );
+    expect((await dave.tasks.getTask({ taskId: kept })).task?.taskId).toBe(kept);
+    expect(await planState(dave.plans, kept)).toEqual(before);
+  });
 });
 
-describe("per-caller write rate limit with auth off (keyed by the client's address)", () => {
+/** A server started from `env` alone, as `npm start` would (no test harness defaults). */
+async function startWithEnv(env: Record<string, string>) {
+  const dir = mkdtempSync(join(tmpdir(), "taskplans-rate-"));
+  const config = loadConfig({
+    PLAN_GRPC_ADDRESS: "127.0.0.1:0",
+    PLAN_DATABASE_URL: `sqlite:${join(dir, "plans.sqlite")}`,
+    PLAN_METRICS_ADDRESS: "",
+    PLAN_LOG_LEVEL: "silent",
+    ...env,
+  });
+  const app = await startApp(config, { logger: pino({ level: "silent" }) });
+  const clients: ReturnType<typeof connect>[] = [];
+  return {
+    client(bearer?: string) {
+      const client = connect(app.port, bearer);
+      clients.push(client);
+      return client;
+    },
+    async stop() {
+      for (const client of clients) client.close();
+      await app.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+describe("the rate limit's defaults (PLAN_RATE_LIMIT_WRITES unset)", () => {
+  // A long window, so that every write below falls into one window however slow the machine is.
+  const window = { PLAN_RATE_LIMIT_WINDOW_MS: "600000" };
+
+  it("with auth off there is no limit: one local back end writes more than 100 times in one window", async () => {
+    const server = await startWithEnv(window);
+    try {
+      const { plans, tasks } = server.client();
+      const taskId = "busy-back-end";
+      await tasks.createTask({ taskId, workspaceId: "ws-1" });
+      await plans.createPlan({ taskId, content: "# Plan" });
+      for (let i = 0; i < 150; i++) await plans.updatePlan({ taskId, content: `- ${i}`, mode: APPEND });
+      expect((await plans.getPlan({ taskId })).plan?.version).toBe(151);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it("with auth on each token subject may make 100 writes per window; the 101st is RATE_LIMITED, another subject goes on", async () => {
+    const server = await startWithEnv({ ...window, PLAN_AUTH_JWT_SECRET: SECRET });
+    try {
+      const erin = server.client(await token("erin"));
+      const frank = server.client(await token("frank"));
+      const taskId = "limited-by-default";
+      await erin.tasks.createTask({ taskId, workspaceId: "ws-1" });
+      await erin.plans.createPlan({ taskId, content: "# Plan" });
+      for (let i = 0; i < 98; i++) await erin.plans.updatePlan({ taskId, content: `- ${i}`, mode: APPEND });
+      const before = await planState(erin.plans, taskId);
+      const failure = await rpcError(erin.plans.updatePlan({ taskId, content: "- 101st", mode: APPEND }));
+      expect([failure.code, failure.reason, failure.metadata.limit_writes]).toEqual([
+        8,
+        "RATE_LIMITED",
+        "100",
+      ]);
+      expect(await planState(erin.plans, taskId)).toEqual(before);
+      await frank.plans.updatePlan({ taskId, content: "- from frank", mode: APPEND });
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe("per-caller write rate limit with auth off, when PLAN_RATE_LIMIT_WRITES is set (keyed by the client's address)", () => {
   it("an author name chosen per request does not escape the limit", async () => {
     const app = await startTestApp("sqlite", {
       env: { PLAN_RATE_LIMIT_WRITES: "2", PLAN_RATE_LIMIT_WINDOW_MS: "60000" },

@@ -35,7 +35,23 @@ describe("loadConfig", () => {
       publicKeyPem: null,
       issuer: "iss",
       audience: null,
+      clockSkewMs: 60_000,
     });
+    expect(
+      loadConfig({ PLAN_AUTH_JWT_SECRET: "s".repeat(32), PLAN_AUTH_CLOCK_SKEW_MS: "0" }).auth,
+    ).toMatchObject({ clockSkewMs: 0 });
+    expect(() => loadConfig({ PLAN_AUTH_CLOCK_SKEW_MS: "600001" })).toThrow("PLAN_AUTH_CLOCK_SKEW_MS");
+  });
+
+  it("limits writes by default only with auth on; set (auth on or off) the value counts, empty is unset", () => {
+    const auth = { PLAN_AUTH_JWT_SECRET: "s".repeat(32) };
+    expect(loadConfig({}).rateLimitWrites).toBe(0);
+    expect(loadConfig({ PLAN_RATE_LIMIT_WRITES: "" }).rateLimitWrites).toBe(0);
+    expect(loadConfig(auth).rateLimitWrites).toBe(100);
+    expect(loadConfig({ ...auth, PLAN_RATE_LIMIT_WRITES: "" }).rateLimitWrites).toBe(100);
+    expect(loadConfig({ PLAN_RATE_LIMIT_WRITES: "100" }).rateLimitWrites).toBe(100);
+    expect(loadConfig({ ...auth, PLAN_RATE_LIMIT_WRITES: "0" }).rateLimitWrites).toBe(0);
+    expect(() => loadConfig({ PLAN_RATE_LIMIT_WRITES: "many" })).toThrow("PLAN_RATE_LIMIT_WRITES");
   });
 });
 
