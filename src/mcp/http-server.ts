@@ -1,7 +1,9 @@
 import { createServer, type Server } from "node:http";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { TaskPlansClient } from "../../clients/ts/src";
+import { ListenError } from "../config/listen-error";
 import { createPlanMcpServer } from "./mcp-server";
+import { guardRequests } from "./request-guard";
 
 /** Largest request body accepted (a 256 KiB plan JSON-escaped, with room to spare); larger: 413. */
 export const MAX_BODY_BYTES = 2 * 1024 * 1024;
@@ -27,6 +29,7 @@ export function loopbackAllowList(port: number): HttpAllowList {
  * that request's bearer token, which is forwarded to the plan service as call credentials. The MCP
  * SDK reads the body (413 past MAX_BODY_BYTES) and checks Host and Origin against the allow-list
  * (403 otherwise; a request without Origin, such as a non-browser client, passes the Origin check).
+ * Rejects with a ListenError naming --http/--host when the address cannot be listened on.
  */
 export async function startMcpHttpServer(options: {
   readonly client: TaskPlansClient;
@@ -57,13 +60,22 @@ export async function startMcpHttpServer(options: {
       void server.close();
     });
     server
-      .connect(transport)
+      .connect(guardRequests(transport))
       .then(() => transport.handleRequest(req, res))
       .catch(() => {
         if (!res.headersSent) res.writeHead(500).end();
       });
   });
-  await new Promise<void>((resolve) => http.listen(options.port, options.host, resolve));
+  await new Promise<void>((resolve, reject) => {
+    // Without a listener, a taken port would be an uncaught 'error' event: a crash with a stack.
+    const failed = (error: Error) =>
+      reject(new ListenError("--http/--host", `${options.host}:${options.port}`, error));
+    http.once("error", failed);
+    http.listen(options.port, options.host, () => {
+      http.off("error", failed);
+      resolve();
+    });
+  });
   const address = http.address();
   const port = typeof address === "object" && address ? address.port : options.port;
   const loopback = loopbackAllowList(port);

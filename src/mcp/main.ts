@@ -4,6 +4,7 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { startMcpHttpServer } from "./http-server";
 import { createPlanMcpServer } from "./mcp-server";
 import { connectPlanService } from "./plan-gateway";
+import { guardRequests } from "./request-guard";
 
 /**
  * `taskplans-mcp [--target host:port] [--task-id ID] [--http PORT [--host H] [--allowed-hosts
@@ -49,7 +50,7 @@ async function main(): Promise<void> {
     return;
   }
   const server = createPlanMcpServer({ client, token: process.env.PLAN_MCP_TOKEN, taskId });
-  await server.connect(new StdioServerTransport());
+  await server.connect(guardRequests(new StdioServerTransport()));
 }
 
 main().catch((error: unknown) => {

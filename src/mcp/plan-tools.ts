@@ -39,6 +39,7 @@ export function registerPlanTools(
         "no task_id was given and this server has no default task",
         "INVALID_FIELD",
         "Pass task_id.",
+        kind,
       );
     try {
       return await run(taskId);

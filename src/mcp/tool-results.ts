@@ -60,7 +60,8 @@ export const CONFIGURE_TOKEN =
 /**
  * A gRPC failure as a tool error, worded from ErrorInfo.reason and the status code, never from the
  * message text. Definite rejections of a write say "Plan was not changed"; only an unknown outcome
- * (a transport failure, a crash) says it "may not have been changed". No stack trace, no storage detail.
+ * (a transport failure, a crash) says it "may not have been changed". A failed read says "The plan
+ * was not read". No stack trace, no storage detail.
  */
 export function fromGrpcError(error: unknown, kind: ToolKind): CallToolResult {
   const serviceError = error as Partial<ServiceError>;
@@ -74,9 +75,11 @@ export function fromGrpcError(error: unknown, kind: ToolKind): CallToolResult {
   if (info && info.reason !== "INTERNAL") {
     // The service's own answer. Rejected writes are already worded "Plan was not changed because ..."
     // by the service; rejections before the service looked at the plan, and read errors, are not.
-    if (CALL_REJECTED.has(info.reason)) text = `Plan was not changed: ${message}`;
+    // A failed read says the plan was not read: nothing was being changed.
+    const lead = kind === "write" ? "Plan was not changed" : "The plan was not read";
+    if (CALL_REJECTED.has(info.reason)) text = `${lead}: ${message}`;
     else if (kind === "write") text = message;
-    else text = `Plan was not changed because ${message.charAt(0).toLowerCase()}${message.slice(1)}`;
+    else text = `${lead} because ${message.charAt(0).toLowerCase()}${message.slice(1)}`;
     if (info.reason.startsWith("TOKEN_")) nextAction = CONFIGURE_TOKEN;
   } else if (!info && !OUTCOME_UNKNOWN.has(code)) {
     // Refused by the service's gRPC layer before any handler ran (for example a message too large).

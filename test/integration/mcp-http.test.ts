@@ -5,6 +5,7 @@ import type { TaskPlansClient } from "../../clients/ts/src";
 import { MAX_BODY_BYTES, startMcpHttpServer } from "../../src/mcp/http-server";
 import { connectPlanService } from "../../src/mcp/plan-gateway";
 import { freePort } from "../harness/free-port";
+import { deeplyNestedToolCalls } from "../harness/nested-tool-calls";
 import { planState } from "../harness/plan-state";
 import { stopProcess, waitFor } from "../harness/processes";
 import { startTestApp, type TestApp } from "../harness/test-app";
@@ -106,6 +107,28 @@ describe("MCP over HTTP: Host and Origin allow-list, body limit", () => {
     );
     expect(answer.status).toBe(413);
     expect(await planState(app.plans, taskId)).toEqual(before);
+  });
+
+  it("tool arguments nested 500,000 levels deep are JSON-RPC -32602 in one short line and change nothing; the server goes on", async () => {
+    const before = await planState(app.plans, taskId);
+    const host = { host: `127.0.0.1:${mcp.port}` };
+    for (const body of deeplyNestedToolCalls(500_000)) {
+      const answer = await post(mcp.port, host, body);
+      expect(answer.status).toBe(200);
+      const { error } = JSON.parse(answer.body) as { error?: { code: number; message: string } };
+      expect(error?.code).toBe(-32602);
+      expect(error?.message).toMatch(/^Invalid params: /);
+      expect(error?.message.length).toBeLessThan(200); // no schema or validation dump
+    }
+    expect(await planState(app.plans, taskId)).toEqual(before);
+    const read = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 2,
+      method: "tools/call",
+      params: { name: "get_task_plan", arguments: {} },
+    });
+    const still = await post(mcp.port, host, read);
+    expect([still.status, still.body]).toEqual([200, expect.stringContaining("Plan metadata")]);
   });
 
   it("the shipped command takes a configured allow-list (--allowed-hosts, --allowed-origins)", async () => {

@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -9,6 +10,7 @@ import type { TaskPlansClient } from "../../clients/ts/src";
 import { startMcpHttpServer } from "../../src/mcp/http-server";
 import { CONFIGURE_TOKEN } from "../../src/mcp/tool-results";
 import { freePort } from "../harness/free-port";
+import { deeplyNestedToolCalls } from "../harness/nested-tool-calls";
 import { createPlanMcpServer } from "../../src/mcp/mcp-server";
 import { connectPlanService } from "../../src/mcp/plan-gateway";
 import { GatedLock } from "../harness/gated-lock";
@@ -36,6 +38,13 @@ async function mcpClient(
   await client.connect(clientSide);
   return client;
 }
+
+const BIN = join(__dirname, "..", "..", "dist", "src", "mcp", "main.js");
+const INITIALIZE = {
+  protocolVersion: "2025-06-18",
+  capabilities: {},
+  clientInfo: { name: "raw", version: "1" },
+};
 
 const text = (result: unknown) =>
   ((result as CallToolResult).content ?? []).map((b) => ("text" in b ? b.text : "")).join("\n");
@@ -188,11 +197,11 @@ describe("MCP server over the generated gRPC client", () => {
     expect(await stored()).toBeUndefined();
     const noDefault = await mcpClient(grpc);
     const result = await noDefault.callTool({ name: "get_task_plan", arguments: {} });
-    expect(text(result)).toMatch(/^Plan was not changed because no task_id was given/);
+    expect(text(result)).toMatch(/^The plan was not read because no task_id was given/);
     await noDefault.close();
   });
 
-  it("every service error becomes a tool error that says nothing changed, names the reason and the next action", async () => {
+  it("every service error becomes a tool error that says nothing changed (a read: that nothing was read), names the reason and the next action", async () => {
     await call("create_task_plan", { content: `# Big\n${"line of the plan\n".repeat(200)}` });
     const version = 1;
     const revisionId = JSON.parse(
@@ -239,11 +248,17 @@ describe("MCP server over the generated gRPC client", () => {
       ["delete_task_plan", { expected_version: version }, "VERSION_MISMATCH"],
     ];
     const before = await stored();
+    const reads = new Set(["get_task_plan", "get_task_plan_revision", "list_task_plan_revisions"]);
     for (const [tool, args, reason] of cases) {
       const result = await call(tool, args);
       const message = text(result);
       expect([tool, reason, result.isError]).toEqual([tool, reason, true]);
-      expect(message).toMatch(/^Plan was not changed because /);
+      expect([tool, message]).toEqual([
+        tool,
+        expect.stringMatching(
+          reads.has(tool) ? /^The plan was not read because / : /^Plan was not changed because /,
+        ),
+      ]);
       expect(message).toContain(`reason=${reason};`);
       expect(message).toMatch(/next_action=\S/);
       expect(message).not.toMatch(/\n\s+at |Error:|SQL|sqlite|typeorm/i);
@@ -466,6 +481,91 @@ describe("MCP transports and credentials", () => {
       expect((await app.client(token).plans.getPlan({ taskId })).plan?.content).toBe("# Shared plan");
     } finally {
       grpc.close();
+    }
+  });
+
+  it("a read tool's auth failure says the plan was not read, never that it was not changed", async () => {
+    const grpc = connectPlanService(`127.0.0.1:${app.port}`);
+    try {
+      const without = await mcpClient(grpc, { taskId });
+      const reads: [string, Record<string, unknown>][] = [
+        ["get_task_plan", {}],
+        ["list_task_plan_revisions", {}],
+        ["get_task_plan_revision", { revision_id: "00000000-0000-4000-8000-000000000000" }],
+      ];
+      for (const [name, args] of reads) {
+        const answer = text(await without.callTool({ name, arguments: args }));
+        expect([name, answer]).toEqual([
+          name,
+          expect.stringMatching(/^The plan was not read: Authentication required/),
+        ]);
+        expect(answer).toContain(`reason=TOKEN_MISSING; next_action=${CONFIGURE_TOKEN}`);
+        expect(answer).not.toMatch(/not changed/);
+      }
+      await without.close();
+      const garbled = await mcpClient(grpc, { taskId, token: "t\u00f6k\u00e9n with spaces" });
+      const invalid = text(await garbled.callTool({ name: "get_task_plan", arguments: {} }));
+      expect(invalid).toMatch(
+        /^The plan was not read because the configured bearer token contains characters/,
+      );
+      expect(invalid).not.toMatch(/not changed/);
+      await garbled.close();
+    } finally {
+      grpc.close();
+    }
+  });
+
+  it("tool arguments nested 500,000 levels deep are JSON-RPC -32602 over stdio, in one short line; the server goes on", async () => {
+    const bin = spawn(process.execPath, [BIN, "--target", `127.0.0.1:${app.port}`, "--task-id", taskId], {
+      env: { PATH: process.env.PATH ?? "", PLAN_MCP_TOKEN: token },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    const answers = new Map<number, { error?: { code: number; message: string }; result?: CallToolResult }>();
+    const waiting = new Map<number, () => void>();
+    let buffered = "";
+    let stderr = "";
+    bin.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    bin.stdout.on("data", (chunk: Buffer) => {
+      buffered += chunk.toString();
+      for (let end = buffered.indexOf("\n"); end >= 0; end = buffered.indexOf("\n")) {
+        const answer = JSON.parse(buffered.slice(0, end));
+        buffered = buffered.slice(end + 1);
+        answers.set(answer.id, answer);
+        waiting.get(answer.id)?.();
+      }
+    });
+    const exited = new Promise<number | null>((resolve) => bin.once("exit", (code) => resolve(code)));
+    const ask = (id: number, line: string) => {
+      const answered = new Promise<void>((resolve) => waiting.set(id, resolve));
+      bin.stdin.write(`${line}\n`);
+      return answered.then(() => answers.get(id));
+    };
+    try {
+      const before = (await app.client(token).plans.getPlan({ taskId })).plan;
+      await ask(0, JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: INITIALIZE }));
+      bin.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`);
+      for (const [id, line] of deeplyNestedToolCalls(500_000).entries()) {
+        const answer = await ask(id + 1, line);
+        expect(answer?.error?.code).toBe(-32602);
+        expect(answer?.error?.message).toMatch(/^Invalid params: /);
+        expect(answer?.error?.message.length).toBeLessThan(200); // no schema or validation dump
+      }
+      // Still serving: a normal call afterwards is answered, and nothing was written.
+      const read = await ask(
+        9,
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: 9,
+          method: "tools/call",
+          params: { name: "get_task_plan", arguments: {} },
+        }),
+      );
+      expect(read?.result?.isError).toBeUndefined();
+      expect((await app.client(token).plans.getPlan({ taskId })).plan).toEqual(before);
+      expect(stderr).toBe("");
+    } finally {
+      bin.stdin.end(); // stdio servers end with their input
+      await exited;
     }
   });
 
