@@ -1,10 +1,15 @@
 import { startApp } from "./app";
 import { ConfigError, loadConfig } from "./config/config";
+import { ListenError } from "./config/listen-error";
+import { routeGrpcLogs } from "./grpc/grpc-logs";
+import { createLogger } from "./logger";
 
 /** Entry point: config from the environment, serve, drain on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
-  const app = await startApp(config);
+  const logger = createLogger(config.logLevel);
+  routeGrpcLogs(logger);
+  const app = await startApp(config, { logger });
   let signalled = false;
   const shutdown = (signal: string) => {
     if (signalled) return;
@@ -19,9 +24,10 @@ async function main(): Promise<void> {
   process.on("SIGINT", () => shutdown("SIGINT"));
 }
 
+// Failures an operator fixes in the configuration are one line naming the setting; anything else
+// keeps its stack.
 main().catch((error: unknown) => {
-  process.stderr.write(
-    `${error instanceof ConfigError ? error.message : String((error as Error)?.stack ?? error)}\n`,
-  );
+  const known = error instanceof ConfigError || error instanceof ListenError;
+  process.stderr.write(`${known ? error.message : String((error as Error)?.stack ?? error)}\n`);
   process.exit(1);
 });

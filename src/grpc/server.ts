@@ -1,6 +1,7 @@
 import { Server, ServerCredentials } from "@grpc/grpc-js";
 import { ReflectionService } from "@grpc/reflection";
 import type { HealthImplementation } from "grpc-health-check";
+import { ListenError } from "../config/listen-error";
 import { PlanServiceService, type PlanServiceServer } from "../../generated/ts/taskplans/v1/plan_service";
 import { TaskServiceService, type TaskServiceServer } from "../../generated/ts/taskplans/v1/task";
 import { reflectionPackage, serviceSchema } from "./descriptors";
@@ -50,11 +51,14 @@ export function setHealth(health: HealthImplementation, serving: boolean): void 
   for (const name of SERVICE_NAMES) health.setStatus(name, serving ? "SERVING" : "NOT_SERVING");
 }
 
-/** Binds `address` (host:port, port 0 picks a free one) and resolves the bound port. */
+/**
+ * Binds `address` (PLAN_GRPC_ADDRESS: host:port, port 0 picks a free one) and resolves the bound
+ * port; rejects with a ListenError naming the setting when the address cannot be bound.
+ */
 export function bind(server: Server, address: string): Promise<number> {
   return new Promise((resolve, reject) => {
     server.bindAsync(address, ServerCredentials.createInsecure(), (error, port) =>
-      error ? reject(error) : resolve(port),
+      error ? reject(new ListenError("PLAN_GRPC_ADDRESS", address, error)) : resolve(port),
     );
   });
 }

@@ -1,7 +1,11 @@
 import { createServer } from "node:http";
 import type { Registry } from "prom-client";
+import { ListenError } from "../config/listen-error";
 
-/** Serves GET /metrics (Prometheus text format) on its own address, apart from gRPC. */
+/**
+ * Serves GET /metrics (Prometheus text format) on its own address (PLAN_METRICS_ADDRESS), apart from
+ * gRPC; rejects with a ListenError naming the setting when the address cannot be used.
+ */
 export async function startMetricsServer(
   registry: Registry,
   address: string,
@@ -16,7 +20,7 @@ export async function startMetricsServer(
     );
   });
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
+    server.once("error", (error) => reject(new ListenError("PLAN_METRICS_ADDRESS", address, error)));
     server.listen(Number(address.slice(separator + 1)), host, resolve);
   });
   const bound = server.address();

@@ -1,0 +1,81 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runToExit } from "../harness/processes";
+
+// The entry points exactly as shipped (npm start runs `node dist/src/main.js`; the MCP bin is
+// dist/src/mcp/main.js), built by `npm run build`, on the embedded SQLite default.
+const ROOT = join(__dirname, "..", "..");
+const MAIN = join(ROOT, "dist", "src", "main.js");
+const MCP = join(ROOT, "dist", "src", "mcp", "main.js");
+
+/** A port this test holds open on 127.0.0.1, so that whoever else tries to listen on it fails. */
+function holdPort(): Promise<{ port: number; server: Server }> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      resolve({ port: typeof address === "object" && address ? address.port : 0, server });
+    });
+  });
+}
+
+/** Asserts the process ended non-zero with exactly one stderr line naming `setting` and `address`. */
+function expectOneLineNaming(
+  run: { code: number | null; stdout: string; stderr: string },
+  setting: string,
+  address: string,
+) {
+  expect(run.code).toBe(1); // null would mean it hung until the time limit killed it
+  const lines = run.stderr.split("\n").filter((line) => line !== "");
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toContain(setting);
+  expect(lines[0]).toContain(address);
+  expect(lines[0]).toContain("EADDRINUSE");
+  for (const output of [run.stdout, run.stderr]) expect(output).not.toMatch(/^\s+at /m); // no stack trace
+  // Everything else the service wrote is a structured log line (grpc-js's own lines included).
+  for (const line of run.stdout.split("\n").filter(Boolean)) expect(() => JSON.parse(line)).not.toThrow();
+}
+
+describe("start-up errors name the setting", () => {
+  let dir: string;
+  let held: { port: number; server: Server };
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), "taskplans-startup-"));
+    held = await holdPort();
+  });
+  afterEach(async () => {
+    await new Promise((resolve) => held.server.close(resolve));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const serve = (env: Record<string, string>) =>
+    runToExit([process.execPath, MAIN], {
+      env: { PATH: process.env.PATH ?? "", PLAN_DATABASE_URL: `sqlite:${join(dir, "x.sqlite")}`, ...env },
+      cwd: dir,
+      timeoutMs: 60_000,
+    });
+
+  it("a taken gRPC port ends the server with one line naming PLAN_GRPC_ADDRESS and the address", async () => {
+    const address = `127.0.0.1:${held.port}`;
+    const run = await serve({ PLAN_GRPC_ADDRESS: address, PLAN_METRICS_ADDRESS: "" });
+    expectOneLineNaming(run, "PLAN_GRPC_ADDRESS", address);
+  });
+
+  it("a taken metrics port ends the server with one line naming PLAN_METRICS_ADDRESS and the address", async () => {
+    const address = `127.0.0.1:${held.port}`;
+    const run = await serve({ PLAN_GRPC_ADDRESS: "127.0.0.1:0", PLAN_METRICS_ADDRESS: address });
+    expectOneLineNaming(run, "PLAN_METRICS_ADDRESS", address);
+  });
+
+  it("a taken MCP HTTP port ends taskplans-mcp --http with one line naming --http and the address", async () => {
+    const run = await runToExit(
+      [process.execPath, MCP, "--target", "127.0.0.1:1", "--http", String(held.port)],
+      { env: { PATH: process.env.PATH ?? "" }, cwd: dir, timeoutMs: 60_000 },
+    );
+    expectOneLineNaming(run, "--http", `127.0.0.1:${held.port}`);
+    expect(run.stdout).toBe(""); // stdout is the MCP protocol channel
+  });
+});
