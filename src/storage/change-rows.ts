@@ -30,6 +30,10 @@ export function changeParameters(change: ChangeRecord): unknown[] {
   ];
 }
 
+/** Change rows after a key (bound as afterKey gives it). */
+export const AFTER_KEY = "(version > ? OR (version = ? AND step > ?))";
+export const afterKey = (key: ChangeKey): number[] => [key.version, key.version, key.step];
+
 /** The columns of a `prefix` row (ChangeContent), in the order prefixParameters gives their values. */
 export const PREFIX_COLUMNS = "content_kept_chars, content_tail";
 

@@ -1,0 +1,106 @@
+import type { ChangeContent, ChangeKey, ChangeRecord } from "../plans/ports/records";
+import {
+  AFTER_KEY,
+  afterKey,
+  CHANGE_COLUMNS,
+  changeParameters,
+  PREFIX_COLUMNS,
+  prefixParameters,
+} from "./change-rows";
+import type { StatementResult } from "./hot-statement";
+import type { SqlDialect } from "./sql-dialect";
+
+/** A statement of the write transaction (hot-statement.ts): its rows, or the rows it changed. */
+export type Send = (sql: string, parameters: unknown[]) => Promise<StatementResult>;
+
+/**
+ * The HEAD content the transaction wrote, copied by the database into a revision or change row, so
+ * that the plan crosses the wire at most once per write (never, for an append). Bound to the task id.
+ */
+export const HEAD_CONTENT = "(SELECT h.content FROM task_plans h WHERE h.task_id = ?)";
+/** Its recorded size (what a copy of it adds to the task's stored history). */
+export const HEAD_CONTENT_BYTES = "(SELECT h.content_bytes FROM task_plans h WHERE h.task_id = ?)";
+
+/**
+ * The statements of a write transaction on the change history and on what the task's history
+ * holds: the change row the write records, the copies it materializes, the history budget's
+ * measure and the change rows that yield to it.
+ */
+export class ChangeWrites {
+  constructor(
+    private readonly send: Send,
+    private readonly sql: SqlDialect,
+  ) {}
+
+  // Every stored copy of plan text the task's history holds: its revisions' and its change rows'.
+  async historyUsage(taskId: string): Promise<{ revisions: number; bytes: number }> {
+    const { rows } = await this.send(
+      "SELECT (SELECT COUNT(*) FROM task_plan_revisions WHERE task_id = ?) AS revisions," +
+        " (SELECT COALESCE(SUM(content_bytes), 0) FROM task_plan_revisions WHERE task_id = ?) AS revision_bytes," +
+        ` (SELECT COALESCE(SUM(${this.changeStoredBytes()}), 0) FROM task_plan_changes WHERE task_id = ?)` +
+        " AS change_bytes",
+      [taskId, taskId, taskId],
+    );
+    const row = rows[0] as Record<string, number | string | null> | undefined;
+    return {
+      revisions: Number(row?.revisions ?? 0),
+      bytes: Number(row?.revision_bytes ?? 0) + Number(row?.change_bytes ?? 0),
+    };
+  }
+
+  // The stored text of a change row: recorded, or measured in rows written before it was recorded.
+  private changeStoredBytes(): string {
+    const { byteLength } = this.sql;
+    return `COALESCE(stored_bytes, COALESCE(${byteLength("content")}, 0) + COALESCE(${byteLength("content_tail")}, 0))`;
+  }
+
+  async trimChangeHistory(taskId: string, bytes: number, keepFromVersion: number): Promise<number> {
+    let freed = 0;
+    let last: ChangeKey | null = null;
+    while (freed < bytes) {
+      const { rows } = await this.send(
+        `SELECT version, step, ${this.changeStoredBytes()} AS bytes FROM task_plan_changes WHERE task_id = ?` +
+          ` AND version < ?${last ? ` AND ${AFTER_KEY}` : ""} ORDER BY version, step LIMIT 100`,
+        [taskId, keepFromVersion, ...(last ? afterKey(last) : [])],
+      );
+      const page = rows as { version: number | string; step: number | string; bytes: number | string }[];
+      for (const row of page) {
+        if (freed >= bytes) break;
+        freed += Number(row.bytes);
+        last = { version: Number(row.version), step: Number(row.step) === 1 ? 1 : 0 };
+      }
+      if (page.length < 100) break;
+    }
+    if (last === null) return 0;
+    await this.send(`DELETE FROM task_plan_changes WHERE task_id = ? AND NOT ${AFTER_KEY}`, [
+      taskId,
+      ...afterKey(last),
+    ]);
+    return freed;
+  }
+
+  async recordChange(change: ChangeRecord, content: ChangeContent): Promise<void> {
+    const copied = content.form === "head";
+    await this.send(
+      `INSERT INTO task_plan_changes (${CHANGE_COLUMNS}, ${PREFIX_COLUMNS}, stored_bytes)` +
+        ` VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${copied ? HEAD_CONTENT : "NULL"}, ?, ?,` +
+        ` ${copied ? HEAD_CONTENT_BYTES : "?"})`,
+      [
+        ...changeParameters(change),
+        ...(copied ? [change.taskId] : []),
+        ...prefixParameters(content),
+        copied ? change.taskId : content.form === "prefix" ? Buffer.byteLength(content.tail, "utf8") : 0,
+      ],
+    );
+  }
+
+  // Runs before the HEAD update, so HEAD_CONTENT is still the content of `version`.
+  async materializeChanges(taskId: string, version: number): Promise<void> {
+    await this.send(
+      `UPDATE task_plan_changes SET content = ${HEAD_CONTENT},` +
+        ` stored_bytes = COALESCE(stored_bytes, 0) + ${HEAD_CONTENT_BYTES}` +
+        " WHERE task_id = ? AND version = ? AND content IS NULL AND content_kept_chars IS NOT NULL",
+      [taskId, taskId, taskId, version],
+    );
+  }
+}
