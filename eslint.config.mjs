@@ -72,12 +72,12 @@ export default tseslint.config(
     ),
   },
   {
-    // Change streams sit between the handlers and the rules: they use plans/ (and its ports) and
-    // the Redis channel formats, never the wire nor storage.
+    // Change streams sit between the handlers and the rules: they use plans/ (and its ports, the
+    // Broadcast that locking/ implements over Redis), never the wire, storage or Redis itself.
     files: ["src/watch/**/*.ts"],
     rules: layer(
-      ["@grpc/grpc-js", "typeorm", "mysql2", "better-sqlite3"],
-      ["**/grpc/*", "**/storage/*", "**/generated/**"],
+      ["@grpc/grpc-js", "typeorm", "mysql2", "better-sqlite3", "ioredis"],
+      ["**/grpc/*", "**/storage/*", "**/locking/*", "**/generated/**"],
     ),
   },
   {

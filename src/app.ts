@@ -11,6 +11,7 @@ import { taskHandlers } from "./grpc/task-handlers";
 import { writeRateLimit } from "./grpc/write-rate-limit";
 import { InProcessTaskLock } from "./locking/in-process-task-lock";
 import { RedlockTaskLock } from "./locking/redlock-task-lock";
+import { redisBroadcast } from "./locking/redis-broadcast";
 import type { TaskLock } from "./plans/ports/task-lock";
 import { createLogger } from "./logger";
 import { createMetrics } from "./observability/metrics";
@@ -24,7 +25,7 @@ import { WriteRunner } from "./plans/write-runner";
 import { createDataSource, dialectOf } from "./storage/data-source";
 import { runMigrations } from "./storage/migrations-runner";
 import { TypeOrmPlanStore } from "./storage/typeorm-plan-store";
-import { localChangeBus, redisChangeBus } from "./watch/change-bus";
+import { broadcastChangeBus, localChangeBus } from "./watch/change-bus";
 import { ChangeHub } from "./watch/change-hub";
 import { ChangePruner, DEFAULT_PRUNE_BOUNDS } from "./watch/change-pruner";
 import { WatchService } from "./watch/watch-service";
@@ -66,10 +67,12 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
   const hub = new ChangeHub(store, logger, config.changes.pollIntervalMs);
   const bus =
     config.changes.notifyUrls.length > 0
-      ? redisChangeBus(
+      ? broadcastChangeBus(
           hub,
-          { urls: config.changes.notifyUrls, keyPrefix: config.redis?.keyPrefix ?? "taskplans" },
-          logger,
+          redisBroadcast(
+            { urls: config.changes.notifyUrls, keyPrefix: config.redis?.keyPrefix ?? "taskplans" },
+            logger,
+          ),
         )
       : localChangeBus(hub);
   const pruner = new ChangePruner(

@@ -38,3 +38,35 @@ export function decodeCarriedChange(payload: string): ChangeRecord | null {
     return null;
   }
 }
+
+/**
+ * A change notification: the task id, a tab, "version.step" of the change or "-" when it has none,
+ * then optionally a tab and a payload (the change itself, so that watchers need not read it).
+ */
+export function changeMessage(
+  taskId: string,
+  key: { version: number; step: number } | null,
+  payload = "",
+): string {
+  const head = `${taskId}\t${key === null ? "-" : `${key.version}.${key.step}`}`;
+  return payload === "" ? head : `${head}\t${payload}`;
+}
+
+/** The task id of a changeMessage, read without parsing the rest ("" when it has none). */
+export function changeMessageTaskId(message: string): string {
+  const tab = message.indexOf("\t");
+  return tab < 0 ? "" : message.slice(0, tab);
+}
+
+/** Parses changeMessage; null for anything else. */
+export function parseChangeMessage(message: string): {
+  taskId: string;
+  key: { version: number; step: 0 | 1 } | null;
+  payload: string;
+} | null {
+  const match = /^([^\t]+)\t(?:-|(\d+)\.([01]))(?:\t([\s\S]*))?$/.exec(message);
+  if (!match?.[1]) return null;
+  const [, taskId, version, step, payload = ""] = match;
+  if (version === undefined) return { taskId, key: null, payload };
+  return { taskId, key: { version: Number(version), step: step === "1" ? 1 : 0 }, payload };
+}

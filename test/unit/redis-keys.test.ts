@@ -1,11 +1,5 @@
-import {
-  changeMessage,
-  changeMessageTaskId,
-  parseChangeMessage,
-  parseWaitingMessage,
-  redisKeys,
-  waitingMessage,
-} from "../../src/locking/redis-keys";
+import { parseWaitingMessage, redisKeys, waitingMessage } from "../../src/locking/redis-keys";
+import { changeMessage, changeMessageTaskId, parseChangeMessage } from "../../src/watch/change-message";
 
 describe("redis key builder", () => {
   const keys = redisKeys("taskplans");
