@@ -66,7 +66,8 @@ const DIALECTS: Record<Dialect, SqlDialect> = {
     byteLength: (column) => `length(CAST(${column} AS BLOB))`,
     // SQLite's text functions (substr, length) stop at the first U+0000; cut the bytes instead (a
     // BLOB's substr counts bytes and reads them all), which the trimmed byte length says exactly.
-    keepPrefixThen: (column) => `CAST(substr(CAST(${column} AS BLOB), 1, ?) AS TEXT) || ?`,
+    // The substr of an empty BLOB is NULL, not empty: COALESCE keeps an append to "" from NULL.
+    keepPrefixThen: (column) => `COALESCE(CAST(substr(CAST(${column} AS BLOB), 1, ?) AS TEXT), '') || ?`,
     keptLength: (change) => change.keepBytes,
     // SQLite's DELETE takes no LIMIT unless compiled with it.
     deleteChangesBefore:

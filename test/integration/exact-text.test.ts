@@ -50,6 +50,16 @@ describe.each(DATABASES)("every valid text round-trips exactly ($label)", ({ dia
     await expectPlan(taskId, "again");
   });
 
+  it("an append to an empty plan is the fragment alone (the property test found SQLite's NULL here)", async () => {
+    const taskId = await app.newTask();
+    await app.plans.savePlan({ taskId, content: "" });
+    await app.plans.updatePlan({ taskId, content: "abc", mode: APPEND });
+    await expectPlan(taskId, "abc");
+    await app.plans.savePlan({ taskId, content: " \u3000\n" }); // only White_Space: trimmed to ""
+    await app.plans.updatePlan({ taskId, content: "\u0000", mode: APPEND });
+    await expectPlan(taskId, "\u0000");
+  });
+
   it("create, replace, append, editor save, edit, revert and restore keep hostile text byte for byte", async () => {
     const taskId = await app.newTask();
     const expected: string[] = []; // content by version
