@@ -2,7 +2,7 @@ import type { Metadata } from "@grpc/grpc-js";
 import { bearerTokenOf } from "../auth/bearer-header";
 import { anonymousCaller } from "../auth/caller";
 import type { TokenVerifier } from "../auth/token-verifier";
-import type { Authenticate } from "./unary";
+import type { Authenticate } from "./call-scope";
 
 /**
  * The caller of a call: the anonymous caller without auth, else the verified bearer token from

@@ -1,13 +1,12 @@
-import { type handleServerStreamingCall, status } from "@grpc/grpc-js";
+import type { handleServerStreamingCall } from "@grpc/grpc-js";
 import type { PlanChange, WatchPlanRequest } from "../../generated/ts/taskplans/v1/plan_service";
 import { planErrors } from "../plans/errors";
-import { isWellFormedId } from "../plans/validate";
 import type { Subscription } from "../watch/change-hub";
 import type { WatchMessage, WatchService } from "../watch/watch-service";
 import { watchMessageBytes } from "./encode-change";
-import { CORRUPT_CONTENT, toWireError } from "./error-mapping";
 import type { ReceivedRequest } from "./received-request";
-import { echoRequestId, type UnaryDeps } from "./unary";
+import { CallScope } from "./call-scope";
+import type { UnaryDeps } from "./unary";
 
 /** What the WatchPlan handler needs besides the unary handlers' dependencies. */
 export interface WatchDeps extends UnaryDeps {
@@ -16,8 +15,8 @@ export interface WatchDeps extends UnaryDeps {
 }
 
 /**
- * WatchPlan: request id, decoding, caller and error mapping as for unary calls (one log line when
- * the stream starts and one when it ends), then the watch. Writers never wait for a stream: a change
+ * WatchPlan in its call's scope (call-scope.ts: request id, decoding, caller, one log line when the
+ * stream starts and one when it ends, error mapping), then the watch. Writers never wait for a stream: a change
  * is queued on it, and a stream whose client lets `streamBuffer` messages pile up ends
  * RESOURCE_EXHAUSTED WATCH_TOO_SLOW after the messages already queued, with the version to resume after.
  */
@@ -26,9 +25,7 @@ export function watchPlanHandler(
   deps: WatchDeps,
 ): handleServerStreamingCall<ReceivedRequest<WatchPlanRequest>, PlanChange | Buffer> {
   return (call) => {
-    const requestId = echoRequestId(call);
-    const started = performance.now();
-    const log: { method: string; requestId: string; taskId?: string } = { method: "WatchPlan", requestId };
+    const scope = new CallScope(deps, "WatchPlan", call, "stream");
     let subscription: Subscription | null = null;
     let ended = false;
     let lastQueued: number | null = null;
@@ -38,19 +35,11 @@ export function watchPlanHandler(
       if (ended) return;
       ended = true;
       subscription?.cancel();
-      const ms = Math.round(performance.now() - started);
       if (error === null) {
-        deps.metrics.rpc("WatchPlan", "CANCELLED", ms / 1000);
-        deps.logger.info({ ...log, code: "CANCELLED", ms }, "stream ended by client");
+        scope.succeeded();
         return;
       }
-      const wire = toWireError(error, requestId);
-      deps.metrics.rpc("WatchPlan", status[wire.code], ms / 1000);
-      deps.metrics.rejection(wire.reason);
-      const entry = { ...log, code: status[wire.code], reason: wire.reason, ms };
-      if (wire.internal) deps.logger.error({ ...entry, err: error }, "stream failed unexpectedly");
-      else if (wire.corrupt) deps.logger.error({ ...entry, ...wire.corrupt }, CORRUPT_CONTENT);
-      else deps.logger.info(entry, "stream ended");
+      const wire = scope.failed(error);
       call.emit("error", { code: wire.code, details: wire.details, metadata: wire.metadata });
     };
     const send = (message: WatchMessage) => {
@@ -67,10 +56,8 @@ export function watchPlanHandler(
 
     Promise.resolve()
       .then(async () => {
-        const request = call.request.decode();
-        if (isWellFormedId(request.taskId)) log.taskId = request.taskId;
+        const { request, caller } = await scope.open(call.request);
         withContent = request.includeContent;
-        const caller = await deps.authenticate(call.metadata);
         const watching = await service.watch(
           caller,
           { taskId: request.taskId, afterVersion: request.afterVersion, includeContent: withContent },
@@ -78,7 +65,7 @@ export function watchPlanHandler(
         );
         if (ended) watching.cancel();
         else subscription = watching;
-        deps.logger.info(log, "stream started");
+        scope.streaming();
       })
       .catch(finish);
   };

@@ -1,0 +1,149 @@
+import { randomUUID } from "node:crypto";
+import { Metadata, status } from "@grpc/grpc-js";
+import type { Logger } from "pino";
+import type { Caller } from "../auth/caller";
+import type { PlanMetrics } from "../observability/metrics";
+import { planErrors } from "../plans/errors";
+import { isWellFormedId } from "../plans/validate";
+import { CORRUPT_CONTENT, toWireError, type WireError } from "./error-mapping";
+import type { ReceivedRequest } from "./received-request";
+import type { WriteRateLimit } from "./write-rate-limit";
+
+/** Resolves the caller from call metadata (throws AuthenticationError when auth is on and fails). */
+export type Authenticate = (metadata: Metadata) => Promise<Caller>;
+
+/** What every call's scope needs, unary or stream. */
+export interface CallDeps {
+  readonly authenticate: Authenticate;
+  readonly logger: Logger;
+  readonly metrics: PlanMetrics;
+  /** Calls slower than this are logged at warn level. */
+  readonly slowCallMs: number;
+  /** Per-caller limit of write calls (RESOURCE_EXHAUSTED RATE_LIMITED with RetryInfo). */
+  readonly writeRateLimit: WriteRateLimit;
+}
+
+/**
+ * The methods that write: each counts against the caller's write rate limit, and its refusal by the
+ * limit says what did not happen (CreateTask and DeleteTask are not plan writes).
+ */
+export const WRITE_METHODS: ReadonlyMap<string, string> = new Map([
+  ["CreateTask", "Task was not created"],
+  ["DeleteTask", "Task was not deleted"],
+  ["CreatePlan", "Plan was not changed"],
+  ["UpdatePlan", "Plan was not changed"],
+  ["EditPlan", "Plan was not changed"],
+  ["RestorePlanRevision", "Plan was not changed"],
+  ["SavePlan", "Plan was not changed"],
+  ["DeletePlan", "Plan was not changed"],
+  ["RevertPlan", "Plan was not changed"],
+  ["MarkImplementationStarted", "Plan was not changed"],
+]);
+
+/** The call as the scope sees it (grpc-js unary and server-stream calls both are). */
+export interface ScopedCall {
+  readonly metadata: Metadata;
+  getPeer(): string;
+  getDeadline(): Date | number;
+  sendMetadata(metadata: Metadata): void;
+}
+
+const WORDS = {
+  unary: { ok: "rpc", rejected: "rpc rejected", failed: "rpc failed unexpectedly" },
+  stream: { ok: "stream ended by client", rejected: "stream ended", failed: "stream failed unexpectedly" },
+};
+
+/**
+ * One call at the edge, unary or stream, from arrival to its end: the request id (x-request-id
+ * when well-formed, else a new one; echoed in response metadata), the request decoded once (wire
+ * check first: MALFORMED_REQUEST, INVALID_UTF8), the caller (and a write's admission by the rate
+ * limit), the client's deadline, and at the end one log line and one metric (never plan content;
+ * ids only when well-formed) with the error as the wire carries it. Handlers only translate; they
+ * never choose a status code. This is the one place a call's cross-cutting concerns hook in.
+ */
+export class CallScope {
+  readonly requestId: string;
+  /** The client's deadline (epoch ms); Infinity when it set none. */
+  readonly deadline: number;
+  private readonly started = performance.now();
+  private readonly log: { method: string; requestId: string; taskId?: string };
+
+  constructor(
+    private readonly deps: CallDeps,
+    private readonly method: string,
+    private readonly call: ScopedCall,
+    private readonly kind: "unary" | "stream",
+  ) {
+    const given = call.metadata.get("x-request-id")[0];
+    this.requestId = typeof given === "string" && isWellFormedId(given) ? given : randomUUID();
+    this.deadline = Number(call.getDeadline());
+    this.log = { method, requestId: this.requestId };
+    // A stream's client sees its request id at once; a unary call sends it with its answer (headers
+    // sent at the start would be a frame of their own, one more wake-up of the client per call).
+    if (kind === "stream") this.echo();
+  }
+
+  /** Decodes the request and resolves the caller; a write is admitted by the rate limit first. */
+  async open<Req extends object>(received: ReceivedRequest<Req>): Promise<{ request: Req; caller: Caller }> {
+    const request = received.decode();
+    const taskId = "taskId" in request ? request.taskId : undefined;
+    if (typeof taskId === "string" && isWellFormedId(taskId)) this.log.taskId = taskId;
+    const caller = await this.deps.authenticate(this.call.metadata);
+    const notDone = WRITE_METHODS.get(this.method);
+    if (notDone) await this.admitWrite(caller, notDone);
+    return { request, caller };
+  }
+
+  /** A stream is open (its one log line at the start). */
+  streaming(): void {
+    this.deps.logger.info(this.log, "stream started");
+  }
+
+  /** The call ended well: a unary call answered OK, or a stream's client cancelled it. */
+  succeeded(): void {
+    const ms = performance.now() - this.started;
+    const code = this.kind === "unary" ? "OK" : "CANCELLED";
+    this.deps.metrics.rpc(this.method, code, ms / 1000);
+    const entry = { ...this.log, code, ms: Math.round(ms) };
+    if (this.kind === "unary" && ms > this.deps.slowCallMs) this.deps.logger.warn(entry, "slow rpc");
+    else this.deps.logger.info(entry, WORDS[this.kind].ok);
+    if (this.kind === "unary") this.echo();
+  }
+
+  /** The call failed: counted and logged once; returns what to send. */
+  failed(error: unknown): WireError {
+    const wire = toWireError(error, this.requestId);
+    const ms = performance.now() - this.started;
+    this.deps.metrics.rpc(this.method, status[wire.code], ms / 1000);
+    this.deps.metrics.rejection(wire.reason);
+    const entry = { ...this.log, code: status[wire.code], reason: wire.reason, ms: Math.round(ms) };
+    const { logger } = this.deps;
+    if (wire.internal) logger.error({ ...entry, err: error }, WORDS[this.kind].failed);
+    else if (wire.corrupt) logger.error({ ...entry, ...wire.corrupt }, CORRUPT_CONTENT);
+    else if (this.kind === "unary" && ms > this.deps.slowCallMs) logger.warn(entry, "slow rpc");
+    else logger.info(entry, WORDS[this.kind].rejected);
+    if (this.kind === "unary") this.echo();
+    return wire;
+  }
+
+  private echo(): void {
+    const echoed = new Metadata();
+    echoed.set("x-request-id", this.requestId);
+    this.call.sendMetadata(echoed);
+  }
+
+  // The caller a write counts against: the token subject with auth on; otherwise the client's
+  // address (request fields such as the author are the caller's to choose, so they cannot key a
+  // limit). With auth off the limit is on only when PLAN_RATE_LIMIT_WRITES is set (config.ts).
+  private async admitWrite(caller: Caller, notDone: string): Promise<void> {
+    const limit = this.deps.writeRateLimit;
+    const peer = this.call
+      .getPeer()
+      .replace(/^ipv[46]:/, "")
+      .replace(/:\d+$/, "");
+    const key = caller.authenticated && caller.subject ? `subject:${caller.subject}` : `peer:${peer}`;
+    const waitMs = await limit.admit(key);
+    if (waitMs !== null)
+      throw planErrors.rateLimited(limit.writes, limit.windowMs, waitMs).asNotDone(notDone);
+  }
+}
