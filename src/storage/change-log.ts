@@ -139,19 +139,8 @@ export class ChangeLog {
     return this.guard(() => this.changedRows(this.sql.deleteChangesBefore, [olderThan.getTime(), limit]));
   }
 
-  pruneTaskChanges(taskId: string, keepVersions: number, limit: number): Promise<number> {
-    return this.guard(async () => {
-      const [row] = (await this.query(
-        "SELECT MAX(version) AS newest FROM task_plan_changes WHERE task_id = ?",
-        [taskId],
-      )) as { newest: number | string | null }[];
-      if (row?.newest === null || row?.newest === undefined) return 0;
-      return this.changedRows(this.sql.deleteTaskChangesUpTo, [
-        taskId,
-        Number(row.newest) - keepVersions,
-        limit,
-      ]);
-    });
+  pruneTaskChanges(taskId: string, upToVersion: number, limit: number): Promise<number> {
+    return this.guard(() => this.changedRows(this.sql.deleteTaskChangesUpTo, [taskId, upToVersion, limit]));
   }
 
   // The rows a statement changed, as the driver counts them (TypeORM's structured result: mysql2's

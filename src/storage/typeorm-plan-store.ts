@@ -139,8 +139,8 @@ export class TypeOrmPlanStore implements PlanStore {
     return this.changes.pruneChangesBefore(olderThan, limit);
   }
 
-  pruneTaskChanges(taskId: string, keepVersions: number, limit: number): Promise<number> {
-    return this.changes.pruneTaskChanges(taskId, keepVersions, limit);
+  pruneTaskChanges(taskId: string, upToVersion: number, limit: number): Promise<number> {
+    return this.changes.pruneTaskChanges(taskId, upToVersion, limit);
   }
 
   inTransaction<T>(work: (tx: PlanWriteTx) => Promise<T>): Promise<T> {

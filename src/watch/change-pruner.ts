@@ -14,19 +14,24 @@ export interface ChangeRetention {
 }
 
 /**
- * How much one pass may do: rows per statement, statements per pass, and time per pass. What is
- * left waits for the next pass, so a backlog (a replica that was down, a lowered retention) is
- * worked off over several intervals instead of holding the database and the event loop.
+ * How much one pass may do: rows per statement, statements per pass for each of the two rules,
+ * and time per pass. What is left waits for the next pass, so a backlog (a replica that was down,
+ * a lowered retention, many tasks written) is worked off over several intervals instead of holding
+ * the database and the event loop.
  */
 export interface PruneBounds {
   readonly batch: number;
-  readonly maxStatements: number;
+  /** Statements of the age rule per pass (each deletes at most `batch` rows, every task's). */
+  readonly maxAgeStatements: number;
+  /** Statements of the per-task rule per pass (one per task written since the last pass). */
+  readonly maxTaskStatements: number;
   readonly maxPassMs: number;
 }
 
 export const DEFAULT_PRUNE_BOUNDS: PruneBounds = Object.freeze({
   batch: 1_000,
-  maxStatements: 20,
+  maxAgeStatements: 20,
+  maxTaskStatements: 500,
   maxPassMs: 500,
 });
 
@@ -39,13 +44,17 @@ export interface PruneOutcome {
 
 /**
  * Prunes the change history in the background, outside any write's lock and transaction: changes
- * older than the age limit (every replica, in batches), and each task this replica wrote to since
- * the last pass down to its newest versions. Wraps the notifier to learn which tasks were written.
- * Each statement deletes at most one batch, and the pass yields to the event loop after each one:
- * serving is never starved, whatever the backlog (better-sqlite3 answers synchronously).
+ * older than the age limit (every replica's, in batches), and of each task this replica wrote to
+ * since the last pass, the changes older than its newest `maxVersions` versions (the newest version
+ * is what this replica wrote: another replica's later writes only keep more). Wraps the notifier to
+ * learn which tasks were written. Each statement deletes at most one batch and the pass yields to
+ * the event loop after each one: serving is never starved, whatever the backlog (better-sqlite3
+ * answers synchronously). Each rule has its own bounds and half of the pass's time to begin with,
+ * so neither starves the other.
  */
 export class ChangePruner implements ChangeNotifier {
-  private readonly written = new Set<string>();
+  /** Task -> the newest version this replica wrote since it was last pruned. */
+  private readonly written = new Map<string, number>();
   private readonly timer: { stop(): void };
   private running: Promise<PruneOutcome> | null = null;
 
@@ -62,7 +71,8 @@ export class ChangePruner implements ChangeNotifier {
   }
 
   changed(taskId: string, change: ChangeRecord | null): void {
-    if (change !== null && this.retention.maxVersions > 0) this.written.add(taskId);
+    if (change !== null && this.retention.maxVersions > 0)
+      this.written.set(taskId, Math.max(change.version, this.written.get(taskId) ?? 0));
     this.next.changed(taskId, change);
   }
 
@@ -78,11 +88,10 @@ export class ChangePruner implements ChangeNotifier {
   }
 
   private async pass(): Promise<PruneOutcome> {
-    const { batch, maxStatements, maxPassMs } = this.bounds;
+    const { batch, maxPassMs } = this.bounds;
     const started = performance.now();
     let deleted = 0;
     let statements = 0;
-    const withinBounds = () => statements < maxStatements && performance.now() - started < maxPassMs;
     const run = async (statement: () => Promise<number>) => {
       const rows = await statement();
       statements += 1;
@@ -93,31 +102,18 @@ export class ChangePruner implements ChangeNotifier {
     };
     let complete = true;
     try {
-      // Each task written since the last pass, down to its newest versions.
-      // A task written again meanwhile is added back by changed(); one left over (bounds, a full
-      // batch, a failure) is put back here.
-      const tasks = [...this.written];
-      this.written.clear();
-      try {
-        while (tasks.length > 0 && withinBounds()) {
-          const taskId = tasks[0] as string;
-          const rows = await run(() =>
-            this.store.pruneTaskChanges(taskId, this.retention.maxVersions, batch),
-          );
-          if (rows < batch) tasks.shift();
-        }
-      } finally {
-        for (const taskId of tasks) this.written.add(taskId);
-      }
-      // Then every change past the age limit, oldest first, one batch at a time.
+      // The age rule first, in at most half the pass's time (it bounds every task's history)...
       if (this.retention.maxAgeMs > 0) {
         const olderThan = new Date(this.clock().getTime() - this.retention.maxAgeMs);
         let rows = batch;
-        while (rows >= batch && withinBounds())
+        for (let n = 0; rows >= batch && n < this.bounds.maxAgeStatements; n++) {
+          if (n > 0 && performance.now() - started >= maxPassMs / 2) break;
           rows = await run(() => this.store.pruneChangesBefore(olderThan, batch));
+        }
         if (rows >= batch) complete = false;
       }
-      if (this.written.size > 0 && this.retention.maxVersions > 0) complete = false;
+      // ...then each written task, in what is left of it (and at least one task per pass).
+      complete = (await this.pruneWritten(run, started)) && complete;
     } catch (error) {
       complete = false;
       this.logger.warn({ err: error }, "pruning plan changes failed; retrying at the next pass");
@@ -125,6 +121,36 @@ export class ChangePruner implements ChangeNotifier {
     if (!complete)
       this.logger.debug({ deleted, statements }, "pruning pass reached its bounds; continuing next pass");
     return { deleted, statements, complete };
+  }
+
+  // Returns whether every written task was pruned. A task written again meanwhile is added back by
+  // changed(); one left over (bounds, a full batch, a failure) is put back here.
+  private async pruneWritten(run: (statement: () => Promise<number>) => Promise<number>, started: number) {
+    const { batch, maxPassMs, maxTaskStatements } = this.bounds;
+    const tasks = [...this.written];
+    this.written.clear();
+    let n = 0;
+    try {
+      while (
+        tasks.length > 0 &&
+        n < maxTaskStatements &&
+        (n === 0 || performance.now() - started < maxPassMs)
+      ) {
+        const [taskId, newest] = tasks[0] as [string, number];
+        const upTo = newest - this.retention.maxVersions;
+        if (upTo < 1) {
+          tasks.shift(); // not yet more versions than are kept
+          continue;
+        }
+        n += 1;
+        const rows = await run(() => this.store.pruneTaskChanges(taskId, upTo, batch));
+        if (rows < batch) tasks.shift();
+      }
+    } finally {
+      for (const [taskId, newest] of tasks)
+        this.written.set(taskId, Math.max(newest, this.written.get(taskId) ?? 0));
+    }
+    return tasks.length === 0;
   }
 
   stop(): void {

@@ -18,8 +18,10 @@ class MemoryHistory {
     return rows;
   }
 
-  async pruneTaskChanges(taskId: string, _keep: number, limit: number): Promise<number> {
+  upTo = new Map<string, number>();
+  async pruneTaskChanges(taskId: string, upToVersion: number, limit: number): Promise<number> {
     this.statements.push(`task ${taskId}`);
+    this.upTo.set(taskId, upToVersion);
     const rows = Math.min(limit, this.perTask.get(taskId) ?? 0);
     this.perTask.set(taskId, (this.perTask.get(taskId) ?? 0) - rows);
     return rows;
@@ -31,11 +33,12 @@ const noNotifier = { changed: () => undefined };
 const retention = { maxAgeMs: 1_000, maxVersions: 10, intervalMs: 60_000 };
 const bounds = (over: Partial<PruneBounds> = {}): PruneBounds => ({
   batch: 100,
-  maxStatements: 1_000,
+  maxAgeStatements: 1_000,
+  maxTaskStatements: 1_000,
   maxPassMs: 60_000,
   ...over,
 });
-const change = { version: 1 } as unknown as ChangeRecord;
+const change = (version: number) => ({ version }) as unknown as ChangeRecord;
 
 function pruner(history: MemoryHistory, over: Partial<PruneBounds> = {}, counted: number[] = []) {
   return new ChangePruner(
@@ -66,7 +69,7 @@ describe("ChangePruner", () => {
 
   it("stops at its statement bound and leaves the rest to the next pass", async () => {
     const history = new MemoryHistory(1_000);
-    const p = pruner(history, { maxStatements: 3 });
+    const p = pruner(history, { maxAgeStatements: 3 });
     try {
       expect(await p.prune()).toEqual({ deleted: 300, statements: 3, complete: false });
       expect(await p.prune()).toEqual({ deleted: 300, statements: 3, complete: false });
@@ -78,7 +81,7 @@ describe("ChangePruner", () => {
 
   it("stops at its time bound", async () => {
     const history = new MemoryHistory(1_000_000);
-    const p = pruner(history, { batch: 1, maxStatements: Number.MAX_SAFE_INTEGER, maxPassMs: 20 });
+    const p = pruner(history, { batch: 1, maxAgeStatements: Number.MAX_SAFE_INTEGER, maxPassMs: 20 });
     try {
       const outcome = await p.prune();
       expect(outcome.complete).toBe(false);
@@ -110,7 +113,7 @@ describe("ChangePruner", () => {
     expect([...seen].filter((count) => count > 0 && count < 5).sort()).toEqual([1, 2, 3, 4]);
   });
 
-  it("prunes each written task down to its newest versions, one bounded statement at a time", async () => {
+  it("prunes each written task below its newest versions (the newest it wrote), one bounded statement at a time", async () => {
     const history = new MemoryHistory(
       0,
       new Map([
@@ -120,11 +123,14 @@ describe("ChangePruner", () => {
     );
     const p = pruner(history);
     try {
-      p.changed("a", change);
-      p.changed("b", change);
+      p.changed("a", change(30));
+      p.changed("a", change(300)); // the newest written counts
+      p.changed("b", change(12));
       p.changed("c", null); // a write with no change of its own: nothing to prune
+      p.changed("d", change(10)); // no more versions than are kept (10): no statement
       expect(await p.prune()).toEqual({ deleted: 260, statements: 5, complete: true });
-      expect(history.statements).toEqual(["task a", "task a", "task a", "task b", "age"]);
+      expect(history.statements).toEqual(["age", "task a", "task a", "task a", "task b"]);
+      expect(Object.fromEntries(history.upTo)).toEqual({ a: 290, b: 2 });
       history.statements = [];
       expect(await p.prune()).toEqual({ deleted: 0, statements: 1, complete: true });
       expect(history.statements).toEqual(["age"]);
@@ -133,11 +139,30 @@ describe("ChangePruner", () => {
     }
   });
 
+  it("neither rule starves the other: many written tasks and an age backlog both progress every pass", async () => {
+    const tasks = new Map(Array.from({ length: 50 }, (_, i) => [`t${i}`, 5] as [string, number]));
+    const history = new MemoryHistory(10_000, tasks);
+    const p = pruner(history, { maxAgeStatements: 5, maxTaskStatements: 20 });
+    try {
+      for (const taskId of tasks.keys()) p.changed(taskId, change(100));
+      expect(await p.prune()).toMatchObject({ statements: 25, complete: false });
+      expect(history.statements.filter((s) => s === "age")).toHaveLength(5);
+      expect(history.old).toBe(10_000 - 500);
+      // The tasks left over are pruned in the next passes, each after its own age statements.
+      await p.prune();
+      await p.prune();
+      expect([...history.perTask.values()].every((rows) => rows === 0)).toBe(true);
+      expect(history.old).toBe(10_000 - 1_500);
+    } finally {
+      p.stop();
+    }
+  });
+
   it("keeps a task whose pruning was cut short for the next pass", async () => {
     const history = new MemoryHistory(0, new Map([["a", 250]]));
-    const p = pruner(history, { maxStatements: 2 });
+    const p = pruner(history, { maxTaskStatements: 2 });
     try {
-      p.changed("a", change);
+      p.changed("a", change(400));
       expect(await p.prune()).toMatchObject({ deleted: 200, complete: false });
       expect(await p.prune()).toMatchObject({ deleted: 50, complete: true });
     } finally {

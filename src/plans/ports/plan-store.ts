@@ -52,10 +52,10 @@ export interface PlanStore {
    */
   pruneChangesBefore(olderThan: Date, limit: number): Promise<number>;
   /**
-   * Deletes at most `limit` of the task's changes older than its newest `keepVersions` versions,
-   * oldest first. Returns the rows deleted, as the database counts them.
+   * Deletes at most `limit` of the task's changes of versions up to `upToVersion`, oldest first.
+   * Returns the rows deleted, as the database counts them.
    */
-  pruneTaskChanges(taskId: string, keepVersions: number, limit: number): Promise<number>;
+  pruneTaskChanges(taskId: string, upToVersion: number, limit: number): Promise<number>;
   /** Runs `work` in one write transaction: all its writes commit together or not at all. */
   inTransaction<T>(work: (tx: PlanWriteTx) => Promise<T>): Promise<T>;
   /** Resolves when the database answers. */
