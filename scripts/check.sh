@@ -19,4 +19,5 @@ npm run -s typecheck
 npm run -s lint
 npm run -s format:check
 npm run -s build # the fault suite runs the built server as separate processes
+npx tsc -p tsconfig.bench.json # the soak test runs the built soak (dist-bench/bench/soak.js)
 npx jest --ci --maxWorkers=2
