@@ -46,7 +46,7 @@ export async function startTopology(
 ): Promise<Topology> {
   const dir = mkdtempSync(join(tmpdir(), `taskplans-soak-${name}-`));
   cleanup.add(`temp dir ${dir}`, async () => rmSync(dir, { recursive: true, force: true }));
-  const base = { main: settings.serverMain, cwd: settings.repoRoot, logDir: dir };
+  const base = { main: settings.serverMain, logDir: dir };
   const env = serverEnv(settings);
   const command = `node ${settings.serverMain} (cwd ${settings.repoRoot})`;
   if (name === "embedded") {

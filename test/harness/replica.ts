@@ -14,6 +14,10 @@ export interface Replica {
   readonly port: number;
   readonly pid: number;
   readonly logFile: string;
+  /** Its /metrics port when started with `metrics`, else null (it listens on a port of its own choosing). */
+  readonly metricsPort: number | null;
+  /** Why the process is gone ("exited with 1", "killed by SIGKILL"), or null while it runs. */
+  exitReason(): string | null;
   pause(): void;
   resume(): void;
   /** kill -9, then wait for the process to be gone. */
@@ -33,36 +37,53 @@ function repoRoot(): string {
 
 const MAIN = join(repoRoot(), "dist", "src", "main.js");
 
+/** How a replica is started besides its environment. */
+export interface ReplicaOptions {
+  /** How long it may take to serve (default 30 s). */
+  readonly servingWithinMs?: number;
+  /** The entry point (default this checkout's dist/src/main.js; another build's, to compare). */
+  readonly main?: string;
+  /** Names its log file and its record (default `replica-<port>`). */
+  readonly name?: string;
+  /** Serve /metrics on a free port of its own, reported as `metricsPort`. */
+  readonly metrics?: boolean;
+}
+
 /**
- * Starts a replica with `env` on a free port and waits for grpc.health.v1 SERVING. With `pod`, it
- * runs in that pod's network namespace and listens on the pod's address.
+ * Starts a replica with `env` on a free port, from the repository root as `npm start` runs it, and
+ * waits for grpc.health.v1 SERVING. With `pod`, it runs in that pod's network namespace and listens
+ * on the pod's address.
  */
 export async function startReplica(
   env: Record<string, string>,
   logDir: string,
   pod: Pod | null = null,
-  options: { readonly servingWithinMs?: number } = {},
+  options: ReplicaOptions = {},
 ): Promise<Replica> {
   const within = options.servingWithinMs ?? 30_000;
-  if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run 'npm run build' first (npm test does)`);
+  const main = options.main ?? MAIN;
+  if (!existsSync(main)) throw new Error(`${main} is missing: run 'npm run build' first (npm test does)`);
   const port = await freePort();
+  const metricsPort = options.metrics ? await freePort() : null;
   const host = pod?.address ?? "127.0.0.1";
-  const logFile = join(logDir, `replica-${port}.log`);
+  const name = options.name ?? `replica-${port}`;
+  const logFile = join(logDir, `${name}.log`);
   const [command, ...prefix] = pod ? [...pod.exec, process.execPath] : [process.execPath];
   const launch = () =>
     tracked(
-      spawn(command ?? process.execPath, [...prefix, MAIN], {
+      spawn(command ?? process.execPath, [...prefix, main], {
+        cwd: repoRoot(),
         env: {
           ...process.env,
           PLAN_RATE_LIMIT_WRITES: "0", // load and fault workloads write from one address
           ...env,
           PLAN_GRPC_ADDRESS: `${pod ? "0.0.0.0" : "127.0.0.1"}:${port}`,
           PLAN_LOG_LEVEL: "warn",
-          PLAN_METRICS_ADDRESS: "127.0.0.1:0",
+          PLAN_METRICS_ADDRESS: `127.0.0.1:${metricsPort ?? 0}`,
         },
         stdio: ["ignore", openSync(logFile, "a"), openSync(logFile, "a")],
       }),
-      `replica on port ${port}`,
+      `${name} on port ${port}`,
     );
   let child: ChildProcess = launch();
   await servingOrStopped(host, port, child, within);
@@ -70,9 +91,16 @@ export async function startReplica(
     host,
     port,
     logFile,
+    metricsPort,
     get pid() {
       return child.pid ?? -1;
     },
+    exitReason: () =>
+      child.exitCode !== null
+        ? `exited with ${child.exitCode}`
+        : child.signalCode !== null
+          ? `killed by ${child.signalCode}`
+          : null,
     pause: () => void child.kill("SIGSTOP"),
     resume: () => void child.kill("SIGCONT"),
     kill: () => stopProcess(child, 0),
