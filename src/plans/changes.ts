@@ -1,15 +1,6 @@
-import type {
-  ChangeContent,
-  ChangeKey,
-  ChangeKind,
-  ChangeRecord,
-  ChangedPlan,
-  HeadRecord,
-  HeadWrite,
-} from "./ports/records";
+import type { ChangeKey, ChangeKind, ChangeRecord, ChangedPlan, HeadRecord } from "./ports/records";
 import type { Author } from "./author";
 import { planErrors } from "./errors";
-import { codePointLength, trimTrailingWhitespace } from "./text";
 
 /** Orders change keys: by version, then step (a version's implementation-started mark after it). */
 export function compareChangeKeys(a: ChangeKey, b: ChangeKey): number {
@@ -120,22 +111,4 @@ export function followsDirectly(last: LastChange, next: ChangeRecord): boolean {
   if (next.version !== last.version + 1) return false;
   if (last.step === 1 || last.kind === "deleted" || last.marked) return true;
   return next.plan.implementationStartedAt === null;
-}
-
-/**
- * How the change row of a write holds the content after it. An append composed by the database
- * keeps no copy: its content is the kept part (`trimmedChars` code points, which every later append
- * keeps too) and its trailing whitespace, so the plan is not written a second time. Anything else
- * copies HEAD; a deletion has no content.
- */
-export function changeContentOf(head: HeadWrite): ChangeContent {
-  if (head.deleted) return { form: "none" };
-  const { content, trimmedChars } = head;
-  if (typeof content === "string" || trimmedChars === null || trimmedChars === undefined)
-    return { form: "head" };
-  const kept = trimTrailingWhitespace(content.suffix);
-  const tail = content.suffix.slice(kept.length);
-  // The tail lies inside the suffix only when the suffix has a non-whitespace character.
-  if (kept === "" || trimmedChars + codePointLength(tail) !== head.contentChars) return { form: "head" };
-  return { form: "prefix", keptChars: trimmedChars, tail };
 }

@@ -7,15 +7,16 @@ import { isSuspiciousReduction } from "./reduction";
 import { checkSize } from "./validate";
 import {
   commitContent,
-  contentOf,
+  type Decision,
   livePlan,
   type StoredContent,
   type Truncation,
-  type WriteDecision,
   type WriteEnv,
+  type WriteResult,
   type WriteState,
   wholeContent,
 } from "./write-context";
+import type { LockedHead, ReadKind } from "./ports/records";
 import { requireCurrentVersion } from "./versions";
 import type { WriteMode } from "./write-mode";
 
@@ -39,49 +40,132 @@ export interface ContentWrite {
 }
 
 /**
- * Decides a content write from the state read inside the serialized region (pure: no I/O).
- * Order after the lock: plan existence -> (append) compose + size on the composed content ->
- * version rules (seed 003) -> (edit) exact replacement, empty result, size -> reduction guard
- * (agent replace and edit) -> commit.
+ * How a content write is decided, and what it reads for it: an append and an editor save only the
+ * metadata (the database composes an append; a save judges nothing by the old text, and so also
+ * recovers a plan that cannot be read), every other write the contents as well.
  */
-export function decideContentWrite(write: ContentWrite, state: WriteState, env: WriteEnv): WriteDecision {
-  const live = livePlan(state);
-  const needsPlan = write.path === "agent-update" || write.path === "agent-edit";
-  if (needsPlan && live === null) throw planErrors.planNotFound(state.taskId);
+export type ContentDecider =
+  | {
+      readonly reads: "metadata";
+      readonly decide: (state: WriteState<"metadata">, env: WriteEnv) => Decision<WriteResult>;
+    }
+  | {
+      readonly reads: "content";
+      readonly decide: (state: WriteState<"content">, env: WriteEnv) => Decision<WriteResult>;
+    };
 
-  let content: StoredContent | null = null;
-  if (write.mode === "append" && live !== null) {
-    // AC-TASKS-PLAN-APPEND-007.1/007.3/007.4: measured once, here, on the composed content. The
-    // database composes it from the recorded trimmed lengths; a row written before they were
-    // recorded was read whole and composes here.
-    const { trimmedChars, trimmedBytes } = live;
+export function contentDecider(write: ContentWrite): ContentDecider {
+  if (write.mode === "append")
+    return { reads: "metadata", decide: (state, env) => decideAppend(write, state, env) };
+  if (write.path === "editor-save")
+    return { reads: "metadata", decide: (state, env) => decideSave(write, state, env) };
+  if (write.mode === "edit")
+    return { reads: "content", decide: (state, env) => decideEdit(write, state, env) };
+  return { reads: "content", decide: (state, env) => decideReplace(write, state, env) };
+}
+
+/**
+ * An append (pure: no I/O). Order after the lock: plan existence -> compose + size on the composed
+ * content (AC-TASKS-PLAN-APPEND-007.1/007.3/007.4: measured once, here) -> version, when given.
+ * The database composes it from the recorded trimmed lengths; a row written before they were
+ * recorded brought its content, and composes here.
+ */
+export function decideAppend(
+  write: ContentWrite,
+  state: WriteState<"metadata">,
+  env: WriteEnv,
+): Decision<WriteResult> {
+  const live = requirePlan(write, state);
+  let content: StoredContent = wholeContent(write.content);
+  if (live !== null) {
+    const { trimmedChars, trimmedBytes, legacyContent } = live;
     content =
-      live.content === null && trimmedChars != null && trimmedBytes != null
+      legacyContent === null && trimmedChars != null && trimmedBytes != null
         ? composeAppendInStore({ trimmedChars, trimmedBytes }, write.content)
-        : wholeContent(composeAppend(contentOf(live), write.content));
+        : wholeContent(composeAppend(legacyContent ?? "", write.content));
     checkSize(content.bytes);
   }
-
   checkVersion(write, state);
+  return commitNew(write, state, env, content, null);
+}
 
-  if (write.mode === "edit" && live !== null) {
-    const edited = applyExactEdit(contentOf(live), write.oldText ?? "", write.content);
+/** An editor save: creates or replaces, judged by nothing but its own size (checked before the lock). */
+export function decideSave(
+  write: ContentWrite,
+  state: WriteState<"metadata">,
+  env: WriteEnv,
+): Decision<WriteResult> {
+  return commitNew(write, state, env, wholeContent(write.content), null);
+}
+
+/**
+ * An agent create or replace. Order after the lock: plan existence (replace) -> version rules
+ * (seed 003) -> reduction guard -> commit.
+ */
+export function decideReplace(
+  write: ContentWrite,
+  state: WriteState<"content">,
+  env: WriteEnv,
+): Decision<WriteResult> {
+  requirePlan(write, state);
+  checkVersion(write, state);
+  const content = wholeContent(write.content);
+  return commitNew(write, state, env, content, judgeReduction(write, state, content));
+}
+
+/**
+ * An agent exact-text edit. Order after the lock: plan existence -> version -> exact replacement,
+ * empty result, size -> reduction guard -> commit.
+ */
+export function decideEdit(
+  write: ContentWrite,
+  state: WriteState<"content">,
+  env: WriteEnv,
+): Decision<WriteResult> {
+  const live = requirePlan(write, state);
+  checkVersion(write, state);
+  let content = wholeContent(write.content);
+  if (live !== null) {
+    const edited = applyExactEdit(live.content, write.oldText ?? "", write.content);
     if (edited === "") throw planErrors.contentRequired();
     content = wholeContent(edited);
     checkSize(content.bytes);
   }
-  content ??= wholeContent(write.content);
+  return commitNew(write, state, env, content, judgeReduction(write, state, content));
+}
 
-  let truncation: Truncation | null = null;
-  const judgesReduction = write.path !== "editor-save" && write.mode !== "append" && live !== null;
-  if (judgesReduction) {
-    const newChars = content.chars;
-    if (isSuspiciousReduction(live.contentChars, newChars)) {
-      if (!write.acknowledgeReduction) throw planErrors.reductionNotAcknowledged(live.contentChars, newChars);
-      truncation = { priorChars: live.contentChars, newChars, priorRevisionNumber: priorRevision(state) };
-    }
-  }
+// An agent update or edit needs a live plan; a create or save makes one.
+function requirePlan<K extends ReadKind>(write: ContentWrite, state: WriteState<K>): LockedHead<K> | null {
+  const live = livePlan(state);
+  const needsPlan = write.path === "agent-update" || write.path === "agent-edit";
+  if (needsPlan && live === null) throw planErrors.planNotFound(state.taskId);
+  return live;
+}
 
+// The reduction guard of an agent replace or edit: refused unless acknowledged, and then reported.
+function judgeReduction(
+  write: ContentWrite,
+  state: WriteState<"content">,
+  content: StoredContent,
+): Truncation | null {
+  const live = livePlan(state);
+  if (live === null || !isSuspiciousReduction(live.contentChars, content.chars)) return null;
+  if (!write.acknowledgeReduction)
+    throw planErrors.reductionNotAcknowledged(live.contentChars, content.chars);
+  return {
+    priorChars: live.contentChars,
+    newChars: content.chars,
+    priorRevisionNumber: priorRevision(state),
+  };
+}
+
+function commitNew(
+  write: ContentWrite,
+  state: WriteState,
+  env: WriteEnv,
+  content: StoredContent,
+  truncation: Truncation | null,
+): Decision<WriteResult> {
   return commitContent(state, env, {
     title: write.title,
     content,
@@ -116,10 +200,10 @@ function checkVersion(write: ContentWrite, state: WriteState): void {
 
 // The newest revision holds the HEAD content (HEAD and revision are written in one transaction);
 // if it does not, the prior content could not be pointed to, so refuse rather than lose it.
-function priorRevision(state: WriteState): number {
+function priorRevision(state: WriteState<"content">): number {
   const live = livePlan(state);
   const latest = state.latest;
-  if (!live || !latest || contentOf(latest) !== contentOf(live) || latest.title !== live.title) {
+  if (!live || !latest || latest.content !== live.content || latest.title !== live.title) {
     throw new Error("plan history does not hold the current content; refusing an acknowledged reduction");
   }
   return latest.number;

@@ -23,9 +23,20 @@ export interface EventSink {
 
 /** Strips content from a HEAD for an event. */
 export function summarize(
-  head: PlanSummary & { content?: unknown; trimmedChars?: unknown; trimmedBytes?: unknown },
+  head: PlanSummary & {
+    content?: unknown;
+    legacyContent?: unknown;
+    trimmedChars?: unknown;
+    trimmedBytes?: unknown;
+  },
 ): PlanSummary {
-  const { content: _content, trimmedChars: _chars, trimmedBytes: _bytes, ...summary } = head;
+  const {
+    content: _content,
+    legacyContent: _legacy,
+    trimmedChars: _chars,
+    trimmedBytes: _bytes,
+    ...summary
+  } = head;
   return summary;
 }
 

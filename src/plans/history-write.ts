@@ -1,17 +1,17 @@
-import type { ChangeRecord, HeadWrite, LockedHead, RevisionRecord } from "./ports/records";
+import type { HeadWrite, RevisionRecord } from "./ports/records";
 import type { Author } from "./author";
 import { deleteChange } from "./changes";
 import { planErrors } from "./errors";
-import { type PlanEvent, summarize } from "./events";
+import { type PlanSummary, summarize } from "./events";
 import { revisionVersion } from "./revision-version";
 import { requireCurrentVersion } from "./versions";
 import {
   commitContent,
-  contentOf,
+  type Decision,
   livePlan,
   wholeContent,
-  type WriteDecision,
   type WriteEnv,
+  type WriteResult,
   type WriteState,
 } from "./write-context";
 
@@ -24,7 +24,7 @@ export function decideRevert(
   author: Author,
   state: WriteState,
   env: WriteEnv,
-): WriteDecision {
+): Decision<WriteResult> {
   return commitContent(state, env, {
     title: target.title,
     content: wholeContent(target.content),
@@ -35,14 +35,16 @@ export function decideRevert(
   });
 }
 
-/** Outcome of a restore: nothing to write, or the commit of a new marked revision. */
-export type RestoreDecision =
-  | { readonly status: "already-current"; readonly head: LockedHead }
-  | {
-      readonly status: "restored";
-      readonly decision: WriteDecision;
-      readonly priorRevisionNumber: number | null;
-    };
+/** Result of an agent restore. */
+export interface RestoreResult {
+  readonly status: "restored" | "already-current";
+  readonly plan: PlanSummary;
+  readonly revision: WriteResult["revision"] | null;
+  readonly priorRevisionNumber: number | null;
+}
+
+/** Outcome of a restore: nothing to write (the plan already is the revision), or a new marked revision. */
+export type RestoreDecision = { readonly unchanged: RestoreResult } | Decision<RestoreResult>;
 
 /**
  * An agent restore (seed 003: "Recovery never silently replaces intervening user work"). Order
@@ -58,7 +60,7 @@ export function decideRestore(
     readonly target: RevisionRecord | null;
     readonly author: Author;
   },
-  state: WriteState,
+  state: WriteState<"content">,
   env: WriteEnv,
 ): RestoreDecision {
   const live = livePlan(state);
@@ -68,21 +70,20 @@ export function decideRestore(
   const { target } = request;
   if (target === null) throw planErrors.revisionNotFound(state.taskId, request.revisionId);
   if (revisionVersion(target) !== request.expectedRevisionVersion) throw planErrors.revisionChanged();
-  if (live.title === target.title && contentOf(live) === target.content)
-    return { status: "already-current", head: live };
+  if (live.title === target.title && live.content === target.content) {
+    const plan = summarize(live);
+    return { unchanged: { status: "already-current", plan, revision: null, priorRevisionNumber: null } };
+  }
+  const restored = decideRevert(target, request.author, state, env);
   return {
-    status: "restored",
-    decision: decideRevert(target, request.author, state, env),
-    priorRevisionNumber: state.latest?.number ?? null,
+    ...restored,
+    result: {
+      status: "restored",
+      plan: restored.result.plan,
+      revision: restored.result.revision,
+      priorRevisionNumber: state.latest?.number ?? null,
+    },
   };
-}
-
-/** What a plan delete commits: the HEAD turned into a tombstone (content cleared, version bumped). */
-export interface DeleteDecision {
-  readonly head: HeadWrite;
-  readonly fenceVersion: number;
-  readonly events: readonly PlanEvent[];
-  readonly change: ChangeRecord;
 }
 
 /**
@@ -94,7 +95,7 @@ export function decideDelete(
   author: Author,
   state: WriteState,
   env: WriteEnv,
-): DeleteDecision {
+): Decision<void> {
   const live = livePlan(state);
   if (live === null) throw planErrors.planNotFound(state.taskId);
   if (expectedVersion !== undefined && expectedVersion !== live.version) throw planErrors.versionMismatch();
@@ -114,9 +115,13 @@ export function decideDelete(
     implementationStartedSessionId: null,
   };
   return {
-    head,
-    fenceVersion: live.version,
+    commit: {
+      kind: "delete",
+      head,
+      fenceVersion: live.version,
+      change: deleteChange(summarize(live), head.version, author, env.now),
+    },
     events: [{ type: "plan.deleted", plan: summarize(live) }],
-    change: deleteChange(summarize(live), head.version, author, env.now),
+    result: undefined,
   };
 }

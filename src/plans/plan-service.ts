@@ -1,35 +1,23 @@
 import type { Caller } from "../auth/caller";
-import type { PlanStore, PlanWriteTx } from "./ports/plan-store";
+import type { PlanStore } from "./ports/plan-store";
 import type { ChangeRecord, HeadRecord, TaskRecord } from "./ports/records";
 import { type RequestedAuthor, resolveAuthor } from "./author";
-import { changeContentOf, implementationStartedChange } from "./changes";
+import { implementationStartedChange } from "./changes";
 import { type ContentRequest, contentRequestKey, validateContentWrite } from "./content-request";
-import { type ContentWrite, decideContentWrite } from "./content-write";
+import { type ContentWrite, contentDecider, decideEdit } from "./content-write";
 import { PlanError, planErrors } from "./errors";
-import { type PlanSummary, summarize } from "./events";
+import { summarize } from "./events";
 import { translated } from "./failures";
 import { requestIdOwner, requestKey } from "./idempotency";
-import { decideDelete, decideRestore, decideRevert } from "./history-write";
+import { decideDelete, decideRestore, decideRevert, type RestoreResult } from "./history-write";
 import { reachableTask, TaskWorkspaces, verifyReach } from "./reach";
 import { checkDisplayName, requireId } from "./validate";
-import type { WriteDecision } from "./write-context";
+import type { WriteResult } from "./write-context";
 import { parseWriteMode, type WriteMode } from "./write-mode";
-import type { Commit, WriteRunner } from "./write-runner";
+import type { WriteRunner } from "./write-runner";
 
-/** Result of every plan write (the plan without content: acknowledgements never carry it). */
-export interface WriteResult {
-  readonly plan: PlanSummary;
-  readonly revision: { readonly id: string; readonly number: number; readonly coalesced: boolean };
-  readonly truncation: WriteDecision["truncation"];
-}
-
-/** Result of an agent restore. */
-export interface RestoreResult {
-  readonly status: "restored" | "already-current";
-  readonly plan: PlanSummary;
-  readonly revision: WriteResult["revision"] | null;
-  readonly priorRevisionNumber: number | null;
-}
+export type { RestoreResult } from "./history-write";
+export type { WriteResult } from "./write-context";
 
 /**
  * Plan use cases: authorize -> validate -> (writes) lock -> transaction -> rules -> commit -> events.
@@ -83,7 +71,7 @@ export class PlanService {
     });
   }
 
-  /** Agent exact-text edit: replaces the one occurrence of oldText (see decideContentWrite). */
+  /** Agent exact-text edit: replaces the one occurrence of oldText (see decideEdit). */
   async editPlan(
     caller: Caller,
     request: {
@@ -113,11 +101,14 @@ export class PlanService {
         acknowledgeReduction: request.acknowledgeReduction,
         author,
       };
-      return this.writes.run(
-        request.taskId,
-        async (state, env) => commitOf(decideContentWrite(write, state, env)),
-        { request: key, reach: (task) => verifyReach(caller, request.taskId, task), deadline },
-      );
+      return this.writes.run<WriteResult>({
+        taskId: request.taskId,
+        reads: "content",
+        decide: (state, env) => decideEdit(write, state, env),
+        request: key,
+        reach: (task) => verifyReach(caller, request.taskId, task),
+        deadline,
+      });
     });
   }
 
@@ -140,33 +131,15 @@ export class PlanService {
       const author = resolveAuthor(caller, request.author, "agent");
       const { requestId, taskId: _taskId, ...payload } = request;
       const key = requestKey(requestId, requestIdOwner(caller, author), "RestorePlanRevision", payload);
-      return this.writes.run<RestoreResult>(
-        request.taskId,
-        async (state, env, tx) => {
-          const target = await tx.findRevision(request.taskId, request.revisionId);
-          const outcome = decideRestore({ ...request, target, author }, state, env);
-          if (outcome.status === "already-current") {
-            const result = {
-              status: outcome.status,
-              plan: outcome.head,
-              revision: null,
-              priorRevisionNumber: null,
-            };
-            return { apply: async () => undefined, events: [], result };
-          }
-          const commit = commitOf(outcome.decision);
-          return {
-            ...commit,
-            result: {
-              status: outcome.status,
-              plan: commit.result.plan,
-              revision: commit.result.revision,
-              priorRevisionNumber: outcome.priorRevisionNumber,
-            },
-          };
-        },
-        { request: key, reach: (task) => verifyReach(caller, request.taskId, task), deadline },
-      );
+      return this.writes.run<RestoreResult>({
+        taskId: request.taskId,
+        reads: "content",
+        revisionId: request.revisionId,
+        decide: (state, env, target) => decideRestore({ ...request, target, author }, state, env),
+        request: key,
+        reach: (task) => verifyReach(caller, request.taskId, task),
+        deadline,
+      });
     });
   }
 
@@ -195,29 +168,15 @@ export class PlanService {
   ): Promise<void> {
     return rejecting(async () => {
       await this.reachForWrite(caller, requireId("task_id", request.taskId));
-      await this.writes.run(
-        request.taskId,
-        async (state, env) => {
-          const decision = decideDelete(
-            request.expectedVersion,
-            resolveAuthor(caller, undefined, "user"),
-            state,
-            env,
-          );
-          return {
-            apply: async (tx: PlanWriteTx) => {
-              // The tombstone holds no content.
-              await tx.detachRevisionContent(request.taskId, decision.head.latestRevisionNumber);
-              await tx.updateHead(decision.head, decision.fenceVersion);
-            },
-            events: decision.events,
-            change: { record: decision.change, content: changeContentOf(decision.head) },
-            result: undefined,
-          };
-        },
+      const author = resolveAuthor(caller, undefined, "user");
+      await this.writes.run<void>({
+        taskId: request.taskId,
         // A delete needs neither text: it also clears a plan that cannot be read (runbook).
-        { readContent: false, reach: (task) => verifyReach(caller, request.taskId, task), deadline },
-      );
+        reads: "metadata",
+        decide: (state, env) => decideDelete(request.expectedVersion, author, state, env),
+        reach: (task) => verifyReach(caller, request.taskId, task),
+        deadline,
+      });
     });
   }
 
@@ -231,17 +190,18 @@ export class PlanService {
       await this.reachForWrite(caller, requireId("task_id", request.taskId));
       requireId("revision_id", request.revisionId);
       const author = resolveAuthor(caller, request.author, "user");
-      return this.writes.run(
-        request.taskId,
-        async (state, env, tx) => {
-          // The target is read under the lock, so it is the row as of this write.
-          const target = await tx.findRevision(request.taskId, request.revisionId);
-          if (target === null) throw planErrors.revisionNotFound(request.taskId, request.revisionId);
-          return commitOf(decideRevert(target, author, state, env));
-        },
+      return this.writes.run<WriteResult>({
+        taskId: request.taskId,
         // The plan's own text is not needed, so a revert recovers a plan that cannot be read.
-        { readContent: false, reach: (task) => verifyReach(caller, request.taskId, task), deadline },
-      );
+        reads: "metadata",
+        revisionId: request.revisionId,
+        decide: (state, env, target) => {
+          if (target === null) throw planErrors.revisionNotFound(request.taskId, request.revisionId);
+          return decideRevert(target, author, state, env);
+        },
+        reach: (task) => verifyReach(caller, request.taskId, task),
+        deadline,
+      });
     });
   }
 
@@ -289,20 +249,14 @@ export class PlanService {
     const author = resolveAuthor(caller, request.author, how.authorKind);
     const key = method && contentRequestKey(method, request, how.mode, requestIdOwner(caller, author));
     const write = validateContentWrite(request, { path: how.path, mode: how.mode }, author);
-    return this.writes.run(
-      request.taskId,
-      async (state, env) => commitOf(decideContentWrite(write, state, env)),
-      {
-        headReadFailed:
-          how.mode === "append" ? (cause) => planErrors.planReadFailed("append", cause) : undefined,
-        request: key,
-        // An append composes in the database; an editor save judges nothing by the old text (and so
-        // recovers a plan that cannot be read). Every other write reads both texts.
-        readContent: how.mode !== "append" && how.path !== "editor-save",
-        reach: (task) => verifyReach(caller, request.taskId, task),
-        deadline,
-      },
-    );
+    return this.writes.run<WriteResult>({
+      ...contentDecider(write),
+      taskId: request.taskId,
+      readFailed: how.mode === "append" ? (cause) => planErrors.planReadFailed("append", cause) : undefined,
+      request: key,
+      reach: (task) => verifyReach(caller, request.taskId, task),
+      deadline,
+    });
   }
 
   /**
@@ -317,37 +271,6 @@ export class PlanService {
   private reachForWrite(caller: Caller, taskId: string): Promise<void> {
     return this.taskWorkspaces.reachForWrite(this.store, caller, taskId);
   }
-}
-
-function commitOf(decision: WriteDecision): Commit<WriteResult> {
-  return {
-    apply: async (tx) => {
-      // A new revision moves HEAD past the newest one (numbered just below it), which may hold its
-      // content as HEAD's.
-      if (decision.coalescedFrom === null && decision.fenceVersion !== null)
-        await tx.detachRevisionContent(decision.head.taskId, decision.revision.number - 1);
-      if (decision.fenceVersion === null) await tx.insertHead(decision.head);
-      else await tx.updateHead(decision.head, decision.fenceVersion);
-      if (decision.coalescedFrom === null) await tx.insertRevision(decision.revision);
-      else await tx.updateRevision(decision.revision, decision.coalescedFrom);
-    },
-    events: decision.events,
-    change: { record: decision.change, content: changeContentOf(decision.head) },
-    stored: {
-      planBytes: decision.head.contentBytes,
-      coalesced: decision.coalescedFrom !== null,
-      history: { revisionBytes: decision.revision.contentBytes, replacedBytes: decision.replacedBytes },
-    },
-    result: {
-      plan: summarize(decision.head),
-      revision: {
-        id: decision.revision.id,
-        number: decision.revision.number,
-        coalesced: decision.coalescedFrom !== null,
-      },
-      truncation: decision.truncation,
-    },
-  };
 }
 
 // Every write rejection says that the plan was not changed (seed 003 guidance).

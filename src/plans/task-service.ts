@@ -55,17 +55,18 @@ export class TaskService {
   /** Deletes a task with its plan and revisions, serialized with plan writes. */
   async deleteTask(caller: Caller, taskId: string, deadline = Number.POSITIVE_INFINITY): Promise<void> {
     await this.getTask(caller, taskId);
-    await this.writes.run(
+    await this.writes.run<void>({
       taskId,
-      async (state) => {
+      reads: "metadata",
+      decide: (state) => {
         const live = livePlan(state);
         return {
-          apply: (tx) => tx.deleteTask(taskId),
+          commit: { kind: "delete-task", taskId },
           events: live ? [{ type: "plan.deleted" as const, plan: summarize(live) }] : [],
           result: undefined,
         };
       },
-      { deadline },
-    );
+      deadline,
+    });
   }
 }

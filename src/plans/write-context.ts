@@ -1,36 +1,33 @@
 import type {
-  ChangeRecord,
   ContentChange,
   HeadWrite,
+  HistoryUsage,
   LockedHead,
   LockedRevision,
+  PlanCommit,
+  ReadKind,
   RevisionMeta,
 } from "./ports/records";
 import type { Author } from "./author";
 import { contentChange } from "./changes";
 import { shouldCoalesce } from "./coalesce";
 import type { PlanEvent } from "./events";
-import { revisionMeta, summarize } from "./events";
+import { type PlanSummary, revisionMeta, summarize } from "./events";
 import { limits } from "./limits";
 import { codePointLength, trimTrailingWhitespace, utf8Length } from "./text";
 
 /**
- * What a write reads inside the serialized region (the same read the commit is fenced on). Contents
- * are read by every write but an append, which composes in the database (contentOf refuses a
- * content that was not read).
+ * What a write reads inside the serialized region (the same read its commit is fenced on): with
+ * the contents when its command asked for them (`K`), or only the metadata.
  */
-export interface WriteState {
+export interface WriteState<K extends ReadKind = ReadKind> {
   readonly taskId: string;
   /** HEAD row, tombstone included; null when the task never had a plan. */
-  readonly head: LockedHead | null;
+  readonly head: LockedHead<K> | null;
   /** Newest revision of the task; its number is MAX(revision_number). */
-  readonly latest: LockedRevision | null;
-}
-
-/** The content of a HEAD or revision read under the lock; a write that needs it read it. */
-export function contentOf(row: { readonly content: string | null }): string {
-  if (row.content === null) throw new Error("the write did not read the content it needs");
-  return row.content;
+  readonly latest: LockedRevision<K> | null;
+  /** What the task's history holds before the write (the history budget). */
+  readonly history: HistoryUsage;
 }
 
 /** The content a write stores, with the sizes HEAD records for it. */
@@ -64,23 +61,20 @@ export interface WriteEnv {
   readonly newId: () => string;
 }
 
-/**
- * What a write commits: HEAD (fenced on the version read), one revision insert or in-place update.
- * The revision's content is the HEAD content of the same transaction (storage copies it).
- */
-export interface WriteDecision {
-  readonly head: HeadWrite;
-  /** Version the HEAD update is fenced on; null inserts the first HEAD row. */
-  readonly fenceVersion: number | null;
-  readonly revision: RevisionMeta;
-  /** Row version the in-place revision update is fenced on; null inserts a new revision. */
-  readonly coalescedFrom: number | null;
-  /** Content bytes of the revision rewritten in place (coalescing); null for a new revision. */
-  readonly replacedBytes: number | null;
-  readonly truncation: Truncation | null;
+/** A decided write: its commit, the events to publish once it is durable, and its answer. */
+export interface Decision<R> {
+  readonly commit: PlanCommit;
   readonly events: readonly PlanEvent[];
-  /** The change the write records in its transaction (WatchPlan). */
-  readonly change: ChangeRecord;
+  readonly result: R;
+  /** What a content write stored (metrics). */
+  readonly stored?: { readonly planBytes: number; readonly coalesced: boolean };
+}
+
+/** Result of every content write (the plan without content: acknowledgements never carry it). */
+export interface WriteResult {
+  readonly plan: PlanSummary;
+  readonly revision: { readonly id: string; readonly number: number; readonly coalesced: boolean };
+  readonly truncation: Truncation | null;
 }
 
 /** Reported when an acknowledged reduction was stored. */
@@ -91,7 +85,7 @@ export interface Truncation {
 }
 
 /** The live plan (null when absent or deleted). */
-export function livePlan(state: WriteState): LockedHead | null {
+export function livePlan<K extends ReadKind>(state: WriteState<K>): LockedHead<K> | null {
   return state.head && !state.head.deleted ? state.head : null;
 }
 
@@ -110,7 +104,7 @@ export function commitContent(
     readonly revertOfRevisionId: string | null;
     readonly truncation: Truncation | null;
   },
-): WriteDecision {
+): Decision<WriteResult> {
   const live = livePlan(state);
   const { latest } = state;
   const title = write.title || live?.title || limits.defaultTitle;
@@ -172,14 +166,12 @@ export function commitContent(
   ];
   if (write.revertOfRevisionId !== null)
     events.push({ type: "plan.reverted", revision: revisionMeta(revision) });
-  return {
+  const commit: PlanCommit = {
+    kind: "content",
     head,
     fenceVersion: state.head?.version ?? null,
     revision,
-    coalescedFrom: coalesce ? latest.rowVersion : null,
-    replacedBytes: coalesce ? latest.contentBytes : null,
-    truncation: write.truncation,
-    events,
+    coalesces: coalesce ? { rowVersion: latest.rowVersion, contentBytes: latest.contentBytes } : null,
     change: contentChange({
       plan: summarize(head),
       created: live === null,
@@ -188,5 +180,15 @@ export function commitContent(
       author: write.author,
       at: env.now,
     }),
+  };
+  return {
+    commit,
+    events,
+    stored: { planBytes: contentBytes, coalesced: coalesce },
+    result: {
+      plan: summarize(head),
+      revision: { id: revision.id, number: revision.number, coalesced: coalesce },
+      truncation: write.truncation,
+    },
   };
 }

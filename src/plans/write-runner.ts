@@ -2,33 +2,57 @@ import type { Logger } from "pino";
 import type { TaskLock } from "./ports/task-lock";
 import type { PlanMetrics } from "../observability/metrics";
 import type { PlanStore, PlanWriteTx } from "./ports/plan-store";
-import type { ChangeContent, ChangeRecord, LockedState, TaskRecord } from "./ports/records";
+import type {
+  ChangeRecord,
+  HistoryUsage,
+  PlanCommit,
+  ReadKind,
+  RevisionRecord,
+  TaskRecord,
+} from "./ports/records";
 import { StorageConflictError, StorageCorruptionError } from "./ports/store-errors";
 import { decodeReplay, encodeReplay, REQUEST_ID_RETENTION_MS, type RequestKey } from "./idempotency";
 import { planErrors } from "./errors";
 import type { ChangeNotifier, EventSink, PlanEvent } from "./events";
 import { translateFailure } from "./failures";
-import type { HistoryBudget, HistoryGrowth } from "./history-budget";
-import { HistoryCheck } from "./history-check";
-import type { WriteEnv, WriteState } from "./write-context";
+import {
+  checkHistoryBudget,
+  type HistoryBudget,
+  historyOverBudget,
+  historyWithinBudget,
+} from "./history-budget";
+import type { Decision, WriteEnv, WriteState } from "./write-context";
 
-/** Any commit: what to write and which events to publish once it is durable. */
-export interface Commit<R> {
-  readonly apply: (tx: PlanWriteTx) => Promise<void>;
-  readonly events: readonly PlanEvent[];
-  /**
-   * The change recorded in the same transaction (none for a write that changes no plan), and how its
-   * row holds the content after it.
-   */
-  readonly change?: { readonly record: ChangeRecord; readonly content: ChangeContent } | undefined;
-  readonly result: R;
-  /** What the commit stored, for metrics and the history budget (absent when it stored no content). */
-  readonly stored?: {
-    readonly planBytes: number;
-    readonly coalesced: boolean;
-    readonly history: HistoryGrowth;
-  };
+/** A write that changes nothing (a restore of the current plan): its answer only. */
+export interface Unchanged<R> {
+  readonly unchanged: R;
 }
+
+/**
+ * One write, as its use case declares it: what it reads under the lock (`reads`, and a revision by
+ * id), the checks on the locked task, and a pure decision on what it read.
+ */
+export interface WriteCommand<K extends ReadKind, R> {
+  readonly taskId: string;
+  readonly reads: K;
+  /** A revision of the task the decision needs, read under the lock (null when it does not exist). */
+  readonly revisionId?: string;
+  readonly request?: RequestKey | undefined;
+  /** The caller's deadline (epoch ms, Infinity for none): the lock wait ends before it. */
+  readonly deadline?: number;
+  /** Reach as the locked task row says (throws when the caller does not reach it, or it is gone). */
+  readonly reach?: (task: TaskRecord | null) => void;
+  /**
+   * The error to report when the stored plan cannot be read (an append must say PLAN_READ_FAILED,
+   * AC-TASKS-PLAN-APPEND-003.5). A metadata read then also checks the stored text before reporting
+   * a rejection (AC-TASKS-PLAN-APPEND-001.7: a read failure comes before the size limit).
+   */
+  readonly readFailed?: (cause: StorageCorruptionError) => Error;
+  decide(state: WriteState<K>, env: WriteEnv, target: RevisionRecord | null): Decision<R> | Unchanged<R>;
+}
+
+/** A command of either read. */
+export type AnyWriteCommand<R> = WriteCommand<"metadata", R> | WriteCommand<"content", R>;
 
 /** Settings of the serialized write path. */
 export interface WriteRunnerSettings {
@@ -39,9 +63,9 @@ export interface WriteRunnerSettings {
 
 /**
  * Runs every plan write the same way (invariants 1-3 of DESIGN.md): per-task lock -> one
- * transaction -> locking read of the task row and HEAD -> pure decision -> fenced writes ->
- * commit -> events after commit. A decision that throws rolls the transaction back: nothing
- * changes.
+ * transaction -> locking read of the task, HEAD, newest revision and history usage -> pure
+ * decision -> one commit of it (fenced) -> history budget -> transaction commit -> events. A
+ * decision or a check that throws rolls the transaction back: nothing changes.
  */
 export class WriteRunner {
   constructor(
@@ -58,100 +82,52 @@ export class WriteRunner {
     },
   ) {}
 
-  /**
-   * Runs `decide` in the serialized region of `taskId`. `headReadFailed` is the error to report when
-   * the HEAD cannot be read (an append must say PLAN_READ_FAILED, AC-TASKS-PLAN-APPEND-003.5).
-   */
-  async run<R>(
-    taskId: string,
-    decide: (state: WriteState, env: WriteEnv, tx: PlanWriteTx, task: TaskRecord) => Promise<Commit<R>>,
-    options: {
-      readonly headReadFailed?: (cause: StorageCorruptionError) => Error;
-      readonly request?: RequestKey | undefined;
-      /** False for an append: neither content is read (the database composes it). */
-      readonly readContent?: boolean;
-      /** The caller's deadline (epoch ms, Infinity for none): the lock wait ends before it. */
-      readonly deadline?: number;
-      /** Reach as the locked task row says (throws when the caller does not reach it, or it is gone). */
-      readonly reach?: (task: TaskRecord | null) => void;
-    } = {},
-  ): Promise<R> {
+  /** Runs a command in the serialized region of its task. */
+  async run<R>(command: AnyWriteCommand<R>): Promise<R> {
     const { store, lock, settings, metrics } = this.deps;
+    const { taskId } = command;
     const asked = performance.now();
     let obtained = false;
     let txStarted = 0;
     try {
       // The wait is bounded by the configuration and by the caller's deadline, whichever is sooner.
-      const waitMs = Math.min(settings.lockWaitMs, (options.deadline ?? Infinity) - Date.now() - 50);
+      const waitMs = Math.min(settings.lockWaitMs, (command.deadline ?? Infinity) - Date.now() - 50);
       if (waitMs <= 0) throw planErrors.lockUnavailable();
-      const commit = await lock.withLock(taskId, waitMs, (lease) => {
+      const outcome = await lock.withLock(taskId, waitMs, (lease) => {
         obtained = true;
         metrics.lockWait((performance.now() - asked) / 1000, true);
         txStarted = performance.now();
         return store.inTransaction(async (tx) => {
-          const locked = await this.lockForWrite(
-            tx,
-            taskId,
-            options.readContent ?? true,
-            options.headReadFailed,
-          );
-          options.reach?.(locked?.task ?? null);
-          if (locked === null) throw planErrors.taskNotFound(taskId);
-          const { task } = locked;
-          const { request } = options;
-          if (request) {
-            // A retry of a remembered request returns the original result and writes nothing.
-            const prior = await tx.findRequest(taskId, request.storedId);
-            if (prior && prior.fingerprint !== request.fingerprint)
-              throw planErrors.requestIdReused(request.id);
-            if (prior)
-              return { apply: async () => undefined, events: [], result: decodeReplay<R>(prior.result) };
-          }
-          const state: WriteState = { taskId, head: locked.head, latest: locked.latest };
-          const env: WriteEnv = {
-            now: this.deps.clock(),
-            coalesceWindowMs: settings.coalesceWindowMs,
-            newId: this.deps.newId,
-          };
-          const decided = await decide(state, env, tx, task).catch(async (error: unknown) => {
-            // An append rejected here never read the stored plan: one that cannot be read is reported
-            // first (AC-TASKS-PLAN-APPEND-001.7: read failure before the size limit).
-            if (options.headReadFailed && !(options.readContent ?? true) && state.head && !state.head.deleted)
-              await this.readingHead(options.headReadFailed, () => tx.verifyStoredContent(taskId));
-            throw error;
-          });
-          const budget = await HistoryCheck.start(tx, settings.historyBudget, state, decided.stored?.history);
-          const { change } = decided;
-          // A write other than an append replaces the content older changes may be derived from.
-          if (change && change.content.form !== "prefix" && state.head && !state.head.deleted)
-            await tx.materializeChanges(taskId, state.head.version);
-          await this.readingHead(options.headReadFailed, () => decided.apply(tx));
-          if (change) await tx.recordChange(change.record, change.content);
-          await budget?.finish(change?.record.version ?? 0);
+          const outcome = await this.decideUnderLock(tx, command);
+          if ("unchanged" in outcome) return outcome;
+          const after = await this.reading(command, () => tx.commit(outcome.commit));
+          await this.checkBudget(tx, outcome.commit, outcome.state.history, after);
+          const { request } = command;
           if (request) {
             await tx.rememberRequest(
               {
                 taskId,
                 requestId: request.storedId,
                 fingerprint: request.fingerprint,
-                result: encodeReplay(decided.result),
-                createdAt: env.now,
+                result: encodeReplay(outcome.result),
+                createdAt: outcome.env.now,
               },
-              new Date(env.now.getTime() - REQUEST_ID_RETENTION_MS),
+              new Date(outcome.env.now.getTime() - REQUEST_ID_RETENTION_MS),
             );
           }
-          // The lease check is a courtesy; the fence (updateHead WHERE version = ?) is what holds.
+          // The lease check is a courtesy; the fences (HEAD's version, the revision's row version) hold.
           if (lease.signal.aborted) throw new StorageConflictError("lock lease lost before commit");
-          return decided;
+          return outcome;
         });
       });
       metrics.transaction((performance.now() - txStarted) / 1000, "committed");
-      if (commit.stored) {
-        metrics.planSize(commit.stored.planBytes);
-        metrics.revision(commit.stored.coalesced);
+      if ("unchanged" in outcome) return outcome.unchanged;
+      if (outcome.stored) {
+        metrics.planSize(outcome.stored.planBytes);
+        metrics.revision(outcome.stored.coalesced);
       }
-      this.publish(taskId, commit.events, commit.change?.record ?? null);
-      return commit.result;
+      this.publish(taskId, outcome.events, "change" in outcome.commit ? outcome.commit.change : null);
+      return outcome.result;
     } catch (error) {
       if (!obtained) metrics.lockWait((performance.now() - asked) / 1000, false);
       else metrics.transaction((performance.now() - txStarted) / 1000, "rolled_back");
@@ -159,26 +135,77 @@ export class WriteRunner {
     }
   }
 
-  private lockForWrite(
+  // The locking read, the checks on the locked task, a remembered answer, the decision.
+  private async decideUnderLock<R>(
     tx: PlanWriteTx,
-    taskId: string,
-    readContent: boolean,
-    headReadFailed?: (cause: StorageCorruptionError) => Error,
-  ): Promise<LockedState | null> {
-    return this.readingHead(headReadFailed, () => tx.lockForWrite(taskId, { content: readContent }));
+    command: AnyWriteCommand<R>,
+  ): Promise<Unchanged<R> | (Decision<R> & { readonly state: WriteState; readonly env: WriteEnv })> {
+    const { taskId, request } = command;
+    const locked = await this.reading(command, () => tx.lockForWrite(taskId, command.reads));
+    command.reach?.(locked?.task ?? null);
+    if (locked === null) throw planErrors.taskNotFound(taskId);
+    if (request) {
+      // A retry of a remembered request returns the original result and writes nothing.
+      const prior = await tx.findRequest(taskId, request.storedId);
+      if (prior && prior.fingerprint !== request.fingerprint) throw planErrors.requestIdReused(request.id);
+      if (prior) return { unchanged: decodeReplay<R>(prior.result) };
+    }
+    const state: WriteState = { taskId, head: locked.head, latest: locked.latest, history: locked.history };
+    const env: WriteEnv = {
+      now: this.deps.clock(),
+      coalesceWindowMs: this.deps.settings.coalesceWindowMs,
+      newId: this.deps.newId,
+    };
+    // The target is read under the lock, so it is the row as of this write.
+    const target =
+      command.revisionId === undefined ? null : await tx.findRevision(taskId, command.revisionId);
+    try {
+      // The state was read as command.reads says, so it holds the contents the command decides on.
+      const decide = command.decide as (
+        s: WriteState,
+        e: WriteEnv,
+        t: RevisionRecord | null,
+      ) => Decision<R> | Unchanged<R>;
+      const decided = decide(state, env, target);
+      return "unchanged" in decided ? decided : { ...decided, state, env };
+    } catch (error) {
+      // A rejection of a write that never read the stored plan: one that cannot be read is reported first.
+      if (command.readFailed && command.reads === "metadata" && state.head && !state.head.deleted)
+        await this.reading(command, () => tx.verifyStoredContent(taskId));
+      throw error;
+    }
+  }
+
+  /**
+   * Refuses the write (HISTORY_QUOTA_EXCEEDED) if it took the history past the budget, after the
+   * change history yielded what it could (the task's oldest change rows before the write's own),
+   * and after a recount confirmed the kept figures.
+   */
+  private async checkBudget(
+    tx: PlanWriteTx,
+    commit: PlanCommit,
+    before: HistoryUsage,
+    after: HistoryUsage,
+  ): Promise<void> {
+    const budget = this.deps.settings.historyBudget;
+    // Only a content write is held to it: a delete always goes through (it is how a task recovers).
+    if (commit.kind !== "content" || historyWithinBudget(budget, before, after)) return;
+    const { taskId, version } = commit.change;
+    let usage = after;
+    const excess = historyOverBudget(budget, usage);
+    if (excess > 0) usage = await tx.yieldChangeHistory(taskId, excess, version);
+    if (!historyWithinBudget(budget, before, usage)) usage = await tx.recountHistory(taskId);
+    checkHistoryBudget(budget, before, usage);
   }
 
   // Runs a step that reads or checks the stored plan: a stored plan whose size does not match its
-  // row cannot be appended to (AC-TASKS-PLAN-APPEND-003.5), and is reported as `headReadFailed`.
-  private async readingHead<T>(
-    headReadFailed: ((cause: StorageCorruptionError) => Error) | undefined,
-    step: () => Promise<T>,
-  ): Promise<T> {
+  // row cannot be appended to (AC-TASKS-PLAN-APPEND-003.5), and is reported as the command says.
+  private async reading<T, R>(command: AnyWriteCommand<R>, step: () => Promise<T>): Promise<T> {
     try {
       return await step();
     } catch (error) {
       // Logged where every PLAN_READ_FAILED is, at the edge (with the task and both sizes).
-      if (headReadFailed && error instanceof StorageCorruptionError) throw headReadFailed(error);
+      if (command.readFailed && error instanceof StorageCorruptionError) throw command.readFailed(error);
       throw error;
     }
   }

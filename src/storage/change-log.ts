@@ -11,24 +11,21 @@ import {
   prefixFromRow,
   resolvePrefixes,
 } from "./change-rows";
+import { pruneBatch } from "./change-pruning";
 import type { Query } from "./revision-rows";
-import { type SqlDialect, sqlDialect } from "./sql-dialect";
 
 /**
  * The change history outside write transactions: what WatchPlan reads (pages, resume points, the
- * poll's newest keys) and what the background pruner deletes, one bounded statement at a time.
+ * poll's newest keys) and what the background pruner deletes, one bounded batch at a time
+ * (change-pruning.ts).
  * Every call runs through `guard` (the store's queue and error classification).
  */
 export class ChangeLog {
-  private readonly sql: SqlDialect;
-
   constructor(
     private readonly dataSource: DataSource,
     private readonly dialect: Dialect,
     private readonly guard: <T>(job: () => Promise<T>) => Promise<T>,
-  ) {
-    this.sql = sqlDialect(dialect);
-  }
+  ) {}
 
   readChanges(
     taskId: string,
@@ -136,22 +133,10 @@ export class ChangeLog {
   }
 
   pruneChangesBefore(olderThan: Date, limit: number): Promise<number> {
-    return this.guard(() => this.changedRows(this.sql.deleteChangesBefore, [olderThan.getTime(), limit]));
+    return this.guard(() => pruneBatch(this.dataSource, this.dialect, { olderThan }, limit));
   }
 
   pruneTaskChanges(taskId: string, upToVersion: number, limit: number): Promise<number> {
-    return this.guard(() => this.changedRows(this.sql.deleteTaskChangesUpTo, [taskId, upToVersion, limit]));
-  }
-
-  // The rows a statement changed, as the driver counts them (TypeORM's structured result: mysql2's
-  // affectedRows, better-sqlite3's changes; its plain result for a DELETE is lastInsertRowid there).
-  private async changedRows(sql: string, parameters: unknown[]): Promise<number> {
-    const runner = this.dataSource.createQueryRunner();
-    try {
-      const result = (await runner.query(sql, parameters, true)) as { affected?: number | null };
-      return result.affected ?? 0;
-    } finally {
-      await runner.release();
-    }
+    return this.guard(() => pruneBatch(this.dataSource, this.dialect, { taskId, upToVersion }, limit));
   }
 }

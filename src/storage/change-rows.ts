@@ -1,12 +1,12 @@
 import {
   type AuthorKind,
-  type ChangeContent,
   type ChangeKey,
   type ChangeRecord,
   isChangeKind,
   type StoredChange,
 } from "../plans/ports/records";
 import { type PlanJson, planFromJson, planToJson } from "../plans/ports/plan-json";
+import type { ChangeContent } from "./change-content";
 
 /** task_plan_changes columns, in the order changeParameters gives their values (content last). */
 export const CHANGE_COLUMNS =

@@ -1,4 +1,5 @@
-import type { ChangeContent, ChangeKey, ChangeRecord } from "../plans/ports/records";
+import type { ChangeKey, ChangeRecord, HistoryUsage } from "../plans/ports/records";
+import type { ChangeContent } from "./change-content";
 import {
   AFTER_KEY,
   afterKey,
@@ -22,6 +23,15 @@ export const HEAD_CONTENT = "(SELECT h.content FROM task_plans h WHERE h.task_id
 export const HEAD_CONTENT_BYTES = "(SELECT h.content_bytes FROM task_plans h WHERE h.task_id = ?)";
 
 /**
+ * The stored text of a change row: recorded, or measured in rows written before it was recorded (or
+ * by a replica of an older release).
+ */
+export function changeStoredBytesSql(sql: SqlDialect): string {
+  const { byteLength } = sql;
+  return `COALESCE(stored_bytes, COALESCE(${byteLength("content")}, 0) + COALESCE(${byteLength("content_tail")}, 0))`;
+}
+
+/**
  * The statements of a write transaction on the change history and on what the task's history
  * holds: the change row the write records, the copies it materializes, the history budget's
  * measure and the change rows that yield to it.
@@ -32,8 +42,9 @@ export class ChangeWrites {
     private readonly sql: SqlDialect,
   ) {}
 
-  // Every stored copy of plan text the task's history holds: its revisions' and its change rows'.
-  async historyUsage(taskId: string): Promise<{ revisions: number; bytes: number }> {
+  // Every stored copy of plan text the task's history holds, row by row: its revisions' and its
+  // change rows'. What the usage kept with HEAD stands for; the write path reads that instead.
+  async countHistory(taskId: string): Promise<HistoryUsage> {
     const { rows } = await this.send(
       "SELECT (SELECT COUNT(*) FROM task_plan_revisions WHERE task_id = ?) AS revisions," +
         " (SELECT COALESCE(SUM(content_bytes), 0) FROM task_plan_revisions WHERE task_id = ?) AS revision_bytes," +
@@ -48,10 +59,16 @@ export class ChangeWrites {
     };
   }
 
-  // The stored text of a change row: recorded, or measured in rows written before it was recorded.
+  /** Keeps `usage` with the task's HEAD, stamped with HEAD's version (see locked-state.ts keptHistoryOf). */
+  async keepHistory(taskId: string, usage: HistoryUsage): Promise<void> {
+    await this.send(
+      "UPDATE task_plans SET history_revisions = ?, history_bytes = ?, history_version = version WHERE task_id = ?",
+      [usage.revisions, usage.bytes, taskId],
+    );
+  }
+
   private changeStoredBytes(): string {
-    const { byteLength } = this.sql;
-    return `COALESCE(stored_bytes, COALESCE(${byteLength("content")}, 0) + COALESCE(${byteLength("content_tail")}, 0))`;
+    return changeStoredBytesSql(this.sql);
   }
 
   async trimChangeHistory(taskId: string, bytes: number, keepFromVersion: number): Promise<number> {
@@ -94,13 +111,18 @@ export class ChangeWrites {
     );
   }
 
-  // Runs before the HEAD update, so HEAD_CONTENT is still the content of `version`.
-  async materializeChanges(taskId: string, version: number): Promise<void> {
-    await this.send(
-      `UPDATE task_plan_changes SET content = ${HEAD_CONTENT},` +
-        ` stored_bytes = COALESCE(stored_bytes, 0) + ${HEAD_CONTENT_BYTES}` +
+  /**
+   * Turns the `prefix` change rows of `version` into copies of the HEAD content; returns how many it
+   * turned. Runs before the HEAD update, so HEAD_CONTENT is still the content of `version`. The
+   * stored size is set first: MySQL evaluates SET left to right, on the values already assigned.
+   */
+  async materializeChanges(taskId: string, version: number): Promise<number> {
+    const { affected } = await this.send(
+      `UPDATE task_plan_changes SET stored_bytes = ${this.changeStoredBytes()} + ${HEAD_CONTENT_BYTES},` +
+        ` content = ${HEAD_CONTENT}` +
         " WHERE task_id = ? AND version = ? AND content IS NULL AND content_kept_chars IS NOT NULL",
       [taskId, taskId, taskId, version],
     );
+    return affected;
   }
 }

@@ -12,6 +12,7 @@ import { PlanChanges1764700000000 } from "./migrations/1764700000000-plan-change
 import { ChangeContentPrefix1764800000000 } from "./migrations/1764800000000-change-content-prefix";
 import { RevisionContentAtHead1764900000000 } from "./migrations/1764900000000-revision-content-at-head";
 import { ChangeStoredBytes1765000000000 } from "./migrations/1765000000000-change-stored-bytes";
+import { HistoryUsage1765100000000 } from "./migrations/1765100000000-history-usage";
 import { WriteRequestEntity } from "./entities/write-request.entity";
 
 /** Which database a URL names: `sqlite:<path>` (or `sqlite::memory:`) or `mysql://user:pass@host:port/db`. */
@@ -36,6 +37,7 @@ export function createDataSource(url: string, options: { poolSize: number }): Da
       ChangeContentPrefix1764800000000,
       RevisionContentAtHead1764900000000,
       ChangeStoredBytes1765000000000,
+      HistoryUsage1765100000000,
     ],
     migrationsTableName: "schema_migrations",
     synchronize: false,

@@ -1,4 +1,11 @@
-import type { AuthorKind, LockedHead, LockedRevision, LockedState } from "../plans/ports/records";
+import type {
+  AuthorKind,
+  HistoryUsage,
+  LockedHead,
+  LockedRevision,
+  LockedState,
+  ReadKind,
+} from "../plans/ports/records";
 import { verifyContent } from "./record-mapping";
 
 /** One row of the locking read (sql-dialect.ts `lockForWrite`), as both drivers return it. */
@@ -12,8 +19,16 @@ const date = (value: string | number | null | undefined): Date => new Date(Numbe
 const authorKind = (value: string | number | null | undefined): AuthorKind =>
   value === "user" ? "user" : "agent";
 
-/** The task, HEAD and newest revision of one locking read; throws StorageCorruptionError for a damaged row. */
-export function lockedStateFromRow(row: LockedRow): LockedState {
+/**
+ * The task, HEAD and newest revision of one locking read made as `reads` says, with the task's
+ * history usage; throws StorageCorruptionError for a damaged row. On a metadata read, `p_content`
+ * is the legacy content of a HEAD row without trimmed lengths (or null).
+ */
+export function lockedStateFromRow<K extends ReadKind>(
+  row: LockedRow,
+  reads: K,
+  history: HistoryUsage,
+): LockedState<K> {
   return {
     task: {
       id: str(row.t_id),
@@ -21,13 +36,27 @@ export function lockedStateFromRow(row: LockedRow): LockedState {
       title: str(row.t_title),
       createdAt: date(row.t_created_at),
     },
-    head: row.p_task_id === null ? null : headOf(row),
+    head: row.p_task_id === null ? null : (headOf(row, reads) as LockedHead<K>),
     // HEAD points at the newest revision (both are written in every write's transaction).
-    latest: row.p_task_id === null || row.r_id === null ? null : revisionOf(row),
+    latest: row.p_task_id === null || row.r_id === null ? null : (revisionOf(row) as LockedRevision<K>),
+    history,
   };
 }
 
-function headOf(row: LockedRow): LockedHead {
+/**
+ * The history usage kept with HEAD, when it can be trusted: it is kept by every write since the
+ * column was added, and stamped with the version it was kept at, so a HEAD written by a replica that
+ * does not keep it (a rolling upgrade) is recounted. None without a HEAD row.
+ */
+export function keptHistoryOf(row: LockedRow): HistoryUsage | "recount" {
+  if (row.p_task_id === null) return { revisions: 0, bytes: 0 };
+  const { p_history_revisions: revisions, p_history_bytes: bytes, p_history_version: version } = row;
+  if (revisions === null || bytes === null || version === null || num(version) !== num(row.p_version))
+    return "recount";
+  return { revisions: num(revisions), bytes: num(bytes) };
+}
+
+function headOf(row: LockedRow, reads: ReadKind): LockedHead {
   const contentBytes = num(row.p_content_bytes);
   const content = row.p_content === null ? null : str(row.p_content);
   // A mismatch means the row was truncated or altered outside the service; writing on it would
@@ -36,7 +65,8 @@ function headOf(row: LockedRow): LockedHead {
   return {
     taskId: str(row.p_task_id),
     title: str(row.p_title),
-    content,
+    content: reads === "content" ? content : null,
+    legacyContent: reads === "content" ? null : content,
     contentBytes,
     contentChars: num(row.p_content_chars),
     version: num(row.p_version),

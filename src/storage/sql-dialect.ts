@@ -2,7 +2,10 @@ import type { Dialect } from "./data-source";
 
 /** The SQL the two databases spell differently, in one place. */
 export interface SqlDialect {
-  /** The locking read of a write: task, HEAD and newest revision in one statement (see locked-state.ts). */
+  /**
+   * The locking read of a write: task, HEAD (with the history usage kept on it) and newest revision
+   * in one statement (see locked-state.ts).
+   */
   lockForWrite(withContent: boolean): string;
   /** The size in bytes of the stored text in `column` (the database measures it). */
   byteLength(column: string): string;
@@ -13,10 +16,6 @@ export interface SqlDialect {
   keepPrefixThen(column: string): string;
   /** The length of an append's kept prefix in the unit keepPrefixThen cuts by. */
   keptLength(change: { readonly keepChars: number; readonly keepBytes: number }): number;
-  /** Deletes at most `?` (second parameter) changes committed before `?` (first), oldest first. */
-  readonly deleteChangesBefore: string;
-  /** Deletes at most `?` (third) changes of task `?` (first) of versions up to `?` (second), oldest first. */
-  readonly deleteTaskChangesUpTo: string;
 }
 
 /**
@@ -35,6 +34,8 @@ const lockForWrite = (lockSuffix: string) => (withContent: boolean) =>
     "p.implementation_started_by AS p_implementation_started_by,",
     "p.implementation_started_session_id AS p_implementation_started_session_id,",
     "p.content_trimmed_chars AS p_trimmed_chars, p.content_trimmed_bytes AS p_trimmed_bytes,",
+    "p.history_revisions AS p_history_revisions, p.history_bytes AS p_history_bytes,",
+    "p.history_version AS p_history_version,",
     // Without content the text is not touched at all (not even measured): an append's UPDATE checks
     // the stored size as it composes (see TypeOrmWriteTx.updateHead).
     withContent ? "p.content AS p_content," : "NULL AS p_content,",
@@ -56,9 +57,6 @@ const DIALECTS: Record<Dialect, SqlDialect> = {
     // MySQL strings carry their length: LEFT counts utf8mb4 characters (code points), NUL included.
     keepPrefixThen: (column) => `CONCAT(LEFT(${column}, ?), ?)`,
     keptLength: (change) => change.keepChars,
-    deleteChangesBefore: "DELETE FROM task_plan_changes WHERE committed_at < ? ORDER BY committed_at LIMIT ?",
-    deleteTaskChangesUpTo:
-      "DELETE FROM task_plan_changes WHERE task_id = ? AND version <= ? ORDER BY version, step LIMIT ?",
   },
   // SQLite has no row locks and needs none: the store runs one transaction at a time.
   sqlite: {
@@ -69,13 +67,6 @@ const DIALECTS: Record<Dialect, SqlDialect> = {
     // The substr of an empty BLOB is NULL, not empty: COALESCE keeps an append to "" from NULL.
     keepPrefixThen: (column) => `COALESCE(CAST(substr(CAST(${column} AS BLOB), 1, ?) AS TEXT), '') || ?`,
     keptLength: (change) => change.keepBytes,
-    // SQLite's DELETE takes no LIMIT unless compiled with it.
-    deleteChangesBefore:
-      "DELETE FROM task_plan_changes WHERE rowid IN" +
-      " (SELECT rowid FROM task_plan_changes WHERE committed_at < ? ORDER BY committed_at LIMIT ?)",
-    deleteTaskChangesUpTo:
-      "DELETE FROM task_plan_changes WHERE rowid IN (SELECT rowid FROM task_plan_changes" +
-      " WHERE task_id = ? AND version <= ? ORDER BY version, step LIMIT ?)",
   },
 };
 

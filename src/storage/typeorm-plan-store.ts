@@ -3,7 +3,7 @@ import type { Dialect } from "./data-source";
 import { PlanEntity } from "./entities/plan.entity";
 import { RevisionEntity } from "./entities/revision.entity";
 import { TaskEntity } from "./entities/task.entity";
-import type { PlanStore, PlanWriteTx } from "../plans/ports/plan-store";
+import type { PlanStore } from "../plans/ports/plan-store";
 import type {
   ChangeKey,
   ChangeRecord,
@@ -105,6 +105,8 @@ export class TypeOrmPlanStore implements PlanStore {
             implementationStartedBy: mark.by,
             implementationStartedSessionId: mark.sessionId,
             updatedAt: mark.at.getTime(),
+            // The change row this records holds a copy of the content (see below).
+            historyBytes: () => "history_bytes + content_bytes",
           })
           .where("task_id = :taskId AND deleted = 0 AND implementation_started_at IS NULL", { taskId })
           .execute();
@@ -143,7 +145,8 @@ export class TypeOrmPlanStore implements PlanStore {
     return this.changes.pruneTaskChanges(taskId, upToVersion, limit);
   }
 
-  inTransaction<T>(work: (tx: PlanWriteTx) => Promise<T>): Promise<T> {
+  // The concrete transaction, whose row statements storage's own tests drive one by one.
+  inTransaction<T>(work: (tx: TypeOrmWriteTx) => Promise<T>): Promise<T> {
     return this.guard(async () => {
       if (this.dialect === "sqlite")
         return this.dataSource.transaction((manager) => work(this.writeTx(manager)));

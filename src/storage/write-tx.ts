@@ -6,26 +6,42 @@ import { TaskEntity } from "./entities/task.entity";
 import { WriteRequestEntity } from "./entities/write-request.entity";
 import type { PlanWriteTx } from "../plans/ports/plan-store";
 import type {
-  ChangeContent,
   ChangeRecord,
+  HeadMeta,
   HeadWrite,
+  HistoryUsage,
   LockedState,
+  PlanCommit,
+  ReadKind,
   RevisionMeta,
   RevisionRecord,
   WriteRequestRecord,
 } from "../plans/ports/records";
 import { StorageConflictError } from "../plans/ports/store-errors";
+import { type ChangeContent, changeContentOf, changeStoredBytes } from "./change-content";
 import { ChangeWrites, HEAD_CONTENT } from "./change-writes";
 import { sendStatement, type StatementResult } from "./hot-statement";
-import { lockedStateFromRow, type LockedRow } from "./locked-state";
+import { keptHistoryOf, lockedStateFromRow, type LockedRow } from "./locked-state";
 import { headToEntity, verifySize } from "./record-mapping";
 import { revisionWithContent } from "./revision-rows";
 import { type SqlDialect, sqlDialect } from "./sql-dialect";
 
-/** One write transaction. On MySQL its first read locks the task, HEAD and newest revision rows. */
+/** What the locking read found, for the commit that follows it. */
+interface Locked {
+  readonly taskId: string;
+  readonly head: HeadMeta | null;
+  history: HistoryUsage;
+}
+
+/**
+ * One write transaction. On MySQL its first read locks the task, HEAD and newest revision rows.
+ * `commit` turns a decision into rows: the order of the statements, the content held at HEAD, the
+ * change row and the history usage kept with HEAD are decided here and nowhere else.
+ */
 export class TypeOrmWriteTx implements PlanWriteTx {
   private readonly sql: SqlDialect;
   private readonly changes: ChangeWrites;
+  private locked: Locked | null = null;
 
   constructor(
     private readonly manager: EntityManager,
@@ -36,19 +52,23 @@ export class TypeOrmWriteTx implements PlanWriteTx {
     this.changes = new ChangeWrites((sql, parameters) => this.send(sql, parameters), this.sql);
   }
 
-  async lockForWrite(taskId: string, options: { content: boolean }): Promise<LockedState | null> {
-    const { rows } = await this.send(this.sql.lockForWrite(options.content), [taskId]);
+  async lockForWrite<K extends ReadKind>(taskId: string, reads: K): Promise<LockedState<K> | null> {
+    const { rows } = await this.send(this.sql.lockForWrite(reads === "content"), [taskId]);
     const row = rows[0] as LockedRow | undefined;
     if (!row) return null;
     // A HEAD written before the trimmed lengths were recorded brings its content (read under the lock
-    // just taken) for the append to compose here and record them.
-    if (!options.content && row.p_task_id !== null && row.p_trimmed_chars === null) {
+    // just taken) for an append to compose here and record them.
+    if (reads === "metadata" && row.p_task_id !== null && row.p_trimmed_chars === null) {
       const [head] = (await this.manager.query("SELECT content FROM task_plans WHERE task_id = ?", [
         taskId,
       ])) as { content: string }[];
       row.p_content = head?.content ?? null;
     }
-    return lockedStateFromRow(row);
+    const kept = keptHistoryOf(row);
+    const history = kept === "recount" ? await this.changes.countHistory(taskId) : kept;
+    const state = lockedStateFromRow(row, reads, history);
+    this.locked = { taskId, head: state.head, history };
+    return state;
   }
 
   async verifyStoredContent(taskId: string): Promise<void> {
@@ -59,35 +79,95 @@ export class TypeOrmWriteTx implements PlanWriteTx {
     if (row) verifySize(Number(row.stored), Number(row.content_bytes), { taskId, row: "plan" });
   }
 
-  historyUsage(taskId: string): Promise<{ revisions: number; bytes: number }> {
-    return this.changes.historyUsage(taskId);
+  async commit(commit: PlanCommit): Promise<HistoryUsage> {
+    if (commit.kind === "delete-task") {
+      await this.deleteTask(commit.taskId);
+      return { revisions: 0, bytes: 0 };
+    }
+    const locked = this.lockedFor(commit.head.taskId);
+    const { head, change } = commit;
+    const content = changeContentOf(head);
+    let { revisions, bytes } = locked.history;
+    // A write other than an append replaces the content older change rows may be derived from.
+    const prior = locked.head !== null && !locked.head.deleted ? locked.head : null;
+    if (prior !== null && content.form !== "prefix")
+      bytes += (await this.changes.materializeChanges(head.taskId, prior.version)) * prior.contentBytes;
+    if (commit.kind === "delete") {
+      // The tombstone holds no content: the newest revision takes its own copy first.
+      await this.detachRevisionContent(head.taskId, head.latestRevisionNumber);
+    } else if (commit.coalesces === null && commit.fenceVersion !== null) {
+      // A new revision moves HEAD past the newest one (numbered just below it), which may hold its
+      // content as HEAD's.
+      await this.detachRevisionContent(head.taskId, commit.revision.number - 1);
+    }
+    if (commit.kind === "content") {
+      const replaced = commit.coalesces?.contentBytes ?? 0;
+      revisions += commit.coalesces === null ? 1 : 0;
+      bytes += commit.revision.contentBytes - replaced;
+    }
+    bytes += changeStoredBytes(content, head);
+    locked.history = { revisions, bytes };
+    if (commit.fenceVersion === null) await this.insertHead(head, locked.history);
+    else await this.updateHead(head, commit.fenceVersion, locked.history);
+    if (commit.kind === "content") {
+      if (commit.coalesces === null) await this.insertRevision(commit.revision);
+      else await this.updateRevision(commit.revision, commit.coalesces.rowVersion);
+    }
+    await this.recordChange(change, content);
+    return locked.history;
   }
 
-  trimChangeHistory(taskId: string, bytes: number, keepFromVersion: number): Promise<number> {
-    return this.changes.trimChangeHistory(taskId, bytes, keepFromVersion);
+  async yieldChangeHistory(taskId: string, bytes: number, keepFromVersion: number): Promise<HistoryUsage> {
+    const locked = this.lockedFor(taskId);
+    const freed = await this.changes.trimChangeHistory(taskId, bytes, keepFromVersion);
+    if (freed === 0) return locked.history;
+    locked.history = { ...locked.history, bytes: locked.history.bytes - freed };
+    await this.changes.keepHistory(taskId, locked.history);
+    return locked.history;
   }
 
+  async recountHistory(taskId: string): Promise<HistoryUsage> {
+    const locked = this.lockedFor(taskId);
+    locked.history = await this.changes.countHistory(taskId);
+    await this.changes.keepHistory(taskId, locked.history);
+    return locked.history;
+  }
+
+  // The commit follows the locking read of its task in the same transaction (the fence of every write).
+  private lockedFor(taskId: string): Locked {
+    if (this.locked?.taskId !== taskId) throw new Error("a write commits after the locking read of its task");
+    return this.locked;
+  }
+
+  /** Records a change this transaction commits, its content held as `content` says. */
   recordChange(change: ChangeRecord, content: ChangeContent): Promise<void> {
     return this.changes.recordChange(change, content);
-  }
-
-  materializeChanges(taskId: string, version: number): Promise<void> {
-    return this.changes.materializeChanges(taskId, version);
   }
 
   async findRevision(taskId: string, revisionId: string): Promise<RevisionRecord | null> {
     return revisionWithContent((sql, parameters) => this.manager.query(sql, parameters), taskId, revisionId);
   }
 
-  async insertHead(head: HeadWrite): Promise<void> {
+  /** Inserts the first HEAD row of a task (whole content), keeping `history` with it. */
+  async insertHead(head: HeadWrite, history: HistoryUsage): Promise<void> {
     const { content } = head;
     if (typeof content !== "string") throw new Error("a new HEAD row needs its whole content");
-    await this.manager.insert(PlanEntity, headToEntity({ ...head, content }));
+    await this.manager.insert(PlanEntity, {
+      ...headToEntity({ ...head, content }),
+      historyRevisions: history.revisions,
+      historyBytes: history.bytes,
+      historyVersion: head.version,
+    });
   }
 
   // The hot statements of every write are written by hand (same text on both databases but for the
   // append's composition): TypeORM's query builder cost more CPU than the driver and the database.
-  async updateHead(head: HeadWrite, fenceVersion: number): Promise<void> {
+  /**
+   * The fence: updates HEAD (keeping `history` with it) only where its version is still
+   * `fenceVersion`, and throws StorageConflictError unless exactly one row changed. An append also
+   * requires the stored text to have its recorded size (StorageCorruptionError when it has not).
+   */
+  async updateHead(head: HeadWrite, fenceVersion: number, history: HistoryUsage): Promise<void> {
     const { content } = head;
     const whole = typeof content === "string";
     const result = await this.send(
@@ -95,7 +175,8 @@ export class TypeOrmWriteTx implements PlanWriteTx {
         (whole ? "?" : this.sql.keepPrefixThen("content")) +
         ", content_trimmed_chars = ?, content_trimmed_bytes = ?, content_bytes = ?, content_chars = ?," +
         " version = ?, created_by = ?, created_at = ?, updated_at = ?, latest_revision_number = ?, deleted = ?," +
-        " implementation_started_at = ?, implementation_started_by = ?, implementation_started_session_id = ?" +
+        " implementation_started_at = ?, implementation_started_by = ?, implementation_started_session_id = ?," +
+        " history_revisions = ?, history_bytes = ?, history_version = ?" +
         " WHERE task_id = ? AND version = ?" +
         (whole ? "" : ` AND ${this.sql.byteLength("content")} = content_bytes`),
       [
@@ -114,6 +195,9 @@ export class TypeOrmWriteTx implements PlanWriteTx {
         head.implementationStartedAt?.getTime() ?? null,
         head.implementationStartedBy,
         head.implementationStartedSessionId,
+        history.revisions,
+        history.bytes,
+        head.version,
         head.taskId,
         fenceVersion,
       ],

@@ -13,6 +13,8 @@ import { FIXTURE_AT, headRecord, revisionRecord } from "../harness/records";
 import { DATABASES } from "../harness/test-app";
 
 const at = FIXTURE_AT;
+// What the seeded task's history holds (kept with HEAD by every write; these tests write rows one by one).
+const history = { revisions: 1, bytes: 2 };
 const head = (taskId: string, version: number, content: string): HeadRecord =>
   headRecord(content, { taskId, version });
 const revision = (taskId: string, number: number, content: string): RevisionRecord =>
@@ -47,7 +49,7 @@ describe.each(DATABASES)("the database fence on $label", ({ dialect }) => {
     const taskId = `fenced-${randomBytes(6).toString("hex")}`;
     await store.createTask({ id: taskId, workspaceId: "ws", title: "", createdAt: at });
     await store.inTransaction(async (tx) => {
-      await tx.insertHead(head(taskId, 1, "v1"));
+      await tx.insertHead(head(taskId, 1, "v1"), history);
       await tx.insertRevision(revision(taskId, 1, "v1"));
     });
     return taskId;
@@ -55,9 +57,9 @@ describe.each(DATABASES)("the database fence on $label", ({ dialect }) => {
 
   it("updates HEAD only where the version is still the fenced one; a stale fence changes nothing", async () => {
     const taskId = await seeded();
-    await store.inTransaction((tx) => tx.updateHead(head(taskId, 2, "v2"), 1));
+    await store.inTransaction((tx) => tx.updateHead(head(taskId, 2, "v2"), 1, history));
     await expect(
-      store.inTransaction((tx) => tx.updateHead(head(taskId, 3, "stale writer"), 1)),
+      store.inTransaction((tx) => tx.updateHead(head(taskId, 3, "stale writer"), 1, history)),
     ).rejects.toBeInstanceOf(StorageConflictError);
     expect(await store.getPlan(taskId)).toMatchObject({ version: 2, content: "v2" });
   });
@@ -72,7 +74,7 @@ describe.each(DATABASES)("the database fence on $label", ({ dialect }) => {
 
   it("fences the in-place revision update on its row version", async () => {
     const taskId = await seeded();
-    const latest = (await store.inTransaction((tx) => tx.lockForWrite(taskId, { content: true })))?.latest;
+    const latest = (await store.inTransaction((tx) => tx.lockForWrite(taskId, "content")))?.latest;
     if (!latest) throw new Error("no revision");
     await store.inTransaction((tx) =>
       tx.updateRevision({ ...latest, content: "merged", contentBytes: 6, rowVersion: 2 }, 1),
@@ -89,7 +91,7 @@ describe.each(DATABASES)("the database fence on $label", ({ dialect }) => {
     const taskId = await seeded();
     await expect(
       store.inTransaction(async (tx) => {
-        await tx.updateHead(head(taskId, 2, "half-written"), 1);
+        await tx.updateHead(head(taskId, 2, "half-written"), 1, history);
         await tx.insertRevision(revision(taskId, 1, "collides"));
       }),
     ).rejects.toBeInstanceOf(StorageConflictError);
@@ -109,7 +111,7 @@ describe.each(DATABASES)("the database fence on $label", ({ dialect }) => {
     ).rejects.toBeInstanceOf(StorageConflictError);
     await expect(
       store.inTransaction(async (tx) => {
-        await tx.updateHead(head(taskId, 2, "v2"), 1);
+        await tx.updateHead(head(taskId, 2, "v2"), 1, history);
         await tx.recordChange({ ...change, version: 2, step: 0, kind: "updated" }, { form: "head" });
         await tx.insertRevision(revision(taskId, 1, "collides"));
       }),

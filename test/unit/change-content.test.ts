@@ -1,8 +1,8 @@
-import { changeContentOf } from "../../src/plans/changes";
+import { type ChangeContent, changeContentOf } from "../../src/storage/change-content";
 import { composeAppend, composeAppendInStore } from "../../src/plans/compose";
 import { wholeContent } from "../../src/plans/write-context";
 import { codePointPrefix, type ReadChange, resolvePrefixes } from "../../src/storage/change-rows";
-import type { ChangeContent, ContentChange, HeadWrite, StoredChange } from "../../src/plans/ports/records";
+import type { ContentChange, HeadWrite, StoredChange } from "../../src/plans/ports/records";
 
 // An append's change row keeps no copy of the plan: its content is derived from the next version's.
 // These tests compose real appends and check that every version's content comes back exactly.
@@ -11,7 +11,9 @@ const headOf = (content: ContentChange, sizes: ReturnType<typeof wholeContent>, 
   ({
     content,
     contentChars: sizes.chars,
+    contentBytes: sizes.bytes,
     trimmedChars: sizes.trimmedChars,
+    trimmedBytes: sizes.trimmedBytes,
     deleted,
   }) as unknown as HeadWrite;
 

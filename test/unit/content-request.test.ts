@@ -1,9 +1,8 @@
 import { contentRequestKey, validateContentWrite } from "../../src/plans/content-request";
-import { decideContentWrite } from "../../src/plans/content-write";
+import { decideContentWrite, type TestState } from "../harness/decide-content";
 import { limits } from "../../src/plans/limits";
-import type { WriteEnv, WriteState } from "../../src/plans/write-context";
+import type { WriteEnv } from "../../src/plans/write-context";
 import { parseWriteMode } from "../../src/plans/write-mode";
-import type { LockedHead } from "../../src/plans/ports/records";
 import { reasonOf } from "../harness/reason-of";
 import { headRecord } from "../harness/records";
 
@@ -11,10 +10,10 @@ const agent = { kind: "agent" as const, name: "Agent" };
 const env: WriteEnv = { now: new Date(1_000), coalesceWindowMs: 0, newId: () => "id" };
 const LIMIT = limits.maxPlanBytes;
 
-const noPlan: WriteState = { taskId: "t", head: null, latest: null };
+const noPlan: TestState = { taskId: "t", head: null, latest: null };
 // A HEAD as an append locks it: no content read, only the recorded sizes (`bytes` of plain ASCII).
-function planOf(content: string | null, bytes: number): WriteState {
-  const head: LockedHead = {
+function planOf(content: string | null, bytes: number): TestState {
+  const head: TestState["head"] = {
     ...headRecord(""),
     content,
     contentBytes: bytes,
@@ -33,7 +32,7 @@ function planOf(content: string | null, bytes: number): WriteState {
  */
 const firstFailure = (
   request: { mode: string; content: string; acknowledgeReduction?: boolean },
-  state: WriteState,
+  state: TestState,
 ) =>
   reasonOf(() => {
     const mode = parseWriteMode(request.mode);

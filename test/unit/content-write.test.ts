@@ -1,7 +1,8 @@
 import { reasonOf as reason } from "../harness/reason-of";
-import { decideContentWrite, type ContentWrite } from "../../src/plans/content-write";
+import type { ContentWrite } from "../../src/plans/content-write";
+import { contentCommit, decideContentWrite, type TestState } from "../harness/decide-content";
 import { PlanError } from "../../src/plans/errors";
-import type { WriteEnv, WriteState } from "../../src/plans/write-context";
+import type { WriteEnv } from "../../src/plans/write-context";
 import type { HeadRecord, RevisionRecord } from "../../src/plans/ports/records";
 import { headRecord, revisionRecord } from "../harness/records";
 
@@ -9,10 +10,7 @@ const now = new Date("2026-11-29T12:00:00.000Z");
 const env: WriteEnv = { now, coalesceWindowMs: 300_000, newId: () => "new-id" };
 const agent = { kind: "agent" as const, name: "Agent" };
 
-function stateWith(
-  content: string | null,
-  options: { version?: number; deleted?: boolean } = {},
-): WriteState {
+function stateWith(content: string | null, options: { version?: number; deleted?: boolean } = {}): TestState {
   if (content === null) return { taskId: "t", head: null, latest: null };
   const head: HeadRecord = headRecord(content, {
     version: options.version ?? 5,
@@ -100,11 +98,15 @@ describe("version rules (seed 003)", () => {
   });
 
   it("a new version is the stored version + 1, also after a delete (tombstone)", () => {
-    expect(decideContentWrite(write({ expectedVersion: 5 }), stateWith("x"), env).head.version).toBe(6);
     expect(
-      decideContentWrite(write({ path: "agent-create" }), stateWith("", { version: 9, deleted: true }), env)
-        .head.version,
-    ).toBe(10);
+      contentCommit(decideContentWrite(write({ expectedVersion: 5 }), stateWith("x"), env)).head.version,
+    ).toBe(6);
+    const recreated = decideContentWrite(
+      write({ path: "agent-create" }),
+      stateWith("", { version: 9, deleted: true }),
+      env,
+    );
+    expect(contentCommit(recreated).head.version).toBe(10);
   });
 });
 
@@ -121,9 +123,9 @@ describe("reduction guard (agent replace only)", () => {
       stateWith(big),
       env,
     );
-    expect(decision.truncation).toEqual({ priorChars: 4000, newChars: 5, priorRevisionNumber: 3 });
-    expect(decision.coalescedFrom).toBeNull();
-    expect(decision.revision.number).toBe(4);
+    expect(decision.result.truncation).toEqual({ priorChars: 4000, newChars: 5, priorRevisionNumber: 3 });
+    expect(contentCommit(decision).coalesces).toBeNull();
+    expect(contentCommit(decision).revision.number).toBe(4);
   });
   it("does not judge exactly half, a create over nothing, an editor save, or an append", () => {
     expect(
@@ -140,9 +142,9 @@ describe("reduction guard (agent replace only)", () => {
   });
   it("AC-TASKS-PLAN-APPEND-004.2: an append stays eligible for coalescing and carries no truncation", () => {
     const decision = decideContentWrite(write({ mode: "append", content: "s" }), stateWith(big), env);
-    expect(decision.truncation).toBeNull();
-    expect(decision.coalescedFrom).toBe(1);
-    expect(decision.head.content).toBe(`${big}\n\ns`);
+    expect(decision.result.truncation).toBeNull();
+    expect(contentCommit(decision).coalesces).toEqual({ rowVersion: 1, contentBytes: 4000 });
+    expect(contentCommit(decision).head.content).toBe(`${big}\n\ns`);
   });
 });
 
@@ -151,7 +153,8 @@ describe("append size (AC-TASKS-PLAN-APPEND-007)", () => {
   it("measures the composed content: exactly the limit is accepted", () => {
     const stored = "a".repeat(limit - 3);
     expect(
-      decideContentWrite(write({ mode: "append", content: "b" }), stateWith(stored), env).head.contentBytes,
+      contentCommit(decideContentWrite(write({ mode: "append", content: "b" }), stateWith(stored), env)).head
+        .contentBytes,
     ).toBe(limit);
   });
   it("rejects one byte more, reporting the composed size", () => {

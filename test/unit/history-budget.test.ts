@@ -1,4 +1,4 @@
-import { checkHistoryBudget, mayExceedHistoryBudget } from "../../src/plans/history-budget";
+import { checkHistoryBudget, historyOverBudget } from "../../src/plans/history-budget";
 import { reasonOf } from "../harness/reason-of";
 
 const budget = { maxRevisions: 3, maxBytes: 1_000 };
@@ -70,51 +70,13 @@ describe("the per-task history budget (measured before and after the write's row
   });
 });
 
-describe("when the history budget needs no usage query", () => {
-  const defaults = { maxRevisions: 10_000, maxBytes: 64 * 1024 * 1024 };
-  const newRevision = { revisionBytes: 100, replacedBytes: null };
-  const coalesced = { revisionBytes: 100, replacedBytes: 50 };
-  const at = (latestNumber: number, headVersion = latestNumber) => ({ latestNumber, headVersion });
+describe("what the change history yields to the byte budget", () => {
   it.each([
-    ["a task with 10 revisions and versions under the defaults", defaults, at(10), newRevision, false],
-    // 256 copies of 256 KiB fill 64 MiB: revisions plus up to four per version (change rows).
-    ["50 versions and one more revision fit 64 MiB", defaults, at(50), newRevision, false],
-    ["52 versions might not", defaults, at(52), newRevision, true],
-    ["coalescing adds no revision", defaults, at(1, 50), coalesced, false],
-    [
-      "a revision count budget reached by the next revision",
-      { maxRevisions: 3, maxBytes: 0 },
-      at(3),
-      newRevision,
-      true,
-    ],
-    ["no budget at all", { maxRevisions: 0, maxBytes: 0 }, at(1e9), newRevision, false],
-    [
-      "a revision larger than the bound per revision",
-      { maxRevisions: 0, maxBytes: 1_000_000 },
-      at(0),
-      { revisionBytes: 600_000, replacedBytes: null },
-      true,
-    ],
-  ])("%s", (_name, budget, history, growth, expected) => {
-    expect(mayExceedHistoryBudget(budget, history, growth, 262_144)).toBe(expected);
-  });
-
-  it("whenever it says no, checkHistoryBudget passes for every history the bound allows", () => {
-    const budget = { maxRevisions: 50, maxBytes: 20_000 };
-    for (let version = 0; version <= 60; version++) {
-      for (const growth of [newRevision, coalesced]) {
-        const history = { latestNumber: version, headVersion: version };
-        if (mayExceedHistoryBudget(budget, history, growth, 300)) continue;
-        // The worst history the bound admits, before and after one more write: every revision and
-        // two change rows per version holding two copies of 300 bytes each.
-        const before = { revisions: version, bytes: (version + 4 * version) * 300 };
-        const after = {
-          revisions: version + (growth.replacedBytes === null ? 1 : 0),
-          bytes: before.bytes + 3 * 300,
-        };
-        expect(reasonOf(() => checkHistoryBudget(budget, before, after))).toBe("ok");
-      }
-    }
+    ["within the budget", { maxRevisions: 0, maxBytes: 1_000 }, 999, 0],
+    ["at the budget", { maxRevisions: 0, maxBytes: 1_000 }, 1_000, 0],
+    ["past it", { maxRevisions: 0, maxBytes: 1_000 }, 1_250, 250],
+    ["without a byte budget", { maxRevisions: 5, maxBytes: 0 }, 1e12, 0],
+  ])("%s", (_name, budget, bytes, excess) => {
+    expect(historyOverBudget(budget, { revisions: 1, bytes })).toBe(excess);
   });
 });

@@ -1,10 +1,11 @@
 import type {
-  ChangeContent,
   ChangeKey,
   ChangeRecord,
   HeadRecord,
-  HeadWrite,
+  HistoryUsage,
   LockedState,
+  PlanCommit,
+  ReadKind,
   RevisionMeta,
   RevisionRecord,
   StoredChange,
@@ -63,74 +64,47 @@ export interface PlanStore {
   close(): Promise<void>;
 }
 
-/** The writes of one transaction. Reads here are locking reads on MySQL. */
+/**
+ * One write transaction, in the words of the write pipeline: a locking read, the rows a decision
+ * needs, and one commit of the decision. How a decision becomes rows is storage's alone.
+ */
 export interface PlanWriteTx {
   /**
-   * The locking read every write starts with: the task, its HEAD (tombstone included) and newest
-   * revision, in one statement (row locks on MySQL). Without `content` it reads neither text (an
-   * append composes in the database), except the HEAD content of a row that has no trimmed lengths yet.
-   * Null when the task does not exist. Throws StorageCorruptionError when a text it read does not
-   * have its recorded size.
+   * The locking read every write starts with: the task, its HEAD (tombstone included), its newest
+   * revision and its history usage, in one statement (row locks on MySQL). A `metadata` read reads
+   * no text (an append composes in the database) but the `legacyContent` of a HEAD row that has no
+   * trimmed lengths yet. Null when the task does not exist. Throws StorageCorruptionError when a
+   * text it read does not have its recorded size.
    */
-  lockForWrite(taskId: string, options: { content: boolean }): Promise<LockedState | null>;
+  lockForWrite<K extends ReadKind>(taskId: string, reads: K): Promise<LockedState<K> | null>;
   /**
    * Checks the stored HEAD text against its recorded size without reading it out (the database
    * measures it); throws StorageCorruptionError on a mismatch.
    */
   verifyStoredContent(taskId: string): Promise<void>;
-  /**
-   * What the task's history holds (the history budget): how many revisions, and the UTF-8 bytes of
-   * every stored copy of plan text in it, the revisions' and the change history's.
-   */
-  historyUsage(taskId: string): Promise<{ revisions: number; bytes: number }>;
-  /**
-   * Deletes the task's oldest change rows, oldest first and never one of a version at or after
-   * `keepFromVersion`, until at least `bytes` of stored text are freed (or none is left). Returns
-   * the bytes freed. A watch resuming from before them then ends WATCH_HISTORY_EXPIRED, as after
-   * pruning by age.
-   */
-  trimChangeHistory(taskId: string, bytes: number, keepFromVersion: number): Promise<number>;
   /** A revision of this task. */
   findRevision(taskId: string, revisionId: string): Promise<RevisionRecord | null>;
-  /** Inserts the first HEAD row of a task (whole content). */
-  insertHead(head: HeadWrite): Promise<void>;
-  /**
-   * The fence: updates HEAD only where its version is still `fenceVersion`, and throws
-   * StorageConflictError unless exactly one row changed. An append (content given as a kept prefix
-   * and a suffix) also requires the stored text to have its recorded size, and throws
-   * StorageCorruptionError when it has not.
-   */
-  updateHead(head: HeadWrite, fenceVersion: number): Promise<void>;
-  /**
-   * Inserts a revision; without `content` it takes the HEAD content this transaction wrote (marked as
-   * HEAD's with revision content at HEAD on, else copied by the database).
-   */
-  insertRevision(revision: RevisionMeta & { readonly content?: string }): Promise<void>;
-  /** Rewrites the newest revision in place, fenced on its row version like updateHead (content as insertRevision). */
-  updateRevision(
-    revision: RevisionMeta & { readonly content?: string },
-    fenceRowVersion: number,
-  ): Promise<void>;
-  /**
-   * Records the change this transaction commits, its content held as `content` says (a copy is
-   * made by the database from the HEAD this transaction wrote; the plan never crosses the wire).
-   */
-  recordChange(change: ChangeRecord, content: ChangeContent): Promise<void>;
-  /**
-   * Turns the `prefix` change rows of `version` into copies of the HEAD content, before a write
-   * other than an append replaces that content (they could no longer be derived from it).
-   */
-  materializeChanges(taskId: string, version: number): Promise<void>;
-  /**
-   * Gives the task's newest revision, `newestNumber`, a copy of HEAD's content if it is marked as
-   * holding it (only the newest revision ever is). Runs before a write moves HEAD past that
-   * revision: one that starts a new revision, or deletes the plan.
-   */
-  detachRevisionContent(taskId: string, newestNumber: number): Promise<void>;
-  /** Deletes the task, its HEAD, its revisions, its changes and its remembered requests. */
-  deleteTask(taskId: string): Promise<void>;
   /** A remembered request of this task. */
   findRequest(taskId: string, requestId: string): Promise<WriteRequestRecord | null>;
+  /**
+   * Writes the decision, after the locking read of its task in this transaction. Throws
+   * StorageConflictError when a fence was lost (nothing of it may then be committed), and
+   * StorageCorruptionError when an append's stored text does not have its recorded size. Returns the
+   * task's history usage after it (`delete-task`: none).
+   */
+  commit(commit: PlanCommit): Promise<HistoryUsage>;
+  /**
+   * Deletes the task's oldest change rows, oldest first and never one of a version at or after
+   * `keepFromVersion`, until at least `bytes` of stored text are freed (or none is left). Returns the
+   * history usage after. A watch resuming from before them ends WATCH_HISTORY_EXPIRED, as after
+   * pruning by age.
+   */
+  yieldChangeHistory(taskId: string, bytes: number, keepFromVersion: number): Promise<HistoryUsage>;
+  /**
+   * Measures the task's history row by row (what the kept usage stands for), stores the figures and
+   * returns them. For the rare write the kept figures would refuse.
+   */
+  recountHistory(taskId: string): Promise<HistoryUsage>;
   /** Remembers a request; forgets the task's requests created before `forgetBefore`. */
   rememberRequest(request: WriteRequestRecord, forgetBefore: Date): Promise<void>;
 }

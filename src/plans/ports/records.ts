@@ -55,21 +55,50 @@ export interface HeadWrite extends HeadMeta {
   readonly content: ContentChange;
 }
 
-/** A HEAD as a write read it under the lock: content only when the write asked for it. */
-export interface LockedHead extends HeadMeta {
-  readonly content: string | null;
+/**
+ * What a write reads under the lock: only the rows' metadata (an append, which the database
+ * composes; an editor save, a revert and a delete, which judge nothing by the old text), or their
+ * contents as well.
+ */
+export type ReadKind = "metadata" | "content";
+
+/** A content, when the write read it. */
+export type ReadContent<K extends ReadKind> = K extends "content" ? string : null;
+
+/** A HEAD as a write read it under the lock (tombstone included). */
+export interface LockedHead<K extends ReadKind = ReadKind> extends HeadMeta {
+  readonly content: ReadContent<K>;
+  /**
+   * On a metadata read, the content of a row written before its trimmed lengths were recorded (an
+   * append composes on it here, and records them); null otherwise.
+   */
+  readonly legacyContent: string | null;
 }
 
-/** The newest revision as a write read it under the lock: content only when asked for. */
-export interface LockedRevision extends RevisionMeta {
-  readonly content: string | null;
+/** The newest revision as a write read it under the lock. */
+export interface LockedRevision<K extends ReadKind = ReadKind> extends RevisionMeta {
+  readonly content: ReadContent<K>;
 }
 
-/** What a write reads under the lock, in one statement: the task, its HEAD and newest revision. */
-export interface LockedState {
+/** What a task's history holds (the history budget): its revisions, and every stored copy of plan text. */
+export interface HistoryUsage {
+  readonly revisions: number;
+  /**
+   * UTF-8 bytes of plan text the history stores: the revisions' contents and the change history's
+   * copies (WatchPlan's rows: a full copy for every write but an append, which keeps its tail).
+   */
+  readonly bytes: number;
+}
+
+/**
+ * What a write reads under the lock, in one statement: the task, its HEAD and newest revision, and
+ * the task's history usage as kept with HEAD (exact: storage recounts a figure it cannot trust).
+ */
+export interface LockedState<K extends ReadKind = ReadKind> {
   readonly task: TaskRecord;
-  readonly head: LockedHead | null;
-  readonly latest: LockedRevision | null;
+  readonly head: LockedHead<K> | null;
+  readonly latest: LockedRevision<K> | null;
+  readonly history: HistoryUsage;
 }
 
 /** Revision metadata (everything but the content). */
@@ -138,18 +167,31 @@ export interface ChangeRecord extends ChangeKey {
 }
 
 /**
- * How a change row holds the plan content after the change:
- * - `head`: a copy of the HEAD content the transaction wrote (made by the database);
- * - `none`: no content (a deletion);
- * - `prefix`: an append's, without a copy: the first `keptChars` code points of the next version's
- *   content, then `tail` (its trailing whitespace, which the next append drops). Every write but an
- *   append first turns such rows of the version it replaces into copies, so a chain of them always
- *   ends at a copy or at HEAD.
+ * What a write commits, as an intent; storage alone decides how it becomes rows (content at HEAD,
+ * change rows, the order of its statements, the dialect).
+ * - `content`: HEAD set (inserted when `fenceVersion` is null, else updated only where its version
+ *   is still `fenceVersion`), and a new revision or the newest rewritten in place (`coalesces`,
+ *   fenced on its row version), holding HEAD's new content;
+ * - `delete`: HEAD turned into a tombstone, revisions kept;
+ * - `delete-task`: the task and everything it holds removed.
+ * Every kind but `delete-task` records `change` in the same transaction.
  */
-export type ChangeContent =
-  | { readonly form: "head" }
-  | { readonly form: "none" }
-  | { readonly form: "prefix"; readonly keptChars: number; readonly tail: string };
+export type PlanCommit =
+  | {
+      readonly kind: "content";
+      readonly head: HeadWrite;
+      readonly fenceVersion: number | null;
+      readonly revision: RevisionMeta;
+      readonly coalesces: { readonly rowVersion: number; readonly contentBytes: number } | null;
+      readonly change: ChangeRecord;
+    }
+  | {
+      readonly kind: "delete";
+      readonly head: HeadWrite;
+      readonly fenceVersion: number;
+      readonly change: ChangeRecord;
+    }
+  | { readonly kind: "delete-task"; readonly taskId: string };
 
 /** A change as read back: with the plan content after it when asked for (null for a delete). */
 export interface StoredChange extends ChangeRecord {

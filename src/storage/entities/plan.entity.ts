@@ -53,4 +53,17 @@ export class PlanEntity {
 
   @Column({ name: "implementation_started_session_id", type: "varchar", length: 128, nullable: true })
   implementationStartedSessionId: string | null;
+
+  /**
+   * The task's history usage (revisions, and bytes of every stored copy of plan text), kept by every
+   * write in its transaction; trusted only while `historyVersion` is HEAD's version (null: not kept).
+   */
+  @Column({ name: "history_revisions", type: "integer", nullable: true })
+  historyRevisions?: number | null;
+
+  @Column({ name: "history_bytes", type: "bigint", nullable: true, transformer: bigintAsNumber })
+  historyBytes?: number | null;
+
+  @Column({ name: "history_version", type: "bigint", nullable: true, transformer: bigintAsNumber })
+  historyVersion?: number | null;
 }
