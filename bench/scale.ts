@@ -1,0 +1,224 @@
+/**
+ * Benchmark (not a test): what a read or a write costs as tables and a task's history grow (issue
+ * 27). Per database and size: a fresh database seeded directly in SQL with `size` tasks of 10
+ * revisions plus one task of 10,000 revisions (the rows the service writes, verified through the API
+ * first), one replica built from this checkout, then p50/p99 (ms) of GetPlan, appends (one writer on
+ * random tasks, 16 in flight, one writer on the deep task, on a young task), ListPlanRevisions
+ * (first page of a random task, and page 50 of the deep task), WatchPlan open-to-snapshot, the
+ * replica's RSS and the database size. Then the ratios the issue sets targets for.
+ *
+ *   npm run bench:scale
+ *   SCALE_TASKS=1000,100000,1000000 SCALE_DIALECTS=mysql npm run bench:scale
+ */
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createConnection } from "mysql2/promise";
+import { WriteMode } from "../clients/ts/src";
+import { createDatabase, type MariaDb, startMariaDb } from "../test/harness/mariadb";
+import { type Replica, startReplica } from "../test/harness/replica";
+import { type Clients, connect } from "../test/harness/rpc";
+import { memoryMb } from "./process-stats";
+import { SEED_CONTENT, seedTasks } from "./scale-seed";
+
+const SIZES = (process.env.SCALE_TASKS ?? "1000,100000").split(",").map(Number);
+const DIALECTS = (process.env.SCALE_DIALECTS ?? "mysql,sqlite").split(",");
+const SAMPLES = Number(process.env.SCALE_SAMPLES ?? 300);
+const DEEP_REVISIONS = 10_000;
+
+type Figures = Record<string, { p50: number; p99: number }>;
+
+const quantile = (values: readonly number[], q: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+};
+const summary = (values: readonly number[]) => ({ p50: quantile(values, 0.5), p99: quantile(values, 0.99) });
+
+/** Latencies (ms) of `count` calls, `inFlight` at a time. */
+async function latencies(
+  count: number,
+  inFlight: number,
+  call: (i: number) => Promise<unknown>,
+): Promise<number[]> {
+  const out: number[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (next < count) {
+        const i = next++;
+        const start = performance.now();
+        await call(i);
+        out.push(performance.now() - start);
+      }
+    }),
+  );
+  return out;
+}
+
+const appendTo = (client: Clients, taskId: string, i: number) =>
+  client.plans.updatePlan({
+    taskId,
+    content: `- step ${i}: ${"y".repeat(60)}`,
+    mode: WriteMode.WRITE_MODE_APPEND,
+  });
+
+async function verifySeed(client: Clients, size: number): Promise<void> {
+  for (const taskId of ["t-0", `t-${size - 1}`, "deep-0"]) {
+    const { plan } = await client.plans.getPlan({ taskId });
+    const { revisions } = await client.plans.listPlanRevisions({ taskId, pageSize: 5 });
+    const expected = taskId === "deep-0" ? DEEP_REVISIONS : 10;
+    if (
+      plan?.content !== SEED_CONTENT ||
+      plan.latestRevisionNumber !== expected ||
+      revisions[0]?.revisionNumber !== expected
+    )
+      throw new Error(`seeded task ${taskId} does not read back as seeded`);
+  }
+}
+
+async function measure(client: Clients, size: number): Promise<Figures> {
+  const random = () => `t-${Math.floor(Math.random() * size)}`;
+  const young = `t-${Math.floor(size / 2)}`;
+  // Warm-up, not counted: connections, statement caches, the JIT.
+  await latencies(100, 4, (i) => appendTo(client, random(), i));
+  const deepPage = async () => {
+    let token = "";
+    for (let page = 1; page < 50; page++)
+      token = (await client.plans.listPlanRevisions({ taskId: "deep-0", pageSize: 100, pageToken: token }))
+        .nextPageToken;
+    const start = performance.now();
+    await client.plans.listPlanRevisions({ taskId: "deep-0", pageSize: 100, pageToken: token });
+    return performance.now() - start;
+  };
+  const watchOpen = () =>
+    new Promise<number>((resolve, reject) => {
+      const start = performance.now();
+      const stream = client.plans.watchPlan({ taskId: random() });
+      stream.once("data", () => {
+        resolve(performance.now() - start);
+        stream.cancel();
+      });
+      stream.once("error", (error: { code?: number }) => {
+        if (error.code !== 1) reject(error);
+      });
+    });
+  const pages: number[] = [];
+  for (let i = 0; i < 20; i++) pages.push(await deepPage());
+  const watches: number[] = [];
+  for (let i = 0; i < 100; i++) watches.push(await watchOpen());
+  return {
+    GetPlan: summary(await latencies(SAMPLES, 1, () => client.plans.getPlan({ taskId: random() }))),
+    "append, 1 writer, random task": summary(
+      await latencies(SAMPLES, 1, (i) => appendTo(client, random(), i)),
+    ),
+    "append, 16 in flight": summary(await latencies(SAMPLES * 2, 16, (i) => appendTo(client, random(), i))),
+    "append, young task": summary(await latencies(SAMPLES, 1, (i) => appendTo(client, young, i))),
+    "append, 10,000-revision task": summary(
+      await latencies(SAMPLES, 1, (i) => appendTo(client, "deep-0", i)),
+    ),
+    "ListPlanRevisions, first page": summary(
+      await latencies(SAMPLES, 1, () => client.plans.listPlanRevisions({ taskId: random(), pageSize: 20 })),
+    ),
+    "ListPlanRevisions, page 50 (deep task)": summary(pages),
+    "WatchPlan open to snapshot": summary(watches),
+  };
+}
+
+async function databaseMb(databaseUrl: string): Promise<number> {
+  if (databaseUrl.startsWith("sqlite:")) return statSync(databaseUrl.slice("sqlite:".length)).size / 1048576;
+  const connection = await createConnection({ uri: databaseUrl });
+  try {
+    const [rows] = await connection.query(
+      "SELECT SUM(data_length + index_length) AS size FROM information_schema.tables WHERE table_schema = DATABASE()",
+    );
+    return Number((rows as { size: number }[])[0]?.size ?? 0) / 1048576;
+  } finally {
+    await connection.end();
+  }
+}
+
+async function runSize(dialect: string, size: number, mariadb: MariaDb | null, logDir: string) {
+  const name = `scale_${size}`;
+  let databaseUrl = `sqlite:${join(logDir, `${name}.sqlite`)}`;
+  if (mariadb) {
+    await createDatabase(mariadb.port, name);
+    databaseUrl = mariadb.urlFor(name);
+  }
+  const env = {
+    PLAN_DATABASE_URL: databaseUrl,
+    PLAN_COALESCE_WINDOW_MS: "0",
+    PLAN_RATE_LIMIT_WRITES: "0",
+    PLAN_HISTORY_MAX_REVISIONS: "0",
+  };
+  let replica: Replica | null = await startReplica(env, logDir, null, { name: `${dialect}-${size}-migrate` });
+  await replica.stop(); // migrated the fresh database; the seed goes in with no server running
+  const seeded = performance.now();
+  await seedTasks(databaseUrl, "t", size, 10);
+  await seedTasks(databaseUrl, "deep", 1, DEEP_REVISIONS);
+  const seedSeconds = (performance.now() - seeded) / 1000;
+  replica = await startReplica({ ...env, PLAN_MIGRATE_ON_START: "false" }, logDir, null, {
+    name: `${dialect}-${size}`,
+  });
+  const client = connect(replica.port);
+  try {
+    await verifySeed(client, size);
+    const figures = await measure(client, size);
+    return {
+      figures,
+      rssMb: memoryMb(replica.pid).rss,
+      databaseMb: await databaseMb(databaseUrl),
+      seedSeconds,
+    };
+  } finally {
+    client.close();
+    await replica.stop();
+  }
+}
+
+const fmt = (n: number) => n.toFixed(2).padStart(8);
+
+async function main(): Promise<void> {
+  const logDir = mkdtempSync(join(tmpdir(), "taskplans-bench-scale-"));
+  try {
+    for (const dialect of DIALECTS) {
+      const mariadb = dialect === "mysql" ? await startMariaDb({ durable: true }) : null;
+      try {
+        const results = [];
+        for (const size of SIZES) {
+          const result = await runSize(dialect, size, mariadb, logDir);
+          results.push({ size, ...result });
+          console.log(
+            `${dialect} ${size} tasks: seeded in ${result.seedSeconds.toFixed(0)} s, RSS ${result.rssMb.toFixed(0)} MB, database ${result.databaseMb.toFixed(0)} MB`,
+          );
+        }
+        console.log(`\n${dialect}: p50 / p99 (ms) per size, and p50 of the largest over the smallest`);
+        const operations = Object.keys(results[0]?.figures ?? {});
+        for (const operation of operations) {
+          const cells = results.map(
+            (r) => `${fmt(r.figures[operation]?.p50 ?? 0)} /${fmt(r.figures[operation]?.p99 ?? 0)}`,
+          );
+          const first = results[0]?.figures[operation]?.p50 ?? 1;
+          const last = results.at(-1)?.figures[operation]?.p50 ?? 0;
+          console.log(`${operation.padEnd(40)} ${cells.join("   ")}   ${(last / first).toFixed(2)}x`);
+        }
+        for (const r of results) {
+          const deep = r.figures["append, 10,000-revision task"]?.p50 ?? 0;
+          const young = r.figures["append, young task"]?.p50 ?? 1;
+          console.log(
+            `${r.size} tasks: append to the 10,000-revision task / a young task: ${(deep / young).toFixed(2)}x`,
+          );
+        }
+        console.log("");
+      } finally {
+        await mariadb?.stop();
+      }
+    }
+  } finally {
+    rmSync(logDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
