@@ -68,7 +68,7 @@ describe("the migration command (node dist/src/migrate.js) on MariaDB", () => {
     const first = await migrate(database);
     expect([first.code, first.stderr]).toEqual([0, ""]);
     expect(first.stdout).toBe(
-      "migrations applied: InitialSchema1764400000000, WriteRequests1764500000000, AppendComposition1764600000000, PlanChanges1764700000000, ChangeContentPrefix1764800000000, RevisionContentAtHead1764900000000, ChangeStoredBytes1765000000000\n",
+      "migrations applied: InitialSchema1764400000000, WriteRequests1764500000000, AppendComposition1764600000000, PlanChanges1764700000000, ChangeContentPrefix1764800000000, RevisionContentAtHead1764900000000, ChangeStoredBytes1765000000000, HistoryUsage1765100000000\n",
     );
     const schema = await schemaOf(database);
     expect(schema).toEqual({
@@ -81,6 +81,7 @@ describe("the migration command (node dist/src/migrate.js) on MariaDB", () => {
         "ChangeContentPrefix1764800000000",
         "RevisionContentAtHead1764900000000",
         "ChangeStoredBytes1765000000000",
+        "HistoryUsage1765100000000",
       ],
     });
     const second = await migrate(database);
@@ -114,6 +115,7 @@ describe("the migration command (node dist/src/migrate.js) on MariaDB", () => {
           "ChangeContentPrefix1764800000000",
           "RevisionContentAtHead1764900000000",
           "ChangeStoredBytes1765000000000",
+          "HistoryUsage1765100000000",
         ],
       });
     } finally {
@@ -128,7 +130,7 @@ describe("the migration command (node dist/src/migrate.js) on MariaDB", () => {
     try {
       const result = await migrate(a, { PLAN_MIGRATION_LOCK_WAIT_MS: "5000" });
       expect([result.code, result.stderr]).toEqual([0, ""]);
-      expect((await schemaOf(a)).migrations).toHaveLength(7);
+      expect((await schemaOf(a)).migrations).toHaveLength(8);
     } finally {
       await holder.end();
     }
