@@ -99,6 +99,7 @@ export function decideDelete(
   const live = livePlan(state);
   if (live === null) throw planErrors.planNotFound(state.taskId);
   if (expectedVersion !== undefined && expectedVersion !== live.version) throw planErrors.versionMismatch();
+  const deleted = summarize(live);
   const head: HeadWrite = {
     ...live,
     title: "",
@@ -119,9 +120,9 @@ export function decideDelete(
       kind: "delete",
       head,
       fenceVersion: live.version,
-      change: deleteChange(summarize(live), head.version, author, env.now),
+      change: deleteChange(deleted, head.version, author, env.now),
     },
-    events: [{ type: "plan.deleted", plan: summarize(live) }],
+    events: [{ type: "plan.deleted", plan: deleted }],
     result: undefined,
   };
 }

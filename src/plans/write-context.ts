@@ -11,8 +11,7 @@ import type {
 import type { Author } from "./author";
 import { contentChange } from "./changes";
 import { shouldCoalesce } from "./coalesce";
-import type { PlanEvent } from "./events";
-import { type PlanSummary, revisionMeta, summarize } from "./events";
+import { type PlanEvent, type PlanSummary, revisionMeta, summarize } from "./events";
 import { limits } from "./limits";
 import { codePointLength, trimTrailingWhitespace, utf8Length } from "./text";
 
@@ -160,8 +159,10 @@ export function commitContent(
     implementationStartedBy: live?.implementationStartedBy ?? null,
     implementationStartedSessionId: live?.implementationStartedSessionId ?? null,
   };
+  const plan = summarize(head);
+  const written = { id: revision.id, number: revision.number, coalesced: coalesce };
   const events: PlanEvent[] = [
-    { type: live ? "plan.updated" : "plan.created", plan: summarize(head) },
+    { type: live ? "plan.updated" : "plan.created", plan },
     { type: "plan.revision.created", revision: revisionMeta(revision), coalesced: coalesce },
   ];
   if (write.revertOfRevisionId !== null)
@@ -173,10 +174,10 @@ export function commitContent(
     revision,
     coalesces: coalesce ? { rowVersion: latest.rowVersion, contentBytes: latest.contentBytes } : null,
     change: contentChange({
-      plan: summarize(head),
+      plan,
       created: live === null,
       reverted: write.revertOfRevisionId !== null,
-      revision: { id: revision.id, number: revision.number, coalesced: coalesce },
+      revision: written,
       author: write.author,
       at: env.now,
     }),
@@ -185,10 +186,6 @@ export function commitContent(
     commit,
     events,
     stored: { planBytes: contentBytes, coalesced: coalesce },
-    result: {
-      plan: summarize(head),
-      revision: { id: revision.id, number: revision.number, coalesced: coalesce },
-      truncation: write.truncation,
-    },
+    result: { plan, revision: written, truncation: write.truncation },
   };
 }

@@ -1,6 +1,7 @@
 import type { DataSource, EntityManager } from "typeorm";
 import type { Dialect } from "./data-source";
 import { changeStoredBytesSql } from "./change-writes";
+import { sendStatement } from "./hot-statement";
 import { sqlDialect } from "./sql-dialect";
 
 /** Which change rows a prune batch takes, oldest first: by age (every task's), or one task's up to a version. */
@@ -59,8 +60,11 @@ export async function pruneBatch(
     if (rows.length === 0) return 0;
     const freed = new Map<string, number>();
     for (const row of rows) freed.set(row.task_id, (freed.get(row.task_id) ?? 0) + Number(row.bytes));
-    const deleted = await changedRows(
-      manager,
+    if (!manager.queryRunner) throw new Error("a prune batch runs on a query runner");
+    // The rows it deleted, as the driver counts them (a plain TypeORM result would not say).
+    const { affected: deleted } = await sendStatement(
+      manager.queryRunner,
+      dialect,
       `DELETE FROM task_plan_changes WHERE ${inTasks} AND (task_id, version, step) IN` +
         ` (${rows.map(() => "(?, ?, ?)").join(", ")})`,
       [...taskIds, ...rows.flatMap((row) => [row.task_id, Number(row.version), Number(row.step)])],
@@ -73,13 +77,4 @@ export async function pruneBatch(
     );
     return deleted;
   });
-}
-
-// The rows a statement changed, as the driver counts them (TypeORM's structured result: mysql2's
-// affectedRows, better-sqlite3's changes; its plain result for a DELETE is lastInsertRowid there).
-async function changedRows(manager: EntityManager, sql: string, parameters: unknown[]): Promise<number> {
-  const runner = manager.queryRunner;
-  if (!runner) throw new Error("a prune batch runs on a query runner");
-  const result = (await runner.query(sql, parameters, true)) as { affected?: number | null };
-  return result.affected ?? 0;
 }

@@ -32,6 +32,21 @@ export function changeStoredBytesSql(sql: SqlDialect): string {
 }
 
 /**
+ * What a task's history holds, measured row by row: its revisions, and the bytes of every stored
+ * copy of plan text (its revisions' and its change rows'), for the task whose id is `taskId` (an SQL
+ * expression: a bound `?`, or a column of an outer query). What the usage kept with HEAD stands for.
+ */
+export function historyCountSql(sql: SqlDialect, taskId: string): { revisions: string; bytes: string } {
+  return {
+    revisions: `(SELECT COUNT(*) FROM task_plan_revisions r WHERE r.task_id = ${taskId})`,
+    bytes:
+      `((SELECT COALESCE(SUM(r.content_bytes), 0) FROM task_plan_revisions r WHERE r.task_id = ${taskId})` +
+      ` + (SELECT COALESCE(SUM(${changeStoredBytesSql(sql)}), 0) FROM task_plan_changes` +
+      ` WHERE task_plan_changes.task_id = ${taskId}))`,
+  };
+}
+
+/**
  * The statements of a write transaction on the change history and on what the task's history
  * holds: the change row the write records, the copies it materializes, the history budget's
  * measure and the change rows that yield to it.
@@ -42,21 +57,17 @@ export class ChangeWrites {
     private readonly sql: SqlDialect,
   ) {}
 
-  // Every stored copy of plan text the task's history holds, row by row: its revisions' and its
-  // change rows'. What the usage kept with HEAD stands for; the write path reads that instead.
+  // The task's history measured row by row (historyCountSql); the write path reads the usage kept
+  // with HEAD instead, and counts only figures it cannot trust.
   async countHistory(taskId: string): Promise<HistoryUsage> {
-    const { rows } = await this.send(
-      "SELECT (SELECT COUNT(*) FROM task_plan_revisions WHERE task_id = ?) AS revisions," +
-        " (SELECT COALESCE(SUM(content_bytes), 0) FROM task_plan_revisions WHERE task_id = ?) AS revision_bytes," +
-        ` (SELECT COALESCE(SUM(${this.changeStoredBytes()}), 0) FROM task_plan_changes WHERE task_id = ?)` +
-        " AS change_bytes",
-      [taskId, taskId, taskId],
-    );
+    const count = historyCountSql(this.sql, "?");
+    const { rows } = await this.send(`SELECT ${count.revisions} AS revisions, ${count.bytes} AS bytes`, [
+      taskId,
+      taskId,
+      taskId,
+    ]);
     const row = rows[0] as Record<string, number | string | null> | undefined;
-    return {
-      revisions: Number(row?.revisions ?? 0),
-      bytes: Number(row?.revision_bytes ?? 0) + Number(row?.change_bytes ?? 0),
-    };
+    return { revisions: Number(row?.revisions ?? 0), bytes: Number(row?.bytes ?? 0) };
   }
 
   /** Keeps `usage` with the task's HEAD, stamped with HEAD's version (see locked-state.ts keptHistoryOf). */

@@ -46,7 +46,7 @@ export function lockedStateFromRow<K extends ReadKind>(
 /**
  * The history usage kept with HEAD, when it can be trusted: it is kept by every write since the
  * column was added, and stamped with the version it was kept at, so a HEAD written by a replica that
- * does not keep it (a rolling upgrade) is recounted. None without a HEAD row.
+ * does not keep it (a rolling upgrade) is recounted. A task without a HEAD row has no history.
  */
 export function keptHistoryOf(row: LockedRow): HistoryUsage | "recount" {
   if (row.p_task_id === null) return { revisions: 0, bytes: 0 };

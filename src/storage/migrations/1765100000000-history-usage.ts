@@ -1,5 +1,5 @@
 import type { MigrationInterface, QueryRunner } from "typeorm";
-import { changeStoredBytesSql } from "../change-writes";
+import { historyCountSql } from "../change-writes";
 import { sqlDialect } from "../sql-dialect";
 
 const BATCH = 500;
@@ -30,7 +30,7 @@ export class HistoryUsage1765100000000 implements MigrationInterface {
       if (!(await queryRunner.hasColumn("task_plans", column)))
         await queryRunner.query(`ALTER TABLE task_plans ADD COLUMN ${column} ${type}`);
     }
-    const stored = changeStoredBytesSql(sqlDialect(mysql ? "mysql" : "sqlite"));
+    const count = historyCountSql(sqlDialect(mysql ? "mysql" : "sqlite"), "task_plans.task_id");
     let after = "";
     for (;;) {
       const rows = (await queryRunner.query(
@@ -41,11 +41,7 @@ export class HistoryUsage1765100000000 implements MigrationInterface {
       const ids = rows.map((row) => row.task_id);
       const marks = ids.map(() => "?").join(", ");
       await queryRunner.query(
-        "UPDATE task_plans SET" +
-          " history_revisions = (SELECT COUNT(*) FROM task_plan_revisions r WHERE r.task_id = task_plans.task_id)," +
-          " history_bytes = (SELECT COALESCE(SUM(r.content_bytes), 0) FROM task_plan_revisions r" +
-          " WHERE r.task_id = task_plans.task_id)" +
-          ` + (SELECT COALESCE(SUM(${stored}), 0) FROM task_plan_changes WHERE task_plan_changes.task_id = task_plans.task_id),` +
+        `UPDATE task_plans SET history_revisions = ${count.revisions}, history_bytes = ${count.bytes},` +
           " history_version = version" +
           ` WHERE task_id IN (${marks}) AND version = CASE task_id ${ids.map(() => "WHEN ? THEN ?").join(" ")} END`,
         [...ids, ...rows.flatMap((row) => [row.task_id, Number(row.version)])],
