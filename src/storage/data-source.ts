@@ -13,6 +13,7 @@ import { ChangeContentPrefix1764800000000 } from "./migrations/1764800000000-cha
 import { RevisionContentAtHead1764900000000 } from "./migrations/1764900000000-revision-content-at-head";
 import { ChangeStoredBytes1765000000000 } from "./migrations/1765000000000-change-stored-bytes";
 import { HistoryUsage1765100000000 } from "./migrations/1765100000000-history-usage";
+import { RevisionLocality1765200000000 } from "./migrations/1765200000000-revision-locality";
 import { WriteRequestEntity } from "./entities/write-request.entity";
 
 /** Which database a URL names: `sqlite:<path>` (or `sqlite::memory:`) or `mysql://user:pass@host:port/db`. */
@@ -38,6 +39,7 @@ export function createDataSource(url: string, options: { poolSize: number }): Da
       RevisionContentAtHead1764900000000,
       ChangeStoredBytes1765000000000,
       HistoryUsage1765100000000,
+      RevisionLocality1765200000000,
     ],
     migrationsTableName: "schema_migrations",
     synchronize: false,

@@ -68,7 +68,7 @@ describe("the migration command (node dist/src/migrate.js) on MariaDB", () => {
     const first = await migrate(database);
     expect([first.code, first.stderr]).toEqual([0, ""]);
     expect(first.stdout).toBe(
-      "migrations applied: InitialSchema1764400000000, WriteRequests1764500000000, AppendComposition1764600000000, PlanChanges1764700000000, ChangeContentPrefix1764800000000, RevisionContentAtHead1764900000000, ChangeStoredBytes1765000000000, HistoryUsage1765100000000\n",
+      "migrations applied: InitialSchema1764400000000, WriteRequests1764500000000, AppendComposition1764600000000, PlanChanges1764700000000, ChangeContentPrefix1764800000000, RevisionContentAtHead1764900000000, ChangeStoredBytes1765000000000, HistoryUsage1765100000000, RevisionLocality1765200000000\n",
     );
     const schema = await schemaOf(database);
     expect(schema).toEqual({
@@ -82,6 +82,7 @@ describe("the migration command (node dist/src/migrate.js) on MariaDB", () => {
         "RevisionContentAtHead1764900000000",
         "ChangeStoredBytes1765000000000",
         "HistoryUsage1765100000000",
+        "RevisionLocality1765200000000",
       ],
     });
     const second = await migrate(database);
@@ -91,6 +92,25 @@ describe("the migration command (node dist/src/migrate.js) on MariaDB", () => {
       "",
     ]);
     expect(await schemaOf(database)).toEqual(schema);
+  });
+
+  it("stores one task's revisions together: the revisions' primary key leads with the task, ids stay unique", async () => {
+    const database = await newDatabase();
+    expect((await migrate(database)).code).toBe(0);
+    const connection = await createConnection({ host: "127.0.0.1", port: PORT, user: "root", database });
+    try {
+      const [keys] = (await connection.query(
+        "SELECT index_name, non_unique, GROUP_CONCAT(column_name ORDER BY seq_in_index) AS columns" +
+          " FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = 'task_plan_revisions'" +
+          " GROUP BY index_name, non_unique ORDER BY index_name",
+      )) as unknown as [{ index_name: string; non_unique: number; columns: string }[]];
+      expect(keys.map((k) => [k.index_name, Number(k.non_unique), k.columns])).toEqual([
+        ["PRIMARY", 0, "task_id,revision_number"],
+        ["uq_revisions_id", 0, "id"],
+      ]);
+    } finally {
+      await connection.end();
+    }
   });
 
   it("two migrate processes and two servers migrating on start, launched at once, all succeed with one schema", async () => {
@@ -116,6 +136,7 @@ describe("the migration command (node dist/src/migrate.js) on MariaDB", () => {
           "RevisionContentAtHead1764900000000",
           "ChangeStoredBytes1765000000000",
           "HistoryUsage1765100000000",
+          "RevisionLocality1765200000000",
         ],
       });
     } finally {
@@ -130,7 +151,7 @@ describe("the migration command (node dist/src/migrate.js) on MariaDB", () => {
     try {
       const result = await migrate(a, { PLAN_MIGRATION_LOCK_WAIT_MS: "5000" });
       expect([result.code, result.stderr]).toEqual([0, ""]);
-      expect((await schemaOf(a)).migrations).toHaveLength(8);
+      expect((await schemaOf(a)).migrations).toHaveLength(9);
     } finally {
       await holder.end();
     }

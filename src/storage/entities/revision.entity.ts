@@ -4,6 +4,8 @@ import { bigintAsNumber } from "./column-types";
 /** Row of `task_plan_revisions`; UNIQUE(task_id, revision_number). */
 @Entity({ name: "task_plan_revisions" })
 export class RevisionEntity {
+  // The entity's identity; on MySQL the table's primary key is (task_id, revision_number), and `id`
+  // a unique key (migration RevisionLocality1765200000000: one task's rows stored together).
   @PrimaryColumn({ type: "varchar", length: 36 })
   id: string;
 
