@@ -104,3 +104,31 @@ export async function seedTasks(
     await sink.close();
   }
 }
+
+/**
+ * Seeds `perTask` change rows past any age limit (two days old, no content) for each of the first
+ * `tasks` seeded tasks, versions 1..perTask (below their HEAD's): what a pass of the age rule
+ * deletes.
+ */
+export async function seedOldChanges(
+  databaseUrl: string,
+  prefix: string,
+  tasks: number,
+  perTask: number,
+): Promise<void> {
+  const sink = await sinkFor(databaseUrl);
+  const at = Date.now() - 2 * 86_400_000;
+  try {
+    const rows = Array.from({ length: tasks }, (_, t) =>
+      Array.from({ length: perTask }, (_, v) => [`${prefix}-${t}`, v + 1, at]),
+    ).flat();
+    for (let r = 0; r < rows.length; r += 1_000)
+      await sink.run(
+        "INSERT INTO task_plan_changes (task_id, version, step, kind, committed_at, plan, author_kind, author_name," +
+          " stored_bytes) VALUES (?, ?, 0, 'updated', ?, '{}', 'agent', 'seed', 0)",
+        rows.slice(r, r + 1_000),
+      );
+  } finally {
+    await sink.close();
+  }
+}

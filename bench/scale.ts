@@ -4,8 +4,9 @@
  * revisions plus one task of 10,000 revisions (the rows the service writes, verified through the API
  * first), one replica built from this checkout, then p50/p99 (ms) of GetPlan, appends (one writer on
  * random tasks, 16 in flight, one writer on the deep task, on a young task), ListPlanRevisions
- * (first page of a random task, and page 50 of the deep task), WatchPlan open-to-snapshot, the
- * replica's RSS and the database size. Then the ratios the issue sets targets for.
+ * (first page of a random task, and page 50 of the deep task), WatchPlan open-to-snapshot, GetPlan
+ * and append while the age rule prunes 100,000 change rows seeded past the limit (and how long it
+ * took), the replica's RSS and the database size. Then the ratios the issue sets targets for.
  *
  *   npm run bench:scale
  *   SCALE_TASKS=1000,100000,1000000 SCALE_DIALECTS=mysql npm run bench:scale
@@ -19,12 +20,14 @@ import { createDatabase, type MariaDb, startMariaDb } from "../test/harness/mari
 import { type Replica, startReplica } from "../test/harness/replica";
 import { type Clients, connect } from "../test/harness/rpc";
 import { memoryMb } from "./process-stats";
-import { SEED_CONTENT, seedTasks } from "./scale-seed";
+import { SEED_CONTENT, seedOldChanges, seedTasks } from "./scale-seed";
 
 const SIZES = (process.env.SCALE_TASKS ?? "1000,100000").split(",").map(Number);
 const DIALECTS = (process.env.SCALE_DIALECTS ?? "mysql,sqlite").split(",");
 const SAMPLES = Number(process.env.SCALE_SAMPLES ?? 300);
 const DEEP_REVISIONS = 10_000;
+// Change rows past the age limit seeded for the prune measurement (as after a day of writes).
+const PRUNED_ROWS = Number(process.env.SCALE_PRUNED_ROWS ?? 100_000);
 
 type Figures = Record<string, { p50: number; p99: number }>;
 
@@ -76,7 +79,41 @@ async function verifySeed(client: Clients, size: number): Promise<void> {
   }
 }
 
-async function measure(client: Clients, size: number): Promise<Figures> {
+/** Pages InnoDB read from disk so far (Innodb_buffer_pool_reads); null on SQLite. */
+type DiskReads = () => Promise<number | null>;
+
+function diskReadsOf(databaseUrl: string): DiskReads {
+  if (databaseUrl.startsWith("sqlite:")) return async () => null;
+  return async () => {
+    const connection = await createConnection({ uri: databaseUrl });
+    try {
+      const [rows] = await connection.query("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_reads'");
+      return Number((rows as { Value: string }[])[0]?.Value ?? 0);
+    } finally {
+      await connection.end();
+    }
+  };
+}
+
+/** Disk reads per call of `calls` (null on SQLite), beside their latencies. */
+async function withDiskReads(
+  diskReads: DiskReads,
+  calls: () => Promise<number[]>,
+): Promise<{ latencies: number[]; perCall: number | null }> {
+  const before = await diskReads();
+  const measured = await calls();
+  const after = await diskReads();
+  return {
+    latencies: measured,
+    perCall: before === null || after === null ? null : (after - before) / measured.length,
+  };
+}
+
+async function measure(
+  client: Clients,
+  size: number,
+  diskReads: DiskReads,
+): Promise<{ figures: Figures; diskReads: Record<string, number | null> }> {
   const random = () => `t-${Math.floor(Math.random() * size)}`;
   const young = `t-${Math.floor(size / 2)}`;
   // Warm-up, not counted: connections, statement caches, the JIT.
@@ -106,21 +143,95 @@ async function measure(client: Clients, size: number): Promise<Figures> {
   for (let i = 0; i < 20; i++) pages.push(await deepPage());
   const watches: number[] = [];
   for (let i = 0; i < 100; i++) watches.push(await watchOpen());
-  return {
+  const oneWriter = await withDiskReads(diskReads, () =>
+    latencies(SAMPLES, 1, (i) => appendTo(client, random(), i)),
+  );
+  const firstPage = await withDiskReads(diskReads, () =>
+    latencies(SAMPLES, 1, () => client.plans.listPlanRevisions({ taskId: random(), pageSize: 20 })),
+  );
+  const figures: Figures = {
     GetPlan: summary(await latencies(SAMPLES, 1, () => client.plans.getPlan({ taskId: random() }))),
-    "append, 1 writer, random task": summary(
-      await latencies(SAMPLES, 1, (i) => appendTo(client, random(), i)),
-    ),
+    "append, 1 writer, random task": summary(oneWriter.latencies),
     "append, 16 in flight": summary(await latencies(SAMPLES * 2, 16, (i) => appendTo(client, random(), i))),
     "append, young task": summary(await latencies(SAMPLES, 1, (i) => appendTo(client, young, i))),
     "append, 10,000-revision task": summary(
       await latencies(SAMPLES, 1, (i) => appendTo(client, "deep-0", i)),
     ),
-    "ListPlanRevisions, first page": summary(
-      await latencies(SAMPLES, 1, () => client.plans.listPlanRevisions({ taskId: random(), pageSize: 20 })),
-    ),
+    "ListPlanRevisions, first page": summary(firstPage.latencies),
     "ListPlanRevisions, page 50 (deep task)": summary(pages),
     "WatchPlan open to snapshot": summary(watches),
+  };
+  return {
+    figures,
+    diskReads: {
+      "append, 1 writer, random task": oneWriter.perCall,
+      "ListPlanRevisions, first page": firstPage.perCall,
+    },
+  };
+}
+
+/** Change rows left that the age rule deletes (older than a day). */
+async function oldChanges(databaseUrl: string): Promise<number> {
+  const cutoff = Date.now() - 86_400_000;
+  if (databaseUrl.startsWith("sqlite:")) {
+    const { default: Database } = await import("better-sqlite3");
+    const db = new Database(databaseUrl.slice("sqlite:".length), { readonly: true });
+    try {
+      const row = db
+        .prepare("SELECT COUNT(*) AS n FROM task_plan_changes WHERE committed_at < ?")
+        .get(cutoff);
+      return Number((row as { n: number }).n);
+    } finally {
+      db.close();
+    }
+  }
+  const connection = await createConnection({ uri: databaseUrl });
+  try {
+    const [rows] = await connection.query(
+      "SELECT COUNT(*) AS n FROM task_plan_changes WHERE committed_at < ?",
+      [cutoff],
+    );
+    return Number((rows as { n: number }[])[0]?.n ?? 0);
+  } finally {
+    await connection.end();
+  }
+}
+
+/**
+ * GetPlan and append (one writer, random tasks, alternating) while the age rule prunes `rows` change
+ * rows seeded past the limit; with how long the pruning took. Passes never overlap (chained timers).
+ */
+async function duringPrune(
+  client: Clients,
+  databaseUrl: string,
+  size: number,
+): Promise<{ figures: Figures; seconds: number }> {
+  // Five per task when there are enough tasks, more per task when there are not.
+  const tasks = Math.min(size, Math.ceil(PRUNED_ROWS / 5));
+  await seedOldChanges(databaseUrl, "t", tasks, Math.ceil(PRUNED_ROWS / tasks));
+  const random = () => `t-${Math.floor(Math.random() * size)}`;
+  const reads: number[] = [];
+  const appends: number[] = [];
+  const started = performance.now();
+  let left = await oldChanges(databaseUrl);
+  let checked = performance.now();
+  for (let i = 0; left > 0; i++) {
+    const start = performance.now();
+    if (i % 2 === 0) {
+      await client.plans.getPlan({ taskId: random() });
+      reads.push(performance.now() - start);
+    } else {
+      await appendTo(client, random(), i);
+      appends.push(performance.now() - start);
+    }
+    if (performance.now() - checked > 250) {
+      left = await oldChanges(databaseUrl);
+      checked = performance.now();
+    }
+  }
+  return {
+    figures: { "GetPlan during a prune": summary(reads), "append during a prune": summary(appends) },
+    seconds: (performance.now() - started) / 1000,
   };
 }
 
@@ -149,6 +260,8 @@ async function runSize(dialect: string, size: number, mariadb: MariaDb | null, l
     PLAN_COALESCE_WINDOW_MS: "0",
     PLAN_RATE_LIMIT_WRITES: "0",
     PLAN_HISTORY_MAX_REVISIONS: "0",
+    // The default age limit (a day); a pass every second works through a backlog within the run.
+    PLAN_CHANGES_PRUNE_INTERVAL_MS: "1000",
   };
   let replica: Replica | null = await startReplica(env, logDir, null, { name: `${dialect}-${size}-migrate` });
   await replica.stop(); // migrated the fresh database; the seed goes in with no server running
@@ -162,9 +275,12 @@ async function runSize(dialect: string, size: number, mariadb: MariaDb | null, l
   const client = connect(replica.port);
   try {
     await verifySeed(client, size);
-    const figures = await measure(client, size);
+    const measured = await measure(client, size, diskReadsOf(databaseUrl));
+    const { seconds: pruneSeconds, figures: pruning } = await duringPrune(client, databaseUrl, size);
     return {
-      figures,
+      figures: { ...measured.figures, ...pruning },
+      diskReads: measured.diskReads,
+      pruneSeconds,
       rssMb: memoryMb(replica.pid).rss,
       databaseMb: await databaseMb(databaseUrl),
       seedSeconds,
@@ -188,7 +304,7 @@ async function main(): Promise<void> {
           const result = await runSize(dialect, size, mariadb, logDir);
           results.push({ size, ...result });
           console.log(
-            `${dialect} ${size} tasks: seeded in ${result.seedSeconds.toFixed(0)} s, RSS ${result.rssMb.toFixed(0)} MB, database ${result.databaseMb.toFixed(0)} MB`,
+            `${dialect} ${size} tasks: seeded in ${result.seedSeconds.toFixed(0)} s, ${PRUNED_ROWS} old change rows pruned in ${result.pruneSeconds.toFixed(1)} s, RSS ${result.rssMb.toFixed(0)} MB, database ${result.databaseMb.toFixed(0)} MB`,
           );
         }
         console.log(`\n${dialect}: p50 / p99 (ms) per size, and p50 of the largest over the smallest`);
@@ -202,6 +318,16 @@ async function main(): Promise<void> {
           console.log(`${operation.padEnd(40)} ${cells.join("   ")}   ${(last / first).toFixed(2)}x`);
         }
         for (const r of results) {
+          for (const [operation, reads] of Object.entries(r.diskReads))
+            if (reads !== null)
+              console.log(`${r.size} tasks: disk reads per call of ${operation}: ${reads.toFixed(2)}`);
+          for (const [during, outside] of [
+            ["GetPlan during a prune", "GetPlan"],
+            ["append during a prune", "append, 1 writer, random task"],
+          ] as const)
+            console.log(
+              `${r.size} tasks: ${during}, p99 over p99 outside it: ${((r.figures[during]?.p99 ?? 0) / (r.figures[outside]?.p99 ?? 1)).toFixed(2)}x`,
+            );
           const deep = r.figures["append, 10,000-revision task"]?.p50 ?? 0;
           const young = r.figures["append, young task"]?.p50 ?? 1;
           console.log(
