@@ -106,22 +106,30 @@ export async function seedTasks(
 }
 
 /**
- * Seeds `perTask` change rows past any age limit (two days old, no content) for each of the first
- * `tasks` seeded tasks, versions 1..perTask (below their HEAD's): what a pass of the age rule
- * deletes.
+ * Seeds change rows past any age limit (two days old, no content): what a pass of the age rule
+ * deletes. `count` rows: five on each of up to `count / 5` seeded tasks `<prefix>-<n>` (versions 1-5,
+ * below their HEAD's), and the rest on idle tasks of 100 rows each, which it creates (`idle-<n>`).
  */
 export async function seedOldChanges(
   databaseUrl: string,
   prefix: string,
-  tasks: number,
-  perTask: number,
+  seeded: number,
+  count: number,
 ): Promise<void> {
   const sink = await sinkFor(databaseUrl);
   const at = Date.now() - 2 * 86_400_000;
   try {
-    const rows = Array.from({ length: tasks }, (_, t) =>
-      Array.from({ length: perTask }, (_, v) => [`${prefix}-${t}`, v + 1, at]),
-    ).flat();
+    const active = Math.min(seeded, Math.floor(count / 5));
+    const rows: unknown[][] = [];
+    for (let t = 0; t < active; t++) for (let v = 1; v <= 5; v++) rows.push([`${prefix}-${t}`, v, at]);
+    const idle = Math.ceil((count - rows.length) / 100);
+    for (let from = 0; from < idle; from += 1_000)
+      await sink.run(
+        "INSERT INTO tasks (id, workspace_id, title, created_at) VALUES (?, 'ws', 'idle', ?)",
+        Array.from({ length: Math.min(1_000, idle - from) }, (_, i) => [`idle-${from + i}`, at]),
+      );
+    for (let t = 0; rows.length < count; t++)
+      for (let v = 1; v <= 100 && rows.length < count; v++) rows.push([`idle-${t}`, v, at]);
     for (let r = 0; r < rows.length; r += 1_000)
       await sink.run(
         "INSERT INTO task_plan_changes (task_id, version, step, kind, committed_at, plan, author_kind, author_name," +

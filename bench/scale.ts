@@ -206,9 +206,7 @@ async function duringPrune(
   databaseUrl: string,
   size: number,
 ): Promise<{ figures: Figures; seconds: number }> {
-  // Five per task when there are enough tasks, more per task when there are not.
-  const tasks = Math.min(size, Math.ceil(PRUNED_ROWS / 5));
-  await seedOldChanges(databaseUrl, "t", tasks, Math.ceil(PRUNED_ROWS / tasks));
+  await seedOldChanges(databaseUrl, "t", size, PRUNED_ROWS);
   const random = () => `t-${Math.floor(Math.random() * size)}`;
   const reads: number[] = [];
   const appends: number[] = [];
