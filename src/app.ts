@@ -27,7 +27,7 @@ import { runMigrations } from "./storage/migrations-runner";
 import { TypeOrmPlanStore } from "./storage/typeorm-plan-store";
 import { broadcastChangeBus, localChangeBus } from "./watch/change-bus";
 import { ChangeHub } from "./watch/change-hub";
-import { ChangePruner, DEFAULT_PRUNE_BOUNDS } from "./watch/change-pruner";
+import { ChangePruner, DEFAULT_PRUNE_BOUNDS, EMBEDDED_PRUNE_BOUNDS } from "./watch/change-pruner";
 import { WatchService } from "./watch/watch-service";
 
 /** A started service. */
@@ -54,7 +54,8 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
   const dataSource = createDataSource(config.databaseUrl, { poolSize: config.databasePoolSize });
   await dataSource.initialize();
   if (config.migrateOnStart) await runMigrations(dataSource, { lockWaitMs: config.migrationLockWaitMs });
-  const store = new TypeOrmPlanStore(dataSource, dialectOf(config.databaseUrl), {
+  const dialect = dialectOf(config.databaseUrl);
+  const store = new TypeOrmPlanStore(dataSource, dialect, {
     revisionContentAtHead: config.revisionContentAtHead,
   });
   const lock =
@@ -85,7 +86,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
     },
     logger,
     clock,
-    DEFAULT_PRUNE_BOUNDS,
+    dialect === "sqlite" ? EMBEDDED_PRUNE_BOUNDS : DEFAULT_PRUNE_BOUNDS,
     (rows) => metrics.changesPruned(rows),
   );
   const writes = new WriteRunner({
@@ -139,7 +140,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
   logger.info(
     {
       port,
-      database: dialectOf(config.databaseUrl),
+      database: dialect,
       lock: config.redis ? "redlock" : "in-process",
       auth: verifier !== null,
     },

@@ -2,9 +2,9 @@ import { checkHealth, healthClient } from "../harness/grpc-clients";
 import { execSql } from "../harness/sql";
 import { DATABASES, startTestApp, type TestApp } from "../harness/test-app";
 
-// The background pruner on a real server and database: more than two batches (of 1,000) of changes
-// past the age limit are deleted with exact counts, passes keep ending (a later backlog is pruned
-// too), and health and reads answer all along. Old rows are seeded straight into the table: the
+// The background pruner on a real server and database: more than two batches (of 1,000 on MySQL,
+// 200 on SQLite) of changes past the age limit are deleted with exact counts, passes keep ending (a
+// later backlog is pruned too), and health and reads answer all along. Old rows are seeded straight into the table: the
 // pruner selects by committed_at only, and writing 2,500 versions through the API would take long.
 const AGE_LIMIT_MS = 60_000;
 

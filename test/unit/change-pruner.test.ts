@@ -36,6 +36,7 @@ const bounds = (over: Partial<PruneBounds> = {}): PruneBounds => ({
   maxAgeStatements: 1_000,
   maxTaskStatements: 1_000,
   maxPassMs: 60_000,
+  restRatio: 0,
   ...over,
 });
 const change = (version: number) => ({ version }) as unknown as ChangeRecord;
@@ -187,6 +188,31 @@ describe("ChangePruner", () => {
       const outcomes = await Promise.all([p.prune(), p.prune(), p.prune()]);
       expect(most).toBe(1);
       expect(outcomes.reduce((sum, o) => sum + o.deleted, 0)).toBe(1_000);
+    } finally {
+      p.stop();
+    }
+  });
+
+  it("rests after each statement for restRatio times its duration, and still finishes the work", async () => {
+    const history = new MemoryHistory(500);
+    const p = pruner(history, { restRatio: 3 });
+    const spans: { began: number; ended: number }[] = [];
+    const original = history.pruneChangesBefore.bind(history);
+    history.pruneChangesBefore = async (olderThan, limit) => {
+      const began = performance.now();
+      while (performance.now() - began < 4); // a statement that holds the event loop for 4 ms
+      const rows = await original(olderThan, limit);
+      spans.push({ began, ended: performance.now() });
+      return rows;
+    };
+    try {
+      expect(await p.prune()).toEqual({ deleted: 500, statements: 6, complete: true });
+      for (let i = 1; i < spans.length; i++) {
+        const busy = (spans[i - 1]?.ended ?? 0) - (spans[i - 1]?.began ?? 0);
+        const rest = (spans[i]?.began ?? 0) - (spans[i - 1]?.ended ?? 0);
+        // Timers round to whole milliseconds, so allow one of them.
+        expect(rest).toBeGreaterThanOrEqual(3 * busy - 1);
+      }
     } finally {
       p.stop();
     }
