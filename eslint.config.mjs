@@ -5,6 +5,8 @@ import tseslint from "typescript-eslint";
 // (plans/ports: records, PlanStore, TaskLock and the failures they report); storage/ and locking/
 // implement them and import nothing else of plans/. Only storage/ imports TypeORM, only locking/
 // imports Redis, only grpc/ imports grpc-js and the generated stubs; handlers never reach storage.
+// The contract (the one generated tree and contract/rich-status) is shared with the client package,
+// which the server never imports (only the MCP adapter, a client of the service, does).
 const layer = (paths, patterns) => ({ "no-restricted-imports": ["error", { paths, patterns }] });
 
 export default tseslint.config(
@@ -14,7 +16,6 @@ export default tseslint.config(
       "dist-bench/",
       "generated/",
       "clients/ts/dist/",
-      "clients/ts/src/generated/",
       "clients/python/",
       "node_modules/",
       "var/",
@@ -37,7 +38,7 @@ export default tseslint.config(
     files: ["src/plans/**/*.ts"],
     rules: layer(
       ["typeorm", "@grpc/grpc-js", "ioredis", "redlock", "mysql2", "better-sqlite3"],
-      ["**/grpc/*", "**/watch/*", "**/storage/*", "**/locking/*", "**/generated/**"],
+      ["**/grpc/*", "**/watch/*", "**/storage/*", "**/locking/*", "**/generated/**", "**/clients/**"],
     ),
   },
   {
@@ -45,7 +46,7 @@ export default tseslint.config(
     files: ["src/plans/ports/*.ts"],
     rules: layer(
       ["typeorm", "@grpc/grpc-js", "ioredis", "redlock", "mysql2", "better-sqlite3"],
-      ["../*", "**/grpc/*", "**/watch/*", "**/storage/*", "**/locking/*", "**/generated/**"],
+      ["../*", "**/grpc/*", "**/watch/*", "**/storage/*", "**/locking/*", "**/generated/**", "**/clients/**"],
     ),
   },
   {
@@ -53,7 +54,7 @@ export default tseslint.config(
     files: ["src/grpc/**/*.ts"],
     rules: layer(
       ["typeorm", "ioredis", "redlock", "mysql2", "better-sqlite3"],
-      ["**/storage/*", "**/locking/*"],
+      ["**/storage/*", "**/locking/*", "**/clients/**"],
     ),
   },
   {
@@ -61,14 +62,30 @@ export default tseslint.config(
     files: ["src/storage/**/*.ts"],
     rules: layer(
       ["@grpc/grpc-js", "ioredis"],
-      ["**/grpc/*", "**/plans/*", "!**/plans/ports", "**/locking/*", "**/watch/*", "**/generated/**"],
+      [
+        "**/grpc/*",
+        "**/plans/*",
+        "!**/plans/ports",
+        "**/locking/*",
+        "**/watch/*",
+        "**/generated/**",
+        "**/clients/**",
+      ],
     ),
   },
   {
     files: ["src/locking/**/*.ts"],
     rules: layer(
       ["@grpc/grpc-js", "typeorm"],
-      ["**/grpc/*", "**/plans/*", "!**/plans/ports", "**/storage/*", "**/watch/*", "**/generated/**"],
+      [
+        "**/grpc/*",
+        "**/plans/*",
+        "!**/plans/ports",
+        "**/storage/*",
+        "**/watch/*",
+        "**/generated/**",
+        "**/clients/**",
+      ],
     ),
   },
   {
@@ -77,7 +94,7 @@ export default tseslint.config(
     files: ["src/watch/**/*.ts"],
     rules: layer(
       ["@grpc/grpc-js", "typeorm", "mysql2", "better-sqlite3", "ioredis"],
-      ["**/grpc/*", "**/storage/*", "**/locking/*", "**/generated/**"],
+      ["**/grpc/*", "**/storage/*", "**/locking/*", "**/generated/**", "**/clients/**"],
     ),
   },
   {
@@ -92,15 +109,40 @@ export default tseslint.config(
     files: ["src/auth/**/*.ts", "src/config/**/*.ts"],
     rules: layer(
       ["@grpc/grpc-js", "typeorm"],
-      ["**/grpc/*", "**/plans/*", "**/storage/*", "**/watch/*", "**/generated/**"],
+      ["**/grpc/*", "**/plans/*", "**/storage/*", "**/watch/*", "**/generated/**", "**/clients/**"],
     ),
   },
   {
-    // The client package (clients/ts) ships alone: nothing from the server, nothing outside the package.
+    // The rest of the server: the composition root, entry points, metrics, timers.
+    files: ["src/*.ts", "src/observability/**/*.ts", "src/background/**/*.ts"],
+    rules: layer([], ["**/clients/**"]),
+  },
+  {
+    // The contract's rich error model, compiled into the server and the client package: the wire
+    // and the generated tree only.
+    files: ["src/contract/**/*.ts"],
+    rules: layer(
+      ["typeorm", "ioredis", "redlock", "mysql2", "better-sqlite3", "pino", "zod", "jose"],
+      [
+        {
+          regex: "^\\.\\./(?!\\.\\./generated/ts/)",
+          message: "the contract imports only the generated tree",
+        },
+      ],
+    ),
+  },
+  {
+    // The client package (clients/ts) ships alone: of the repository it compiles only the contract
+    // (the generated tree and contract/rich-status) into its dist, nothing else of the server.
     files: ["clients/ts/src/**/*.ts"],
     rules: layer(
       ["typeorm", "ioredis", "mysql2", "better-sqlite3", "pino", "zod", "jose", "@modelcontextprotocol/sdk"],
-      ["../../*", "**/src/grpc/*", "**/src/plans/*", "**/generated/ts/**"],
+      [
+        {
+          regex: "^\\.\\./\\.\\./(?!\\.\\./generated/ts/|\\.\\./src/contract/)",
+          message: "the client package compiles only the contract: generated/ts and src/contract",
+        },
+      ],
     ),
   },
 );

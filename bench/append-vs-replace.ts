@@ -12,13 +12,13 @@ import { join } from "node:path";
 import pino from "pino";
 import { startApp } from "../src/app";
 import { loadConfig } from "../src/config/config";
-import { WriteMode } from "../clients/ts/src/generated/taskplans/v1/plan";
+import { WriteMode } from "../generated/ts/taskplans/v1/plan";
 import {
   GetPlanRequest,
   GetPlanResponse,
   UpdatePlanRequest,
   WritePlanResponse,
-} from "../clients/ts/src/generated/taskplans/v1/plan_service";
+} from "../generated/ts/taskplans/v1/plan_service";
 import { connect } from "../test/harness/rpc";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 40);

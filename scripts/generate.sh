@@ -8,7 +8,7 @@ export PATH="$PWD/node_modules/.bin:$PATH"
 source scripts/toolchain.sh
 ensure_codegen_tools
 
-# TypeScript (server and client package; buf cleans both output directories first).
+# TypeScript (server and client package; buf cleans the output directory first).
 buf generate
 
 # Go: messages and service stubs only; google.rpc types come from google.golang.org/genproto.

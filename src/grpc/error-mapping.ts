@@ -4,7 +4,7 @@ import { type FieldViolation, PlanError, type Reason } from "../plans/errors";
 import { type CorruptContent, StorageCorruptionError } from "../plans/ports/store-errors";
 import { BadRequest, RetryInfo } from "../../generated/ts/google/rpc/error_details";
 import { RequestError, type RequestReason } from "./request-error";
-import { ERROR_DOMAIN, statusDetailsMetadata } from "./status-details";
+import { ERROR_DOMAIN, encodeStatusDetails } from "../contract/rich-status";
 
 /** The one table from domain reasons to gRPC codes (DESIGN.md "Errors on the wire"). */
 export const CODE_OF_REASON: Readonly<Record<Reason | AuthenticationReason | RequestReason, status>> =
@@ -108,7 +108,7 @@ function wire(
     code,
     details: message,
     reason,
-    metadata: statusDetailsMetadata({
+    metadata: encodeStatusDetails({
       code,
       message,
       errorInfo: { reason, domain: ERROR_DOMAIN, metadata },

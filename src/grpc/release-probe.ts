@@ -8,8 +8,7 @@ import {
 } from "@grpc/grpc-js";
 import { service as healthService } from "grpc-health-check";
 import { GetPlanRequest, PlanServiceClient } from "../../generated/ts/taskplans/v1/plan_service";
-import { decodeStatusDetails } from "../../clients/ts/src/errors";
-import { ERROR_DOMAIN } from "./status-details";
+import { decodeStatusDetails, ERROR_DOMAIN } from "../contract/rich-status";
 
 /** What one probe of a release found; `ok` false means the release is not healthy. */
 export interface ProbeResult {

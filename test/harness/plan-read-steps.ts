@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { PlanChangeKind } from "../../clients/ts/src/generated/taskplans/v1/plan_service";
+import { PlanChangeKind } from "../../generated/ts/taskplans/v1/plan_service";
 import {
   type Sut,
   Divergence,

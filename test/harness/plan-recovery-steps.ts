@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { RestoreStatus } from "../../clients/ts/src/generated/taskplans/v1/plan_service";
+import { RestoreStatus } from "../../generated/ts/taskplans/v1/plan_service";
 import {
   type Sut,
   Divergence,

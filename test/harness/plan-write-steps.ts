@@ -1,6 +1,6 @@
 import type fc from "fast-check";
-import { WriteMode } from "../../clients/ts/src/generated/taskplans/v1/plan";
-import type { WritePlanResponse } from "../../clients/ts/src/generated/taskplans/v1/plan_service";
+import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
+import type { WritePlanResponse } from "../../generated/ts/taskplans/v1/plan_service";
 import type { SizedText } from "./hostile-text";
 import {
   type Sut,

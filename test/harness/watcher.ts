@@ -1,5 +1,5 @@
 import type { ClientReadableStream, ServiceError } from "@grpc/grpc-js";
-import type { PlanChange } from "../../clients/ts/src/generated/taskplans/v1/plan_service";
+import type { PlanChange } from "../../generated/ts/taskplans/v1/plan_service";
 import { statusDetailsOf } from "../../clients/ts/src";
 
 /** How a stream ended: code, ErrorInfo reason and metadata (code 1 CANCELLED when the test cancelled). */

@@ -1,4 +1,4 @@
-import { AuthorKind } from "../../clients/ts/src/generated/taskplans/v1/plan";
+import { AuthorKind } from "../../generated/ts/taskplans/v1/plan";
 import { planState } from "../harness/plan-state";
 import { rpcError } from "../harness/rpc";
 import { DATABASES, randomId, startTestApp, type TestApp } from "../harness/test-app";

@@ -1,4 +1,4 @@
-import { WriteMode } from "../../clients/ts/src/generated/taskplans/v1/plan";
+import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
 import { type RedisNode, startRedisNodes } from "../harness/redis";
 import { startTestApp, type TestApp } from "../harness/test-app";
 import { Watcher } from "../harness/watcher";

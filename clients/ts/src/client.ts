@@ -31,7 +31,7 @@ import {
   type PlanChange,
   WatchPlanRequest,
   type WritePlanResponse,
-} from "./generated/taskplans/v1/plan_service";
+} from "../../../generated/ts/taskplans/v1/plan_service";
 import {
   CreateTaskRequest,
   type CreateTaskResponse,
@@ -40,7 +40,7 @@ import {
   GetTaskRequest,
   type GetTaskResponse,
   TaskServiceClient,
-} from "./generated/taskplans/v1/task";
+} from "../../../generated/ts/taskplans/v1/task";
 
 /** A request with every field optional, nested messages included (what `fromPartial` accepts). */
 export type PartialRequest<T> = T extends Date

@@ -1,41 +1,16 @@
 import { Metadata, type ServiceError, status } from "@grpc/grpc-js";
-import { BadRequest, ErrorInfo, RetryInfo } from "./generated/google/rpc/error_details";
-import { Status } from "./generated/google/rpc/status";
+import type { ErrorInfo } from "../../../generated/ts/google/rpc/error_details";
+import { decodeStatusDetails, type StatusDetails } from "../../../src/contract/rich-status";
 
-/** The trailer that carries a failed call's google.rpc.Status. */
-export const STATUS_DETAILS_KEY = "grpc-status-details-bin";
-/** The `ErrorInfo.domain` of every error the task-plan service sends. */
-export const ERROR_DOMAIN = "taskplans";
-
-/** The `Any.type_url`s of the details this service sends. */
-export const ERROR_INFO_TYPE = "type.googleapis.com/google.rpc.ErrorInfo";
-export const BAD_REQUEST_TYPE = "type.googleapis.com/google.rpc.BadRequest";
-export const RETRY_INFO_TYPE = "type.googleapis.com/google.rpc.RetryInfo";
-
-/** The rich error model of one failed call (google.rpc.Status and the details this service sends). */
-export interface StatusDetails {
-  readonly code: number;
-  readonly message: string;
-  readonly errorInfo: ErrorInfo | null;
-  readonly badRequest: BadRequest | null;
-  readonly retryInfo: RetryInfo | null;
-}
-
-/** Decodes the `grpc-status-details-bin` trailer; null when the call carried none. */
-export function decodeStatusDetails(metadata: Metadata | undefined): StatusDetails | null {
-  const raw = metadata?.get(STATUS_DETAILS_KEY)[0];
-  if (!(raw instanceof Buffer)) return null;
-  const decoded = Status.decode(raw);
-  let errorInfo: ErrorInfo | null = null;
-  let badRequest: BadRequest | null = null;
-  let retryInfo: RetryInfo | null = null;
-  for (const detail of decoded.details) {
-    if (detail.typeUrl === ERROR_INFO_TYPE) errorInfo = ErrorInfo.decode(detail.value);
-    if (detail.typeUrl === BAD_REQUEST_TYPE) badRequest = BadRequest.decode(detail.value);
-    if (detail.typeUrl === RETRY_INFO_TYPE) retryInfo = RetryInfo.decode(detail.value);
-  }
-  return { code: decoded.code, message: decoded.message, errorInfo, badRequest, retryInfo };
-}
+export {
+  BAD_REQUEST_TYPE,
+  decodeStatusDetails,
+  ERROR_DOMAIN,
+  ERROR_INFO_TYPE,
+  RETRY_INFO_TYPE,
+  STATUS_DETAILS_KEY,
+  type StatusDetails,
+} from "../../../src/contract/rich-status";
 
 /** Whether `error` is a failed gRPC call (a grpc-js ServiceError). */
 export function isServiceError(error: unknown): error is ServiceError {

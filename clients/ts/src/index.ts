@@ -4,15 +4,15 @@
  */
 export * from "./client";
 export * from "./errors";
-export * from "./generated/taskplans/v1/plan";
-export * from "./generated/taskplans/v1/plan_service";
-export * from "./generated/taskplans/v1/task";
+export * from "../../../generated/ts/taskplans/v1/plan";
+export * from "../../../generated/ts/taskplans/v1/plan_service";
+export * from "../../../generated/ts/taskplans/v1/task";
 export {
   BadRequest,
   BadRequest_FieldViolation,
   ErrorInfo,
   RetryInfo,
-} from "./generated/google/rpc/error_details";
+} from "../../../generated/ts/google/rpc/error_details";
 // Every generated file declares these; name the contract's own.
 export {
   protobufPackage,
@@ -20,4 +20,4 @@ export {
   type DeepPartial,
   type Exact,
   type MessageFns,
-} from "./generated/taskplans/v1/plan";
+} from "../../../generated/ts/taskplans/v1/plan";

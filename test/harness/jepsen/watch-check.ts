@@ -1,4 +1,4 @@
-import type { PlanChange } from "../../../clients/ts/src/generated/taskplans/v1/plan_service";
+import type { PlanChange } from "../../../generated/ts/taskplans/v1/plan_service";
 import type { TaskHistory } from "./checker";
 import type { OpRecord } from "./history";
 

@@ -1,5 +1,5 @@
 import { Metadata } from "@grpc/grpc-js";
-import { WriteMode } from "../../../clients/ts/src/generated/taskplans/v1/plan";
+import { WriteMode } from "../../../generated/ts/taskplans/v1/plan";
 import { decodeStatusDetails } from "../../../clients/ts/src/errors";
 import { type Clients, connect } from "../rpc";
 import { type OpRecord, outcomeOf } from "./history";
