@@ -37,7 +37,7 @@ const lockForWrite = (lockSuffix: string) => (withContent: boolean) =>
     "p.history_revisions AS p_history_revisions, p.history_bytes AS p_history_bytes,",
     "p.history_version AS p_history_version,",
     // Without content the text is not touched at all (not even measured): an append's UPDATE checks
-    // the stored size as it composes (see TypeOrmWriteTx.updateHead).
+    // the stored size as it composes (see HeadWrites.update).
     withContent ? "p.content AS p_content," : "NULL AS p_content,",
     "r.id AS r_id, r.task_id AS r_task_id, r.revision_number AS r_revision_number, r.title AS r_title,",
     withContent ? `${REVISION_CONTENT} AS r_content,` : "NULL AS r_content,",

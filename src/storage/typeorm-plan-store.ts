@@ -114,7 +114,7 @@ export class TypeOrmPlanStore implements PlanStore {
         if (!row || row.deleted) return null;
         const head = headFromEntity(row);
         const marked = result.affected === 1;
-        if (marked) await this.writeTx(manager).recordChange(change(head), { form: "head" });
+        if (marked) await this.writeTx(manager).changes.recordChange(change(head), { form: "head" });
         return { head, marked };
       }),
     );

@@ -6,25 +6,23 @@ import { TaskEntity } from "./entities/task.entity";
 import { WriteRequestEntity } from "./entities/write-request.entity";
 import type { PlanWriteTx } from "../plans/ports/plan-store";
 import type {
-  ChangeRecord,
   HeadMeta,
-  HeadWrite,
   HistoryUsage,
   LockedState,
   PlanCommit,
   ReadKind,
-  RevisionMeta,
   RevisionRecord,
   WriteRequestRecord,
 } from "../plans/ports/records";
-import { StorageConflictError } from "../plans/ports/store-errors";
-import { type ChangeContent, changeContentOf, changeStoredBytes } from "./change-content";
-import { ChangeWrites, HEAD_CONTENT } from "./change-writes";
+import { changeContentOf, changeStoredBytes } from "./change-content";
+import { ChangeWrites } from "./change-writes";
+import { HeadWrites } from "./head-writes";
 import { sendStatement, type StatementResult } from "./hot-statement";
 import { keptHistoryOf, lockedStateFromRow, type LockedRow } from "./locked-state";
-import { headToEntity, verifySize } from "./record-mapping";
+import { RevisionWrites } from "./revision-writes";
 import { revisionWithContent } from "./revision-rows";
 import { type SqlDialect, sqlDialect } from "./sql-dialect";
+import { WriteRequests } from "./write-requests";
 
 /** What the locking read found, for the commit that follows it. */
 interface Locked {
@@ -40,16 +38,24 @@ interface Locked {
  */
 export class TypeOrmWriteTx implements PlanWriteTx {
   private readonly sql: SqlDialect;
-  private readonly changes: ChangeWrites;
   private locked: Locked | null = null;
+  // The statements on each table, which storage's own tests also drive one by one.
+  readonly heads: HeadWrites;
+  readonly revisions: RevisionWrites;
+  readonly changes: ChangeWrites;
+  private readonly requests: WriteRequests;
 
   constructor(
     private readonly manager: EntityManager,
     private readonly dialect: Dialect,
-    private readonly contentAtHead: boolean,
+    contentAtHead: boolean,
   ) {
     this.sql = sqlDialect(dialect);
-    this.changes = new ChangeWrites((sql, parameters) => this.send(sql, parameters), this.sql);
+    const send = (sql: string, parameters: unknown[]) => this.send(sql, parameters);
+    this.heads = new HeadWrites(manager, send, this.sql);
+    this.revisions = new RevisionWrites(send, contentAtHead);
+    this.changes = new ChangeWrites(send, this.sql);
+    this.requests = new WriteRequests(manager);
   }
 
   async lockForWrite<K extends ReadKind>(taskId: string, reads: K): Promise<LockedState<K> | null> {
@@ -71,12 +77,8 @@ export class TypeOrmWriteTx implements PlanWriteTx {
     return state;
   }
 
-  async verifyStoredContent(taskId: string): Promise<void> {
-    const [row] = (await this.manager.query(
-      `SELECT content_bytes, ${this.sql.byteLength("content")} AS stored FROM task_plans WHERE task_id = ?`,
-      [taskId],
-    )) as { content_bytes: number | string; stored: number | string }[];
-    if (row) verifySize(Number(row.stored), Number(row.content_bytes), { taskId, row: "plan" });
+  verifyStoredContent(taskId: string): Promise<void> {
+    return this.heads.verifyStoredContent(taskId);
   }
 
   async commit(commit: PlanCommit): Promise<HistoryUsage> {
@@ -94,11 +96,11 @@ export class TypeOrmWriteTx implements PlanWriteTx {
       bytes += (await this.changes.materializeChanges(head.taskId, prior.version)) * prior.contentBytes;
     if (commit.kind === "delete") {
       // The tombstone holds no content: the newest revision takes its own copy first.
-      await this.detachRevisionContent(head.taskId, head.latestRevisionNumber);
+      await this.revisions.detachContent(head.taskId, head.latestRevisionNumber);
     } else if (commit.coalesces === null && commit.fenceVersion !== null) {
       // A new revision moves HEAD past the newest one (numbered just below it), which may hold its
       // content as HEAD's.
-      await this.detachRevisionContent(head.taskId, commit.revision.number - 1);
+      await this.revisions.detachContent(head.taskId, commit.revision.number - 1);
     }
     if (commit.kind === "content") {
       const replaced = commit.coalesces?.contentBytes ?? 0;
@@ -107,13 +109,13 @@ export class TypeOrmWriteTx implements PlanWriteTx {
     }
     bytes += changeStoredBytes(content, head);
     locked.history = { revisions, bytes };
-    if (commit.fenceVersion === null) await this.insertHead(head, locked.history);
-    else await this.updateHead(head, commit.fenceVersion, locked.history);
+    if (commit.fenceVersion === null) await this.heads.insert(head, locked.history);
+    else await this.heads.update(head, commit.fenceVersion, locked.history);
     if (commit.kind === "content") {
-      if (commit.coalesces === null) await this.insertRevision(commit.revision);
-      else await this.updateRevision(commit.revision, commit.coalesces.rowVersion);
+      if (commit.coalesces === null) await this.revisions.insert(commit.revision);
+      else await this.revisions.update(commit.revision, commit.coalesces.rowVersion);
     }
-    await this.recordChange(change, content);
+    await this.changes.recordChange(change, content);
     return locked.history;
   }
 
@@ -139,144 +141,8 @@ export class TypeOrmWriteTx implements PlanWriteTx {
     return this.locked;
   }
 
-  /** Records a change this transaction commits, its content held as `content` says. */
-  recordChange(change: ChangeRecord, content: ChangeContent): Promise<void> {
-    return this.changes.recordChange(change, content);
-  }
-
   async findRevision(taskId: string, revisionId: string): Promise<RevisionRecord | null> {
     return revisionWithContent((sql, parameters) => this.manager.query(sql, parameters), taskId, revisionId);
-  }
-
-  /** Inserts the first HEAD row of a task (whole content), keeping `history` with it. */
-  async insertHead(head: HeadWrite, history: HistoryUsage): Promise<void> {
-    const { content } = head;
-    if (typeof content !== "string") throw new Error("a new HEAD row needs its whole content");
-    await this.manager.insert(PlanEntity, {
-      ...headToEntity({ ...head, content }),
-      historyRevisions: history.revisions,
-      historyBytes: history.bytes,
-      historyVersion: head.version,
-    });
-  }
-
-  // The hot statements of every write are written by hand (same text on both databases but for the
-  // append's composition): TypeORM's query builder cost more CPU than the driver and the database.
-  /**
-   * The fence: updates HEAD (keeping `history` with it) only where its version is still
-   * `fenceVersion`, and throws StorageConflictError unless exactly one row changed. An append also
-   * requires the stored text to have its recorded size (StorageCorruptionError when it has not).
-   */
-  async updateHead(head: HeadWrite, fenceVersion: number, history: HistoryUsage): Promise<void> {
-    const { content } = head;
-    const whole = typeof content === "string";
-    const result = await this.send(
-      "UPDATE task_plans SET title = ?, content = " +
-        (whole ? "?" : this.sql.keepPrefixThen("content")) +
-        ", content_trimmed_chars = ?, content_trimmed_bytes = ?, content_bytes = ?, content_chars = ?," +
-        " version = ?, created_by = ?, created_at = ?, updated_at = ?, latest_revision_number = ?, deleted = ?," +
-        " implementation_started_at = ?, implementation_started_by = ?, implementation_started_session_id = ?," +
-        " history_revisions = ?, history_bytes = ?, history_version = ?" +
-        " WHERE task_id = ? AND version = ?" +
-        (whole ? "" : ` AND ${this.sql.byteLength("content")} = content_bytes`),
-      [
-        head.title,
-        ...(whole ? [content] : [this.sql.keptLength(content), content.suffix]),
-        head.trimmedChars ?? null,
-        head.trimmedBytes ?? null,
-        head.contentBytes,
-        head.contentChars,
-        head.version,
-        head.createdBy,
-        head.createdAt.getTime(),
-        head.updatedAt.getTime(),
-        head.latestRevisionNumber,
-        head.deleted ? 1 : 0,
-        head.implementationStartedAt?.getTime() ?? null,
-        head.implementationStartedBy,
-        head.implementationStartedSessionId,
-        history.revisions,
-        history.bytes,
-        head.version,
-        head.taskId,
-        fenceVersion,
-      ],
-    );
-    if (result.affected === 1) return;
-    // An append composes on a stored text it never read: one whose size is not the recorded one
-    // (truncated or altered outside the service) is not appended to.
-    if (!whole) await this.verifyStoredContent(head.taskId);
-    throw new StorageConflictError("plan version fence lost");
-  }
-
-  // A revision given without content takes the HEAD content this transaction just wrote instead of
-  // the plan being sent again (the plan crosses the wire at most once per write, never for an
-  // append): marked as holding HEAD's, or else copied by the database.
-  async insertRevision(revision: RevisionMeta & { readonly content?: string }): Promise<void> {
-    const [content, contentParams] = this.revisionContent(revision);
-    await this.send(
-      "INSERT INTO task_plan_revisions (id, task_id, revision_number, title, content, content_at_head," +
-        " content_bytes, content_chars, author_kind, author_name, revert_of_revision_id, created_at, updated_at," +
-        ` row_version) VALUES (?, ?, ?, ?, ${content}, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [
-        revision.id,
-        revision.taskId,
-        revision.number,
-        revision.title,
-        ...contentParams,
-        revision.contentBytes,
-        revision.contentChars,
-        revision.authorKind,
-        revision.authorName,
-        revision.revertOfRevisionId,
-        revision.createdAt.getTime(),
-        revision.updatedAt.getTime(),
-        revision.rowVersion,
-      ],
-    );
-  }
-
-  /** Coalescing: the newest revision takes the new title, content and sizes (its author and creation stay). */
-  async updateRevision(
-    revision: RevisionMeta & { readonly content?: string },
-    fenceRowVersion: number,
-  ): Promise<void> {
-    const [content, contentParams] = this.revisionContent(revision);
-    const result = await this.send(
-      `UPDATE task_plan_revisions SET title = ?, content = ${content}, content_at_head = ?, content_bytes = ?,` +
-        " content_chars = ?, updated_at = ?, row_version = ? WHERE id = ? AND task_id = ? AND row_version = ?",
-      [
-        revision.title,
-        ...contentParams,
-        revision.contentBytes,
-        revision.contentChars,
-        revision.updatedAt.getTime(),
-        revision.rowVersion,
-        revision.id,
-        revision.taskId,
-        fenceRowVersion,
-      ],
-    );
-    if (result.affected !== 1) throw new StorageConflictError("revision row version fence lost");
-  }
-
-  // The content column's value and the content_at_head mark (the SQL and its parameters).
-  private revisionContent(revision: {
-    readonly taskId: string;
-    readonly content?: string;
-  }): [string, unknown[]] {
-    if (revision.content !== undefined) return ["?", [revision.content, 0]];
-    return this.contentAtHead ? ["''", [1]] : [HEAD_CONTENT, [revision.taskId, 0]];
-  }
-
-  // Whatever the setting says now: rows may have been marked while it was on. One row, by the
-  // unique (task_id, revision_number) index: the statement never reads the task's history.
-  async detachRevisionContent(taskId: string, newestNumber: number): Promise<void> {
-    await this.send(
-      `UPDATE task_plan_revisions SET content = ${HEAD_CONTENT}, content_at_head = 0` +
-        " WHERE task_id = ? AND revision_number = ? AND content_at_head = 1",
-      [taskId, taskId, newestNumber],
-    );
   }
 
   private send(sql: string, parameters: unknown[]): Promise<StatementResult> {
@@ -285,25 +151,15 @@ export class TypeOrmWriteTx implements PlanWriteTx {
     return sendStatement(runner, this.dialect, sql, parameters);
   }
 
-  async findRequest(taskId: string, requestId: string): Promise<WriteRequestRecord | null> {
-    const row = await this.manager.findOneBy(WriteRequestEntity, { taskId, requestId });
-    return row ? { ...row, createdAt: new Date(row.createdAt) } : null;
+  findRequest(taskId: string, requestId: string): Promise<WriteRequestRecord | null> {
+    return this.requests.find(taskId, requestId);
   }
 
-  async rememberRequest(request: WriteRequestRecord, forgetBefore: Date): Promise<void> {
-    await this.manager
-      .createQueryBuilder()
-      .delete()
-      .from(WriteRequestEntity)
-      .where("task_id = :taskId AND created_at < :before", {
-        taskId: request.taskId,
-        before: forgetBefore.getTime(),
-      })
-      .execute();
-    await this.manager.insert(WriteRequestEntity, { ...request, createdAt: request.createdAt.getTime() });
+  rememberRequest(request: WriteRequestRecord, forgetBefore: Date): Promise<void> {
+    return this.requests.remember(request, forgetBefore);
   }
 
-  async deleteTask(taskId: string): Promise<void> {
+  private async deleteTask(taskId: string): Promise<void> {
     await this.send("DELETE FROM task_plan_changes WHERE task_id = ?", [taskId]);
     await this.manager.delete(WriteRequestEntity, { taskId });
     await this.manager.delete(RevisionEntity, { taskId });

@@ -1,7 +1,10 @@
 /**
- * The per-task write lock. Every plan write for a task runs inside `withLock`, so writes to one
- * task are serialized (blocking, not optimistic: seed 001 "Serialization dependency"). The lock is
- * an efficiency device; correctness under a lost lease rests on the database fence.
+ * The per-task write lock. Every plan write for a task runs inside `withLock` (blocking, not
+ * optimistic: seed 001 "Serialization dependency"). Holders of one task's lock never overlap across
+ * lock instances (replicas); one instance may run a few of its own writes to the task under one
+ * holding (the Redlock adapter runs two), whose transactions the database's locking read of the task
+ * then serializes. So writes to one task are serialized by the lock and the row lock together. The
+ * lock is an efficiency device; correctness under a lost lease rests on the database fence.
  */
 export interface TaskLock {
   /**

@@ -1,0 +1,89 @@
+import type { EntityManager } from "typeorm";
+import { PlanEntity } from "./entities/plan.entity";
+import type { HeadWrite, HistoryUsage } from "../plans/ports/records";
+import { StorageConflictError } from "../plans/ports/store-errors";
+import type { Send } from "./change-writes";
+import { headToEntity, verifySize } from "./record-mapping";
+import type { SqlDialect } from "./sql-dialect";
+
+/**
+ * The statements of a write on the HEAD row (task_plans): the first insert, the fenced update, and
+ * the check of the stored text's size. The history usage is kept with HEAD in the same statement.
+ */
+export class HeadWrites {
+  constructor(
+    private readonly manager: EntityManager,
+    private readonly send: Send,
+    private readonly sql: SqlDialect,
+  ) {}
+
+  /** Inserts the first HEAD row of a task (whole content), keeping `history` with it. */
+  async insert(head: HeadWrite, history: HistoryUsage): Promise<void> {
+    const { content } = head;
+    if (typeof content !== "string") throw new Error("a new HEAD row needs its whole content");
+    await this.manager.insert(PlanEntity, {
+      ...headToEntity({ ...head, content }),
+      historyRevisions: history.revisions,
+      historyBytes: history.bytes,
+      historyVersion: head.version,
+    });
+  }
+
+  // The hot statements of every write are written by hand (same text on both databases but for the
+  // append's composition): TypeORM's query builder cost more CPU than the driver and the database.
+  /**
+   * The fence: updates HEAD (keeping `history` with it) only where its version is still
+   * `fenceVersion`, and throws StorageConflictError unless exactly one row changed. An append also
+   * requires the stored text to have its recorded size (StorageCorruptionError when it has not).
+   */
+  async update(head: HeadWrite, fenceVersion: number, history: HistoryUsage): Promise<void> {
+    const { content } = head;
+    const whole = typeof content === "string";
+    const result = await this.send(
+      "UPDATE task_plans SET title = ?, content = " +
+        (whole ? "?" : this.sql.keepPrefixThen("content")) +
+        ", content_trimmed_chars = ?, content_trimmed_bytes = ?, content_bytes = ?, content_chars = ?," +
+        " version = ?, created_by = ?, created_at = ?, updated_at = ?, latest_revision_number = ?, deleted = ?," +
+        " implementation_started_at = ?, implementation_started_by = ?, implementation_started_session_id = ?," +
+        " history_revisions = ?, history_bytes = ?, history_version = ?" +
+        " WHERE task_id = ? AND version = ?" +
+        (whole ? "" : ` AND ${this.sql.byteLength("content")} = content_bytes`),
+      [
+        head.title,
+        ...(whole ? [content] : [this.sql.keptLength(content), content.suffix]),
+        head.trimmedChars ?? null,
+        head.trimmedBytes ?? null,
+        head.contentBytes,
+        head.contentChars,
+        head.version,
+        head.createdBy,
+        head.createdAt.getTime(),
+        head.updatedAt.getTime(),
+        head.latestRevisionNumber,
+        head.deleted ? 1 : 0,
+        head.implementationStartedAt?.getTime() ?? null,
+        head.implementationStartedBy,
+        head.implementationStartedSessionId,
+        history.revisions,
+        history.bytes,
+        head.version,
+        head.taskId,
+        fenceVersion,
+      ],
+    );
+    if (result.affected === 1) return;
+    // An append composes on a stored text it never read: one whose size is not the recorded one
+    // (truncated or altered outside the service) is not appended to.
+    if (!whole) await this.verifyStoredContent(head.taskId);
+    throw new StorageConflictError("plan version fence lost");
+  }
+
+  /** Throws StorageCorruptionError when the stored text's size is not its recorded one. */
+  async verifyStoredContent(taskId: string): Promise<void> {
+    const [row] = (await this.manager.query(
+      `SELECT content_bytes, ${this.sql.byteLength("content")} AS stored FROM task_plans WHERE task_id = ?`,
+      [taskId],
+    )) as { content_bytes: number | string; stored: number | string }[];
+    if (row) verifySize(Number(row.stored), Number(row.content_bytes), { taskId, row: "plan" });
+  }
+}
