@@ -24,8 +24,9 @@ export interface CallDeps {
 }
 
 /**
- * The methods that write: each counts against the caller's write rate limit, and its refusal by the
- * limit says what did not happen (CreateTask and DeleteTask are not plan writes).
+ * The methods that write: each counts against the caller's write rate limit, and each refusal of
+ * one (by the limit, a rule or a failure) says first what did not happen (CreateTask and DeleteTask
+ * are not plan writes).
  */
 export const WRITE_METHODS: ReadonlyMap<string, string> = new Map([
   ["CreateTask", "Task was not created"],
@@ -89,8 +90,7 @@ export class CallScope {
     const taskId = "taskId" in request ? request.taskId : undefined;
     if (typeof taskId === "string" && isWellFormedId(taskId)) this.log.taskId = taskId;
     const caller = await this.deps.authenticate(this.call.metadata);
-    const notDone = WRITE_METHODS.get(this.method);
-    if (notDone) await this.admitWrite(caller, notDone);
+    if (WRITE_METHODS.has(this.method)) await this.admitWrite(caller);
     return { request, caller };
   }
 
@@ -112,7 +112,7 @@ export class CallScope {
 
   /** The call failed: counted and logged once; returns what to send. */
   failed(error: unknown): WireError {
-    const wire = toWireError(error, this.requestId);
+    const wire = toWireError(error, this.requestId, WRITE_METHODS.get(this.method) ?? null);
     const ms = performance.now() - this.started;
     this.deps.metrics.rpc(this.method, status[wire.code], ms / 1000);
     this.deps.metrics.rejection(wire.reason);
@@ -135,7 +135,7 @@ export class CallScope {
   // The caller a write counts against: the token subject with auth on; otherwise the client's
   // address (request fields such as the author are the caller's to choose, so they cannot key a
   // limit). With auth off the limit is on only when PLAN_RATE_LIMIT_WRITES is set (config.ts).
-  private async admitWrite(caller: Caller, notDone: string): Promise<void> {
+  private async admitWrite(caller: Caller): Promise<void> {
     const limit = this.deps.writeRateLimit;
     const peer = this.call
       .getPeer()
@@ -143,7 +143,6 @@ export class CallScope {
       .replace(/:\d+$/, "");
     const key = caller.authenticated && caller.subject ? `subject:${caller.subject}` : `peer:${peer}`;
     const waitMs = await limit.admit(key);
-    if (waitMs !== null)
-      throw planErrors.rateLimited(limit.writes, limit.windowMs, waitMs).asNotDone(notDone);
+    if (waitMs !== null) throw planErrors.rateLimited(limit.writes, limit.windowMs, waitMs);
   }
 }

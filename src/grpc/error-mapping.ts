@@ -1,7 +1,13 @@
 import { type Metadata, status } from "@grpc/grpc-js";
 import { AuthenticationError, type AuthenticationReason } from "../auth/authentication-error";
-import { type FieldViolation, PlanError, type Reason } from "../plans/errors";
-import { type CorruptContent, StorageCorruptionError } from "../plans/ports/store-errors";
+import { type FieldViolation, PlanError, planErrors, type Reason } from "../plans/errors";
+import {
+  type CorruptContent,
+  StorageConflictError,
+  StorageCorruptionError,
+  StorageUnavailableError,
+} from "../plans/ports/store-errors";
+import { LockUnavailableError } from "../plans/ports/task-lock";
 import { BadRequest, RetryInfo } from "../../generated/ts/google/rpc/error_details";
 import { RequestError, type RequestReason } from "./request-error";
 import { ERROR_DOMAIN, encodeStatusDetails } from "../contract/rich-status";
@@ -64,21 +70,36 @@ export interface WireError {
 export const CORRUPT_CONTENT = "stored content failed its read check";
 
 /**
- * Maps any error to what goes on the wire. Known errors keep their reason, message and metadata;
- * anything else becomes INTERNAL "internal error" with the request id, and its text is only logged.
+ * The domain error an expected failure of a port stands for (the failures plans/ports declares,
+ * which storage and the lock raise and nothing in between translates), or null.
  */
-export function toWireError(error: unknown, requestId: string): WireError {
-  if (error instanceof PlanError) {
+function portFailure(error: unknown, during: "write" | "read"): PlanError | null {
+  if (error instanceof LockUnavailableError) return planErrors.lockUnavailable();
+  if (error instanceof StorageConflictError) return planErrors.writeConflict();
+  if (error instanceof StorageUnavailableError) return planErrors.storageUnavailable();
+  if (error instanceof StorageCorruptionError) return planErrors.planReadFailed(during, error);
+  return null;
+}
+
+/**
+ * Maps any error to what goes on the wire, the one place errors are shaped. Domain errors and the
+ * ports' failures keep their reason, message and metadata; a failed write (`notDone`: what did not
+ * happen, e.g. "Plan was not changed") leads its message with it. Anything else becomes INTERNAL
+ * "internal error" with the request id, and its text is only logged.
+ */
+export function toWireError(error: unknown, requestId: string, notDone: string | null = null): WireError {
+  const domain = error instanceof PlanError ? error : portFailure(error, notDone ? "write" : "read");
+  if (domain) {
     const shaped = wire(
-      CODE_OF_REASON[error.reason],
-      error.message,
-      error.reason,
-      { ...error.metadata, request_id: requestId },
-      error.fieldViolations,
-      error.retryDelayMs,
+      CODE_OF_REASON[domain.reason],
+      notDone ? domain.notDoneMessage(notDone) : domain.message,
+      domain.reason,
+      { ...domain.metadata, request_id: requestId },
+      domain.fieldViolations,
+      domain.retryDelayMs,
     );
-    return error.cause instanceof StorageCorruptionError
-      ? { ...shaped, corrupt: error.cause.corrupt }
+    return domain.cause instanceof StorageCorruptionError
+      ? { ...shaped, corrupt: domain.cause.corrupt }
       : shaped;
   }
   if (error instanceof RequestError) {

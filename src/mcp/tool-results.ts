@@ -73,13 +73,11 @@ export function fromGrpcError(error: unknown, kind: ToolKind): CallToolResult {
   let reason = info?.reason ?? codeName;
   let nextAction = info?.metadata.next_action;
   if (info && info.reason !== "INTERNAL") {
-    // The service's own answer. Rejected writes are already worded "Plan was not changed because ..."
-    // by the service; rejections before the service looked at the plan, and read errors, are not.
-    // A failed read says the plan was not read: nothing was being changed.
+    // The service's own answer, never reworded: a refused write already says "Plan was not changed
+    // because ..."; a rejection before the service looked at the plan, and a failed read, get a lead
+    // saying what did not happen (a failed read: nothing was being changed), then the service's text.
     const lead = kind === "write" ? "Plan was not changed" : "The plan was not read";
-    if (CALL_REJECTED.has(info.reason)) text = `${lead}: ${message}`;
-    else if (kind === "write") text = message;
-    else text = `${lead} because ${message.charAt(0).toLowerCase()}${message.slice(1)}`;
+    text = kind === "write" && !CALL_REJECTED.has(info.reason) ? message : `${lead}: ${message}`;
     if (info.reason.startsWith("TOKEN_")) nextAction = CONFIGURE_TOKEN;
   } else if (!info && !OUTCOME_UNKNOWN.has(code)) {
     // Refused by the service's gRPC layer before any handler ran (for example a message too large).

@@ -75,21 +75,12 @@ export class PlanError extends Error {
     this.retryDelayMs = init.retryDelayMs ?? null;
   }
 
-  /** The same error worded for a rejected plan write: it starts by saying that nothing changed. */
-  asRejectedWrite(): PlanError {
-    return this.asNotDone("Plan was not changed");
-  }
-
   /**
-   * The same error led by what did not happen, for writes that are not plan writes too (for example
-   * "Task was not created"): "<outcome> because <detail>. <next action>".
+   * The message of a failed write, led by what did not happen (seed 003: "Plan was not changed",
+   * or "Task was not created"): "<outcome> because <detail>. <next action>".
    */
-  asNotDone(outcome: string): PlanError {
-    return new PlanError(
-      this.reason,
-      { ...this, retryDelayMs: this.retryDelayMs ?? undefined, cause: this.cause },
-      `${outcome} because ${this.detail}. ${this.nextAction}`,
-    );
+  notDoneMessage(outcome: string): string {
+    return `${outcome} because ${this.detail}. ${this.nextAction}`;
   }
 }
 

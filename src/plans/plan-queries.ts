@@ -2,7 +2,6 @@ import type { Caller } from "../auth/caller";
 import type { PlanStore } from "./ports/plan-store";
 import type { HeadRecord, RevisionMeta, RevisionRecord, TaskRecord } from "./ports/records";
 import { planErrors } from "./errors";
-import { translated } from "./failures";
 import { decodePageToken, encodePageToken } from "./page-token";
 import { type ContentRange, readRange } from "./partial-read";
 import { reachableTask } from "./reach";
@@ -32,7 +31,7 @@ export class PlanQueries {
     },
   ): Promise<{ plan: HeadRecord; range: ContentRange }> {
     await this.reach(caller, requireId("task_id", request.taskId));
-    const plan = await translated(() => this.store.getPlan(request.taskId));
+    const plan = await this.store.getPlan(request.taskId);
     if (plan === null) throw planErrors.planNotFound(request.taskId);
     if (request.expectedVersion !== undefined && request.expectedVersion !== plan.version) {
       throw planErrors.versionMismatch();
@@ -48,7 +47,7 @@ export class PlanQueries {
     await this.reach(caller, requireId("task_id", request.taskId));
     const size = effectivePageSize(request.pageSize);
     const before = decodePageToken(request.taskId, request.pageToken);
-    const rows = await translated(() => this.store.listRevisions(request.taskId, before, size + 1));
+    const rows = await this.store.listRevisions(request.taskId, before, size + 1);
     const page = rows.slice(0, size);
     const last = page[page.length - 1];
     return {
@@ -64,7 +63,7 @@ export class PlanQueries {
   ): Promise<RevisionRecord> {
     await this.reach(caller, requireId("task_id", request.taskId));
     requireId("revision_id", request.revisionId);
-    const revision = await translated(() => this.store.getRevision(request.taskId, request.revisionId));
+    const revision = await this.store.getRevision(request.taskId, request.revisionId);
     if (revision === null) throw planErrors.revisionNotFound(request.taskId, request.revisionId);
     return revision;
   }

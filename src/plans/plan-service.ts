@@ -5,9 +5,8 @@ import { type RequestedAuthor, resolveAuthor } from "./author";
 import { implementationStartedChange } from "./changes";
 import { type ContentRequest, contentRequestKey, validateContentWrite } from "./content-request";
 import { type ContentWrite, contentDecider, decideEdit } from "./content-write";
-import { PlanError, planErrors } from "./errors";
+import { planErrors } from "./errors";
 import { summarize } from "./events";
-import { translated } from "./failures";
 import { requestIdOwner, requestKey } from "./idempotency";
 import { decideDelete, decideRestore, decideRevert, type RestoreResult } from "./history-write";
 import { reachableTask, TaskWorkspaces, verifyReach } from "./reach";
@@ -38,17 +37,15 @@ export class PlanService {
     request: ContentRequest & { readonly mode: string },
     deadline = Number.POSITIVE_INFINITY,
   ): Promise<WriteResult> {
-    return rejecting(async () => {
-      requireId("task_id", request.taskId);
-      if (request.mode !== "") throw planErrors.createHasNoMode(JSON.stringify(request.mode));
-      return this.writeContent(
-        caller,
-        request,
-        { path: "agent-create", mode: "replace", authorKind: "agent" },
-        deadline,
-        "CreatePlan",
-      );
-    });
+    requireId("task_id", request.taskId);
+    if (request.mode !== "") throw planErrors.createHasNoMode(JSON.stringify(request.mode));
+    return this.writeContent(
+      caller,
+      request,
+      { path: "agent-create", mode: "replace", authorKind: "agent" },
+      deadline,
+      "CreatePlan",
+    );
   }
 
   /** Agent update in REPLACE or APPEND mode; never creates a plan. */
@@ -57,18 +54,16 @@ export class PlanService {
     request: ContentRequest & { readonly mode: string },
     deadline = Number.POSITIVE_INFINITY,
   ): Promise<WriteResult> {
-    return rejecting(async () => {
-      requireId("task_id", request.taskId);
-      // AC-TASKS-PLAN-APPEND-001.7: mode validity comes first, before task reach.
-      const mode = parseWriteMode(request.mode);
-      return this.writeContent(
-        caller,
-        request,
-        { path: "agent-update", mode, authorKind: "agent" },
-        deadline,
-        "UpdatePlan",
-      );
-    });
+    requireId("task_id", request.taskId);
+    // AC-TASKS-PLAN-APPEND-001.7: mode validity comes first, before task reach.
+    const mode = parseWriteMode(request.mode);
+    return this.writeContent(
+      caller,
+      request,
+      { path: "agent-update", mode, authorKind: "agent" },
+      deadline,
+      "UpdatePlan",
+    );
   }
 
   /** Agent exact-text edit: replaces the one occurrence of oldText (see decideEdit). */
@@ -85,30 +80,28 @@ export class PlanService {
     },
     deadline = Number.POSITIVE_INFINITY,
   ): Promise<WriteResult> {
-    return rejecting(async () => {
-      await this.reachForWrite(caller, requireId("task_id", request.taskId));
-      if (request.oldText === "") throw planErrors.editTextRequired();
-      const { requestId, taskId: _taskId, ...payload } = request;
-      const author = resolveAuthor(caller, request.author, "agent");
-      const key = requestKey(requestId, requestIdOwner(caller, author), "EditPlan", payload);
-      const write: ContentWrite = {
-        path: "agent-edit",
-        mode: "edit",
-        oldText: request.oldText,
-        title: undefined,
-        content: request.newText,
-        expectedVersion: request.expectedVersion,
-        acknowledgeReduction: request.acknowledgeReduction,
-        author,
-      };
-      return this.writes.run<WriteResult>({
-        taskId: request.taskId,
-        reads: "content",
-        decide: (state, env) => decideEdit(write, state, env),
-        request: key,
-        reach: (task) => verifyReach(caller, request.taskId, task),
-        deadline,
-      });
+    await this.reachForWrite(caller, requireId("task_id", request.taskId));
+    if (request.oldText === "") throw planErrors.editTextRequired();
+    const { requestId, taskId: _taskId, ...payload } = request;
+    const author = resolveAuthor(caller, request.author, "agent");
+    const key = requestKey(requestId, requestIdOwner(caller, author), "EditPlan", payload);
+    const write: ContentWrite = {
+      path: "agent-edit",
+      mode: "edit",
+      oldText: request.oldText,
+      title: undefined,
+      content: request.newText,
+      expectedVersion: request.expectedVersion,
+      acknowledgeReduction: request.acknowledgeReduction,
+      author,
+    };
+    return this.writes.run<WriteResult>({
+      taskId: request.taskId,
+      reads: "content",
+      decide: (state, env) => decideEdit(write, state, env),
+      request: key,
+      reach: (task) => verifyReach(caller, request.taskId, task),
+      deadline,
     });
   }
 
@@ -125,21 +118,19 @@ export class PlanService {
     },
     deadline = Number.POSITIVE_INFINITY,
   ): Promise<RestoreResult> {
-    return rejecting(async () => {
-      await this.reachForWrite(caller, requireId("task_id", request.taskId));
-      requireId("revision_id", request.revisionId);
-      const author = resolveAuthor(caller, request.author, "agent");
-      const { requestId, taskId: _taskId, ...payload } = request;
-      const key = requestKey(requestId, requestIdOwner(caller, author), "RestorePlanRevision", payload);
-      return this.writes.run<RestoreResult>({
-        taskId: request.taskId,
-        reads: "content",
-        revisionId: request.revisionId,
-        decide: (state, env, target) => decideRestore({ ...request, target, author }, state, env),
-        request: key,
-        reach: (task) => verifyReach(caller, request.taskId, task),
-        deadline,
-      });
+    await this.reachForWrite(caller, requireId("task_id", request.taskId));
+    requireId("revision_id", request.revisionId);
+    const author = resolveAuthor(caller, request.author, "agent");
+    const { requestId, taskId: _taskId, ...payload } = request;
+    const key = requestKey(requestId, requestIdOwner(caller, author), "RestorePlanRevision", payload);
+    return this.writes.run<RestoreResult>({
+      taskId: request.taskId,
+      reads: "content",
+      revisionId: request.revisionId,
+      decide: (state, env, target) => decideRestore({ ...request, target, author }, state, env),
+      request: key,
+      reach: (task) => verifyReach(caller, request.taskId, task),
+      deadline,
     });
   }
 
@@ -149,15 +140,13 @@ export class PlanService {
     request: ContentRequest,
     deadline = Number.POSITIVE_INFINITY,
   ): Promise<WriteResult> {
-    return rejecting(async () => {
-      requireId("task_id", request.taskId);
-      return this.writeContent(
-        caller,
-        request,
-        { path: "editor-save", mode: "replace", authorKind: "user" },
-        deadline,
-      );
-    });
+    requireId("task_id", request.taskId);
+    return this.writeContent(
+      caller,
+      request,
+      { path: "editor-save", mode: "replace", authorKind: "user" },
+      deadline,
+    );
   }
 
   /** Deletes the live plan; revisions are kept. */
@@ -166,17 +155,15 @@ export class PlanService {
     request: { taskId: string; expectedVersion?: number | undefined },
     deadline = Number.POSITIVE_INFINITY,
   ): Promise<void> {
-    return rejecting(async () => {
-      await this.reachForWrite(caller, requireId("task_id", request.taskId));
-      const author = resolveAuthor(caller, undefined, "user");
-      await this.writes.run<void>({
-        taskId: request.taskId,
-        // A delete needs neither text: it also clears a plan that cannot be read (runbook).
-        reads: "metadata",
-        decide: (state, env) => decideDelete(request.expectedVersion, author, state, env),
-        reach: (task) => verifyReach(caller, request.taskId, task),
-        deadline,
-      });
+    await this.reachForWrite(caller, requireId("task_id", request.taskId));
+    const author = resolveAuthor(caller, undefined, "user");
+    await this.writes.run<void>({
+      taskId: request.taskId,
+      // A delete needs neither text: it also clears a plan that cannot be read (runbook).
+      reads: "metadata",
+      decide: (state, env) => decideDelete(request.expectedVersion, author, state, env),
+      reach: (task) => verifyReach(caller, request.taskId, task),
+      deadline,
     });
   }
 
@@ -186,22 +173,20 @@ export class PlanService {
     request: { taskId: string; revisionId: string; author?: RequestedAuthor | undefined },
     deadline = Number.POSITIVE_INFINITY,
   ): Promise<WriteResult> {
-    return rejecting(async () => {
-      await this.reachForWrite(caller, requireId("task_id", request.taskId));
-      requireId("revision_id", request.revisionId);
-      const author = resolveAuthor(caller, request.author, "user");
-      return this.writes.run<WriteResult>({
-        taskId: request.taskId,
-        // The plan's own text is not needed, so a revert recovers a plan that cannot be read.
-        reads: "metadata",
-        revisionId: request.revisionId,
-        decide: (state, env, target) => {
-          if (target === null) throw planErrors.revisionNotFound(request.taskId, request.revisionId);
-          return decideRevert(target, author, state, env);
-        },
-        reach: (task) => verifyReach(caller, request.taskId, task),
-        deadline,
-      });
+    await this.reachForWrite(caller, requireId("task_id", request.taskId));
+    requireId("revision_id", request.revisionId);
+    const author = resolveAuthor(caller, request.author, "user");
+    return this.writes.run<WriteResult>({
+      taskId: request.taskId,
+      // The plan's own text is not needed, so a revert recovers a plan that cannot be read.
+      reads: "metadata",
+      revisionId: request.revisionId,
+      decide: (state, env, target) => {
+        if (target === null) throw planErrors.revisionNotFound(request.taskId, request.revisionId);
+        return decideRevert(target, author, state, env);
+      },
+      reach: (task) => verifyReach(caller, request.taskId, task),
+      deadline,
     });
   }
 
@@ -219,13 +204,13 @@ export class PlanService {
     const at = this.clock();
     const author = { kind: caller.authenticated && caller.kind ? caller.kind : ("user" as const), name: by };
     let recorded: ChangeRecord | null = null;
-    const outcome = await translated(
-      () =>
-        this.store.markImplementationStarted(request.taskId, { at, by, sessionId }, (marked) => {
-          recorded = implementationStartedChange(summarize(marked), author, at);
-          return recorded;
-        }),
-      "write",
+    const outcome = await this.store.markImplementationStarted(
+      request.taskId,
+      { at, by, sessionId },
+      (marked) => {
+        recorded = implementationStartedChange(summarize(marked), author, at);
+        return recorded;
+      },
     );
     if (outcome === null) throw planErrors.planNotFound(request.taskId);
     if (outcome.marked) {
@@ -270,14 +255,5 @@ export class PlanService {
   /** The early reach check of a write; verifyReach repeats it on the locked task row. */
   private reachForWrite(caller: Caller, taskId: string): Promise<void> {
     return this.taskWorkspaces.reachForWrite(this.store, caller, taskId);
-  }
-}
-
-// Every write rejection says that the plan was not changed (seed 003 guidance).
-async function rejecting<T>(write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (error) {
-    throw error instanceof PlanError ? error.asRejectedWrite() : error;
   }
 }

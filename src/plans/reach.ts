@@ -2,7 +2,6 @@ import { type Caller, reachesWorkspace } from "../auth/caller";
 import type { PlanStore } from "./ports/plan-store";
 import type { TaskRecord } from "./ports/records";
 import { planErrors } from "./errors";
-import { translated } from "./failures";
 
 /**
  * The task, if the caller reaches it. Checked before anything else about the task: with auth on, a
@@ -10,7 +9,7 @@ import { translated } from "./failures";
  * disclosed; without auth every task is reachable and a missing one is TASK_NOT_FOUND.
  */
 export async function reachableTask(store: PlanStore, caller: Caller, taskId: string): Promise<TaskRecord> {
-  const task = await translated(() => store.getTask(taskId));
+  const task = await store.getTask(taskId);
   verifyReach(caller, taskId, task);
   return task as TaskRecord;
 }

@@ -4,7 +4,6 @@ import type { TaskRecord } from "./ports/records";
 import { StorageConflictError } from "./ports/store-errors";
 import { planErrors } from "./errors";
 import { summarize } from "./events";
-import { translated } from "./failures";
 import { checkTitle, requireId } from "./validate";
 import { livePlan } from "./write-context";
 import { reachableTask } from "./reach";
@@ -35,7 +34,7 @@ export class TaskService {
       createdAt: this.clock(),
     };
     if (!reachesWorkspace(caller, task.workspaceId)) throw planErrors.taskNotReachable();
-    const existing = await translated(() => this.store.getTask(task.id));
+    const existing = await this.store.getTask(task.id);
     if (existing !== null) throw planErrors.taskExists(task.id);
     try {
       await this.store.createTask(task);

@@ -14,7 +14,6 @@ import { StorageConflictError, StorageCorruptionError } from "./ports/store-erro
 import { decodeReplay, encodeReplay, REQUEST_ID_RETENTION_MS, type RequestKey } from "./idempotency";
 import { planErrors } from "./errors";
 import type { ChangeNotifier, EventSink, PlanEvent } from "./events";
-import { translateFailure } from "./failures";
 import {
   checkHistoryBudget,
   type HistoryBudget,
@@ -131,7 +130,7 @@ export class WriteRunner {
     } catch (error) {
       if (!obtained) metrics.lockWait((performance.now() - asked) / 1000, false);
       else metrics.transaction((performance.now() - txStarted) / 1000, "rolled_back");
-      throw translateFailure(error);
+      throw error;
     }
   }
 

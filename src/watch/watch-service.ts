@@ -1,7 +1,6 @@
 import type { Caller } from "../auth/caller";
 import { afterSnapshot, afterVersion, checkResumable } from "../plans/changes";
 import { PlanError, planErrors } from "../plans/errors";
-import { translated, translateFailure } from "../plans/failures";
 import { reachableTask } from "../plans/reach";
 import { requireId } from "../plans/validate";
 import type { PlanStore } from "../plans/ports/plan-store";
@@ -46,13 +45,14 @@ export class WatchService {
     let position: ChangeKey;
     if (request.afterVersion !== undefined) {
       const after = request.afterVersion;
-      const [head, oldest] = await translated(() =>
-        Promise.all([this.store.getHead(taskId), this.store.oldestChangeVersion(taskId)]),
-      );
+      const [head, oldest] = await Promise.all([
+        this.store.getHead(taskId),
+        this.store.oldestChangeVersion(taskId),
+      ]);
       checkResumable(after, head?.version ?? 0, oldest);
       position = afterVersion(after);
     } else {
-      const head = await translated(() => this.store.getHead(taskId));
+      const head = await this.store.getHead(taskId);
       stream.send({ kind: "snapshot", plan: head && !head.deleted ? head : null, at: this.clock() });
       position = afterSnapshot(head);
     }
@@ -88,10 +88,6 @@ function endError(reason: SubscriptionEnd, taskId: string, lastVersion: number):
     case "closing":
       return planErrors.watchDraining(lastVersion);
     case "read-failed":
-      try {
-        return translateFailure(reason.error);
-      } catch (unknown) {
-        return unknown;
-      }
+      return reason.error; // a port's failure, shaped at the edge like any other
   }
 }

@@ -256,7 +256,7 @@ describe("MCP server over the generated gRPC client", () => {
       expect([tool, message]).toEqual([
         tool,
         expect.stringMatching(
-          reads.has(tool) ? /^The plan was not read because / : /^Plan was not changed because /,
+          reads.has(tool) ? /^The plan was not read: / : /^Plan was not changed because /,
         ),
       ]);
       expect(message).toContain(`reason=${reason};`);

@@ -91,7 +91,7 @@ describe("agent-facing texts of the contract (REQ-TASKS-PLAN-APPEND-006)", () =>
     expect(createPlan).toMatch(/add a section .* UpdatePlan with WRITE_MODE_APPEND/);
   });
 
-  const texts = [proto, ...allErrors.map((e) => `${e.message} ${e.asRejectedWrite().message}`)];
+  const texts = [proto, ...allErrors.map((e) => `${e.message} ${e.notDoneMessage("Plan was not changed")}`)];
 
   it.each(texts.map((text, i) => [i, text]))(
     "AC-TASKS-PLAN-APPEND-006.7/006.9: text %d never says there is no append mode or prescribes read-and-resubmit to add a section",
@@ -106,7 +106,7 @@ describe("agent-facing texts of the contract (REQ-TASKS-PLAN-APPEND-006)", () =>
   );
 
   it("AC-TASKS-PLAN-APPEND-006.8: the reduction rejection names append, says where prior content lives, forbids rewriting from memory", () => {
-    const { message } = planErrors.reductionNotAcknowledged(4000, 10).asRejectedWrite();
+    const message = planErrors.reductionNotAcknowledged(4000, 10).notDoneMessage("Plan was not changed");
     expect(message).toMatch(/^Plan was not changed because/);
     expect(message).toMatch(/mode append/);
     expect(message).toMatch(/revision history/);

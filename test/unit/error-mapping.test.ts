@@ -2,6 +2,15 @@ import { AuthenticationError } from "../../src/auth/authentication-error";
 import { planErrors } from "../../src/plans/errors";
 import { toWireError } from "../../src/grpc/error-mapping";
 import { decodeStatusDetails } from "../../clients/ts/src/errors";
+import {
+  StorageConflictError,
+  StorageCorruptionError,
+  StorageUnavailableError,
+} from "../../src/plans/ports/store-errors";
+import { LockUnavailableError } from "../../src/plans/ports/task-lock";
+
+// grpc.status numbers of the failures below.
+const status = { ABORTED: 10, UNAVAILABLE: 14, INTERNAL: 13 };
 
 // Literal codes (grpc.status numbers) so that a change to the table fails here.
 const OK_NAMES: Record<number, string> = {
@@ -87,8 +96,69 @@ describe("domain error -> gRPC status, pinned per reason", () => {
   });
 
   it("words a rejected write so that it starts by saying nothing changed and carries the next action", () => {
-    const error = planErrors.planTooLarge(300_000, 262_144).asRejectedWrite();
-    expect(error.message).toMatch(/^Plan was not changed because the plan would be 300000 bytes/);
-    expect(error.metadata.next_action).toContain("Shorten the document");
+    const wire = toWireError(planErrors.planTooLarge(300_000, 262_144), "req-1", "Plan was not changed");
+    expect(wire.details).toMatch(/^Plan was not changed because the plan would be 300000 bytes/);
+    expect(decodeStatusDetails(wire.metadata)?.errorInfo?.metadata.next_action).toContain(
+      "Shorten the document",
+    );
+    // A read is not worded as a write.
+    expect(toWireError(planErrors.planNotFound("t-1"), "req-2").details).toMatch(/^Task t-1 has no plan\./);
+  });
+
+  it("maps the ports' declared failures itself (nothing translates them on the way)", () => {
+    const corrupt = new StorageCorruptionError({
+      taskId: "t-1",
+      row: "plan",
+      recordedBytes: 9,
+      storedBytes: 4,
+    });
+    const cases: [unknown, string | null, number, string, RegExp][] = [
+      [
+        new StorageConflictError("fence lost"),
+        "Plan was not changed",
+        status.ABORTED,
+        "WRITE_CONFLICT",
+        /^Plan was not changed because a concurrent write/,
+      ],
+      [
+        new StorageUnavailableError("down"),
+        null,
+        status.UNAVAILABLE,
+        "STORAGE_UNAVAILABLE",
+        /^The plan store is unavailable\./,
+      ],
+      [
+        new LockUnavailableError("t-1", 100),
+        "Task was not deleted",
+        status.UNAVAILABLE,
+        "LOCK_UNAVAILABLE",
+        /^Task was not deleted because the task's write lock/,
+      ],
+      [corrupt, null, status.UNAVAILABLE, "PLAN_READ_FAILED", /^The stored content could not be read\./],
+      [
+        corrupt,
+        "Plan was not changed",
+        status.UNAVAILABLE,
+        "PLAN_READ_FAILED",
+        /^Plan was not changed because the stored plan could not be read, so the write was not applied/,
+      ],
+    ];
+    for (const [error, notDone, code, reason, message] of cases) {
+      const wire = toWireError(error, "req-3", notDone);
+      expect({ code: wire.code, reason: wire.reason, internal: wire.internal }).toEqual({
+        code,
+        reason,
+        internal: false,
+      });
+      expect(wire.details).toMatch(message);
+      expect(decodeStatusDetails(wire.metadata)?.errorInfo?.reason).toBe(reason);
+    }
+    expect(toWireError(corrupt, "req-4").corrupt).toEqual(corrupt.corrupt);
+    // Anything else is INTERNAL, whatever the call.
+    expect(toWireError(new Error("boom"), "req-5", "Plan was not changed")).toMatchObject({
+      code: status.INTERNAL,
+      details: "internal error",
+      internal: true,
+    });
   });
 });
