@@ -126,8 +126,14 @@ describe("client packages: Go, Python and TypeScript against one live server", (
       (path) => !/^dist\/.+\.(js|d\.ts)$/.test(path) && path !== "package.json" && path !== "README.md",
     );
     expect(unexpected).toEqual([]);
-    expect(packed.files).toEqual(expect.arrayContaining(["dist/index.js", "dist/index.d.ts", "README.md"]));
+    // Of the server's tree, only the contract's rich-status module is compiled in.
+    const server = packed.files.filter((path) => path.startsWith("dist/src/"));
+    expect(server).toEqual(["dist/src/contract/rich-status.d.ts", "dist/src/contract/rich-status.js"]);
     const manifest = JSON.parse(readFileSync(join(ROOT, "clients/ts/package.json"), "utf8"));
+    const main = String(manifest.main).replace(/^\.\//, "");
+    const types = String(manifest.types).replace(/^\.\//, "");
+    expect(packed.files).toEqual(expect.arrayContaining([main, types, "README.md"]));
+    expect(manifest.exports["."]).toEqual({ types: `./${types}`, default: `./${main}` });
     expect(Object.keys(manifest.dependencies)).toEqual(["@bufbuild/protobuf"]);
     expect(Object.keys(manifest.peerDependencies)).toEqual(["@grpc/grpc-js"]);
   });

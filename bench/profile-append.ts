@@ -1,0 +1,198 @@
+/**
+ * Benchmark (not a test): where the CPU of an append goes, in the service and in the ceiling of
+ * `npm run bench:overhead` (the same statements behind a bare grpc-js server), under the same load:
+ * MariaDB with durable commits, 3 Redis nodes, 1,000 seeded tasks, 100-byte appends at 16 in flight
+ * through the client package. Each process runs with `--cpu-prof`; the profile's samples are summed
+ * by what ran (the service's own files by directory, each dependency by package, Node's internals,
+ * GC) and printed as microseconds per append, side by side, with the CPU each process used.
+ *
+ *   npm run bench:profile
+ *   PROFILE_APPENDS=20000 PROFILE_REDIS=0 npm run bench:profile
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { WriteMode } from "../clients/ts/src";
+import { createDatabase, startMariaDb } from "../test/harness/mariadb";
+import { startRedisNodes } from "../test/harness/redis";
+import { startReplica } from "../test/harness/replica";
+import { connect } from "../test/harness/rpc";
+import { processCpuMs } from "./process-stats";
+
+const TASKS = 1_000;
+const IN_FLIGHT = 16;
+const APPENDS = Number(process.env.PROFILE_APPENDS ?? 10_000);
+const WITH_REDIS = process.env.PROFILE_REDIS !== "0";
+
+interface ProfileNode {
+  readonly id: number;
+  readonly callFrame: { readonly functionName: string; readonly url: string };
+}
+interface CpuProfile {
+  readonly nodes: readonly ProfileNode[];
+  readonly samples: readonly number[];
+  readonly timeDeltas: readonly number[];
+}
+
+/** What a sample's frame belongs to: a directory of src/, a package, Node's internals, or V8. */
+function bucketOf(frame: ProfileNode["callFrame"]): string {
+  const { url, functionName } = frame;
+  if (url === "") return functionName.startsWith("(") ? functionName : "(native)";
+  if (url.startsWith("node:")) return "node internals";
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
+  if (pkg) return pkg[1] ?? "node_modules";
+  const own = /\/dist(?:-bench)?\/((?:src|generated|clients|bench)\/(?:[^/]+\/)?)/.exec(url);
+  return own ? (own[1] ?? "own") : "other";
+}
+
+/** Microseconds of samples per bucket (idle left out). */
+function summarize(profile: CpuProfile): Map<string, number> {
+  const bucket = new Map<number, string>();
+  for (const node of profile.nodes) bucket.set(node.id, bucketOf(node.callFrame));
+  const out = new Map<string, number>();
+  profile.samples.forEach((id, i) => {
+    const name = bucket.get(id) ?? "other";
+    if (name === "(idle)") return;
+    out.set(name, (out.get(name) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  });
+  return out;
+}
+
+function readProfile(dir: string): CpuProfile {
+  const file = readdirSync(dir).find((name) => name.endsWith(".cpuprofile"));
+  if (!file) throw new Error(`no profile written in ${dir}`);
+  return JSON.parse(readFileSync(join(dir, file), "utf8")) as CpuProfile;
+}
+
+async function appendLoad(port: number, tasks: readonly string[], appends: number): Promise<void> {
+  const clients = Array.from({ length: 4 }, () => connect(port));
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      while (next < appends) {
+        const i = next++;
+        await clients[i % clients.length]?.plans.updatePlan({
+          taskId: tasks[i % tasks.length],
+          content: `- append ${i} `.padEnd(100, "x"),
+          mode: WriteMode.WRITE_MODE_APPEND,
+        });
+      }
+    }),
+  );
+  for (const client of clients) client.close();
+}
+
+interface Measured {
+  readonly cpuMsPerAppend: number;
+  readonly buckets: Map<string, number>;
+}
+
+async function main(): Promise<void> {
+  const logDir = mkdtempSync(join(tmpdir(), "taskplans-profile-"));
+  const mariadb = await startMariaDb({ durable: true });
+  const nodes = WITH_REDIS ? await startRedisNodes(3) : [];
+  const redisUrls = nodes.map((n) => n.url);
+  const env: Record<string, string> = {
+    PLAN_REVISION_CONTENT_AT_HEAD: "true",
+    ...(WITH_REDIS ? { PLAN_REDIS_URLS: redisUrls.join(",") } : {}),
+  };
+  const tasks = Array.from({ length: TASKS }, (_, i) => `task-${i}`);
+  let databases = 0;
+  // A fresh database with the tasks seeded by a replica that is not profiled.
+  const seeded = async (): Promise<string> => {
+    const name = `p_${databases++}`;
+    await createDatabase(mariadb.port, name);
+    const databaseUrl = mariadb.urlFor(name);
+    const seeder = await startReplica({ ...env, PLAN_DATABASE_URL: databaseUrl }, logDir);
+    const client = connect(seeder.port);
+    for (const taskId of tasks) {
+      await client.tasks.createTask({ taskId, workspaceId: "bench" });
+      await client.plans.createPlan({ taskId, content: "# Plan\n".padEnd(200, "x") });
+    }
+    client.close();
+    await seeder.stop();
+    return databaseUrl;
+  };
+  const profiled = (name: string) => {
+    const dir = join(logDir, name);
+    return { dir, options: `--cpu-prof --cpu-prof-dir=${dir}` };
+  };
+  // Warmed up as bench:overhead warms the ceiling (two appends per task), then measured.
+  const measure = async (port: number, pid: number, stop: () => Promise<void>, dir: string) => {
+    await appendLoad(port, tasks, 2 * TASKS);
+    const before = processCpuMs(pid);
+    await appendLoad(port, tasks, APPENDS);
+    const cpuMs = processCpuMs(pid) - before;
+    await stop();
+    return { cpuMsPerAppend: cpuMs / APPENDS, buckets: summarize(readProfile(dir)) };
+  };
+  const results: Record<string, Measured> = {};
+  try {
+    {
+      const { dir, options } = profiled("service");
+      const databaseUrl = await seeded();
+      const replica = await startReplica(
+        { ...env, PLAN_DATABASE_URL: databaseUrl, NODE_OPTIONS: options },
+        logDir,
+      );
+      results.service = await measure(replica.port, replica.pid, () => replica.stop(), dir);
+    }
+    {
+      const { dir, options } = profiled("ceiling");
+      const databaseUrl = await seeded();
+      const child = spawn(
+        process.execPath,
+        [join(__dirname, "overhead-ceiling.js"), JSON.stringify({ databaseUrl, redisUrls })],
+        { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, NODE_OPTIONS: options } },
+      );
+      const port = await new Promise<number>((resolve, reject) => {
+        child.stdout.once("data", (chunk: Buffer) => resolve(Number(chunk.toString().trim())));
+        child.once("exit", (code) => reject(new Error(`ceiling server exited ${code}`)));
+      });
+      const stop = async () => {
+        const exited = new Promise((resolve) => child.once("exit", resolve));
+        child.kill("SIGTERM");
+        await exited;
+      };
+      results.ceiling = await measure(port, child.pid ?? -1, stop, dir);
+    }
+  } finally {
+    for (const node of nodes) await node.stop();
+    await mariadb.stop();
+    rmSync(logDir, { recursive: true, force: true });
+  }
+  print(results.service, results.ceiling);
+}
+
+function print(service: Measured | undefined, ceiling: Measured | undefined): void {
+  if (!service || !ceiling) return;
+  // The profile covers the warm-up too: per append over everything the process served.
+  const served = APPENDS + 2 * TASKS;
+  const names = [...new Set([...service.buckets.keys(), ...ceiling.buckets.keys()])];
+  const us = (m: Measured, name: string) => (m.buckets.get(name) ?? 0) / served;
+  names.sort((a, b) => us(service, b) - us(ceiling, b) - (us(service, a) - us(ceiling, a)));
+  console.log(
+    `${APPENDS} appends, 16 in flight, ${WITH_REDIS ? "3 Redis nodes" : "no Redis"}; sampled us per append`,
+  );
+  console.log(`${"".padEnd(32)} ${"service".padStart(9)} ${"ceiling".padStart(9)} ${"diff".padStart(9)}`);
+  let total = [0, 0];
+  for (const name of names) {
+    const [s, c] = [us(service, name), us(ceiling, name)];
+    total = [(total[0] ?? 0) + s, (total[1] ?? 0) + c];
+    if (Math.max(s, c) < 2) continue;
+    console.log(
+      `${name.padEnd(32)} ${s.toFixed(1).padStart(9)} ${c.toFixed(1).padStart(9)} ${(s - c).toFixed(1).padStart(9)}`,
+    );
+  }
+  const [s, c] = total as [number, number];
+  console.log(`${"sampled, all".padEnd(32)} ${s.toFixed(1).padStart(9)} ${c.toFixed(1).padStart(9)}`);
+  console.log(
+    `CPU per append (/proc, measured phase): service ${service.cpuMsPerAppend.toFixed(3)} ms, ceiling ${ceiling.cpuMsPerAppend.toFixed(3)} ms, ${(service.cpuMsPerAppend / ceiling.cpuMsPerAppend).toFixed(2)}x`,
+  );
+}
+
+void main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
