@@ -7,12 +7,12 @@
  * GC) and printed as microseconds per append, side by side, with the CPU each process used.
  *
  *   npm run bench:profile
- *   PROFILE_APPENDS=20000 PROFILE_REDIS=0 npm run bench:profile
+ *   PROFILE_APPENDS=20000 PROFILE_REDIS=0 PROFILE_KEEP=/tmp/profiles npm run bench:profile
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { WriteMode } from "../clients/ts/src";
 import { createDatabase, startMariaDb } from "../test/harness/mariadb";
 import { startRedisNodes } from "../test/harness/redis";
@@ -46,22 +46,37 @@ function bucketOf(frame: ProfileNode["callFrame"]): string {
   return own ? (own[1] ?? "own") : "other";
 }
 
-/** Microseconds of samples per bucket (idle left out). */
-function summarize(profile: CpuProfile): Map<string, number> {
+/** Microseconds of samples per bucket (idle left out), and per function of the service's own code. */
+function summarize(profile: CpuProfile): { buckets: Map<string, number>; functions: Map<string, number> } {
   const bucket = new Map<number, string>();
-  for (const node of profile.nodes) bucket.set(node.id, bucketOf(node.callFrame));
-  const out = new Map<string, number>();
+  const fn = new Map<number, string>();
+  for (const node of profile.nodes) {
+    bucket.set(node.id, bucketOf(node.callFrame));
+    const file = node.callFrame.url.replace(/^.*\/(dist(?:-bench)?|node_modules)\//, "");
+    fn.set(node.id, `${node.callFrame.functionName || "(anonymous)"} ${file}`);
+  }
+  const buckets = new Map<string, number>();
+  const functions = new Map<string, number>();
   profile.samples.forEach((id, i) => {
     const name = bucket.get(id) ?? "other";
     if (name === "(idle)") return;
-    out.set(name, (out.get(name) ?? 0) + (profile.timeDeltas[i] ?? 0));
+    const us = profile.timeDeltas[i] ?? 0;
+    buckets.set(name, (buckets.get(name) ?? 0) + us);
+    const key = fn.get(id) ?? "?";
+    functions.set(key, (functions.get(key) ?? 0) + us);
   });
-  return out;
+  return { buckets, functions };
 }
 
+// PROFILE_KEEP=<dir> keeps the raw profiles there (for Chrome DevTools or any .cpuprofile viewer).
 function readProfile(dir: string): CpuProfile {
   const file = readdirSync(dir).find((name) => name.endsWith(".cpuprofile"));
   if (!file) throw new Error(`no profile written in ${dir}`);
+  const keep = process.env.PROFILE_KEEP;
+  if (keep) {
+    mkdirSync(keep, { recursive: true });
+    copyFileSync(join(dir, file), join(keep, `${basename(dir)}.cpuprofile`));
+  }
   return JSON.parse(readFileSync(join(dir, file), "utf8")) as CpuProfile;
 }
 
@@ -86,6 +101,7 @@ async function appendLoad(port: number, tasks: readonly string[], appends: numbe
 interface Measured {
   readonly cpuMsPerAppend: number;
   readonly buckets: Map<string, number>;
+  readonly functions: Map<string, number>;
 }
 
 async function main(): Promise<void> {
@@ -116,7 +132,7 @@ async function main(): Promise<void> {
   };
   const profiled = (name: string) => {
     const dir = join(logDir, name);
-    return { dir, options: `--cpu-prof --cpu-prof-dir=${dir}` };
+    return { dir, nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${dir}`] };
   };
   // Warmed up as bench:overhead warms the ceiling (two appends per task), then measured.
   const measure = async (port: number, pid: number, stop: () => Promise<void>, dir: string) => {
@@ -125,26 +141,25 @@ async function main(): Promise<void> {
     await appendLoad(port, tasks, APPENDS);
     const cpuMs = processCpuMs(pid) - before;
     await stop();
-    return { cpuMsPerAppend: cpuMs / APPENDS, buckets: summarize(readProfile(dir)) };
+    return { cpuMsPerAppend: cpuMs / APPENDS, ...summarize(readProfile(dir)) };
   };
   const results: Record<string, Measured> = {};
   try {
     {
-      const { dir, options } = profiled("service");
+      const { dir, nodeArgs } = profiled("service");
       const databaseUrl = await seeded();
-      const replica = await startReplica(
-        { ...env, PLAN_DATABASE_URL: databaseUrl, NODE_OPTIONS: options },
-        logDir,
-      );
+      const replica = await startReplica({ ...env, PLAN_DATABASE_URL: databaseUrl }, logDir, null, {
+        nodeArgs,
+      });
       results.service = await measure(replica.port, replica.pid, () => replica.stop(), dir);
     }
     {
-      const { dir, options } = profiled("ceiling");
+      const { dir, nodeArgs } = profiled("ceiling");
       const databaseUrl = await seeded();
       const child = spawn(
         process.execPath,
-        [join(__dirname, "overhead-ceiling.js"), JSON.stringify({ databaseUrl, redisUrls })],
-        { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, NODE_OPTIONS: options } },
+        [...nodeArgs, join(__dirname, "overhead-ceiling.js"), JSON.stringify({ databaseUrl, redisUrls })],
+        { stdio: ["ignore", "pipe", "inherit"] },
       );
       const port = await new Promise<number>((resolve, reject) => {
         child.stdout.once("data", (chunk: Buffer) => resolve(Number(chunk.toString().trim())));
@@ -187,8 +202,11 @@ function print(service: Measured | undefined, ceiling: Measured | undefined): vo
   }
   const [s, c] = total as [number, number];
   console.log(`${"sampled, all".padEnd(32)} ${s.toFixed(1).padStart(9)} ${c.toFixed(1).padStart(9)}`);
+  console.log("\nthe service's 30 costliest functions (self time, us per append):");
+  const top = [...service.functions].sort((a, b) => b[1] - a[1]).slice(0, 30);
+  for (const [name, value] of top) console.log(`${(value / served).toFixed(1).padStart(8)}  ${name}`);
   console.log(
-    `CPU per append (/proc, measured phase): service ${service.cpuMsPerAppend.toFixed(3)} ms, ceiling ${ceiling.cpuMsPerAppend.toFixed(3)} ms, ${(service.cpuMsPerAppend / ceiling.cpuMsPerAppend).toFixed(2)}x`,
+    `\nCPU per append (/proc, measured phase): service ${service.cpuMsPerAppend.toFixed(3)} ms, ceiling ${ceiling.cpuMsPerAppend.toFixed(3)} ms, ${(service.cpuMsPerAppend / ceiling.cpuMsPerAppend).toFixed(2)}x`,
   );
 }
 

@@ -47,6 +47,8 @@ export interface ReplicaOptions {
   readonly name?: string;
   /** Serve /metrics on a free port of its own, reported as `metricsPort`. */
   readonly metrics?: boolean;
+  /** Options for node itself, before the entry point (for example `--cpu-prof`, which NODE_OPTIONS refuses). */
+  readonly nodeArgs?: readonly string[];
 }
 
 /**
@@ -71,7 +73,7 @@ export async function startReplica(
   const [command, ...prefix] = pod ? [...pod.exec, process.execPath] : [process.execPath];
   const launch = () =>
     tracked(
-      spawn(command ?? process.execPath, [...prefix, main], {
+      spawn(command ?? process.execPath, [...prefix, ...(options.nodeArgs ?? []), main], {
         cwd: repoRoot(),
         env: {
           ...process.env,
