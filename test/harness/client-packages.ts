@@ -1,4 +1,4 @@
-import { cpSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { runToExit } from "./processes";
 
@@ -31,9 +31,9 @@ export interface PackedClient {
   readonly files: readonly string[];
 }
 
-/** Builds clients/ts and packs it with `npm pack` into `dir`. */
+/** Packs clients/ts with `npm pack` into `dir`, from no build at all: the package builds itself (prepack). */
 export async function packTsClient(dir: string): Promise<PackedClient> {
-  await run(["npm", "run", "-s", "build:client"]); // the README's commands
+  rmSync(join(ROOT, "clients/ts/dist"), { recursive: true, force: true });
   const out = await run(["npm", "pack", "./clients/ts", "--pack-destination", dir, "--json"]);
   const [info] = JSON.parse(out) as { filename: string; files: { path: string }[] }[];
   if (!info) throw new Error(`npm pack printed nothing: ${out}`);
