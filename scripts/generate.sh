@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# `npm run generate`: the one generation command. Regenerates, from proto/, the server's TypeScript
-# (generated/ts), the descriptor sets (generated/descriptors) and every client package's generated code
-# (clients/ts/src/generated, clients/go/taskplans/v1, clients/python/src/taskplans/v1).
+# `npm run generate`: the one generation command. Regenerates, from proto/, the TypeScript of the
+# server and of the client package (generated/ts, one tree), the descriptor sets
+# (generated/descriptors) and the other client packages' generated code (clients/go/taskplans/v1,
+# clients/python/src/taskplans/v1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/node_modules/.bin:$PATH"

@@ -2,7 +2,7 @@ import { planErrors, type PlanError } from "../../src/plans/errors";
 
 // Every domain error's wording, pinned as literal text in one place (issue 12): an agent reads these
 // after a rejection, so a change to one must show up here, in review. Writes prefix "Plan was not
-// changed because" (asRejectedWrite, checked at the end).
+// changed because" (notDoneMessage, which the wire mapping applies; checked at the end).
 const TABLE: [string, () => PlanError, string, string][] = [
   [
     'invalidField("task_id", "is required")',
