@@ -22,6 +22,7 @@ export default tseslint.config(
       "coverage/",
       "*.js",
       "*.mjs",
+      "test/kube/jest.config.js",
     ],
   },
   js.configs.recommended,

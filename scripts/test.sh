@@ -42,8 +42,7 @@ fi
 # 3. helm, for the chart tests: built from source with `go install` into the tool cache (about
 #    2 minutes, once per machine). Pinned tools for code generation are installed there too
 #    (scripts/generate.sh), and Python environments for the client tests (test/harness/client-packages.ts).
-HELM_VERSION=v3.22.0
-command -v helm >/dev/null 2>&1 || ensure_go_tool helm helm.sh/helm/v3/cmd/helm "$HELM_VERSION"
+ensure_helm
 
 # 4. Node dependencies, pinned by package-lock.json; installed only when node_modules does not hold
 #    exactly what the lockfile pins (an `npm ci` from the README, or an earlier run, already did it;

@@ -38,6 +38,12 @@ ensure_venv() { # name, requirements file
   echo "$dir"
 }
 
+# helm, for the chart tests and the test cluster.
+HELM_VERSION=v3.22.0
+ensure_helm() {
+  command -v helm >/dev/null 2>&1 || ensure_go_tool helm helm.sh/helm/v3/cmd/helm "$HELM_VERSION"
+}
+
 PROTOC_GEN_GO_VERSION=v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION=v1.6.2
 ensure_codegen_tools() {

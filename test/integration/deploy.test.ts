@@ -88,7 +88,8 @@ describe("Helm chart, checked with the real helm and the Kubernetes schemas", ()
       name: "taskplans-redis",
       key: "urls",
     });
-    expect(deployment.spec.replicas).toBeUndefined(); // the HPA owns it
+    // The HPA owns the count; an install starts at its minimum (later renders keep the live count).
+    expect(deployment.spec.replicas).toBe(5); // ci/production-values.yaml: minReplicas 5
     // Every key of `secrets` reaches the pods, not only those with an existing-secret alternative.
     const notify = render(...production, "--set", "secrets.PLAN_CHANGES_REDIS_URL=redis://notify:6379");
     const [withNotify] = byKind(notify, "Deployment") as [any];

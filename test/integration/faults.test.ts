@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { createDatabase, type MariaDb, startMariaDb } from "../harness/mariadb";
-import { checkHistory, type TaskHistory } from "../harness/jepsen/checker";
+import { checkHistory } from "../harness/jepsen/checker";
+import { readTask } from "../harness/jepsen/stored-task";
 import { ResumingWatcher } from "../harness/jepsen/resuming-watcher";
 import { checkWatch } from "../harness/jepsen/watch-check";
 import { startWorkload, type Workload } from "../harness/jepsen/workload";
@@ -11,9 +12,9 @@ import { createPodNetwork, type Pod, type PodNetwork } from "../harness/pod-netw
 import { type RedisNode, startRedisNodes } from "../harness/redis";
 import { type Replica, startReplica } from "../harness/replica";
 import { connect } from "../harness/rpc";
+import { execSql } from "../harness/sql";
 import Redis from "ioredis";
 import { redisKeys } from "../../src/locking/redis-keys";
-import { execSql } from "../harness/sql";
 
 // A list-append workload against 3 replica processes, 3 Redis nodes and MariaDB, with one fault
 // injected per scenario; the checker then replays the stored history against every outcome.
@@ -116,37 +117,6 @@ async function partitionFor(
   // open transactions keep their row locks, since MariaDB cannot tell its client is gone.)
   expect(mineDuring).toBeLessThanOrEqual(inFlight);
   return `cut for ${ms} ms with ${inFlight} calls in flight: it acknowledged ${mineDuring} writes meanwhile, the others ${othersDuring}; then healed`;
-}
-
-async function readTask(databaseUrl: string, taskId: string): Promise<TaskHistory> {
-  const [head] = (await execSql(
-    databaseUrl,
-    "SELECT content, version, latest_revision_number FROM task_plans WHERE task_id = ?",
-    [taskId],
-  )) as { content: string; version: number; latest_revision_number: number }[];
-  // The replicas run with PLAN_REVISION_CONTENT_AT_HEAD: the newest revision may hold its content
-  // as HEAD's, and only it (checked here, beside the history checks).
-  const revisions = (await execSql(
-    databaseUrl,
-    "SELECT r.revision_number, r.content_at_head," +
-      " CASE WHEN r.content_at_head = 1 THEN p.content ELSE r.content END AS content" +
-      " FROM task_plan_revisions r JOIN task_plans p ON p.task_id = r.task_id WHERE r.task_id = ?" +
-      " ORDER BY r.revision_number",
-    [taskId],
-  )) as { revision_number: number; content_at_head: number; content: string }[];
-  const marked = revisions
-    .filter((r) => Number(r.content_at_head) === 1)
-    .map((r) => Number(r.revision_number));
-  expect(marked.every((number) => number === Number(head?.latest_revision_number))).toBe(true);
-  return {
-    taskId,
-    head: {
-      content: head?.content ?? "",
-      version: Number(head?.version),
-      latestRevisionNumber: Number(head?.latest_revision_number),
-    },
-    revisions: revisions.map((r) => ({ number: Number(r.revision_number), content: r.content })),
-  };
 }
 
 async function runScenario(

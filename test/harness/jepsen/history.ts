@@ -11,6 +11,8 @@ export interface OpRecord {
   /** What the write applies: the appended token, the replacing document, or the edit's texts. */
   readonly payload: { token?: string; content?: string; oldText?: string; newText?: string };
   reason?: string;
+  /** When the call was answered (Date.now()). */
+  endedAt?: number;
 }
 
 // Errors after which the write certainly did not commit: rule rejections, lock not obtained, a

@@ -23,6 +23,8 @@ export function startWorkload(options: {
   clients: number;
   operations: number;
   deadlineMs: number;
+  /** Stops issuing operations once it returns true (before `operations` were issued). */
+  stop?: () => boolean;
 }): Workload {
   const history: OpRecord[] = [];
   const inFlight = options.ports.map(() => 0);
@@ -93,12 +95,13 @@ export function startWorkload(options: {
       record.reason = reason || `transport code ${(error as { code?: number }).code}`;
       record.outcome = outcomeOf(reason);
     } finally {
+      record.endedAt = Date.now();
       inFlight[replica] = (inFlight[replica] ?? 1) - 1;
     }
   }
 
   const clients = Array.from({ length: options.clients }, async (_, client) => {
-    while (issued < options.operations) await runOp(issued++, client);
+    while (issued < options.operations && !options.stop?.()) await runOp(issued++, client);
   });
   const finished = Promise.all(clients).then(() => {
     for (const connection of connections) connection.close();

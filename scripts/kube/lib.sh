@@ -1,0 +1,35 @@
+# Sourced by the scripts in scripts/kube: the pinned versions of every part of the test cluster and
+# where their builds are cached (outside the repository, keyed by version, reused by later runs).
+source "$(dirname "${BASH_SOURCE[0]}")/../toolchain.sh"
+
+KUBE_VERSION=v1.34.4
+KUBE_STAGING_VERSION=v0.34.4
+COREDNS_VERSION=v1.13.2
+# Debian bookworm packages: containerd, runc, the CNI plugins, etcd, and the tools the scripts use.
+KUBE_DEBIAN_PACKAGES=(containerd runc containernetworking-plugins etcd-server iptables conntrack
+  mmdebstrap buildah fuse-overlayfs uidmap iproute2 curl ca-certificates gcc libc6-dev)
+
+# The schema-upgrade scenario installs the release before the cluster tests existed (chart and image
+# of this commit, from the git history), then upgrades it to the working tree's.
+PREVIOUS_RELEASE=5d29356
+
+KUBE_CACHE="$TASKPLANS_CACHE/kube"
+KUBE_BIN="$KUBE_CACHE/bin-$KUBE_VERSION"
+KUBE_IMAGES="$KUBE_CACHE/images"
+export KUBE_PREVIOUS_TREE="$KUBE_CACHE/release-$PREVIOUS_RELEASE"
+mkdir -p "$KUBE_BIN" "$KUBE_IMAGES"
+export PATH="$KUBE_BIN:$PATH"
+
+# Where a running test cluster keeps its state, its logs and its kubeconfig.
+KUBE_RUN="${KUBE_RUN:-/run/taskplans-kube}"
+export KUBECONFIG="$KUBE_RUN/admin.kubeconfig"
+
+log() { echo "[kube $(date +%H:%M:%S)] $*" >&2; }
+
+# Host settings a kubelet or kube-proxy changes, saved by up.sh and restored by down.sh.
+KUBE_SYSCTLS="net.ipv4.ip_forward net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables
+  vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys
+  kernel.keys.root_maxbytes net.ipv4.conf.all.route_localnet net.netfilter.nf_conntrack_max"
+# Directories the kubelet, containerd and CNI create whatever they are configured with.
+KUBE_HOST_DIRS="/var/lib/kubelet /var/log/pods /var/log/containers /opt/containerd /var/lib/cni /etc/cni
+  /var/run/netns /run/containerd /var/lib/containerd /etc/kubernetes"
