@@ -20,6 +20,9 @@ ensure_debian_packages() {
   rm -f /usr/sbin/policy-rc.d
 }
 
+# Static binaries, with this cluster's own Go caches.
+go_() { CGO_ENABLED=0 GOFLAGS="-mod=mod -buildvcs=false" GOCACHE="$KUBE_GOCACHE" GOMODCACHE="$KUBE_GOMODCACHE" go "$@"; }
+
 # The Kubernetes binaries from the k8s.io/kubernetes module. As a dependency its ./staging replaces do
 # not apply, so a throwaway module pins each staging module to its published version.
 build_kubernetes() {
@@ -39,7 +42,7 @@ build_kubernetes() {
   for x in $v $c; do
     ldflags+=" -X $x.gitVersion=$KUBE_VERSION -X $x.gitMajor=1 -X $x.gitMinor=34 -X $x.gitTreeState=clean"
   done
-  (cd "$src" && CGO_ENABLED=0 GOFLAGS="-mod=mod -buildvcs=false" go build -ldflags "$ldflags" -o "$KUBE_BIN/" \
+  (cd "$src" && go_ build -ldflags "$ldflags" -o "$KUBE_BIN/" \
     k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
     k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubelet \
     k8s.io/kubernetes/cmd/kube-proxy k8s.io/kubernetes/cmd/kubectl)
@@ -76,7 +79,7 @@ func init() {
 func main() { coremain.Run() }
 GO
   printf 'module taskplans.local/coredns\n\ngo 1.24.0\n\nrequire github.com/coredns/coredns %s\n' "$COREDNS_VERSION" >"$src/go.mod"
-  (cd "$src" && CGO_ENABLED=0 GOFLAGS="-mod=mod -buildvcs=false" go build -ldflags "-s -w" -o "$KUBE_BIN/coredns" .)
+  (cd "$src" && go_ build -ldflags "-s -w" -o "$KUBE_BIN/coredns" .)
   echo "$want" >"$stamp"
 }
 

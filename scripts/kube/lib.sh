@@ -15,6 +15,10 @@ PREVIOUS_RELEASE=5d29356
 
 KUBE_CACHE="$TASKPLANS_CACHE/kube"
 KUBE_BIN="$KUBE_CACHE/bin-$KUBE_VERSION"
+# The Go module and build caches of these builds (several GB): kept apart from the machine's, so that
+# removing $KUBE_CACHE makes the next run cold.
+KUBE_GOCACHE="$KUBE_CACHE/go-build"
+KUBE_GOMODCACHE="$KUBE_CACHE/go-mod"
 KUBE_IMAGES="$KUBE_CACHE/images"
 export KUBE_PREVIOUS_TREE="$KUBE_CACHE/release-$PREVIOUS_RELEASE"
 mkdir -p "$KUBE_BIN" "$KUBE_IMAGES"

@@ -13,7 +13,7 @@ export const KUBE_VERSION = "1.33.0";
 // npm test builds helm with `go install` into this cache outside the repository.
 const CACHE_BIN = join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "taskplans", "bin");
 
-function helmBinary(): string {
+export function helmBinary(): string {
   for (const dir of (process.env.PATH ?? "").split(":").concat(CACHE_BIN)) {
     if (existsSync(join(dir, "helm"))) return join(dir, "helm");
   }

@@ -1,8 +1,8 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { CHART, helm } from "../harness/helm";
+import { CHART, helmBinary } from "../harness/helm";
 
 /**
  * The test cluster scripts/kube/up.sh started (KUBECONFIG points at it): kubectl and helm against
@@ -11,40 +11,47 @@ import { CHART, helm } from "../harness/helm";
 
 const KUBE_RUN = process.env.KUBE_RUN ?? "/run/taskplans-kube";
 
-function run(tool: "kubectl" | "helm", args: readonly string[], input?: string): string {
-  const out =
-    tool === "helm"
-      ? helm(...args)
-      : spawnSync("kubectl", args, { encoding: "utf8", input, maxBuffer: 64 << 20 });
-  if (out.status !== 0)
-    throw new Error(
-      `${tool} ${args.join(" ")} failed (${out.status}): ${out.stderr}${tool === "helm" ? recentEvents(args) : ""}`,
-    );
-  return out.stdout;
+/**
+ * Runs kubectl or helm without blocking the event loop (the load keeps running meanwhile); resolves
+ * stdout, rejects with the tool's stderr (and, for helm, the namespace's latest events).
+ */
+function run(tool: "kubectl" | "helm", args: readonly string[], input?: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(tool === "helm" ? helmBinary() : "kubectl", args, {
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on("data", (chunk: Buffer) => out.push(chunk));
+    child.stderr.on("data", (chunk: Buffer) => err.push(chunk));
+    child.on("error", reject);
+    child.on("close", (code) => {
+      if (code === 0) return resolve(Buffer.concat(out).toString("utf8"));
+      const why = tool === "helm" ? recentEvents(args) : "";
+      reject(
+        new Error(`${tool} ${args.join(" ")} failed (${code}): ${Buffer.concat(err).toString("utf8")}${why}`),
+      );
+    });
+    child.stdin.end(input ?? "");
+  });
 }
 
-/** The namespace's latest events and failed pods' logs, to say why a helm command failed. */
+/** The namespace's latest events and the migration Job's log, to say why a helm command failed. */
 function recentEvents(args: readonly string[]): string {
   const namespace = args[args.indexOf("-n") + 1];
   if (!namespace) return "";
-  const events = spawnSync("kubectl", ["get", "events", "-n", namespace, "--sort-by=.lastTimestamp"], {
-    encoding: "utf8",
-  });
-  const logs = spawnSync(
-    "kubectl",
-    ["logs", "-n", namespace, "-l", "app.kubernetes.io/component=migrate", "--tail=5"],
-    {
-      encoding: "utf8",
-    },
-  );
-  return `\nlatest events:\n${events.stdout.split("\n").slice(-15).join("\n")}\nmigration Job log:\n${logs.stdout}`;
+  const read = (...a: string[]) => spawnSync("kubectl", ["-n", namespace, ...a], { encoding: "utf8" }).stdout;
+  const events = read("get", "events", "--sort-by=.lastTimestamp").split("\n").slice(-15).join("\n");
+  const job = read("logs", "-l", "app.kubernetes.io/component=migrate", "--tail=5");
+  return `\nlatest events:\n${events}\nmigration Job log:\n${job}`;
 }
 
-export const kubectl = (args: readonly string[], input?: string): string => run("kubectl", args, input);
-export const helmIn = (args: readonly string[]): string => run("helm", args);
+export const kubectl = (args: readonly string[], input?: string): Promise<string> =>
+  run("kubectl", args, input);
+export const helmIn = (args: readonly string[]): Promise<string> => run("helm", args);
 
-export function kubectlJson<T>(args: readonly string[]): T {
-  return JSON.parse(kubectl([...args, "-o", "json"])) as T;
+export async function kubectlJson<T>(args: readonly string[]): Promise<T> {
+  return JSON.parse(await kubectl([...args, "-o", "json"])) as T;
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -93,8 +100,8 @@ export interface PodInfo {
   };
 }
 
-export function podsOf(namespace: string, selector: string): PodInfo[] {
-  return kubectlJson<{ items: PodInfo[] }>(["get", "pods", "-n", namespace, "-l", selector]).items;
+export async function podsOf(namespace: string, selector: string): Promise<PodInfo[]> {
+  return (await kubectlJson<{ items: PodInfo[] }>(["get", "pods", "-n", namespace, "-l", selector])).items;
 }
 
 export const isReady = (pod: PodInfo): boolean =>
@@ -111,17 +118,25 @@ export interface Backends {
 }
 
 export async function startBackends(namespace: string): Promise<Backends> {
-  kubectl(["create", "namespace", namespace]);
+  await kubectl(["create", "namespace", namespace]);
   // The database's host directory of an earlier run holds another password.
   rmSync(join(KUBE_RUN, "volumes", namespace), { recursive: true, force: true });
   const password = randomBytes(12).toString("hex");
   const manifest = readFileSync(join(__dirname, "dependencies.yaml"), "utf8")
     .replaceAll("${DB_PASSWORD}", password)
     .replaceAll("${DATA_DIR}", join(KUBE_RUN, "volumes", namespace));
-  kubectl(["apply", "-n", namespace, "-f", "-"], manifest);
-  kubectl(["rollout", "status", "-n", namespace, "deployment/mariadb", "--timeout=180s"]);
-  kubectl(["rollout", "status", "-n", namespace, "statefulset/redis", "--timeout=120s"]);
-  const ip = kubectl(["get", "service", "-n", namespace, "mariadb", "-o", "jsonpath={.spec.clusterIP}"]);
+  await kubectl(["apply", "-n", namespace, "-f", "-"], manifest);
+  await kubectl(["rollout", "status", "-n", namespace, "deployment/mariadb", "--timeout=180s"]);
+  await kubectl(["rollout", "status", "-n", namespace, "statefulset/redis", "--timeout=120s"]);
+  const ip = await kubectl([
+    "get",
+    "service",
+    "-n",
+    namespace,
+    "mariadb",
+    "-o",
+    "jsonpath={.spec.clusterIP}",
+  ]);
   return {
     namespace,
     databaseUrl: `mysql://taskplans:${password}@${ip}:3306/taskplans`,
@@ -157,9 +172,20 @@ export function releaseValues(backends: Backends, extra: readonly string[] = [])
 }
 
 /** The release's plain Service as host:port from the machine (kube-proxy picks a pod per connection). */
-export function serviceTarget(namespace: string, release: string): { host: string; port: number } {
+export async function serviceTarget(
+  namespace: string,
+  release: string,
+): Promise<{ host: string; port: number }> {
   // The chart names its objects after a release whose name contains "taskplans" as the release.
-  const host = kubectl(["get", "service", "-n", namespace, release, "-o", "jsonpath={.spec.clusterIP}"]);
+  const host = await kubectl([
+    "get",
+    "service",
+    "-n",
+    namespace,
+    release,
+    "-o",
+    "jsonpath={.spec.clusterIP}",
+  ]);
   return { host, port: 50051 };
 }
 
@@ -186,8 +212,8 @@ export function tagImage(from: string, to: string): void {
 }
 
 /** Names of the Ready, not terminating pods matching `selector`. */
-export function readyPods(namespace: string, selector: string): string[] {
-  return podsOf(namespace, selector)
+export async function readyPods(namespace: string, selector: string): Promise<string[]> {
+  return (await podsOf(namespace, selector))
     .filter(isReady)
     .map((p) => p.metadata.name)
     .sort();
@@ -200,8 +226,8 @@ export async function waitForReadyPods(
   count: number,
   limitMs = 180_000,
 ): Promise<void> {
-  await waitFor(`${count} Ready pods (${selector})`, limitMs, () => {
-    const pods = podsOf(namespace, selector);
+  await waitFor(`${count} Ready pods (${selector})`, limitMs, async () => {
+    const pods = await podsOf(namespace, selector);
     return pods.length === count && pods.every(isReady);
   });
 }

@@ -13,7 +13,8 @@ export type Evidence = string;
 /** Counts of one load run, for the scenario's own assertions. */
 export interface LoadResult {
   readonly ok: number;
-  readonly failedDuring: number;
+  /** Calls answered during the action that did not succeed, by ErrorInfo reason (or transport code). */
+  readonly errorsDuring: Readonly<Record<string, number>>;
   readonly longestGapMs: number;
   readonly history: readonly OpRecord[];
 }
@@ -92,7 +93,7 @@ export async function underLoad(
     );
     return {
       ok: summary.ok,
-      failedDuring: during.length - during.filter((o) => o.outcome === "ok").length,
+      errorsDuring: Object.fromEntries(reasons),
       longestGapMs,
       history,
     };

@@ -12,6 +12,7 @@ import {
   secondsSince,
   serviceTarget,
   startBackends,
+  waitForReadyPods,
 } from "./cluster";
 import { underLoad } from "./load";
 
@@ -37,8 +38,8 @@ interface KubeEvent {
   involvedObject: { kind: string; name: string };
 }
 
-const migrationEvents = () =>
-  kubectlJson<{ items: KubeEvent[] }>(["get", "events", "-n", NAMESPACE]).items.filter(
+const migrationEvents = async () =>
+  (await kubectlJson<{ items: KubeEvent[] }>(["get", "events", "-n", NAMESPACE])).items.filter(
     (e) => e.involvedObject.kind === "Job" && e.involvedObject.name === `${RELEASE}-migrate`,
   );
 
@@ -46,7 +47,7 @@ it("6. schema upgrade: the previous release's chart installed with data, then he
   // The previous chart's pre-install Job could not start (it referenced objects created after the
   // hook); that release migrated at pod start instead (migrations.enabled=false), as documented.
   let start = Date.now();
-  helmIn([
+  await helmIn([
     "install",
     RELEASE,
     join(PREVIOUS_TREE, "helm", "taskplans"),
@@ -57,9 +58,11 @@ it("6. schema upgrade: the previous release's chart installed with data, then he
     "5m",
     ...releaseValues(backends, ["image.tag=previous", "migrations.enabled=false"]),
   ]);
+  // That chart left the count to the HPA alone: --wait returned with one replica, the HPA adds two.
+  await waitForReadyPods(NAMESPACE, SELECTOR, 3);
   const installSeconds = secondsSince(start);
 
-  const target = serviceTarget(NAMESPACE, RELEASE);
+  const target = await serviceTarget(NAMESPACE, RELEASE);
   const client = connect(target.port, undefined, target.host);
   const written = new Map<string, { content: string; version: number; revisions: number }>();
   try {
@@ -80,13 +83,13 @@ it("6. schema upgrade: the previous release's chart installed with data, then he
   } finally {
     client.close();
   }
-  const before = readyPods(NAMESPACE, SELECTOR);
-  expect(migrationEvents()).toEqual([]);
+  const before = await readyPods(NAMESPACE, SELECTOR);
+  expect(await migrationEvents()).toEqual([]);
 
   let upgradeSeconds = "";
   const result = await underLoad("schema upgrade", target, backends.databaseUrl, async () => {
     start = Date.now();
-    helmIn([
+    await helmIn([
       "upgrade",
       RELEASE,
       CHART,
@@ -100,10 +103,10 @@ it("6. schema upgrade: the previous release's chart installed with data, then he
     upgradeSeconds = secondsSince(start);
     return `helm upgrade from ${PREVIOUS_TREE.split("release-")[1]} in ${upgradeSeconds} s`;
   });
-  const after = readyPods(NAMESPACE, SELECTOR);
+  const after = await readyPods(NAMESPACE, SELECTOR);
   expect(after).toHaveLength(3);
   expect(after.filter((name) => before.includes(name))).toEqual([]);
-  const events = migrationEvents();
+  const events = await migrationEvents();
   expect(events.filter((e) => e.reason === "SuccessfulCreate")).toHaveLength(1);
   expect(events.filter((e) => e.reason === "Completed")).toHaveLength(1);
 
