@@ -37,3 +37,18 @@ KUBE_SYSCTLS="net.ipv4.ip_forward net.bridge.bridge-nf-call-iptables net.bridge.
 # Directories the kubelet, containerd and CNI create whatever they are configured with.
 KUBE_HOST_DIRS="/var/lib/kubelet /var/log/pods /var/log/containers /opt/containerd /var/lib/cni /etc/cni
   /var/run/netns /run/containerd /var/lib/containerd /etc/kubernetes"
+
+# What the host looks like to the parts above (sysctls, firewall rules and chains, links, routes,
+# network namespaces, directories): test.sh compares it before up.sh and after down.sh.
+host_snapshot() {
+  local s d
+  for s in $KUBE_SYSCTLS; do echo "$s=$(sysctl -n "$s" 2>/dev/null)"; done
+  for s in iptables-save ip6tables-save; do
+    "$s" | grep -E '^(-A|:)' | grep -vE '^:(INPUT|OUTPUT|FORWARD|PREROUTING|POSTROUTING) ACCEPT' | sed 's/ \[[0-9]*:[0-9]*\]$//' | sed "s/^/$s /"
+  done
+  ip -br link | awk '{print "link", $1}'
+  ip route | sed 's/^/route /'
+  ip netns list | sed 's/^/netns /'
+  for d in $KUBE_HOST_DIRS "$KUBE_RUN"; do [ -e "$d" ] && echo "exists $d"; done
+  true
+}

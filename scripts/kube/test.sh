@@ -14,7 +14,17 @@ ensure_helm
 started=$SECONDS
 bash scripts/kube/build.sh
 log "build done in $((SECONDS - started)) s"
-trap 'bash scripts/kube/down.sh' EXIT
+host_snapshot >"$KUBE_CACHE/host-before"
+teardown() {
+  local code=$?
+  bash scripts/kube/down.sh
+  if ! diff -u "$KUBE_CACHE/host-before" <(host_snapshot) >&2; then
+    echo "the teardown left the host changed (diff above: before up.sh, after down.sh)" >&2
+    code=1
+  fi
+  exit $code
+}
+trap teardown EXIT
 started=$SECONDS
 bash scripts/kube/up.sh
 log "cluster up in $((SECONDS - started)) s"

@@ -311,6 +311,8 @@ describe("4. disruption under load, with the same checks", () => {
 
 it("5. scale 3 -> 5 -> 2 under load (the HPA's bounds): new replicas serve once Ready, removed ones drain on SIGTERM", async () => {
   const logs: string[] = [];
+  const before = await readyPods(NAMESPACE, SELECTOR);
+  let served = 0;
   const result = await underLoad(
     "scale 3 -> 5 -> 2",
     await serviceTarget(NAMESPACE, RELEASE),
@@ -321,6 +323,17 @@ it("5. scale 3 -> 5 -> 2 under load (the HPA's bounds): new replicas serve once 
       await waitForReadyPods(NAMESPACE, SELECTOR, 5);
       const up = secondsSince(start);
       const five = await readyPods(NAMESPACE, SELECTOR);
+      // Each new replica answers once Ready: a call straight to its pod address.
+      for (const pod of await podsOf(NAMESPACE, SELECTOR)) {
+        if (before.includes(pod.metadata.name)) continue;
+        const direct = connect(50051, undefined, pod.status.podIP);
+        try {
+          await direct.tasks.createTask({ taskId: `scaled-${pod.metadata.name}`, workspaceId: "ws" });
+          served += 1;
+        } finally {
+          direct.close();
+        }
+      }
       // Follow every replica's log, so the removed ones' last lines (the drain) are kept.
       const followers = five.map((pod) => followLog(pod, logs));
       start = Date.now();
@@ -333,11 +346,22 @@ it("5. scale 3 -> 5 -> 2 under load (the HPA's bounds): new replicas serve once 
       return `3 -> 5 Ready in ${up} s, 5 -> 2 in ${down} s`;
     },
   );
-  // Each removed replica logged the signal, then its last line once the drain had finished.
+  // Each removed replica logged the signal, then its last line once the drain had finished
+  // (kubectl's --timestamps: when the kubelet read each line).
+  const at = (line: string) => Date.parse(line.split(" ")[1] ?? "");
   const signalled = logs.filter((line) => line.includes("SIGTERM received, draining"));
   const stopped = logs.filter((line) => /"msg":"stopped"/.test(line));
-  console.log(`[kube] scale: ${signalled.length} replicas drained: ${stopped.join(" | ")}`);
+  const drains = stopped.map((line) => {
+    const pod = line.split(":")[0];
+    const signal = signalled.find((s) => s.startsWith(`${pod}:`)) ?? "";
+    return `${at(line) - at(signal)} ms`;
+  });
+  console.log(
+    `[kube] scale: ${served} new replicas answered a call to their own address once Ready; ` +
+      `${signalled.length} removed replicas drained, SIGTERM to stopped in ${drains.join(", ")}`,
+  );
   expect(Object.keys(result.errorsDuring).filter((reason) => reason !== "VERSION_MISMATCH")).toEqual([]);
+  expect(served).toBe(2);
   expect(signalled).toHaveLength(3);
   expect(stopped).toHaveLength(3);
   expect(result.ok).toBeGreaterThan(100);
@@ -347,7 +371,9 @@ it("5. scale 3 -> 5 -> 2 under load (the HPA's bounds): new replicas serve once 
 
 /** `kubectl logs -f` of a pod into `lines` until the pod ends (or stop()). */
 function followLog(pod: string, lines: string[]): { pod: string; ended: Promise<void>; stop(): void } {
-  const child = spawn("kubectl", ["logs", "-f", "-n", NAMESPACE, pod], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn("kubectl", ["logs", "-f", "--timestamps", "-n", NAMESPACE, pod], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let buffered = "";
   const take = (chunk: Buffer) => {
     buffered += chunk.toString("utf8");
