@@ -83,10 +83,20 @@ GO
   echo "$want" >"$stamp"
 }
 
+build_kube_router() {
+  local stamp="$KUBE_BIN/.kube-router"
+  [ "$(cat "$stamp" 2>/dev/null)" = "$KUBE_ROUTER_VERSION" ] && return
+  log "building kube-router $KUBE_ROUTER_VERSION (cold: about 5 minutes)"
+  CGO_ENABLED=0 GOFLAGS=-buildvcs=false GOCACHE="$KUBE_GOCACHE" GOMODCACHE="$KUBE_GOMODCACHE" GOBIN="$KUBE_BIN" \
+    go install -ldflags "-s -w" "github.com/cloudnativelabs/kube-router/v2/cmd/kube-router@$KUBE_ROUTER_VERSION"
+  echo "$KUBE_ROUTER_VERSION" >"$stamp"
+}
+
 main() {
   ensure_debian_packages
   build_kubernetes
   build_coredns
+  build_kube_router
   bash "$(dirname "$0")/images.sh"
 }
 

@@ -33,6 +33,7 @@ if [ -f pids/kube-apiserver ] && kubectl get --raw /readyz >/dev/null 2>&1; then
   while [ -n "$(kubectl get pods -A -o name 2>/dev/null)" ] && [ $SECONDS -lt $end ]; do sleep 1; done
 fi
 stop kubelet
+stop kube-router
 stop kube-proxy
 stop coredns
 stop kube-scheduler
@@ -57,6 +58,10 @@ if [ -d host-state ]; then
     done
     "$cmd-restore" <"host-state/$cmd"
   done
+  # kube-router's sets, once no rule refers to them (never one that existed before up.sh).
+  if [ -f host-state/ipsets ]; then
+    for set in $(comm -13 host-state/ipsets <(ipset list -n | sort)); do ipset destroy "$set" 2>/dev/null; done
+  fi
   for f in host-state/sysctl.*; do
     [ -f "$f" ] && sysctl -qw "${f#host-state/sysctl.}=$(cat "$f")" 2>/dev/null
   done
@@ -75,6 +80,8 @@ done
 for d in $KUBE_HOST_DIRS; do
   grep -qxF "$d" host-state/existing-dirs 2>/dev/null || rm -rf "$d"
 done
+# The components' logs outlive the cluster (what to read when a run failed).
+rm -rf "$KUBE_CACHE/logs-last-run" && cp -r "$KUBE_RUN/logs" "$KUBE_CACHE/logs-last-run" 2>/dev/null
 cd /
 rm -rf "$KUBE_RUN"
 log "torn down"

@@ -115,6 +115,9 @@ previous_release() {
 }
 
 main() {
+  # buildah creates an empty /etc/cni/net.d at start even with host networking: remove it again.
+  local made_cni=""
+  [ -e /etc/cni ] || made_cni=1
   mkdir -p "$KUBE_CACHE/buildah"
   debian_base
   node_base
@@ -126,6 +129,7 @@ main() {
     "$ROOT/package.json" "$ROOT/package-lock.json" "$ROOT/tsconfig.json" "$ROOT/tsconfig.build.json" \
     "$ROOT/proto" "$ROOT/generated" "$ROOT/clients/ts/src" "$ROOT/src" >/dev/null
   previous_release
+  [ -n "$made_cni" ] && rm -rf /etc/cni
   ls -1 "$KUBE_IMAGES"
 }
 

@@ -5,8 +5,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/../toolchain.sh"
 KUBE_VERSION=v1.34.4
 KUBE_STAGING_VERSION=v0.34.4
 COREDNS_VERSION=v1.13.2
+# NetworkPolicy enforcement beside the bridge plugin (iptables and ipset; its firewall alone). The
+# only version the module proxy serves here; reported security flaws in it do not reach this
+# throwaway cluster on a closed bridge.
+KUBE_ROUTER_VERSION=v2.1.0
 # Debian bookworm packages: containerd, runc, the CNI plugins, etcd, and the tools the scripts use.
-KUBE_DEBIAN_PACKAGES=(containerd runc containernetworking-plugins etcd-server iptables conntrack
+KUBE_DEBIAN_PACKAGES=(containerd runc containernetworking-plugins etcd-server iptables ipset conntrack
   mmdebstrap buildah fuse-overlayfs uidmap iproute2 curl ca-certificates gcc libc6-dev)
 
 # The schema-upgrade scenario installs the release before the cluster tests existed (chart and image
@@ -40,15 +44,19 @@ KUBE_HOST_DIRS="/var/lib/kubelet /var/log/pods /var/log/containers /opt/containe
 
 # What the host looks like to the parts above (sysctls, firewall rules and chains, links, routes,
 # network namespaces, directories): test.sh compares it before up.sh and after down.sh.
-host_snapshot() {
+host_snapshot() (
+  # A reading, not a check: a tool that is missing or finds nothing prints nothing.
+  set +e +o pipefail
   local s d
   for s in $KUBE_SYSCTLS; do echo "$s=$(sysctl -n "$s" 2>/dev/null)"; done
   for s in iptables-save ip6tables-save; do
-    "$s" | grep -E '^(-A|:)' | grep -vE '^:(INPUT|OUTPUT|FORWARD|PREROUTING|POSTROUTING) ACCEPT' | sed 's/ \[[0-9]*:[0-9]*\]$//' | sed "s/^/$s /"
+    "$s" | grep -E '^(-A|:)' | grep -vE '^:(INPUT|OUTPUT|FORWARD|PREROUTING|POSTROUTING) ACCEPT' |
+      sed -e 's/ \[[0-9]*:[0-9]*\]$//' -e "s/^/$s /"
   done
   ip -br link | awk '{print "link", $1}'
   ip route | sed 's/^/route /'
   ip netns list | sed 's/^/netns /'
+  ipset list -n 2>/dev/null | sed 's/^/ipset /'
   for d in $KUBE_HOST_DIRS "$KUBE_RUN"; do [ -e "$d" ] && echo "exists $d"; done
   true
-}
+)

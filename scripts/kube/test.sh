@@ -6,6 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/kube/lib.sh
+trap 'echo "npm run test:kube: failed at line $LINENO of scripts/kube/test.sh (the components'"'"' logs: $KUBE_CACHE/logs-last-run)" >&2' ERR
 
 # What the scenarios themselves run on the machine: Node dependencies and helm.
 node scripts/node-modules-current.mjs || JOBS=max npm ci --no-audit --no-fund

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Brings up a single-node Kubernetes cluster on this machine from the binaries build.sh made:
-# etcd, the control plane, containerd and the kubelet, kube-proxy, and CoreDNS, all on a CNI bridge
+# etcd, the control plane, containerd and the kubelet, kube-proxy, CoreDNS and kube-router's
+# NetworkPolicy firewall, all on a CNI bridge
 # (cni0, 10.244.0.1/24) so that nothing listens on or leaves through the machine's own interfaces.
 # First saves everything on the host that a kubelet and kube-proxy change; down.sh restores it.
 # Prints nothing but progress; the cluster is ready when it returns (kubeconfig: $KUBECONFIG).
@@ -22,6 +23,7 @@ save_host_state() {
   for s in $KUBE_SYSCTLS; do sysctl -n "$s" >"host-state/sysctl.$s" 2>/dev/null || true; done
   iptables-save >host-state/iptables
   ip6tables-save >host-state/ip6tables
+  ipset list -n | sort >host-state/ipsets
   ip netns list | awk '{print $1}' | sort >host-state/netns
   local d
   for d in $KUBE_HOST_DIRS; do [ -e "$d" ] && echo "$d"; done >host-state/existing-dirs || true
@@ -186,6 +188,15 @@ DNS
   start coredns coredns -conf Corefile
 }
 
+# NetworkPolicy: kube-router's firewall only (the bridge plugin keeps pod networking, kube-proxy the
+# Services). It needs the node's object, so it starts once the node registered.
+start_network_policy() {
+  start kube-router kube-router --kubeconfig admin.kubeconfig --hostname-override "$NODE_NAME" \
+    --run-firewall=true --run-router=false --run-service-proxy=false --enable-cni=false \
+    --health-port 20244 --metrics-port 0
+  wait_for kube-router 60 curl -fsS http://127.0.0.1:20244/healthz
+}
+
 main() {
   log "saving host state into $KUBE_RUN/host-state"
   save_host_state
@@ -193,10 +204,11 @@ main() {
   make_network
   log "starting etcd and the control plane"
   start_control_plane
-  log "starting containerd (importing $(ls "$KUBE_IMAGES"/*.tar | wc -l) images), the kubelet, kube-proxy and CoreDNS"
+  log "starting containerd (importing $(ls "$KUBE_IMAGES"/*.tar | wc -l) images), the kubelet, kube-proxy, CoreDNS and kube-router"
   start_node
   wait_for "the node to be Ready" 120 kubectl wait --for=condition=Ready "node/$NODE_NAME" --timeout=2s
   wait_for CoreDNS 30 curl -fsS http://127.0.0.1:18181/ready
+  start_network_policy
   kubectl label --overwrite "node/$NODE_NAME" topology.kubernetes.io/zone=local >/dev/null
   log "cluster up: $(kubectl version -o json | sed -n 's/.*"gitVersion": "\(v[^"]*\)".*/\1/p' | tail -1), node $NODE_NAME Ready"
 }

@@ -3,10 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { createDatabase, type MariaDb, startMariaDb } from "../harness/mariadb";
-import { checkHistory } from "../harness/jepsen/checker";
-import { readTask } from "../harness/jepsen/stored-task";
+import { checkRun } from "../harness/jepsen/check-run";
 import { ResumingWatcher } from "../harness/jepsen/resuming-watcher";
-import { checkWatch } from "../harness/jepsen/watch-check";
 import { startWorkload, type Workload } from "../harness/jepsen/workload";
 import { createPodNetwork, type Pod, type PodNetwork } from "../harness/pod-network";
 import { type RedisNode, startRedisNodes } from "../harness/redis";
@@ -172,15 +170,7 @@ async function runScenario(
     const cluster = { replicas, nodes, mariadb, databaseUrl, pods, addresses, taskIds };
     const evidence = await inject(cluster, workload);
     const history = await workload.done();
-    const tasks = await Promise.all(taskIds.map((taskId) => readTask(databaseUrl, taskId)));
-    const summary = checkHistory(history, tasks);
-    let watched = 0;
-    for (const [i, task] of tasks.entries()) {
-      const watcher = watchers[i] as ResumingWatcher;
-      await watcher.reach(task.head.version);
-      await watcher.stop();
-      watched += checkWatch(watcher.received, task, history, 1);
-    }
+    const { summary, watched } = await checkRun(history, databaseUrl, taskIds, watchers);
     const watchSessions = watchers.map((w) => w.describe()).join("; ");
     const reasons = new Map<string, number>();
     for (const op of history.filter((o) => o.outcome !== "ok"))

@@ -54,6 +54,19 @@ export async function kubectlJson<T>(args: readonly string[]): Promise<T> {
   return JSON.parse(await kubectl([...args, "-o", "json"])) as T;
 }
 
+/**
+ * The reasons of the events of the release's migration Job (SuccessfulCreate, Completed, ...). The
+ * hook deletes the Job once it succeeded (hook-succeeded); its events remain.
+ */
+export async function migrationJobEvents(namespace: string, release: string): Promise<string[]> {
+  const events = await kubectlJson<{
+    items: { reason: string; involvedObject: { kind: string; name: string } }[];
+  }>(["get", "events", "-n", namespace]);
+  return events.items
+    .filter((e) => e.involvedObject.kind === "Job" && e.involvedObject.name === `${release}-migrate`)
+    .map((e) => e.reason);
+}
+
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls `check` until it holds; throws naming `what` after `limitMs`. */
@@ -144,7 +157,9 @@ export async function startBackends(namespace: string): Promise<Backends> {
   };
 }
 
+/** Deletes a scenario's namespace (KUBE_KEEP_NAMESPACES=1 keeps it, to look at it after a run). */
 export function deleteNamespace(namespace: string): void {
+  if (process.env.KUBE_KEEP_NAMESPACES === "1") return;
   spawnSync("kubectl", ["delete", "namespace", namespace, "--wait=true", "--timeout=120s"], {
     encoding: "utf8",
   });

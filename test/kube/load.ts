@@ -1,8 +1,6 @@
-import { checkHistory } from "../harness/jepsen/checker";
+import { checkRun } from "../harness/jepsen/check-run";
 import type { OpRecord } from "../harness/jepsen/history";
 import { ResumingWatcher } from "../harness/jepsen/resuming-watcher";
-import { readTask } from "../harness/jepsen/stored-task";
-import { checkWatch } from "../harness/jepsen/watch-check";
 import { startWorkload } from "../harness/jepsen/workload";
 import { connect } from "../harness/rpc";
 import { sleep } from "./cluster";
@@ -69,15 +67,7 @@ export async function underLoad(
     stopping = true;
     const history = await workload.done();
 
-    const tasks = await Promise.all(taskIds.map((taskId) => readTask(databaseUrl, taskId)));
-    const summary = checkHistory(history, tasks);
-    let watched = 0;
-    for (const [i, task] of tasks.entries()) {
-      const watcher = watchers[i] as ResumingWatcher;
-      await watcher.reach(task.head.version);
-      await watcher.stop();
-      watched += checkWatch(watcher.received, task, history, 1);
-    }
+    const { summary, watched } = await checkRun(history, databaseUrl, taskIds, watchers);
     const during = history.filter((op) => (op.endedAt ?? 0) >= from && (op.endedAt ?? 0) <= to);
     const reasons = new Map<string, number>();
     for (const op of during.filter((o) => o.outcome !== "ok"))

@@ -8,7 +8,7 @@ import {
   helmIn,
   isReady,
   kubectl,
-  kubectlJson,
+  migrationJobEvents,
   podsOf,
   readyPods,
   releaseValues,
@@ -37,11 +37,6 @@ beforeAll(async () => {
 
 afterAll(() => deleteNamespace(NAMESPACE));
 
-interface KubeEvent {
-  reason: string;
-  involvedObject: { kind: string; name: string };
-}
-
 it("1. install: the migration Job runs as the pre-install hook, 3 replicas go Ready through their gRPC probes, helm test passes, every pod runs with the chart's securityContext, and a client outside the cluster writes and reads through the Service", async () => {
   let start = Date.now();
   await helmIn([
@@ -57,12 +52,7 @@ it("1. install: the migration Job runs as the pre-install hook, 3 replicas go Re
   ]);
   const installSeconds = secondsSince(start);
 
-  // The hook's Job is deleted once it succeeded (hook-succeeded); its events remain.
-  const events = (await kubectlJson<{ items: KubeEvent[] }>(["get", "events", "-n", NAMESPACE])).items;
-  const job = events.filter(
-    (e) => e.involvedObject.kind === "Job" && e.involvedObject.name === `${RELEASE}-migrate`,
-  );
-  expect(job.map((e) => e.reason)).toContain("Completed");
+  expect(await migrationJobEvents(NAMESPACE, RELEASE)).toContain("Completed");
 
   const pods = await podsOf(NAMESPACE, SELECTOR);
   expect(pods.filter(isReady)).toHaveLength(3);
@@ -127,6 +117,10 @@ it("1. install: the migration Job runs as the pre-install hook, 3 replicas go Re
   );
 });
 
+/** The load of `underLoad` through the release's Service while `action` runs. */
+const onRelease = async (name: string, action: () => Promise<string>) =>
+  underLoad(name, await serviceTarget(NAMESPACE, RELEASE), backends.databaseUrl, action);
+
 /** helm upgrade of the release to `extra` values over the test's own, waiting for the rollout. */
 async function upgrade(extra: readonly string[]): Promise<string> {
   const start = Date.now();
@@ -154,18 +148,13 @@ it("2. rolling upgrade under load: a config change, then an image tag change, ro
   const before = await readyPods(NAMESPACE, SELECTOR);
   let afterConfig: string[] = [];
   let afterImage: string[] = [];
-  const result = await underLoad(
-    "rolling upgrade",
-    await serviceTarget(NAMESPACE, RELEASE),
-    backends.databaseUrl,
-    async () => {
-      const configSeconds = await upgrade(["config.PLAN_SLOW_CALL_MS=2000"]);
-      afterConfig = await readyPods(NAMESPACE, SELECTOR);
-      const imageSeconds = await upgrade(["config.PLAN_SLOW_CALL_MS=2000", "image.tag=test-b"]);
-      afterImage = await readyPods(NAMESPACE, SELECTOR);
-      return `config change rolled 3 replicas in ${configSeconds} s, image tag change in ${imageSeconds} s`;
-    },
-  );
+  const result = await onRelease("rolling upgrade", async () => {
+    const configSeconds = await upgrade(["config.PLAN_SLOW_CALL_MS=2000"]);
+    afterConfig = await readyPods(NAMESPACE, SELECTOR);
+    const imageSeconds = await upgrade(["config.PLAN_SLOW_CALL_MS=2000", "image.tag=test-b"]);
+    afterImage = await readyPods(NAMESPACE, SELECTOR);
+    return `config change rolled 3 replicas in ${configSeconds} s, image tag change in ${imageSeconds} s`;
+  });
   expect(afterConfig).toHaveLength(3);
   expect(afterConfig.filter((name) => before.includes(name))).toEqual([]);
   // Only the workload's own conflicts (a replace or edit of a stale read): no call met a replica
@@ -184,17 +173,12 @@ it("2. rolling upgrade under load: a config change, then an image tag change, ro
 it("3. helm rollback under load to the installed revision: every replica rolls back to the first image and configuration, with the same checks", async () => {
   const before = await readyPods(NAMESPACE, SELECTOR);
   let after: string[] = [];
-  const result = await underLoad(
-    "rollback",
-    await serviceTarget(NAMESPACE, RELEASE),
-    backends.databaseUrl,
-    async () => {
-      const start = Date.now();
-      await helmIn(["rollback", RELEASE, "1", "-n", NAMESPACE, "--wait", "--timeout", "5m"]);
-      after = await readyPods(NAMESPACE, SELECTOR);
-      return `helm rollback to revision 1 rolled 3 replicas in ${secondsSince(start)} s`;
-    },
-  );
+  const result = await onRelease("rollback", async () => {
+    const start = Date.now();
+    await helmIn(["rollback", RELEASE, "1", "-n", NAMESPACE, "--wait", "--timeout", "5m"]);
+    after = await readyPods(NAMESPACE, SELECTOR);
+    return `helm rollback to revision 1 rolled 3 replicas in ${secondsSince(start)} s`;
+  });
   expect(Object.keys(result.errorsDuring).filter((reason) => reason !== "VERSION_MISMATCH")).toEqual([]);
   expect(after).toHaveLength(3);
   expect(after.filter((name) => before.includes(name))).toEqual([]);
@@ -230,81 +214,61 @@ const restartsOf = async (pod: string) =>
 describe("4. disruption under load, with the same checks", () => {
   it("kubectl delete pod of a replica mid-load (every replica holds leases: three hot tasks, six writers)", async () => {
     const [victim] = await readyPods(NAMESPACE, SELECTOR);
-    const result = await underLoad(
-      "delete pod",
-      await serviceTarget(NAMESPACE, RELEASE),
-      backends.databaseUrl,
-      async () => {
-        const start = Date.now();
-        await kubectl(["delete", "pod", "-n", NAMESPACE, victim as string, "--wait=false"]);
-        await waitFor("the replacement replica", 180_000, async () => {
-          const ready = await readyPods(NAMESPACE, SELECTOR);
-          return ready.length === 3 && !ready.includes(victim as string);
-        });
-        return `deleted ${victim}; 3 replicas Ready again after ${secondsSince(start)} s`;
-      },
-    );
+    const result = await onRelease("delete pod", async () => {
+      const start = Date.now();
+      await kubectl(["delete", "pod", "-n", NAMESPACE, victim as string, "--wait=false"]);
+      await waitFor("the replacement replica", 180_000, async () => {
+        const ready = await readyPods(NAMESPACE, SELECTOR);
+        return ready.length === 3 && !ready.includes(victim as string);
+      });
+      return `deleted ${victim}; 3 replicas Ready again after ${secondsSince(start)} s`;
+    });
     expect(result.ok).toBeGreaterThan(100);
   });
 
   it("kill -9 of the service inside a replica's container: the kubelet restarts it", async () => {
     const [victim] = (await readyPods(NAMESPACE, SELECTOR)) as [string];
     const restarts = await restartsOf(victim);
-    const result = await underLoad(
-      "kill -9 in the container",
-      await serviceTarget(NAMESPACE, RELEASE),
-      backends.databaseUrl,
-      async () => {
-        const start = Date.now();
-        const pid = await servicePid(victim);
-        expect(pid).toMatch(/^\d+$/);
-        // The image has no kill binary: the shell's builtin.
-        await kubectl(["exec", "-n", NAMESPACE, victim, "--", "sh", "-c", `kill -9 ${pid}`]);
-        await waitFor(
-          "the restarted container",
-          180_000,
-          async () =>
-            (await restartsOf(victim)) > restarts && (await readyPods(NAMESPACE, SELECTOR)).includes(victim),
-        );
-        return `SIGKILL to PID ${pid} in ${victim}; restarted and Ready after ${secondsSince(start)} s`;
-      },
-    );
+    const result = await onRelease("kill -9 in the container", async () => {
+      const start = Date.now();
+      const pid = await servicePid(victim);
+      expect(pid).toMatch(/^\d+$/);
+      // The image has no kill binary: the shell's builtin.
+      await kubectl(["exec", "-n", NAMESPACE, victim, "--", "sh", "-c", `kill -9 ${pid}`]);
+      await waitFor(
+        "the restarted container",
+        180_000,
+        async () =>
+          (await restartsOf(victim)) > restarts && (await readyPods(NAMESPACE, SELECTOR)).includes(victim),
+      );
+      return `SIGKILL to PID ${pid} in ${victim}; restarted and Ready after ${secondsSince(start)} s`;
+    });
     expect(await restartsOf(victim)).toBe(restarts + 1);
     expect(result.ok).toBeGreaterThan(100);
   });
 
   it("a Redis pod deleted (2 of 3 nodes remain, then its replacement joins under the same DNS name)", async () => {
-    const result = await underLoad(
-      "Redis pod deleted",
-      await serviceTarget(NAMESPACE, RELEASE),
-      backends.databaseUrl,
-      async () => {
-        const start = Date.now();
-        await kubectl(["delete", "pod", "-n", NAMESPACE, "redis-1", "--wait=true"]);
-        await kubectl(["rollout", "status", "-n", NAMESPACE, "statefulset/redis", "--timeout=120s"]);
-        return `deleted redis-1; back after ${secondsSince(start)} s`;
-      },
-    );
+    const result = await onRelease("Redis pod deleted", async () => {
+      const start = Date.now();
+      await kubectl(["delete", "pod", "-n", NAMESPACE, "redis-1", "--wait=true"]);
+      await kubectl(["rollout", "status", "-n", NAMESPACE, "statefulset/redis", "--timeout=120s"]);
+      return `deleted redis-1; back after ${secondsSince(start)} s`;
+    });
     expect(result.ok).toBeGreaterThan(100);
   });
 
   it("the MariaDB pod restarted (its data on the node survives)", async () => {
-    const result = await underLoad(
-      "MariaDB pod restarted",
-      await serviceTarget(NAMESPACE, RELEASE),
-      backends.databaseUrl,
-      async () => {
-        const start = Date.now();
-        await kubectl(["delete", "pod", "-n", NAMESPACE, "-l", "app=mariadb", "--wait=true"]);
-        await kubectl(["rollout", "status", "-n", NAMESPACE, "deployment/mariadb", "--timeout=180s"]);
-        await waitFor(
-          "3 Ready replicas",
-          120_000,
-          async () => (await readyPods(NAMESPACE, SELECTOR)).length === 3,
-        );
-        return `MariaDB pod deleted and recreated; Ready after ${secondsSince(start)} s`;
-      },
-    );
+    const result = await onRelease("MariaDB pod restarted", async () => {
+      const start = Date.now();
+      await kubectl(["delete", "pod", "-n", NAMESPACE, "-l", "app=mariadb", "--wait=true"]);
+      await kubectl(["rollout", "status", "-n", NAMESPACE, "deployment/mariadb", "--timeout=180s"]);
+      await waitFor(
+        "3 Ready replicas",
+        120_000,
+        async () => (await readyPods(NAMESPACE, SELECTOR)).length === 3,
+      );
+      return `MariaDB pod deleted and recreated; Ready after ${secondsSince(start)} s`;
+    });
     expect(result.ok).toBeGreaterThan(100);
   });
 });
@@ -313,39 +277,34 @@ it("5. scale 3 -> 5 -> 2 under load (the HPA's bounds): new replicas serve once 
   const logs: string[] = [];
   const before = await readyPods(NAMESPACE, SELECTOR);
   let served = 0;
-  const result = await underLoad(
-    "scale 3 -> 5 -> 2",
-    await serviceTarget(NAMESPACE, RELEASE),
-    backends.databaseUrl,
-    async () => {
-      let start = Date.now();
-      await upgrade(["autoscaling.minReplicas=5", "autoscaling.maxReplicas=5"]);
-      await waitForReadyPods(NAMESPACE, SELECTOR, 5);
-      const up = secondsSince(start);
-      const five = await readyPods(NAMESPACE, SELECTOR);
-      // Each new replica answers once Ready: a call straight to its pod address.
-      for (const pod of await podsOf(NAMESPACE, SELECTOR)) {
-        if (before.includes(pod.metadata.name)) continue;
-        const direct = connect(50051, undefined, pod.status.podIP);
-        try {
-          await direct.tasks.createTask({ taskId: `scaled-${pod.metadata.name}`, workspaceId: "ws" });
-          served += 1;
-        } finally {
-          direct.close();
-        }
+  const result = await onRelease("scale 3 -> 5 -> 2", async () => {
+    let start = Date.now();
+    await upgrade(["autoscaling.minReplicas=5", "autoscaling.maxReplicas=5"]);
+    await waitForReadyPods(NAMESPACE, SELECTOR, 5);
+    const up = secondsSince(start);
+    const five = await readyPods(NAMESPACE, SELECTOR);
+    // Each new replica answers once Ready: a call straight to its pod address.
+    for (const pod of await podsOf(NAMESPACE, SELECTOR)) {
+      if (before.includes(pod.metadata.name)) continue;
+      const direct = connect(50051, undefined, pod.status.podIP);
+      try {
+        await direct.tasks.createTask({ taskId: `scaled-${pod.metadata.name}`, workspaceId: "ws" });
+        served += 1;
+      } finally {
+        direct.close();
       }
-      // Follow every replica's log, so the removed ones' last lines (the drain) are kept.
-      const followers = five.map((pod) => followLog(pod, logs));
-      start = Date.now();
-      await upgrade(["autoscaling.minReplicas=2", "autoscaling.maxReplicas=2"]);
-      await waitForReadyPods(NAMESPACE, SELECTOR, 2);
-      const down = secondsSince(start);
-      const two = await readyPods(NAMESPACE, SELECTOR);
-      await Promise.all(followers.filter((f) => !two.includes(f.pod)).map((f) => f.ended));
-      for (const f of followers) f.stop();
-      return `3 -> 5 Ready in ${up} s, 5 -> 2 in ${down} s`;
-    },
-  );
+    }
+    // Follow every replica's log, so the removed ones' last lines (the drain) are kept.
+    const followers = five.map((pod) => followLog(pod, logs));
+    start = Date.now();
+    await upgrade(["autoscaling.minReplicas=2", "autoscaling.maxReplicas=2"]);
+    await waitForReadyPods(NAMESPACE, SELECTOR, 2);
+    const down = secondsSince(start);
+    const two = await readyPods(NAMESPACE, SELECTOR);
+    await Promise.all(followers.filter((f) => !two.includes(f.pod)).map((f) => f.ended));
+    for (const f of followers) f.stop();
+    return `3 -> 5 Ready in ${up} s, 5 -> 2 in ${down} s`;
+  });
   // Each removed replica logged the signal, then its last line once the drain had finished
   // (kubectl's --timestamps: when the kubelet read each line).
   const at = (line: string) => Date.parse(line.split(" ")[1] ?? "");

@@ -6,7 +6,7 @@ import {
   CHART,
   deleteNamespace,
   helmIn,
-  kubectlJson,
+  migrationJobEvents,
   readyPods,
   releaseValues,
   secondsSince,
@@ -32,16 +32,6 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(() => deleteNamespace(NAMESPACE));
-
-interface KubeEvent {
-  reason: string;
-  involvedObject: { kind: string; name: string };
-}
-
-const migrationEvents = async () =>
-  (await kubectlJson<{ items: KubeEvent[] }>(["get", "events", "-n", NAMESPACE])).items.filter(
-    (e) => e.involvedObject.kind === "Job" && e.involvedObject.name === `${RELEASE}-migrate`,
-  );
 
 it("6. schema upgrade: the previous release's chart installed with data, then helm upgrade to this one: the migration Job runs once, old data reads back, nothing lost under load", async () => {
   // The previous chart's pre-install Job could not start (it referenced objects created after the
@@ -84,7 +74,7 @@ it("6. schema upgrade: the previous release's chart installed with data, then he
     client.close();
   }
   const before = await readyPods(NAMESPACE, SELECTOR);
-  expect(await migrationEvents()).toEqual([]);
+  expect(await migrationJobEvents(NAMESPACE, RELEASE)).toEqual([]);
 
   let upgradeSeconds = "";
   const result = await underLoad("schema upgrade", target, backends.databaseUrl, async () => {
@@ -106,9 +96,9 @@ it("6. schema upgrade: the previous release's chart installed with data, then he
   const after = await readyPods(NAMESPACE, SELECTOR);
   expect(after).toHaveLength(3);
   expect(after.filter((name) => before.includes(name))).toEqual([]);
-  const events = await migrationEvents();
-  expect(events.filter((e) => e.reason === "SuccessfulCreate")).toHaveLength(1);
-  expect(events.filter((e) => e.reason === "Completed")).toHaveLength(1);
+  const events = await migrationJobEvents(NAMESPACE, RELEASE);
+  expect(events.filter((reason) => reason === "SuccessfulCreate")).toHaveLength(1);
+  expect(events.filter((reason) => reason === "Completed")).toHaveLength(1);
 
   const reader = connect(target.port, undefined, target.host);
   try {
