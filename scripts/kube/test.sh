@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `npm run test:kube`: the chart on a real single-node Kubernetes cluster. Builds what is missing
-# (cached: cold about 30 to 45 minutes, warm about a minute), brings the cluster up, runs the
+# (cached: cold about 25 minutes on two cores, warm seconds), brings the cluster up, runs the
 # scenarios in test/kube, and tears everything down again, also when a scenario fails.
-# Needs root (a kubelet); never run it beside `npm test` (see scripts/kube/up.sh).
+# Needs root (a kubelet); never run it beside `npm test` (the README says why).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/kube/lib.sh

@@ -53,6 +53,17 @@ describe("the README's commands, exactly as written", () => {
     const top = README.slice(0, README.indexOf("## "));
     expect(top).toContain("npm ci && npm start");
     expect(top).toMatch(/^npm test /m);
+    expect(top).toMatch(/^npm run test:kube /m);
+  });
+
+  it("CI runs the test commands the README gives, in its order (the cluster after every other test)", () => {
+    const ci = readFileSync(join(ROOT, ".ci", "run"), "utf8");
+    const commands = ci.split("\n").filter((line) => /^npm /.test(line));
+    expect(commands).toEqual(["npm test", "npm run test:kube"]);
+    const scripts = (
+      JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }
+    ).scripts;
+    expect(scripts["test:kube"]).toBe("bash scripts/kube/test.sh");
   });
 
   it("`npm start` builds and serves the embedded default on 127.0.0.1:50051, and stops on SIGTERM", async () => {
