@@ -62,6 +62,25 @@ export async function probeRelease(
   }
 }
 
+/**
+ * Repeats `probe` every `pauseMs` until it passes or `budgetMs` has passed since the first try;
+ * resolves the passing result, or the last failing one, with the number of probes it took.
+ */
+export async function probeReleaseWithin(
+  probe: () => Promise<ProbeResult>,
+  budgetMs: number,
+  pauseMs: number,
+): Promise<ProbeResult> {
+  const giveUpAt = Date.now() + budgetMs;
+  for (let attempt = 1; ; attempt++) {
+    const result = await probe();
+    if (result.ok || Date.now() + pauseMs > giveUpAt) {
+      return attempt === 1 ? result : { ...result, summary: `${result.summary} (probe ${attempt})` };
+    }
+    await new Promise((resolve) => setTimeout(resolve, pauseMs));
+  }
+}
+
 function healthStatus(health: Client, deadline: number): Promise<string> {
   return new Promise((resolve, reject) =>
     (health as unknown as { Check: (...args: unknown[]) => void }).Check(
