@@ -186,6 +186,32 @@ export function releaseValues(backends: Backends, extra: readonly string[] = [])
   return sets.flatMap((s) => ["--set", s]);
 }
 
+/**
+ * `helm install` or `helm upgrade` of `release` in `namespace` with the scenarios' values and `extra`,
+ * waiting (up to 5 minutes) for its hooks and rollout; resolves the seconds it took.
+ */
+export async function helmRelease(
+  verb: "install" | "upgrade",
+  where: { namespace: string; release: string; chart?: string },
+  backends: Backends,
+  extra: readonly string[] = [],
+): Promise<string> {
+  const start = Date.now();
+  const { namespace, release, chart = CHART } = where;
+  await helmIn([
+    verb,
+    release,
+    chart,
+    "-n",
+    namespace,
+    "--wait",
+    "--timeout",
+    "5m",
+    ...releaseValues(backends, extra),
+  ]);
+  return secondsSince(start);
+}
+
 /** The release's plain Service as host:port from the machine (kube-proxy picks a pod per connection). */
 export async function serviceTarget(
   namespace: string,

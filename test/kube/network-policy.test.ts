@@ -1,10 +1,9 @@
 import {
   type Backends,
-  CHART,
   deleteNamespace,
+  helmRelease,
   helmIn,
   kubectl,
-  releaseValues,
   secondsSince,
   sleep,
   startBackends,
@@ -50,18 +49,8 @@ async function probeFrom(pod: string): Promise<{ ok: boolean; line: string }> {
 }
 
 it("7. NetworkPolicy enforced: a pod with the chart's test-pod labels is admitted, and helm test passes; a pod of a namespace the policy does not name is refused, and the same pod is admitted once its namespace carries the label", async () => {
-  await helmIn([
-    "install",
-    RELEASE,
-    CHART,
-    "-n",
-    NAMESPACE,
-    "--wait",
-    "--timeout",
-    "5m",
-    ...releaseValues(backends, [
-      `networkPolicy.clientNamespaceSelector.matchLabels.${CLIENT_LABEL.replaceAll(".", "\\.")}=yes`,
-    ]),
+  await helmRelease("install", { namespace: NAMESPACE, release: RELEASE }, backends, [
+    `networkPolicy.clientNamespaceSelector.matchLabels.${CLIENT_LABEL.replaceAll(".", "\\.")}=yes`,
   ]);
   // The policy's rule for the chart's own test pod, judged on a long-lived pod with that pod's labels:
   // the hook's own pod calls at once after it starts, and kube-router can judge a new pod before it

@@ -3,15 +3,14 @@ import { connect } from "../harness/rpc";
 import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
 import {
   type Backends,
-  CHART,
   deleteNamespace,
+  helmRelease,
   helmIn,
   isReady,
   kubectl,
   migrationJobEvents,
   podsOf,
   readyPods,
-  releaseValues,
   secondsSince,
   serviceTarget,
   startBackends,
@@ -38,19 +37,7 @@ beforeAll(async () => {
 afterAll(() => deleteNamespace(NAMESPACE));
 
 it("1. install: the migration Job runs as the pre-install hook, 3 replicas go Ready through their gRPC probes, helm test passes, every pod runs with the chart's securityContext, and a client outside the cluster writes and reads through the Service", async () => {
-  let start = Date.now();
-  await helmIn([
-    "install",
-    RELEASE,
-    CHART,
-    "-n",
-    NAMESPACE,
-    "--wait",
-    "--timeout",
-    "5m",
-    ...releaseValues(backends),
-  ]);
-  const installSeconds = secondsSince(start);
+  const installSeconds = await helmRelease("install", { namespace: NAMESPACE, release: RELEASE }, backends);
 
   expect(await migrationJobEvents(NAMESPACE, RELEASE)).toContain("Completed");
 
@@ -88,7 +75,7 @@ it("1. install: the migration Job runs as the pre-install hook, 3 replicas go Re
   expect(kinds).toContain(`poddisruptionbudget.policy/${RELEASE}`);
   expect(kinds).toContain(`horizontalpodautoscaler.autoscaling/${RELEASE}`);
 
-  start = Date.now();
+  const start = Date.now();
   const testOutput = await helmIn(["test", RELEASE, "-n", NAMESPACE, "--logs"]);
   const testSeconds = secondsSince(start);
   expect(testOutput).toMatch(/Phase:\s+Succeeded/);
@@ -122,21 +109,8 @@ const onRelease = async (name: string, action: () => Promise<string>) =>
   underLoad(name, await serviceTarget(NAMESPACE, RELEASE), backends.databaseUrl, action);
 
 /** helm upgrade of the release to `extra` values over the test's own, waiting for the rollout. */
-async function upgrade(extra: readonly string[]): Promise<string> {
-  const start = Date.now();
-  await helmIn([
-    "upgrade",
-    RELEASE,
-    CHART,
-    "-n",
-    NAMESPACE,
-    "--wait",
-    "--timeout",
-    "5m",
-    ...releaseValues(backends, extra),
-  ]);
-  return secondsSince(start);
-}
+const upgrade = (extra: readonly string[]): Promise<string> =>
+  helmRelease("upgrade", { namespace: NAMESPACE, release: RELEASE }, backends, extra);
 
 const imagesOf = async (names: readonly string[]) =>
   (await podsOf(NAMESPACE, SELECTOR))

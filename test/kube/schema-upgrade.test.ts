@@ -3,12 +3,10 @@ import { connect } from "../harness/rpc";
 import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
 import {
   type Backends,
-  CHART,
   deleteNamespace,
-  helmIn,
+  helmRelease,
   migrationJobEvents,
   readyPods,
-  releaseValues,
   secondsSince,
   serviceTarget,
   startBackends,
@@ -36,18 +34,13 @@ afterAll(() => deleteNamespace(NAMESPACE));
 it("6. schema upgrade: the previous release's chart installed with data, then helm upgrade to this one: the migration Job runs once, old data reads back, nothing lost under load", async () => {
   // The previous chart's pre-install Job could not start (it referenced objects created after the
   // hook); that release migrated at pod start instead (migrations.enabled=false), as documented.
-  let start = Date.now();
-  await helmIn([
+  const start = Date.now();
+  await helmRelease(
     "install",
-    RELEASE,
-    join(PREVIOUS_TREE, "helm", "taskplans"),
-    "-n",
-    NAMESPACE,
-    "--wait",
-    "--timeout",
-    "5m",
-    ...releaseValues(backends, ["image.tag=previous", "migrations.enabled=false"]),
-  ]);
+    { namespace: NAMESPACE, release: RELEASE, chart: join(PREVIOUS_TREE, "helm", "taskplans") },
+    backends,
+    ["image.tag=previous", "migrations.enabled=false"],
+  );
   // That chart left the count to the HPA alone: --wait returned with one replica, the HPA adds two.
   await waitForReadyPods(NAMESPACE, SELECTOR, 3);
   const installSeconds = secondsSince(start);
@@ -78,19 +71,7 @@ it("6. schema upgrade: the previous release's chart installed with data, then he
 
   let upgradeSeconds = "";
   const result = await underLoad("schema upgrade", target, backends.databaseUrl, async () => {
-    start = Date.now();
-    await helmIn([
-      "upgrade",
-      RELEASE,
-      CHART,
-      "-n",
-      NAMESPACE,
-      "--wait",
-      "--timeout",
-      "5m",
-      ...releaseValues(backends),
-    ]);
-    upgradeSeconds = secondsSince(start);
+    upgradeSeconds = await helmRelease("upgrade", { namespace: NAMESPACE, release: RELEASE }, backends);
     return `helm upgrade from ${PREVIOUS_TREE.split("release-")[1]} in ${upgradeSeconds} s`;
   });
   const after = await readyPods(NAMESPACE, SELECTOR);
