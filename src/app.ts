@@ -7,6 +7,7 @@ import { authenticator } from "./grpc/authenticate";
 import { startHealthMonitor } from "./grpc/health-monitor";
 import { planHandlers } from "./grpc/plan-handlers";
 import { bind, buildGrpcServer, setHealth } from "./grpc/server";
+import { serverCredentials } from "./grpc/tls-credentials";
 import { taskHandlers } from "./grpc/task-handlers";
 import { writeRateLimit } from "./grpc/write-rate-limit";
 import { InProcessTaskLock } from "./locking/in-process-task-lock";
@@ -16,6 +17,7 @@ import type { TaskLock } from "./plans/ports/task-lock";
 import { createLogger } from "./logger";
 import { createMetrics } from "./observability/metrics";
 import { startMetricsServer } from "./observability/metrics-server";
+import { watchTlsFiles } from "./tls/tls-files";
 import type { EventSink } from "./plans/events";
 import { LogEventSink } from "./plans/log-event-sink";
 import { PlanQueries } from "./plans/plan-queries";
@@ -51,6 +53,11 @@ export interface AppOverrides {
 /** The composition root: builds every adapter from config, wires the services and starts serving. */
 export async function startApp(config: Config, overrides: AppOverrides = {}): Promise<RunningApp> {
   const logger = overrides.logger ?? createLogger(config.logLevel);
+  // Certificates first: unusable TLS files fail the start before anything is opened.
+  const grpcTls = config.grpcTls ? watchTlsFiles(config.grpcTls, config.tlsReloadIntervalMs, logger) : null;
+  const metricsTls = config.metricsTls
+    ? watchTlsFiles(config.metricsTls, config.tlsReloadIntervalMs, logger)
+    : null;
   const dataSource = createDataSource(config.databaseUrl, { poolSize: config.databasePoolSize });
   await dataSource.initialize();
   if (config.migrateOnStart) await runMigrations(dataSource, { lockWaitMs: config.migrationLockWaitMs });
@@ -132,9 +139,9 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
       keepaliveTimeMs: config.keepaliveTimeMs,
     },
   );
-  const port = await bind(server, config.grpcAddress);
+  const port = await bind(server, config.grpcAddress, serverCredentials(grpcTls));
   const metricsServer = config.metricsAddress
-    ? await startMetricsServer(registry, config.metricsAddress)
+    ? await startMetricsServer(registry, config.metricsAddress, metricsTls)
     : null;
   const monitor = startHealthMonitor(() => store.ping(), health, config.healthIntervalMs, logger);
   logger.info(
@@ -143,6 +150,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
       database: dialect,
       lock: config.redis ? "redlock" : "in-process",
       auth: verifier !== null,
+      tls: grpcTls ? (grpcTls.current().clientCa ? "mutual" : "server") : "off",
     },
     "serving",
   );
@@ -161,6 +169,8 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
         await drain(server, config.shutdownDrainMs);
         await bus.close();
         await metricsServer?.close();
+        grpcTls?.stop();
+        metricsTls?.stop();
         await lock.close();
         await store.close();
         logger.info("stopped");

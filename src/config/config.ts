@@ -43,6 +43,26 @@ export interface Config {
   readonly redis: RedisConfig | null;
   /** The change history and WatchPlan streams. */
   readonly changes: ChangesConfig;
+  /** Null: plaintext gRPC. Else TLS (and mTLS with a client CA) from these files, reloaded when they change. */
+  readonly grpcTls: TlsFilesConfig | null;
+  /** Null: plaintext /metrics. Else HTTPS from these files. */
+  readonly metricsTls: TlsFilesConfig | null;
+  /** How often TLS files are read again to pick up a rotated certificate. */
+  readonly tlsReloadIntervalMs: number;
+}
+
+/** PEM files of a TLS listener; each path is named with the setting it came from, for error messages. */
+export interface TlsFilesConfig {
+  readonly certFile: TlsFile;
+  readonly keyFile: TlsFile;
+  /** With a client CA, clients must present a certificate it signed (mTLS). */
+  readonly clientCaFile: TlsFile | null;
+}
+
+/** A file path and the setting that named it. */
+export interface TlsFile {
+  readonly path: string;
+  readonly setting: string;
 }
 
 /** Retention of the change history and delivery of WatchPlan streams. */
@@ -151,6 +171,12 @@ const schema = z.object({
   PLAN_CHANGES_PRUNE_INTERVAL_MS: integer(100, 60_000),
   PLAN_WATCH_STREAM_BUFFER: integer(1, 256),
   PLAN_WATCH_POLL_INTERVAL_MS: integer(100, 5_000),
+  PLAN_GRPC_TLS_CERT_FILE: optionalText,
+  PLAN_GRPC_TLS_KEY_FILE: optionalText,
+  PLAN_GRPC_TLS_CLIENT_CA_FILE: optionalText,
+  PLAN_METRICS_TLS_CERT_FILE: optionalText,
+  PLAN_METRICS_TLS_KEY_FILE: optionalText,
+  PLAN_TLS_RELOAD_INTERVAL_MS: integer(100, 10_000),
   PLAN_CHANGES_REDIS_URL: optionalText.refine(
     (value) => value === null || /^rediss?:\/\/[^\s,]+$/.test(value),
     {
@@ -180,6 +206,11 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       "invalid configuration: set PLAN_AUTH_JWT_SECRET or PLAN_AUTH_JWT_PUBLIC_KEY, not both",
     );
   }
+  const grpcTls = tlsFiles("PLAN_GRPC_TLS", e.PLAN_GRPC_TLS_CERT_FILE, e.PLAN_GRPC_TLS_KEY_FILE, {
+    setting: "PLAN_GRPC_TLS_CLIENT_CA_FILE",
+    path: e.PLAN_GRPC_TLS_CLIENT_CA_FILE,
+  });
+  const metricsTls = tlsFiles("PLAN_METRICS_TLS", e.PLAN_METRICS_TLS_CERT_FILE, e.PLAN_METRICS_TLS_KEY_FILE);
   const lockUrls = e.PLAN_REDIS_URLS ? e.PLAN_REDIS_URLS.split(",").map((url) => url.trim()) : [];
   const authOn = e.PLAN_AUTH_JWT_SECRET !== null || e.PLAN_AUTH_JWT_PUBLIC_KEY !== null;
   return Object.freeze({
@@ -230,5 +261,33 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       pollIntervalMs: e.PLAN_WATCH_POLL_INTERVAL_MS,
       notifyUrls: Object.freeze(e.PLAN_CHANGES_REDIS_URL ? [e.PLAN_CHANGES_REDIS_URL] : lockUrls),
     }),
+    grpcTls,
+    metricsTls,
+    tlsReloadIntervalMs: e.PLAN_TLS_RELOAD_INTERVAL_MS,
+  });
+}
+
+// A certificate and its key are set together or not at all; a client CA needs both.
+function tlsFiles(
+  prefix: string,
+  cert: string | null,
+  key: string | null,
+  clientCa: { setting: string; path: string | null } = { setting: "", path: null },
+): TlsFilesConfig | null {
+  if ((cert === null) !== (key === null)) {
+    throw new ConfigError(
+      `invalid configuration: set both ${prefix}_CERT_FILE and ${prefix}_KEY_FILE, or neither`,
+    );
+  }
+  if (cert === null || key === null) {
+    if (clientCa.path === null) return null;
+    throw new ConfigError(
+      `invalid configuration: ${clientCa.setting} needs ${prefix}_CERT_FILE and ${prefix}_KEY_FILE (mTLS is TLS with client certificates)`,
+    );
+  }
+  return Object.freeze({
+    certFile: { path: cert, setting: `${prefix}_CERT_FILE` },
+    keyFile: { path: key, setting: `${prefix}_KEY_FILE` },
+    clientCaFile: clientCa.path === null ? null : { path: clientCa.path, setting: clientCa.setting },
   });
 }

@@ -53,11 +53,15 @@ export function setHealth(health: HealthImplementation, serving: boolean): void 
 
 /**
  * Binds `address` (PLAN_GRPC_ADDRESS: host:port, port 0 picks a free one) and resolves the bound
- * port; rejects with a ListenError naming the setting when the address cannot be bound.
+ * port (plaintext unless `credentials` say otherwise); rejects with a ListenError naming the setting when the address cannot be bound.
  */
-export function bind(server: Server, address: string): Promise<number> {
+export function bind(
+  server: Server,
+  address: string,
+  credentials: ServerCredentials = ServerCredentials.createInsecure(),
+): Promise<number> {
   return new Promise((resolve, reject) => {
-    server.bindAsync(address, ServerCredentials.createInsecure(), (error, port) =>
+    server.bindAsync(address, credentials, (error, port) =>
       error ? reject(new ListenError("PLAN_GRPC_ADDRESS", address, error)) : resolve(port),
     );
   });

@@ -1,24 +1,28 @@
-import { createServer } from "node:http";
+import { createServer, type RequestListener } from "node:http";
 import type { Registry } from "prom-client";
 import { ListenError } from "../config/listen-error";
+import { httpsServer } from "../tls/https-server";
+import type { TlsSource } from "../tls/tls-files";
 
 /**
  * Serves GET /metrics (Prometheus text format) on its own address (PLAN_METRICS_ADDRESS), apart from
- * gRPC; rejects with a ListenError naming the setting when the address cannot be used.
+ * gRPC, over HTTPS with `tls`; rejects with a ListenError naming the setting when the address cannot be used.
  */
 export async function startMetricsServer(
   registry: Registry,
   address: string,
+  tls: TlsSource | null = null,
 ): Promise<{ port: number; close(): Promise<void> }> {
   const separator = address.lastIndexOf(":");
   const host = address.slice(0, separator).replace(/^\[|\]$/g, "");
-  const server = createServer((req, res) => {
+  const serve: RequestListener = (req, res) => {
     if (req.method !== "GET" || req.url?.split("?")[0] !== "/metrics") return void res.writeHead(404).end();
     registry.metrics().then(
       (body) => res.writeHead(200, { "content-type": registry.contentType }).end(body),
       () => res.writeHead(500).end(),
     );
-  });
+  };
+  const server = tls ? httpsServer(tls, serve) : createServer(serve);
   await new Promise<void>((resolve, reject) => {
     server.once("error", (error) => reject(new ListenError("PLAN_METRICS_ADDRESS", address, error)));
     server.listen(Number(address.slice(separator + 1)), host, resolve);

@@ -1,14 +1,24 @@
 import { dirname, join } from "node:path";
-import { credentials, type Client, loadPackageDefinition, makeGenericClientConstructor } from "@grpc/grpc-js";
+import {
+  type ChannelCredentials,
+  credentials,
+  type Client,
+  loadPackageDefinition,
+  makeGenericClientConstructor,
+} from "@grpc/grpc-js";
 import { loadSync } from "@grpc/proto-loader";
 import { service as healthService } from "grpc-health-check";
 
 type AnyClient = Client & Record<string, (...args: unknown[]) => unknown>;
 
 /** A grpc.health.v1.Health client (enums as strings). */
-export function healthClient(port: number, host = "127.0.0.1"): AnyClient {
+export function healthClient(
+  port: number,
+  host = "127.0.0.1",
+  creds: ChannelCredentials = credentials.createInsecure(),
+): AnyClient {
   const Health = makeGenericClientConstructor(healthService, "Health");
-  return new Health(`${host}:${port}`, credentials.createInsecure()) as unknown as AnyClient;
+  return new Health(`${host}:${port}`, creds) as unknown as AnyClient;
 }
 
 /** Health Check of one service: "SERVING" or "NOT_SERVING". */
@@ -21,13 +31,16 @@ export function checkHealth(client: AnyClient, service = ""): Promise<string> {
 }
 
 /** A grpc.reflection.v1 client. */
-export function reflectionClient(port: number): AnyClient {
+export function reflectionClient(
+  port: number,
+  creds: ChannelCredentials = credentials.createInsecure(),
+): AnyClient {
   const reflectionRoot = join(dirname(require.resolve("@grpc/reflection/package.json")), "build", "proto");
   const definition = loadSync("grpc/reflection/v1/reflection.proto", { includeDirs: [reflectionRoot] });
   const loaded = loadPackageDefinition(definition) as unknown as {
     grpc: { reflection: { v1: { ServerReflection: new (address: string, creds: unknown) => AnyClient } } };
   };
-  return new loaded.grpc.reflection.v1.ServerReflection(`127.0.0.1:${port}`, credentials.createInsecure());
+  return new loaded.grpc.reflection.v1.ServerReflection(`127.0.0.1:${port}`, creds);
 }
 
 /** The service names a server lists through reflection. */

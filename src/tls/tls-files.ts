@@ -1,0 +1,148 @@
+import { createPrivateKey, X509Certificate } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { createSecureContext } from "node:tls";
+import type { Logger } from "pino";
+import { every } from "../background/periodic";
+import { ConfigError, type TlsFile, type TlsFilesConfig } from "../config/config";
+
+/** A checked certificate chain, its private key and (for mTLS) the CA bundle that signs clients. */
+export interface TlsMaterial {
+  readonly cert: Buffer;
+  readonly key: Buffer;
+  readonly clientCa: Buffer | null;
+  /** The leaf certificate's serial number and expiry, for logs. */
+  readonly serial: string;
+  readonly validTo: string;
+}
+
+/** The material a listener serves now, and a way to hear of a rotated one. */
+export interface TlsSource {
+  current(): TlsMaterial;
+  /** Calls `listener` with each new material that passed the checks; returns its removal. */
+  onChange(listener: (material: TlsMaterial) => void): () => void;
+  stop(): void;
+}
+
+/**
+ * Reads the files and checks that they make a usable TLS identity: the certificate chain and key
+ * parse, the key is the certificate's, and the client CA bundle (if any) parses. Throws a
+ * ConfigError naming the setting whose file is wrong.
+ */
+export function readTlsMaterial(files: TlsFilesConfig): TlsMaterial {
+  return checked(files, readRaw(files));
+}
+
+/**
+ * Serves the files' material and reads them again every `intervalMs` (Kubernetes and cert-manager
+ * replace them in place). Changed files that pass the checks replace the material; changed files
+ * that fail keep the material in use and log one error per distinct content, so a bad rotation never
+ * takes a listener down. Throws a ConfigError when the files are unusable at start.
+ */
+export function watchTlsFiles(files: TlsFilesConfig, intervalMs: number, logger: Logger): TlsSource {
+  let raw = readRaw(files);
+  let material = checked(files, raw);
+  const listeners = new Set<(material: TlsMaterial) => void>();
+  // Each distinct problem is logged once, not at every pass while it lasts.
+  let reported = "";
+  const report = (problem: string, message: string, level: "warn" | "error") => {
+    if (problem === reported) return;
+    reported = problem;
+    logger[level]({ reason: problem, serial: material.serial }, message);
+  };
+  const loop = every(intervalMs, async () => {
+    let next: RawFiles;
+    try {
+      next = readRaw(files);
+    } catch (error) {
+      // A file briefly missing mid-rotation is not news unless it stays missing.
+      return report((error as Error).message, "TLS files unreadable; keeping the certificate in use", "warn");
+    }
+    if (sameRaw(next, raw)) return;
+    raw = next;
+    try {
+      material = checked(files, next);
+    } catch (error) {
+      return report(
+        (error as Error).message,
+        "TLS files changed but are not usable; keeping the certificate in use",
+        "error",
+      );
+    }
+    reported = "";
+    logger.info({ serial: material.serial, validTo: material.validTo }, "TLS certificate reloaded");
+    for (const listener of listeners) listener(material);
+  });
+  return {
+    current: () => material,
+    onChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    stop: () => loop.stop(),
+  };
+}
+
+interface RawFiles {
+  readonly cert: Buffer;
+  readonly key: Buffer;
+  readonly clientCa: Buffer | null;
+}
+
+function readRaw(files: TlsFilesConfig): RawFiles {
+  return {
+    cert: readNamed(files.certFile),
+    key: readNamed(files.keyFile),
+    clientCa: files.clientCaFile ? readNamed(files.clientCaFile) : null,
+  };
+}
+
+function readNamed(file: TlsFile): Buffer {
+  try {
+    return readFileSync(file.path);
+  } catch (error) {
+    const code = (error as { code?: string }).code ?? (error as Error).message;
+    throw new ConfigError(`invalid configuration: ${file.setting} ${file.path} cannot be read (${code})`);
+  }
+}
+
+const sameRaw = (a: RawFiles, b: RawFiles) =>
+  a.cert.equals(b.cert) &&
+  a.key.equals(b.key) &&
+  (a.clientCa === null ? b.clientCa === null : b.clientCa !== null && a.clientCa.equals(b.clientCa));
+
+function checked(files: TlsFilesConfig, raw: RawFiles): TlsMaterial {
+  const leaf = parse(files.certFile, () => new X509Certificate(raw.cert), "is not a PEM certificate");
+  const key = parse(files.keyFile, () => createPrivateKey(raw.key), "is not a PEM private key");
+  if (!leaf.checkPrivateKey(key)) {
+    throw new ConfigError(
+      `invalid configuration: ${files.keyFile.setting} is not the key of the certificate in ${files.certFile.setting}`,
+    );
+  }
+  if (files.clientCaFile && raw.clientCa) {
+    const caFile = files.clientCaFile;
+    parse(caFile, () => new X509Certificate(raw.clientCa ?? ""), "is not a PEM certificate bundle");
+    parse(
+      caFile,
+      () => createSecureContext({ ca: raw.clientCa ?? undefined }),
+      "is not a PEM certificate bundle",
+    );
+  }
+  parse(files.certFile, () => createSecureContext({ cert: raw.cert, key: raw.key }), "cannot be served");
+  return {
+    cert: raw.cert,
+    key: raw.key,
+    clientCa: raw.clientCa,
+    serial: leaf.serialNumber,
+    validTo: leaf.validTo,
+  };
+}
+
+function parse<T>(file: TlsFile, read: () => T, problem: string): T {
+  try {
+    return read();
+  } catch (error) {
+    throw new ConfigError(
+      `invalid configuration: ${file.setting} ${file.path} ${problem} (${(error as Error).message})`,
+    );
+  }
+}
