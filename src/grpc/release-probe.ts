@@ -23,26 +23,47 @@ export interface ProbeResult {
 const READ_ANSWERS = new Set<number>([status.OK, status.NOT_FOUND, status.PERMISSION_DENIED]);
 const PLAN_SERVICE = "taskplans.v1.PlanService";
 
+/** How the probe reaches the release. */
+export interface ProbeOptions {
+  /** Sent as a bearer token, so with auth on the read passes authentication. */
+  readonly token: string | null;
+  readonly timeoutMs: number;
+  /** TLS: the CA bundle to trust (PEM); with `clientCert`, the client certificate and key for mTLS. */
+  readonly tls: {
+    readonly ca: Buffer;
+    readonly clientCert: { readonly cert: Buffer; readonly key: Buffer } | null;
+    /** The name the server certificate is checked against, when not the target's host. */
+    readonly serverName: string | null;
+  } | null;
+  /**
+   * Only grpc.health.v1 for this service ("" for the whole server), no plan read: what a kubelet
+   * probe asks. Null: the full check.
+   */
+  readonly healthOnly: string | null;
+}
+
 /**
  * Checks a release end to end through `target` (the chart's Service, host:port): grpc.health.v1
  * reports the plan service SERVING, and one plan read is answered by the service itself.
- * `token` (optional) is sent as a bearer token, so with auth on the read passes authentication.
  */
-export async function probeRelease(
-  target: string,
-  token: string | null,
-  timeoutMs: number,
-): Promise<ProbeResult> {
+export async function probeRelease(target: string, options: ProbeOptions): Promise<ProbeResult> {
+  const { tls } = options;
+  const channel = tls
+    ? credentials.createSsl(tls.ca, tls.clientCert?.key ?? null, tls.clientCert?.cert ?? null)
+    : credentials.createInsecure();
+  const channelOptions = tls?.serverName ? { "grpc.ssl_target_name_override": tls.serverName } : {};
   const Health = makeGenericClientConstructor(healthService, "Health");
-  const health = new Health(target, credentials.createInsecure());
-  const plans = new PlanServiceClient(target, credentials.createInsecure());
-  const deadline = () => ({ deadline: Date.now() + timeoutMs });
+  const health = new Health(target, channel, channelOptions);
+  const plans = new PlanServiceClient(target, channel, channelOptions);
+  const deadline = () => ({ deadline: Date.now() + options.timeoutMs });
+  const service = options.healthOnly ?? PLAN_SERVICE;
   try {
-    const serving = await healthStatus(health, deadline().deadline);
-    if (serving !== "SERVING")
-      return { ok: false, summary: `${target}: ${PLAN_SERVICE} health is ${serving}` };
+    const serving = await healthStatus(health, service, deadline().deadline);
+    const named = service === "" ? "the server" : service;
+    if (serving !== "SERVING") return { ok: false, summary: `${target}: ${named} health is ${serving}` };
+    if (options.healthOnly !== null) return { ok: true, summary: `${target}: ${named} SERVING` };
     const metadata = new Metadata();
-    if (token) metadata.set("authorization", `Bearer ${token}`);
+    if (options.token) metadata.set("authorization", `Bearer ${options.token}`);
     const request = GetPlanRequest.fromPartial({ taskId: `release-probe-${Date.now()}` });
     const error = await new Promise<ServiceError | null>((resolve) =>
       plans.getPlan(request, metadata, deadline(), (err) => resolve(err)),
@@ -81,10 +102,10 @@ export async function probeReleaseWithin(
   }
 }
 
-function healthStatus(health: Client, deadline: number): Promise<string> {
+function healthStatus(health: Client, service: string, deadline: number): Promise<string> {
   return new Promise((resolve, reject) =>
     (health as unknown as { Check: (...args: unknown[]) => void }).Check(
-      { service: PLAN_SERVICE },
+      { service },
       { deadline },
       (error: Error | null, response: { status: number | string }) => {
         if (error) reject(new Error(`health check failed: ${error.message}`));

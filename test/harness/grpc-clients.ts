@@ -1,6 +1,7 @@
 import { dirname, join } from "node:path";
 import {
   type ChannelCredentials,
+  type ChannelOptions,
   credentials,
   type Client,
   loadPackageDefinition,
@@ -16,9 +17,10 @@ export function healthClient(
   port: number,
   host = "127.0.0.1",
   creds: ChannelCredentials = credentials.createInsecure(),
+  channelOptions: ChannelOptions = {},
 ): AnyClient {
   const Health = makeGenericClientConstructor(healthService, "Health");
-  return new Health(`${host}:${port}`, creds) as unknown as AnyClient;
+  return new Health(`${host}:${port}`, creds, channelOptions) as unknown as AnyClient;
 }
 
 /** Health Check of one service: "SERVING" or "NOT_SERVING". */

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, openSync } from "node:fs";
+import { existsSync, openSync, readFileSync } from "node:fs";
+import { credentials } from "@grpc/grpc-js";
 import { dirname, join } from "node:path";
 import { freePort } from "./free-port";
 import { checkHealth, healthClient } from "./grpc-clients";
@@ -49,6 +50,16 @@ export interface ReplicaOptions {
   readonly metrics?: boolean;
   /** Options for node itself, before the entry point (for example `--cpu-prof`, which NODE_OPTIONS refuses). */
   readonly nodeArgs?: readonly string[];
+  /** It serves TLS: how the harness's health check reaches it (the CA, a client certificate for mTLS). */
+  readonly tls?: ReplicaTls;
+}
+
+/** What a client needs to reach a TLS replica. */
+export interface ReplicaTls {
+  readonly ca: Buffer;
+  /** The name its certificate carries, when not 127.0.0.1. */
+  readonly serverName?: string;
+  readonly client?: { readonly certFile: string; readonly keyFile: string };
 }
 
 /**
@@ -88,7 +99,7 @@ export async function startReplica(
       `${name} on port ${port}`,
     );
   let child: ChildProcess = launch();
-  await servingOrStopped(host, port, child, within);
+  await servingOrStopped(host, port, child, within, options.tls);
   return {
     host,
     port,
@@ -108,7 +119,7 @@ export async function startReplica(
     kill: () => stopProcess(child, 0),
     async restart() {
       child = launch();
-      await servingOrStopped(host, port, child, within);
+      await servingOrStopped(host, port, child, within, options.tls);
     },
     stop: () => stopProcess(child, 15_000),
   };
@@ -121,9 +132,10 @@ async function servingOrStopped(
   port: number,
   child: ChildProcess,
   withinMs: number,
+  tls: ReplicaTls | undefined,
 ): Promise<void> {
   try {
-    await untilServing(host, port, child, withinMs);
+    await untilServing(host, port, child, withinMs, tls);
   } catch (error) {
     await stopProcess(child, 0);
     throw error;
@@ -135,8 +147,20 @@ async function untilServing(
   port: number,
   child: ChildProcess,
   withinMs: number,
+  tls: ReplicaTls | undefined,
 ): Promise<void> {
-  const health = healthClient(port, host);
+  const health = tls
+    ? healthClient(
+        port,
+        host,
+        credentials.createSsl(
+          tls.ca,
+          tls.client ? readFileSync(tls.client.keyFile) : null,
+          tls.client ? readFileSync(tls.client.certFile) : null,
+        ),
+        tls.serverName ? { "grpc.ssl_target_name_override": tls.serverName } : {},
+      )
+    : healthClient(port, host);
   try {
     await waitFor(
       `replica on ${port}`,

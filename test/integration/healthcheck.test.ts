@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runToExit } from "../harness/processes";
+import { makeCa, type TestCa } from "../harness/pki";
 import { type Replica, startReplica } from "../harness/replica";
 
 // The chart's `helm test` entry point exactly as shipped (dist/src/healthcheck.js, built by
@@ -83,7 +84,80 @@ describe("healthcheck.js, the helm test entry point", () => {
     expect([run.code, run.stdout, run.stderr]).toEqual([
       2,
       "",
-      "usage: healthcheck.js [--retry-for <seconds>] <host:port>\n",
+      "usage: healthcheck.js [--retry-for <seconds>] [--health-service <name>] " +
+        "[--cacert <file> [--cert <file> --key <file>] [--server-name <name>]] <host:port>\n",
     ]);
+  });
+});
+
+describe("healthcheck.js over TLS and mTLS (the chart's probes and helm test when tls is on)", () => {
+  let ca: TestCa;
+  let mutual: Replica;
+  let client: { certFile: string; keyFile: string };
+
+  beforeAll(async () => {
+    ca = makeCa(dir, "ca");
+    // Named only by a DNS name, as a Service certificate is: dialing 127.0.0.1 needs --server-name.
+    const server = ca.issue("server", { names: ["taskplans.example"] });
+    client = ca.issue("probe");
+    mutual = await startReplica(
+      {
+        PLAN_DATABASE_URL: `sqlite:${join(dir, "mutual.sqlite")}`,
+        PLAN_GRPC_TLS_CERT_FILE: server.certFile,
+        PLAN_GRPC_TLS_KEY_FILE: server.keyFile,
+        PLAN_GRPC_TLS_CLIENT_CA_FILE: ca.certFile,
+      },
+      dir,
+      null,
+      { tls: { ca: ca.pem(), serverName: "taskplans.example", client } },
+    );
+  }, 60_000);
+  afterAll(() => mutual?.stop());
+
+  const target = () => `127.0.0.1:${mutual.port}`;
+  const tlsArgs = () => ["--cacert", ca.certFile, "--cert", client.certFile, "--key", client.keyFile];
+
+  it("passes with the CA, a client certificate and the certificate's name; the health-only form names what it asked", async () => {
+    const full = await healthcheck(...tlsArgs(), "--server-name", "taskplans.example", target());
+    expect([full.code, full.stderr]).toEqual([0, ""]);
+    expect(full.stdout).toMatch(/SERVING; a plan read answered NOT_FOUND TASK_NOT_FOUND\n$/);
+    const server = await healthcheck(
+      ...tlsArgs(),
+      "--server-name",
+      "taskplans.example",
+      "--health-service",
+      "",
+      target(),
+    );
+    expect([server.code, server.stdout]).toEqual([0, `ok: ${target()}: the server SERVING\n`]);
+    const plans = await healthcheck(
+      ...tlsArgs(),
+      "--server-name",
+      "taskplans.example",
+      "--health-service",
+      "taskplans.v1.PlanService",
+      target(),
+    );
+    expect([plans.code, plans.stdout]).toEqual([0, `ok: ${target()}: taskplans.v1.PlanService SERVING\n`]);
+  });
+
+  it.each([
+    ["plaintext", () => [target()]],
+    [
+      "no client certificate",
+      () => ["--cacert", ca.certFile, "--server-name", "taskplans.example", target()],
+    ],
+    ["the wrong server name", () => [...tlsArgs(), "--server-name", "other.example", target()]],
+    ["no server name (the certificate does not name 127.0.0.1)", () => [...tlsArgs(), target()]],
+  ])("fails with one line: %s", async (_case, args) => {
+    const run = await healthcheck(...args());
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^failed: 127\.0\.0\.1:\d+: .*\n$/);
+  });
+
+  it("names a file it cannot read, with exit code 2", async () => {
+    const run = await healthcheck("--cacert", join(dir, "missing.crt"), target());
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/^failed: ENOENT: no such file or directory, open '.*missing\.crt'\n$/);
   });
 });
