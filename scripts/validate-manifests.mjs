@@ -1,7 +1,7 @@
 /* global process, console */
 // Validates rendered Kubernetes manifests (multi-document YAML files given as arguments) against
-// the Kubernetes API schemas shipped in `kubernetes-models` (and the prometheus-operator models for
-// ServiceMonitor), offline. Prints one line per object; exits 1 if any object is invalid.
+// the Kubernetes API schemas shipped in `kubernetes-models` (and the prometheus-operator and
+// cert-manager models for ServiceMonitor and Certificate), offline. Prints one line per object; exits 1 if any object is invalid.
 import { readFileSync } from "node:fs";
 import { parseAllDocuments } from "yaml";
 
@@ -13,6 +13,7 @@ const MODULES = {
   "autoscaling/v2": "kubernetes-models/autoscaling/v2",
   "networking.k8s.io/v1": "kubernetes-models/networking.k8s.io/v1",
   "monitoring.coreos.com/v1": "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1",
+  "cert-manager.io/v1": "@kubernetes-models/cert-manager/cert-manager.io/v1",
 };
 
 let failures = 0;

@@ -151,9 +151,134 @@ describe("Helm chart, checked with the real helm and the Kubernetes schemas", ()
     const known = new Set(configSource.match(/PLAN_[A-Z_]+(?=:)/g));
     const charted = [...Object.keys(values.config), ...Object.keys(values.secrets)];
     for (const key of charted) expect([key, known.has(key)]).toEqual([key, true]);
-    const fixedByChart = ["PLAN_GRPC_ADDRESS", "PLAN_METRICS_ADDRESS", "PLAN_MIGRATE_ON_START"];
+    const fixedByChart = [
+      "PLAN_GRPC_ADDRESS",
+      "PLAN_METRICS_ADDRESS",
+      "PLAN_MIGRATE_ON_START",
+      // From the `tls` block: the mounted Secret's files.
+      "PLAN_GRPC_TLS_CERT_FILE",
+      "PLAN_GRPC_TLS_KEY_FILE",
+      "PLAN_GRPC_TLS_CLIENT_CA_FILE",
+      "PLAN_METRICS_TLS_CERT_FILE",
+      "PLAN_METRICS_TLS_KEY_FILE",
+    ];
     for (const key of known)
       expect([key, charted.includes(key) || fixedByChart.includes(key)]).toEqual([key, true]);
+  });
+
+  it("renders TLS: the Secret mounted read-only, exec probes of the health check over mTLS, helm test over mTLS, a cert-manager Certificate, a ServiceMonitor scraping https", () => {
+    const objects = render(
+      ...production,
+      "--set",
+      "tls.enabled=true",
+      "--set",
+      "tls.certManager.enabled=true",
+      "--set",
+      "tls.certManager.issuerRef.name=internal-ca",
+      "--set",
+      "tls.clientAuth.enabled=true",
+      "--set",
+      "tls.metrics=true",
+    );
+    expect(validate(objects)).toMatch(/valid {3}cert-manager\.io\/v1\/Certificate/);
+    const [certificate] = byKind(objects, "Certificate") as [any];
+    expect(certificate.spec.secretName).toBe("rel-taskplans-tls");
+    expect(certificate.spec.dnsNames).toEqual(
+      expect.arrayContaining([
+        "rel-taskplans",
+        "rel-taskplans.default.svc",
+        "rel-taskplans-headless.default.svc",
+      ]),
+    );
+    const [deployment] = byKind(objects, "Deployment") as [any];
+    const pod = deployment.spec.template.spec;
+    const container = pod.containers[0];
+    expect(pod.volumes).toContainEqual({
+      name: "tls",
+      secret: { secretName: "rel-taskplans-tls", defaultMode: 0o444 },
+    });
+    expect(container.volumeMounts).toContainEqual({
+      name: "tls",
+      mountPath: "/var/run/secrets/taskplans/tls",
+      readOnly: true,
+    });
+    const env = Object.fromEntries(container.env.map((v: any) => [v.name, v.value]));
+    expect(env).toMatchObject({
+      PLAN_GRPC_TLS_CERT_FILE: "/var/run/secrets/taskplans/tls/tls.crt",
+      PLAN_GRPC_TLS_KEY_FILE: "/var/run/secrets/taskplans/tls/tls.key",
+      PLAN_GRPC_TLS_CLIENT_CA_FILE: "/var/run/secrets/taskplans/tls/ca.crt",
+      PLAN_METRICS_TLS_CERT_FILE: "/var/run/secrets/taskplans/tls/tls.crt",
+    });
+    const tlsArgs = [
+      "--cacert",
+      "/var/run/secrets/taskplans/tls/ca.crt",
+      "--server-name",
+      "rel-taskplans",
+      "--cert",
+      "/var/run/secrets/taskplans/tls/tls.crt",
+      "--key",
+      "/var/run/secrets/taskplans/tls/tls.key",
+    ];
+    const probe = (service: string) => [
+      "node",
+      "dist/src/healthcheck.js",
+      "--health-service",
+      service,
+      ...tlsArgs,
+      "127.0.0.1:50051",
+    ];
+    expect(container.livenessProbe).toMatchObject({ exec: { command: probe("") }, timeoutSeconds: 5 });
+    expect(container.startupProbe.exec.command).toEqual(probe(""));
+    expect(container.readinessProbe.exec.command).toEqual(probe("taskplans.v1.PlanService"));
+    const testPod = objects.find((o) => o.metadata.annotations?.["helm.sh/hook"] === "test") as any;
+    expect(testPod.spec.containers[0].args).toEqual(["--retry-for", "60", ...tlsArgs, "rel-taskplans:50051"]);
+    expect(testPod.spec.volumes).toEqual([
+      { name: "tls", secret: { secretName: "rel-taskplans-tls", defaultMode: 0o444 } },
+    ]);
+    const [monitor] = byKind(objects, "ServiceMonitor") as [any];
+    expect(monitor.spec.endpoints[0]).toMatchObject({
+      scheme: "https",
+      tlsConfig: {
+        serverName: "rel-taskplans",
+        ca: { secret: { name: "rel-taskplans-tls", key: "ca.crt" } },
+      },
+    });
+  });
+
+  it("renders a separate client CA Secret for mTLS, and refuses TLS settings that name no certificate", () => {
+    const objects = render(
+      "--set",
+      "tls.enabled=true",
+      "--set",
+      "tls.secretName=served",
+      "--set",
+      "tls.clientAuth.enabled=true",
+      "--set",
+      "tls.clientAuth.caSecretName=clients",
+    );
+    validate(objects);
+    expect(byKind(objects, "Certificate")).toEqual([]);
+    const [deployment] = byKind(objects, "Deployment") as [any];
+    const container = deployment.spec.template.spec.containers[0];
+    expect(container.env).toContainEqual({
+      name: "PLAN_GRPC_TLS_CLIENT_CA_FILE",
+      value: "/var/run/secrets/taskplans/client-ca/ca.crt",
+    });
+    expect(deployment.spec.template.spec.volumes).toContainEqual({
+      name: "client-ca",
+      secret: { secretName: "clients", defaultMode: 0o444, items: [{ key: "ca.crt", path: "ca.crt" }] },
+    });
+    const refused = (sets: string[]) =>
+      helm("template", "rel", CHART, "--kube-version", KUBE_VERSION, ...sets.flatMap((s) => ["--set", s]))
+        .stderr;
+    expect(refused(["tls.enabled=true"])).toContain("tls.enabled needs tls.secretName");
+    expect(refused(["tls.enabled=true", "tls.certManager.enabled=true"])).toContain(
+      "needs tls.certManager.issuerRef.name",
+    );
+    expect(refused(["tls.clientAuth.enabled=true"])).toContain(
+      "tls.clientAuth and tls.metrics need tls.enabled",
+    );
+    expect(refused(["tls.metrics=true"])).toContain("tls.clientAuth and tls.metrics need tls.enabled");
   });
 
   it("the validator rejects an invalid object (so a pass means something)", () => {

@@ -55,6 +55,22 @@ app.kubernetes.io/managed-by: {{ .root.Release.Service }}
     configMapKeyRef:
       name: {{ include "taskplans.fullname" . }}
       key: PLAN_MIGRATE_ON_START
+{{- if .Values.tls.enabled }}
+- name: PLAN_GRPC_TLS_CERT_FILE
+  value: /var/run/secrets/taskplans/tls/tls.crt
+- name: PLAN_GRPC_TLS_KEY_FILE
+  value: /var/run/secrets/taskplans/tls/tls.key
+{{- if .Values.tls.clientAuth.enabled }}
+- name: PLAN_GRPC_TLS_CLIENT_CA_FILE
+  value: {{ include "taskplans.clientCaFile" . }}
+{{- end }}
+{{- if .Values.tls.metrics }}
+- name: PLAN_METRICS_TLS_CERT_FILE
+  value: /var/run/secrets/taskplans/tls/tls.crt
+- name: PLAN_METRICS_TLS_KEY_FILE
+  value: /var/run/secrets/taskplans/tls/tls.key
+{{- end }}
+{{- end }}
 {{- range $key, $value := .Values.config }}
 {{- if ne (toString $value) "" }}
 - name: {{ $key }}
@@ -100,7 +116,74 @@ app.kubernetes.io/managed-by: {{ .root.Release.Service }}
 {{- if and $many (not (include "taskplans.mysql" .)) -}}
 {{- fail "more than one replica needs MySQL: set secrets.PLAN_DATABASE_URL or existingSecrets.database" -}}
 {{- end -}}
+{{- if and .Values.tls.enabled (not (or .Values.tls.secretName .Values.tls.certManager.enabled)) -}}
+{{- fail "tls.enabled needs tls.secretName (a kubernetes.io/tls Secret) or tls.certManager.enabled" -}}
+{{- end -}}
+{{- if and .Values.tls.certManager.enabled (not .Values.tls.certManager.issuerRef.name) -}}
+{{- fail "tls.certManager.enabled needs tls.certManager.issuerRef.name" -}}
+{{- end -}}
+{{- if and (or .Values.tls.clientAuth.enabled .Values.tls.metrics) (not .Values.tls.enabled) -}}
+{{- fail "tls.clientAuth and tls.metrics need tls.enabled" -}}
+{{- end -}}
 {{- if and $many (not (or .Values.existingSecrets.redis.name .Values.secrets.PLAN_REDIS_URLS)) -}}
 {{- fail "more than one replica needs Redis for the per-task lock: set secrets.PLAN_REDIS_URLS or existingSecrets.redis" -}}
 {{- end -}}
+{{- end -}}
+
+{{/* The Secret holding tls.crt, tls.key and ca.crt. */}}
+{{- define "taskplans.tlsSecret" -}}
+{{- .Values.tls.secretName | default (printf "%s-tls" (include "taskplans.fullname" .)) -}}
+{{- end -}}
+
+{{/* The CA bundle client certificates are checked against (mTLS). */}}
+{{- define "taskplans.clientCaFile" -}}
+{{- if .Values.tls.clientAuth.caSecretName -}}
+/var/run/secrets/taskplans/client-ca/ca.crt
+{{- else -}}
+/var/run/secrets/taskplans/tls/ca.crt
+{{- end -}}
+{{- end -}}
+
+{{/* The name the certificate is checked against by the probes and helm test. */}}
+{{- define "taskplans.serverName" -}}
+{{- .Values.tls.serverName | default (include "taskplans.fullname" .) -}}
+{{- end -}}
+
+{{/* The image's health check with the chart's TLS files, as a JSON list (for exec commands). */}}
+{{- define "taskplans.healthcheckTls" -}}
+{{- $args := list "--cacert" "/var/run/secrets/taskplans/tls/ca.crt" "--server-name" (include "taskplans.serverName" .) -}}
+{{- if .Values.tls.clientAuth.enabled -}}
+{{- $args = concat $args (list "--cert" "/var/run/secrets/taskplans/tls/tls.crt" "--key" "/var/run/secrets/taskplans/tls/tls.key") -}}
+{{- end -}}
+{{- toJson $args -}}
+{{- end -}}
+
+{{/* An exec probe of the image's health check over TLS, for `service` ("" for the whole server). */}}
+{{- define "taskplans.execProbe" -}}
+{{- $root := index . 0 -}}
+{{- $command := concat (list "node" "dist/src/healthcheck.js" "--health-service" (index . 1)) (include "taskplans.healthcheckTls" $root | fromJsonArray) (list (printf "127.0.0.1:%v" $root.Values.service.grpcPort)) -}}
+exec: { command: {{ toJson $command }} }
+timeoutSeconds: {{ $root.Values.probes.execTimeoutSeconds }}
+{{- end -}}
+
+{{/* The TLS volumes of a pod (the Secret, and a separate client CA when named). Modes in decimal
+(292 = 0444): YAML 1.2 readers take a leading zero as decimal, the API server as octal. */}}
+{{- define "taskplans.tlsVolumes" -}}
+{{- if .Values.tls.enabled -}}
+- name: tls
+  secret: { secretName: {{ include "taskplans.tlsSecret" . }}, defaultMode: 292 }
+{{- if .Values.tls.clientAuth.caSecretName }}
+- name: client-ca
+  secret: { secretName: {{ .Values.tls.clientAuth.caSecretName }}, defaultMode: 292, items: [{ key: ca.crt, path: ca.crt }] }
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{- define "taskplans.tlsVolumeMounts" -}}
+{{- if .Values.tls.enabled -}}
+- { name: tls, mountPath: /var/run/secrets/taskplans/tls, readOnly: true }
+{{- if .Values.tls.clientAuth.caSecretName }}
+- { name: client-ca, mountPath: /var/run/secrets/taskplans/client-ca, readOnly: true }
+{{- end }}
+{{- end }}
 {{- end -}}
