@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { openSync } from "node:fs";
+import { mkdirSync, mkdtempSync, openSync, writeFileSync } from "node:fs";
 import { constants } from "node:os";
+import { dirname, join } from "node:path";
 import { checkHealth, healthClient } from "./grpc-clients";
 import type { Pod } from "./pod-network";
 import type { RuntimeTree } from "./runtime-tree";
@@ -29,18 +30,38 @@ export interface ContainerSpec {
   readonly args?: string[];
   readonly env?: EnvVar[];
   readonly envFrom?: { configMapRef?: { name: string }; secretRef?: { name: string } }[];
-  readonly startupProbe?: GrpcProbe;
-  readonly readinessProbe?: GrpcProbe;
-  readonly livenessProbe?: GrpcProbe;
+  readonly startupProbe?: Probe;
+  readonly readinessProbe?: Probe;
+  readonly livenessProbe?: Probe;
+  readonly volumeMounts?: {
+    readonly name: string;
+    readonly mountPath: string;
+    readonly readOnly?: boolean;
+  }[];
 }
 
-/** A rendered gRPC probe. */
-export interface GrpcProbe {
-  readonly grpc: { readonly port: number; readonly service?: string };
+/** A rendered probe: gRPC (the kubelet dials the pod) or exec (a command run inside the container). */
+export interface Probe {
+  readonly grpc?: { readonly port: number; readonly service?: string };
+  readonly exec?: { readonly command: readonly string[] };
   readonly periodSeconds?: number;
   readonly failureThreshold?: number;
   readonly timeoutSeconds?: number;
 }
+
+/** A rendered pod volume (the kinds the chart uses). */
+export interface PodVolume {
+  readonly name: string;
+  readonly emptyDir?: object;
+  readonly secret?: {
+    readonly secretName: string;
+    readonly defaultMode?: number;
+    readonly items?: readonly { key: string; path: string }[];
+  };
+}
+
+/** The files of a container's secret volumes: mount path -> file name -> content. */
+export type SecretMounts = Readonly<Record<string, Readonly<Record<string, string>>>>;
 
 /** Secrets that exist in the namespace without the chart rendering them (`existingSecrets`). */
 export type ExternalSecrets = Readonly<Record<string, Readonly<Record<string, string>>>>;
@@ -56,17 +77,7 @@ export function resolveEnv(
   secrets: ExternalSecrets,
   imageEnv: Readonly<Record<string, string>>,
 ): Record<string, string> {
-  const source = (kind: "ConfigMap" | "Secret", name: string): Record<string, string> | undefined => {
-    const rendered = objects.find((o) => o.kind === kind && o.metadata.name === name);
-    if (rendered?.stringData) return rendered.stringData;
-    if (rendered?.data) {
-      if (kind === "ConfigMap") return rendered.data;
-      return Object.fromEntries(
-        Object.entries(rendered.data).map(([k, v]) => [k, Buffer.from(v, "base64").toString("utf8")]),
-      );
-    }
-    return kind === "Secret" ? secrets[name] : undefined;
-  };
+  const source = (kind: "ConfigMap" | "Secret", name: string) => sourceOf(objects, secrets, kind, name);
   const lookup = (kind: "ConfigMap" | "Secret", ref: { name: string; key: string; optional?: boolean }) => {
     const value = source(kind, ref.name)?.[ref.key];
     if (value === undefined && !ref.optional) {
@@ -96,6 +107,54 @@ export function resolveEnv(
   return env;
 }
 
+// A ConfigMap's or Secret's data, from the rendered objects or the secrets that exist beside them.
+function sourceOf(
+  objects: readonly KubeObject[],
+  secrets: ExternalSecrets,
+  kind: "ConfigMap" | "Secret",
+  name: string,
+): Record<string, string> | undefined {
+  const rendered = objects.find((o) => o.kind === kind && o.metadata.name === name);
+  if (rendered?.stringData) return rendered.stringData;
+  if (rendered?.data) {
+    if (kind === "ConfigMap") return rendered.data;
+    return Object.fromEntries(
+      Object.entries(rendered.data).map(([k, v]) => [k, Buffer.from(v, "base64").toString("utf8")]),
+    );
+  }
+  return kind === "Secret" ? secrets[name] : undefined;
+}
+
+/**
+ * The container's secret volumes as the kubelet projects them: each mounted Secret's keys (or its
+ * `items`) as files. A missing Secret or key throws, as the pod would not start.
+ */
+export function resolveSecretMounts(
+  container: ContainerSpec,
+  volumes: readonly PodVolume[],
+  objects: readonly KubeObject[],
+  secrets: ExternalSecrets,
+): SecretMounts {
+  const mounts: Record<string, Record<string, string>> = {};
+  for (const mount of container.volumeMounts ?? []) {
+    const secret = volumes.find((volume) => volume.name === mount.name)?.secret;
+    if (!secret) continue;
+    const data = sourceOf(objects, secrets, "Secret", secret.secretName);
+    if (!data)
+      throw new Error(`${container.name}: secret ${secret.secretName} not found (ContainerCreating)`);
+    const items = secret.items ?? Object.keys(data).map((key) => ({ key, path: key }));
+    mounts[mount.mountPath] = Object.fromEntries(
+      items.map(({ key, path }) => {
+        const value = data[key];
+        if (value === undefined)
+          throw new Error(`${container.name}: secret ${secret.secretName} has no key ${key}`);
+        return [path, value];
+      }),
+    );
+  }
+  return mounts;
+}
+
 /** Kubernetes' rule: `command` replaces the image's ENTRYPOINT, `args` its CMD. */
 export function containerArgv(container: ContainerSpec, tree: RuntimeTree): string[] {
   if (container.command) return [...container.command, ...(container.args ?? [])];
@@ -108,12 +167,23 @@ export interface RunningContainer {
   readonly logFile: string;
   /** Resolves with the exit code (128 + the signal's number when a signal ended it). */
   exited(): Promise<number>;
+  /**
+   * Runs a command inside the container, as a kubelet exec probe does: in its network and mount
+   * namespaces, as the image's user, with the container's environment. Resolves the exit code (null
+   * when `timeoutMs` passed first and it was killed).
+   */
+  exec(argv: readonly string[], timeoutMs: number): Promise<number | null>;
 }
+
+// Secret volumes are mounted where the chart mounts them, under /var/run/secrets: a tmpfs over /run
+// in the container's own mount namespace, so nothing on the host changes.
+const SECRETS_ROOT = /^\/(var\/)?run\/secrets\//;
 
 /**
  * Starts the container the way a container runtime would, minus the image: in the pod's network
- * namespace, as the image's USER, with the WORKDIR as working directory, and only the resolved
- * environment plus PATH and HOSTNAME.
+ * namespace, as the image's USER, with the WORKDIR as working directory, only the resolved
+ * environment plus PATH and HOSTNAME, and its secret volumes' files (written to `scratch`, then
+ * copied into the container's private /run).
  */
 export function startContainer(
   pod: Pod,
@@ -121,37 +191,88 @@ export function startContainer(
   container: ContainerSpec,
   env: Record<string, string>,
   logFile: string,
+  secretMounts: SecretMounts = {},
 ): RunningContainer {
   const argv = containerArgv(container, tree);
   const out = openSync(logFile, "a");
-  const child = spawn(
-    pod.exec[0] ?? "ip",
-    [
-      ...pod.exec.slice(1),
-      "setpriv",
-      `--reuid=${tree.uid}`,
-      `--regid=${tree.gid}`,
-      "--clear-groups",
+  const asUser = ["setpriv", `--reuid=${tree.uid}`, `--regid=${tree.gid}`, "--clear-groups", "--"];
+  const mounts = Object.entries(secretMounts);
+  let withMounts: string[] = [];
+  if (mounts.length > 0) {
+    const staged = mkdtempSync(join(dirname(logFile), `${container.name}-secrets-`));
+    const steps = ["mount -t tmpfs -o mode=755,size=1m tmpfs /run"];
+    mounts.forEach(([mountPath, files], index) => {
+      if (!SECRETS_ROOT.test(mountPath))
+        throw new Error(`${mountPath}: the harness mounts secrets under /var/run/secrets only`);
+      const dir = join(staged, String(index));
+      mkdirSync(dir);
+      for (const [name, content] of Object.entries(files))
+        writeFileSync(join(dir, name), content, { mode: 0o444 });
+      steps.push(`mkdir -p '${mountPath}'`, `cp -p '${dir}'/* '${mountPath}'/`);
+    });
+    withMounts = [
+      "unshare",
+      "--mount",
+      "--propagation",
+      "private",
       "--",
-      ...argv,
-    ],
-    {
-      cwd: tree.root,
-      env: { PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin", HOSTNAME: pod.name, ...env },
-      stdio: ["ignore", out, out],
-    },
-  );
+      "sh",
+      "-ec",
+      `${steps.join("; ")}; exec "$@"`,
+      "sh",
+    ];
+  }
+  const containerEnv = {
+    PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
+    HOSTNAME: pod.name,
+    ...env,
+  };
+  const child = spawn(pod.exec[0] ?? "ip", [...pod.exec.slice(1), ...withMounts, ...asUser, ...argv], {
+    cwd: tree.root,
+    env: containerEnv,
+    stdio: ["ignore", out, out],
+  });
   const exit = new Promise<number>((resolve) =>
     child.once("exit", (code, signal) => resolve(code ?? 128 + (signal ? constants.signals[signal] : 0))),
   );
-  return { child, logFile, exited: () => exit };
+  return {
+    child,
+    logFile,
+    exited: () => exit,
+    exec(command, timeoutMs) {
+      const target = String(child.pid ?? 0);
+      const probe = spawn(
+        "nsenter",
+        ["--target", target, "--mount", "--net", `--wd=${tree.root}`, ...asUser, ...command],
+        {
+          env: containerEnv,
+          stdio: ["ignore", "ignore", "ignore"],
+        },
+      );
+      return new Promise((resolve) => {
+        const timer = setTimeout(() => probe.kill("SIGKILL"), timeoutMs);
+        probe.once("exit", (code) => {
+          clearTimeout(timer);
+          resolve(code);
+        });
+      });
+    },
+  };
 }
 
-/** One run of a rendered gRPC probe against the pod, as the kubelet does (timeout 1 s by default). */
-export async function probeOnce(pod: Pod, probe: GrpcProbe): Promise<boolean> {
-  const client = healthClient(probe.grpc.port, pod.address);
+/**
+ * One run of a rendered probe, as the kubelet does (timeout 1 s by default): a gRPC health check
+ * of the pod, or the exec probe's command inside the container.
+ */
+export async function probeOnce(
+  target: { readonly pod: Pod; readonly container: RunningContainer },
+  probe: Probe,
+): Promise<boolean> {
+  const timeout = (probe.timeoutSeconds ?? 1) * 1000;
+  if (probe.exec) return (await target.container.exec(probe.exec.command, timeout)) === 0;
+  if (!probe.grpc) throw new Error("a probe the harness does not know (neither grpc nor exec)");
+  const client = healthClient(probe.grpc.port, target.pod.address);
   try {
-    const timeout = (probe.timeoutSeconds ?? 1) * 1000;
     const status = await Promise.race([
       checkHealth(client, probe.grpc.service ?? ""),
       new Promise<string>((resolve) => setTimeout(() => resolve("TIMEOUT"), timeout).unref()),
@@ -168,10 +289,13 @@ export async function probeOnce(pod: Pod, probe: GrpcProbe): Promise<boolean> {
  * Runs a probe every `periodSeconds` until it succeeds; false once it failed `failureThreshold`
  * times in a row (the kubelet would then restart the container, or never mark it ready).
  */
-export async function probeUntilSuccess(pod: Pod, probe: GrpcProbe): Promise<boolean> {
+export async function probeUntilSuccess(
+  target: { readonly pod: Pod; readonly container: RunningContainer },
+  probe: Probe,
+): Promise<boolean> {
   const period = (probe.periodSeconds ?? 10) * 1000;
   for (let failures = 0; failures < (probe.failureThreshold ?? 3); failures++) {
-    if (await probeOnce(pod, probe)) return true;
+    if (await probeOnce(target, probe)) return true;
     await new Promise((resolve) => setTimeout(resolve, period));
   }
   return false;

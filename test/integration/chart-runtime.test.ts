@@ -6,21 +6,28 @@ import { join } from "node:path";
 import { SignJWT } from "jose";
 import { createConnection } from "mysql2/promise";
 import { CHART, renderChart, ROOT } from "../harness/helm";
+import { type ChannelCredentials, credentials, status } from "@grpc/grpc-js";
+import { get as httpGet } from "node:http";
+import { get as httpsGet } from "node:https";
+import { createClient } from "../../clients/ts/src";
 import {
   type ContainerSpec,
   type ExternalSecrets,
   type KubeObject,
+  type PodVolume,
   probeOnce,
   probeUntilSuccess,
   resolveEnv,
+  resolveSecretMounts,
   type RunningContainer,
   startContainer,
 } from "../harness/kube-container";
+import { makeCa } from "../harness/pki";
 import { createDatabase, type MariaDb, startMariaDb } from "../harness/mariadb";
 import { createPodNetwork, type Pod, type PodNetwork } from "../harness/pod-network";
 import { stopProcess } from "../harness/processes";
 import { startRedisNodes, type RedisNode } from "../harness/redis";
-import { connect } from "../harness/rpc";
+import { connect, rpcError } from "../harness/rpc";
 import { buildRuntimeTree, type RuntimeTree } from "../harness/runtime-tree";
 
 // Every container the chart defines is run as rendered: its command and args over the image's
@@ -84,20 +91,33 @@ interface Release {
   readonly secrets: ExternalSecrets;
   /** Bearer token for this release's write and read (null when auth is off). */
   readonly token: string | null;
+  /** With TLS on: how a caller dials (its credentials, the name the certificate carries). */
+  readonly tls?: {
+    readonly credentials: () => ChannelCredentials;
+    readonly serverName: string;
+    readonly ca: Buffer;
+  };
 }
 
 const byKind = (release: Release, kind: string) => release.objects.filter((o) => o.kind === kind);
 const podSpecOf = (object: any) => object.spec.template?.spec ?? object.spec;
 const hookOf = (object: KubeObject) => object.metadata.annotations?.["helm.sh/hook"] ?? "";
 
-function run(release: Release, container: ContainerSpec, pod: Pod): RunningContainer {
+function run(
+  release: Release,
+  container: ContainerSpec,
+  pod: Pod,
+  volumes: PodVolume[] = [],
+): RunningContainer {
   const env = resolveEnv(container, release.objects, release.secrets, tree.env);
+  const mounts = resolveSecretMounts(container, volumes, release.objects, release.secrets);
   const running = startContainer(
     pod,
     tree,
     container,
     env,
     join(logDir, `${pod.name}-${container.name}.log`),
+    mounts,
   );
   containers.push(running); // stopped in afterAll whatever a test left behind
   return running;
@@ -110,9 +130,9 @@ async function startReplicaPod(
   const [deployment] = byKind(release, "Deployment");
   const spec = podSpecOf(deployment).containers[0] as ContainerSpec;
   const pod = network.addPod();
-  const container = run(release, spec, pod);
+  const container = run(release, spec, pod, podSpecOf(deployment).volumes);
   const started = await Promise.race([
-    probeUntilSuccess(pod, spec.startupProbe!),
+    probeUntilSuccess({ pod, container }, spec.startupProbe!),
     container.exited().then(() => false),
   ]);
   if (!started)
@@ -120,8 +140,19 @@ async function startReplicaPod(
   return { pod, container, spec };
 }
 
+/** The client package connected to a replica pod as the release's callers reach it (TLS when it is on). */
+const clientsOf = (release: Release, pod: Pod) =>
+  release.tls
+    ? createClient(`${pod.address}:50051`, {
+        token: release.token ?? undefined,
+        defaultTimeoutMs: 0,
+        credentials: release.tls.credentials(),
+        channelOptions: { "grpc.ssl_target_name_override": release.tls.serverName },
+      })
+    : connect(50051, release.token ?? undefined, pod.address);
+
 async function writeAndRead(pod: Pod, release: Release): Promise<void> {
-  const clients = connect(50051, release.token ?? undefined, pod.address);
+  const clients = clientsOf(release, pod);
   try {
     const { task } = await clients.tasks.createTask({
       taskId: `t-${pod.name}`,
@@ -139,6 +170,34 @@ async function writeAndRead(pod: Pod, release: Release): Promise<void> {
   } finally {
     clients.close();
   }
+}
+
+/** With TLS on, a plaintext caller is refused and /metrics answers over HTTPS only. */
+async function expectTlsOnly(pod: Pod, release: Release): Promise<void> {
+  const plaintext = connect(50051, release.token ?? undefined, pod.address);
+  try {
+    expect((await rpcError(plaintext.plans.getPlan({ taskId: `t-${pod.name}` }))).code).toBe(
+      status.UNAVAILABLE,
+    );
+  } finally {
+    plaintext.close();
+  }
+  const metrics = (secure: boolean) =>
+    new Promise<number>((resolve) => {
+      const get = secure ? httpsGet : httpGet;
+      const options = {
+        host: pod.address,
+        port: 9464,
+        path: "/metrics",
+        ca: release.tls?.ca,
+        servername: release.tls?.serverName,
+      };
+      get(options, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      }).once("error", () => resolve(-1));
+    });
+  expect([await metrics(true), await metrics(false)]).toEqual([200, -1]);
 }
 
 /** Runs the migration Job's container to its end; resolves its exit code and run time. */
@@ -169,6 +228,47 @@ const RELEASES: [string, () => Promise<Release>][] = [
         }),
       );
       return { objects: renderChart("-f", values), secrets: {}, token: null };
+    },
+  ],
+  [
+    "ci/production-values.yaml with TLS and mTLS from an existing kubernetes.io/tls Secret, and HTTPS /metrics",
+    async () => {
+      const ca = makeCa(logDir, `ca-${Date.now()}`);
+      const served = ca.issue(`served-${Date.now()}`, {
+        names: ["rel-taskplans", "rel-taskplans.default.svc"],
+      });
+      const caller = ca.issue(`caller-${Date.now()}`);
+      const read = (file: string) => readFileSync(file, "utf8");
+      return {
+        objects: renderChart(
+          "-f",
+          join(CHART, "ci", "production-values.yaml"),
+          ...[
+            "tls.enabled=true",
+            "tls.secretName=taskplans-tls",
+            "tls.clientAuth.enabled=true",
+            "tls.metrics=true",
+          ].flatMap((set) => ["--set", set]),
+        ),
+        secrets: {
+          "taskplans-mysql": { url: await newDatabaseUrl() },
+          "taskplans-redis": { urls: redisUrls() },
+          "taskplans-auth": { "jwt-secret": AUTH_SECRET },
+          "taskplans-release-probe": { token: await token({ kind: "agent", name: "probe", workspaces: [] }) },
+          "taskplans-tls": {
+            "tls.crt": read(served.certFile),
+            "tls.key": read(served.keyFile),
+            "ca.crt": read(ca.certFile),
+          },
+        },
+        token: await token({ kind: "user", name: "Operator", workspaces: ["ws-1"] }),
+        tls: {
+          credentials: () =>
+            credentials.createSsl(ca.pem(), readFileSync(caller.keyFile), readFileSync(caller.certFile)),
+          serverName: "rel-taskplans",
+          ca: ca.pem(),
+        },
+      };
     },
   ],
   [
@@ -251,9 +351,10 @@ describe.each(RELEASES)("the chart's containers, run as rendered: %s", (_name, r
 
   it("a replica passes its startup, readiness and liveness probes, serves a write and a read, and drains on SIGTERM", async () => {
     const { pod, container, spec } = await startReplicaPod(release);
-    expect(await probeOnce(pod, spec.readinessProbe!)).toBe(true);
-    expect(await probeOnce(pod, spec.livenessProbe!)).toBe(true);
+    expect(await probeOnce({ pod, container }, spec.readinessProbe!)).toBe(true);
+    expect(await probeOnce({ pod, container }, spec.livenessProbe!)).toBe(true);
     await writeAndRead(pod, release);
+    if (release.tls) await expectTlsOnly(pod, release);
     const grace = podSpecOf(byKind(release, "Deployment")[0]).terminationGracePeriodSeconds as number;
     const started = Date.now();
     container.child.kill("SIGTERM");
@@ -261,13 +362,13 @@ describe.each(RELEASES)("the chart's containers, run as rendered: %s", (_name, r
     const code = await container.exited();
     clearTimeout(timer);
     expect([code, (Date.now() - started) / 1000 < grace]).toEqual([0, true]);
-    expect(await probeOnce(pod, spec.livenessProbe!)).toBe(false); // it is really gone
+    expect(await probeOnce({ pod, container }, spec.livenessProbe!)).toBe(false); // it is really gone
   });
 
   it("two replicas started together serve writes to one task with one serial history, and helm test passes", async () => {
     const replicas = await Promise.all([startReplicaPod(release), startReplicaPod(release)]);
     try {
-      const [a, b] = replicas.map(({ pod }) => connect(50051, release.token ?? undefined, pod.address));
+      const [a, b] = replicas.map(({ pod }) => clientsOf(release, pod));
       try {
         const taskId = `shared-${Date.now()}`;
         await a!.tasks.createTask({ taskId, workspaceId: "ws-1" });
@@ -293,7 +394,7 @@ describe.each(RELEASES)("the chart's containers, run as rendered: %s", (_name, r
       const service = byKind(release, "Service").find((s: any) => s.spec.clusterIP !== "None")!;
       const hookPod = network.addPod();
       hookPod.setHosts({ [service.metadata.name]: replicas[0]!.pod.address });
-      const probe = run(release, hookSpec, hookPod);
+      const probe = run(release, hookSpec, hookPod, podSpecOf(hook).volumes ?? []);
       expect(await probe.exited()).toBe(0);
       expect(readFileSync(probe.logFile, "utf8")).toMatch(
         /^ok: .*SERVING; a plan read answered (NOT_FOUND|PERMISSION_DENIED)/m,
