@@ -1,8 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { HealthImplementation } from "grpc-health-check";
 import type { Logger } from "pino";
-import { createTokenVerifier } from "./auth/token-verifier";
-import type { Config } from "./config/config";
+import { jwksKeySet } from "./auth/jwks-key-set";
+import { createTokenVerifier, type TokenVerifier } from "./auth/token-verifier";
+import type { AuthConfig, Config } from "./config/config";
+import { readSettingFile } from "./config/setting-file";
 import { authenticator } from "./grpc/authenticate";
 import { startHealthMonitor } from "./grpc/health-monitor";
 import { planHandlers } from "./grpc/plan-handlers";
@@ -111,7 +113,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
     logger,
     metrics,
   });
-  const verifier = config.auth ? createTokenVerifier(config.auth) : null;
+  const verifier = config.auth ? verifierOf(config.auth, logger) : null;
   if (!verifier) logger.warn("auth is off: every task is reachable and request authors are trusted");
   const deps = {
     authenticate: authenticator(verifier),
@@ -190,4 +192,15 @@ function drain(server: import("@grpc/grpc-js").Server, drainMs: number): Promise
       resolve();
     });
   });
+}
+
+// With JWKS, the key set is fetched at once (a provider that is down does not stop the start: calls
+// fail UNAUTHENTICATED TOKEN_KEY_UNKNOWN until a fetch succeeds).
+function verifierOf(auth: AuthConfig, logger: Logger): TokenVerifier {
+  if (!auth.jwks) return createTokenVerifier(auth);
+  const { caFile } = auth.jwks;
+  const ca = caFile ? readSettingFile({ path: caFile, setting: "PLAN_AUTH_JWKS_CA_FILE" }) : null;
+  const keys = jwksKeySet({ ...auth.jwks, ca }, logger);
+  void keys.prefetch();
+  return createTokenVerifier(auth, keys.getKey);
 }

@@ -1,11 +1,12 @@
 /** Why a call with auth on was not authenticated. */
-export type AuthenticationReason = "TOKEN_MISSING" | "TOKEN_INVALID" | "TOKEN_EXPIRED";
+export type AuthenticationReason = "TOKEN_MISSING" | "TOKEN_INVALID" | "TOKEN_EXPIRED" | "TOKEN_KEY_UNKNOWN";
 
 /**
  * What exactly was wrong. Each problem has its own message, but callers branch on the reason, so a
  * malformed header and a token that is not valid yet are both TOKEN_INVALID.
  */
-export type AuthenticationProblem = AuthenticationReason | "HEADER_MALFORMED" | "TOKEN_NOT_YET_VALID";
+export type AuthenticationProblem =
+  AuthenticationReason | "HEADER_MALFORMED" | "TOKEN_NOT_YET_VALID" | "KEYS_UNAVAILABLE";
 
 const REASONS: Record<AuthenticationProblem, AuthenticationReason> = {
   TOKEN_MISSING: "TOKEN_MISSING",
@@ -13,6 +14,8 @@ const REASONS: Record<AuthenticationProblem, AuthenticationReason> = {
   TOKEN_EXPIRED: "TOKEN_EXPIRED",
   HEADER_MALFORMED: "TOKEN_INVALID",
   TOKEN_NOT_YET_VALID: "TOKEN_INVALID",
+  TOKEN_KEY_UNKNOWN: "TOKEN_KEY_UNKNOWN",
+  KEYS_UNAVAILABLE: "TOKEN_KEY_UNKNOWN",
 };
 
 const MESSAGES: Record<AuthenticationProblem, string> = {
@@ -22,6 +25,10 @@ const MESSAGES: Record<AuthenticationProblem, string> = {
   HEADER_MALFORMED: "The authorization metadata is not of the form 'Bearer <token>'.",
   TOKEN_NOT_YET_VALID:
     "The bearer token is not valid yet: its iat or nbf lies further in the future than the allowed clock skew.",
+  TOKEN_KEY_UNKNOWN:
+    "The bearer token is signed by a key the identity provider does not publish (unknown kid).",
+  KEYS_UNAVAILABLE:
+    "The identity provider's signing keys could not be fetched yet, so the bearer token cannot be verified.",
 };
 
 const NEXT_ACTIONS: Record<AuthenticationProblem, string> = {
@@ -31,6 +38,10 @@ const NEXT_ACTIONS: Record<AuthenticationProblem, string> = {
   HEADER_MALFORMED:
     "Send exactly 'Bearer', one space and the token in 'authorization' call metadata, with nothing before or after.",
   TOKEN_NOT_YET_VALID: "Check the clocks of the token issuer and of this client, then send a current token.",
+  TOKEN_KEY_UNKNOWN:
+    "Send a token signed by a current key of the identity provider; right after a key rotation, retry in a minute.",
+  KEYS_UNAVAILABLE:
+    "Retry in a minute; if it persists, the service cannot reach its identity provider's keys.",
 };
 
 /** The call carries no usable credentials; nothing was read or changed. */
@@ -40,7 +51,7 @@ export class AuthenticationError extends Error {
   /** What the caller should do (ErrorInfo.metadata["next_action"]). */
   readonly nextAction: string;
 
-  constructor(problem: AuthenticationProblem) {
+  constructor(readonly problem: AuthenticationProblem) {
     super(MESSAGES[problem]);
     this.name = "AuthenticationError";
     this.reason = REASONS[problem];

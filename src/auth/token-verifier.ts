@@ -1,10 +1,14 @@
 import { createPublicKey, type KeyObject } from "node:crypto";
-import { errors as joseErrors, jwtVerify } from "jose";
+import { errors as joseErrors, type JWTVerifyGetKey, jwtVerify } from "jose";
 import { z } from "zod";
-import { AuthenticationError } from "./authentication-error";
+import { AuthenticationError, type AuthenticationProblem } from "./authentication-error";
 import type { Caller } from "./caller";
 
-/** How tokens are verified: an HMAC secret (HS256) or a PEM public key (RS256, ES256, EdDSA). */
+/**
+ * How tokens are verified: an HMAC secret (HS256), a PEM public key, or the identity provider's
+ * published keys (JWKS; the key set is given to createTokenVerifier); RS256, PS256, ES256 and EdDSA
+ * for public keys.
+ */
 export interface TokenVerifierSettings {
   readonly secret: string | null;
   readonly publicKeyPem: string | null;
@@ -15,7 +19,21 @@ export interface TokenVerifierSettings {
    * far in the future, and a token stays valid up to this long after its `exp`.
    */
   readonly clockSkewMs: number;
+  /** The claims identity is read from (names as the identity provider issues them). */
+  readonly claims: ClaimNames;
 }
+
+/** Claim names: `sub` is always the subject; these three are configurable. */
+export interface ClaimNames {
+  /** A list of workspace ids the caller reaches. */
+  readonly workspaces: string;
+  /** "agent" or "user". */
+  readonly kind: string;
+  /** A display name (optional in the token; the subject when absent). */
+  readonly name: string;
+}
+
+export const DEFAULT_CLAIMS: ClaimNames = { workspaces: "workspaces", kind: "kind", name: "name" };
 
 /** Turns a bearer token into a Caller or throws AuthenticationError. */
 export interface TokenVerifier {
@@ -24,7 +42,7 @@ export interface TokenVerifier {
 
 // Claims the service reads. `kind` and `workspaces` are required so that a token minted for
 // another service cannot silently grant reach.
-const claimsSchema = z.object({
+const identitySchema = z.object({
   sub: z.string().min(1),
   kind: z.enum(["agent", "user"]),
   name: z.string().min(1).max(200).optional(),
@@ -35,17 +53,23 @@ const claimsSchema = z.object({
  * A verifier for the settings (jose does signature, expiry, nbf, issuer and audience checks; the
  * same clock skew applies to `exp`, `nbf` and `iat`).
  */
-export function createTokenVerifier(settings: TokenVerifierSettings): TokenVerifier {
-  const key: Uint8Array | KeyObject = settings.secret
-    ? new TextEncoder().encode(settings.secret)
-    : createPublicKey(settings.publicKeyPem ?? "");
-  const algorithms = settings.secret ? ["HS256"] : ["RS256", "ES256", "EdDSA"];
+export function createTokenVerifier(
+  settings: TokenVerifierSettings,
+  keySet: JWTVerifyGetKey | null = null,
+): TokenVerifier {
+  const key: Uint8Array | KeyObject | JWTVerifyGetKey = keySet
+    ? keySet
+    : settings.secret
+      ? new TextEncoder().encode(settings.secret)
+      : createPublicKey(settings.publicKeyPem ?? "");
+  const algorithms = settings.secret && !keySet ? ["HS256"] : ["RS256", "PS256", "ES256", "EdDSA"];
+  const names = settings.claims;
   return {
     async verify(token) {
       if (!token) throw new AuthenticationError("TOKEN_MISSING");
       let payload: unknown;
       try {
-        ({ payload } = await jwtVerify(token, key, {
+        ({ payload } = await jwtVerify(token, key as Parameters<typeof jwtVerify>[1], {
           algorithms,
           ...(settings.issuer ? { issuer: settings.issuer } : {}),
           ...(settings.audience ? { audience: settings.audience } : {}),
@@ -60,7 +84,13 @@ export function createTokenVerifier(settings: TokenVerifierSettings): TokenVerif
       const issuedAt = (payload as { iat?: unknown }).iat;
       if (typeof issuedAt === "number" && issuedAt * 1000 > Date.now() + settings.clockSkewMs)
         throw new AuthenticationError("TOKEN_NOT_YET_VALID");
-      const claims = claimsSchema.safeParse(payload);
+      const claimed = payload as Record<string, unknown>;
+      const claims = identitySchema.safeParse({
+        sub: claimed.sub,
+        kind: claimed[names.kind],
+        name: claimed[names.name],
+        workspaces: claimed[names.workspaces],
+      });
       if (!claims.success) throw new AuthenticationError("TOKEN_INVALID");
       return {
         authenticated: true,
@@ -73,7 +103,8 @@ export function createTokenVerifier(settings: TokenVerifierSettings): TokenVerif
   };
 }
 
-function problemOf(error: unknown): "TOKEN_EXPIRED" | "TOKEN_NOT_YET_VALID" | "TOKEN_INVALID" {
+function problemOf(error: unknown): AuthenticationProblem {
+  if (error instanceof AuthenticationError) return error.problem; // from the key set
   if (error instanceof joseErrors.JWTExpired) return "TOKEN_EXPIRED";
   if (error instanceof joseErrors.JWTClaimValidationFailed && error.claim === "nbf")
     return "TOKEN_NOT_YET_VALID";

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { SettingFile } from "./setting-file";
 
 /** Typed, validated service configuration (see the README's configuration table). */
 export interface Config {
@@ -53,16 +54,10 @@ export interface Config {
 
 /** PEM files of a TLS listener; each path is named with the setting it came from, for error messages. */
 export interface TlsFilesConfig {
-  readonly certFile: TlsFile;
-  readonly keyFile: TlsFile;
+  readonly certFile: SettingFile;
+  readonly keyFile: SettingFile;
   /** With a client CA, clients must present a certificate it signed (mTLS). */
-  readonly clientCaFile: TlsFile | null;
-}
-
-/** A file path and the setting that named it. */
-export interface TlsFile {
-  readonly path: string;
-  readonly setting: string;
+  readonly clientCaFile: SettingFile | null;
 }
 
 /** Retention of the change history and delivery of WatchPlan streams. */
@@ -103,6 +98,21 @@ export interface AuthConfig {
   readonly audience: string | null;
   /** Allowed difference between the issuer's clock and ours, for `exp`, `nbf` and `iat`. */
   readonly clockSkewMs: number;
+  /** Null: a secret or a public key. Else the identity provider's published keys. */
+  readonly jwks: JwksConfig | null;
+  /** Names of the claims identity is read from. */
+  readonly claims: { readonly workspaces: string; readonly kind: string; readonly name: string };
+}
+
+/** The identity provider's JWK Set: at `url`, or named by the issuer's OIDC discovery document. */
+export interface JwksConfig {
+  readonly url: string | null;
+  readonly discoveryIssuer: string | null;
+  /** A PEM CA bundle trusted for the fetches besides the system's (PLAN_AUTH_JWKS_CA_FILE). */
+  readonly caFile: string | null;
+  readonly refreshMs: number;
+  readonly cooldownMs: number;
+  readonly timeoutMs: number;
 }
 
 const integer = (min: number, fallback: number) => z.coerce.number().int().min(min).default(fallback);
@@ -155,6 +165,17 @@ const schema = z.object({
   PLAN_AUTH_AUDIENCE: optionalText,
   // Beyond 10 minutes a skew would mostly extend the life of expired tokens.
   PLAN_AUTH_CLOCK_SKEW_MS: integer(0, 60_000).pipe(z.number().max(600_000)),
+  PLAN_AUTH_JWKS_URL: optionalText.refine((value) => value === null || /^https:\/\/\S+$/.test(value), {
+    message: "must be an https:// URL",
+  }),
+  PLAN_AUTH_OIDC_DISCOVERY: z.enum(["true", "false"]).default("false"),
+  PLAN_AUTH_JWKS_CA_FILE: optionalText,
+  PLAN_AUTH_JWKS_REFRESH_MS: integer(1_000, 600_000),
+  PLAN_AUTH_JWKS_COOLDOWN_MS: integer(100, 30_000),
+  PLAN_AUTH_JWKS_TIMEOUT_MS: integer(100, 5_000),
+  PLAN_AUTH_WORKSPACES_CLAIM: z.string().min(1).default("workspaces"),
+  PLAN_AUTH_KIND_CLAIM: z.string().min(1).default("kind"),
+  PLAN_AUTH_NAME_CLAIM: z.string().min(1).default("name"),
   PLAN_REDIS_URLS: optionalText.refine(
     (value) => value === null || value.split(",").every((url) => /^rediss?:\/\/[^\s,]+$/.test(url.trim())),
     { message: "must be a comma-separated list of redis:// URLs" },
@@ -201,9 +222,21 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     throw new ConfigError(`invalid configuration: ${problems.join("; ")}`);
   }
   const e = parsed.data;
-  if (e.PLAN_AUTH_JWT_SECRET && e.PLAN_AUTH_JWT_PUBLIC_KEY) {
+  const discovery = e.PLAN_AUTH_OIDC_DISCOVERY === "true";
+  const keySources = [
+    e.PLAN_AUTH_JWT_SECRET && "PLAN_AUTH_JWT_SECRET",
+    e.PLAN_AUTH_JWT_PUBLIC_KEY && "PLAN_AUTH_JWT_PUBLIC_KEY",
+    e.PLAN_AUTH_JWKS_URL && "PLAN_AUTH_JWKS_URL",
+    discovery && "PLAN_AUTH_OIDC_DISCOVERY",
+  ].filter(Boolean);
+  if (keySources.length > 1) {
     throw new ConfigError(
-      "invalid configuration: set PLAN_AUTH_JWT_SECRET or PLAN_AUTH_JWT_PUBLIC_KEY, not both",
+      `invalid configuration: set one of PLAN_AUTH_JWT_SECRET, PLAN_AUTH_JWT_PUBLIC_KEY, PLAN_AUTH_JWKS_URL and PLAN_AUTH_OIDC_DISCOVERY, not ${keySources.join(" and ")}`,
+    );
+  }
+  if (discovery && !e.PLAN_AUTH_ISSUER?.startsWith("https://")) {
+    throw new ConfigError(
+      "invalid configuration: PLAN_AUTH_OIDC_DISCOVERY needs PLAN_AUTH_ISSUER, an https:// issuer URL",
     );
   }
   const grpcTls = tlsFiles("PLAN_GRPC_TLS", e.PLAN_GRPC_TLS_CERT_FILE, e.PLAN_GRPC_TLS_KEY_FILE, {
@@ -212,7 +245,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
   });
   const metricsTls = tlsFiles("PLAN_METRICS_TLS", e.PLAN_METRICS_TLS_CERT_FILE, e.PLAN_METRICS_TLS_KEY_FILE);
   const lockUrls = e.PLAN_REDIS_URLS ? e.PLAN_REDIS_URLS.split(",").map((url) => url.trim()) : [];
-  const authOn = e.PLAN_AUTH_JWT_SECRET !== null || e.PLAN_AUTH_JWT_PUBLIC_KEY !== null;
+  const authOn = keySources.length === 1;
   return Object.freeze({
     grpcAddress: e.PLAN_GRPC_ADDRESS,
     databaseUrl: e.PLAN_DATABASE_URL,
@@ -242,6 +275,22 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
           issuer: e.PLAN_AUTH_ISSUER,
           audience: e.PLAN_AUTH_AUDIENCE,
           clockSkewMs: e.PLAN_AUTH_CLOCK_SKEW_MS,
+          jwks:
+            e.PLAN_AUTH_JWKS_URL || discovery
+              ? Object.freeze({
+                  url: e.PLAN_AUTH_JWKS_URL,
+                  discoveryIssuer: discovery ? e.PLAN_AUTH_ISSUER : null,
+                  caFile: e.PLAN_AUTH_JWKS_CA_FILE,
+                  refreshMs: e.PLAN_AUTH_JWKS_REFRESH_MS,
+                  cooldownMs: e.PLAN_AUTH_JWKS_COOLDOWN_MS,
+                  timeoutMs: e.PLAN_AUTH_JWKS_TIMEOUT_MS,
+                })
+              : null,
+          claims: Object.freeze({
+            workspaces: e.PLAN_AUTH_WORKSPACES_CLAIM,
+            kind: e.PLAN_AUTH_KIND_CLAIM,
+            name: e.PLAN_AUTH_NAME_CLAIM,
+          }),
         })
       : null,
     redis: e.PLAN_REDIS_URLS

@@ -27,6 +27,7 @@ export const CODE_OF_REASON: Readonly<Record<Reason | AuthenticationReason | Req
     TOKEN_MISSING: status.UNAUTHENTICATED,
     TOKEN_INVALID: status.UNAUTHENTICATED,
     TOKEN_EXPIRED: status.UNAUTHENTICATED,
+    TOKEN_KEY_UNKNOWN: status.UNAUTHENTICATED,
     TASK_NOT_FOUND: status.NOT_FOUND,
     PLAN_NOT_FOUND: status.NOT_FOUND,
     REVISION_NOT_FOUND: status.NOT_FOUND,

@@ -1,9 +1,9 @@
 import { createPrivateKey, X509Certificate } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { createSecureContext } from "node:tls";
 import type { Logger } from "pino";
 import { every } from "../background/periodic";
-import { ConfigError, type TlsFile, type TlsFilesConfig } from "../config/config";
+import { ConfigError, type TlsFilesConfig } from "../config/config";
+import { readSettingFile, type SettingFile } from "../config/setting-file";
 
 /** A checked certificate chain, its private key and (for mTLS) the CA bundle that signs clients. */
 export interface TlsMaterial {
@@ -21,15 +21,6 @@ export interface TlsSource {
   /** Calls `listener` with each new material that passed the checks; returns its removal. */
   onChange(listener: (material: TlsMaterial) => void): () => void;
   stop(): void;
-}
-
-/**
- * Reads the files and checks that they make a usable TLS identity: the certificate chain and key
- * parse, the key is the certificate's, and the client CA bundle (if any) parses. Throws a
- * ConfigError naming the setting whose file is wrong.
- */
-export function readTlsMaterial(files: TlsFilesConfig): TlsMaterial {
-  return checked(files, readRaw(files));
 }
 
 /**
@@ -90,19 +81,10 @@ interface RawFiles {
 
 function readRaw(files: TlsFilesConfig): RawFiles {
   return {
-    cert: readNamed(files.certFile),
-    key: readNamed(files.keyFile),
-    clientCa: files.clientCaFile ? readNamed(files.clientCaFile) : null,
+    cert: readSettingFile(files.certFile),
+    key: readSettingFile(files.keyFile),
+    clientCa: files.clientCaFile ? readSettingFile(files.clientCaFile) : null,
   };
-}
-
-function readNamed(file: TlsFile): Buffer {
-  try {
-    return readFileSync(file.path);
-  } catch (error) {
-    const code = (error as { code?: string }).code ?? (error as Error).message;
-    throw new ConfigError(`invalid configuration: ${file.setting} ${file.path} cannot be read (${code})`);
-  }
 }
 
 const sameRaw = (a: RawFiles, b: RawFiles) =>
@@ -137,7 +119,7 @@ function checked(files: TlsFilesConfig, raw: RawFiles): TlsMaterial {
   };
 }
 
-function parse<T>(file: TlsFile, read: () => T, problem: string): T {
+function parse<T>(file: SettingFile, read: () => T, problem: string): T {
   try {
     return read();
   } catch (error) {

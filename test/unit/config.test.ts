@@ -36,6 +36,8 @@ describe("loadConfig", () => {
       issuer: "iss",
       audience: null,
       clockSkewMs: 60_000,
+      jwks: null,
+      claims: { workspaces: "workspaces", kind: "kind", name: "name" },
     });
     expect(
       loadConfig({ PLAN_AUTH_JWT_SECRET: "s".repeat(32), PLAN_AUTH_CLOCK_SKEW_MS: "0" }).auth,

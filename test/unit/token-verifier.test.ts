@@ -2,7 +2,7 @@ import { generateKeyPairSync } from "node:crypto";
 import { SignJWT } from "jose";
 import { AuthenticationError } from "../../src/auth/authentication-error";
 import { bearerTokenOf } from "../../src/auth/bearer-header";
-import { createTokenVerifier } from "../../src/auth/token-verifier";
+import { createTokenVerifier, DEFAULT_CLAIMS } from "../../src/auth/token-verifier";
 
 const secret = "0123456789abcdef0123456789abcdef";
 const settings = {
@@ -11,6 +11,7 @@ const settings = {
   issuer: "https://issuer",
   audience: "taskplans",
   clockSkewMs: 60_000,
+  claims: DEFAULT_CLAIMS,
 };
 const claims = { kind: "agent", name: "Claude", workspaces: ["ws-1"] };
 
@@ -62,6 +63,7 @@ describe("token verification", () => {
       issuer: null,
       audience: null,
       clockSkewMs: 0,
+      claims: DEFAULT_CLAIMS,
     });
     await expect(verifier.verify(token)).resolves.toMatchObject({ subject: "u", kind: "agent" });
   });

@@ -47,7 +47,7 @@ const (
 // INVALID_ARGUMENT REQUEST_ID_REUSED (request_id already used with another payload).
 // Errors every RPC may return besides those listed: INVALID_ARGUMENT INVALID_FIELD (malformed
 // field, named in a BadRequest detail), UNAUTHENTICATED (auth on: TOKEN_MISSING, TOKEN_INVALID,
-// TOKEN_EXPIRED), PERMISSION_DENIED TASK_NOT_REACHABLE (checked before existence, discloses
+// TOKEN_EXPIRED, TOKEN_KEY_UNKNOWN), PERMISSION_DENIED TASK_NOT_REACHABLE (checked before existence, discloses
 // nothing), UNAVAILABLE STORAGE_UNAVAILABLE or LOCK_UNAVAILABLE (nothing written), INTERNAL
 // "internal error" (logged with the request id, which ErrorInfo.metadata["request_id"] repeats).
 // Before anything else, every RPC of this service and of TaskService checks the request bytes:
@@ -313,7 +313,7 @@ type PlanService_WatchPlanClient = grpc.ServerStreamingClient[PlanChange]
 // INVALID_ARGUMENT REQUEST_ID_REUSED (request_id already used with another payload).
 // Errors every RPC may return besides those listed: INVALID_ARGUMENT INVALID_FIELD (malformed
 // field, named in a BadRequest detail), UNAUTHENTICATED (auth on: TOKEN_MISSING, TOKEN_INVALID,
-// TOKEN_EXPIRED), PERMISSION_DENIED TASK_NOT_REACHABLE (checked before existence, discloses
+// TOKEN_EXPIRED, TOKEN_KEY_UNKNOWN), PERMISSION_DENIED TASK_NOT_REACHABLE (checked before existence, discloses
 // nothing), UNAVAILABLE STORAGE_UNAVAILABLE or LOCK_UNAVAILABLE (nothing written), INTERNAL
 // "internal error" (logged with the request id, which ErrorInfo.metadata["request_id"] repeats).
 // Before anything else, every RPC of this service and of TaskService checks the request bytes:

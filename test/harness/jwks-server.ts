@@ -1,0 +1,108 @@
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { createServer, type Server } from "node:https";
+import type { Socket } from "node:net";
+import { exportJWK, generateKeyPair, type CryptoKey, SignJWT, type JWTPayload } from "jose";
+import type { TestCa } from "./pki";
+
+/** A signing key of the test identity provider. */
+export interface SigningKey {
+  readonly kid: string;
+  readonly privateKey: CryptoKey;
+}
+
+/**
+ * A local HTTPS identity provider: an OIDC discovery document at
+ * `<issuer>/.well-known/openid-configuration` and a JWK Set at `/jwks`, serving the keys it is told
+ * to publish, counting the requests it answers, and able to go down and come back on its port.
+ */
+export interface JwksServer {
+  readonly port: number;
+  readonly issuer: string;
+  readonly jwksUrl: string;
+  /** A new ES256 key (not published until `publish` names it). */
+  newKey(): Promise<SigningKey>;
+  /** The keys the JWK Set lists from now on. */
+  publish(keys: readonly SigningKey[]): Promise<void>;
+  /** A token signed by `key` (its kid in the header), with the standard claims and `claims`. */
+  sign(key: SigningKey, claims: JWTPayload, options?: { audience?: string; kid?: string }): Promise<string>;
+  /** JWK Set requests answered so far. */
+  jwksRequests(): number;
+  down(): Promise<void>;
+  up(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startJwksServer(ca: TestCa, audience: string): Promise<JwksServer> {
+  const identity = ca.issue(`idp-${randomBytes(3).toString("hex")}`);
+  const options = { cert: readFileSync(identity.certFile), key: readFileSync(identity.keyFile) };
+  let published: object[] = [];
+  let requests = 0;
+  let port = 0;
+  const sockets = new Set<Socket>();
+  let server: Server | null = null;
+  const issuerOf = () => `https://127.0.0.1:${port}/realms/agents`;
+  const listen = (onPort: number) =>
+    new Promise<void>((resolve, reject) => {
+      const next = createServer(options, (req, res) => {
+        if (req.url === "/realms/agents/.well-known/openid-configuration") {
+          res.writeHead(200, { "content-type": "application/json" });
+          return void res.end(
+            JSON.stringify({ issuer: issuerOf(), jwks_uri: `https://127.0.0.1:${port}/jwks` }),
+          );
+        }
+        if (req.url !== "/jwks") return void res.writeHead(404).end();
+        requests++;
+        res.writeHead(200, { "content-type": "application/jwk-set+json" });
+        res.end(JSON.stringify({ keys: published }));
+      });
+      next.on("connection", (socket: Socket) => {
+        sockets.add(socket);
+        socket.once("close", () => sockets.delete(socket));
+      });
+      next.once("error", reject);
+      next.listen(onPort, "127.0.0.1", () => {
+        const address = next.address();
+        port = typeof address === "object" && address ? address.port : onPort;
+        server = next;
+        resolve();
+      });
+    });
+  const close = () =>
+    new Promise<void>((resolve) => {
+      if (!server) return resolve();
+      for (const socket of sockets) socket.destroy();
+      server.close(() => resolve());
+      server = null;
+    });
+  await listen(0);
+  return {
+    port,
+    issuer: issuerOf(),
+    jwksUrl: `https://127.0.0.1:${port}/jwks`,
+    async newKey() {
+      const { privateKey } = await generateKeyPair("ES256", { extractable: true });
+      return { kid: `key-${randomBytes(4).toString("hex")}`, privateKey };
+    },
+    async publish(keys) {
+      published = await Promise.all(
+        keys.map(async (key) => {
+          const { d: _private, ...jwk } = await exportJWK(key.privateKey);
+          return { ...jwk, kid: key.kid, alg: "ES256", use: "sig" };
+        }),
+      );
+    },
+    sign: (key, claims, signOptions = {}) =>
+      new SignJWT(claims)
+        .setProtectedHeader({ alg: "ES256", kid: signOptions.kid ?? key.kid, typ: "JWT" })
+        .setIssuer(issuerOf())
+        .setAudience(signOptions.audience ?? audience)
+        .setIssuedAt()
+        .setExpirationTime("10m")
+        .sign(key.privateKey),
+    jwksRequests: () => requests,
+    down: close,
+    up: () => listen(port),
+    stop: close,
+  };
+}
