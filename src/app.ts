@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { Tracer } from "@opentelemetry/api";
 import { HealthImplementation } from "grpc-health-check";
 import type { Logger } from "pino";
 import { jwksKeySet } from "./auth/jwks-key-set";
@@ -15,10 +16,13 @@ import { writeRateLimit } from "./grpc/write-rate-limit";
 import { InProcessTaskLock } from "./locking/in-process-task-lock";
 import { RedlockTaskLock } from "./locking/redlock-task-lock";
 import { redisBroadcast } from "./locking/redis-broadcast";
+import type { Broadcast } from "./plans/ports/broadcast";
 import type { TaskLock } from "./plans/ports/task-lock";
 import { createLogger } from "./logger";
 import { createMetrics } from "./observability/metrics";
 import { startMetricsServer } from "./observability/metrics-server";
+import { tracedBroadcast, tracedLock, tracedMetrics } from "./observability/traced-ports";
+import { startTracingSdk } from "./observability/tracing-sdk";
 import { watchTlsFiles } from "./tls/tls-files";
 import type { EventSink } from "./plans/events";
 import { LogEventSink } from "./plans/log-event-sink";
@@ -67,11 +71,16 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
   const store = new TypeOrmPlanStore(dataSource, dialect, {
     revisionContentAtHead: config.revisionContentAtHead,
   });
-  const lock =
+  // Tracing off: no SDK, no decorators, nothing per call.
+  const traces = config.tracing ? startTracingSdk(config.tracing) : null;
+  const tracer = traces?.tracing.tracer ?? null;
+  const plainLock =
     overrides.lock ??
     (config.redis ? await RedlockTaskLock.connect(config.redis, logger) : new InProcessTaskLock());
+  const lock = tracer ? tracedLock(plainLock, tracer) : plainLock;
   const clock = overrides.clock ?? (() => new Date());
-  const { metrics, registry } = createMetrics();
+  const { metrics: plainMetrics, registry } = createMetrics();
+  const metrics = tracer ? tracedMetrics(plainMetrics, tracer, dialect) : plainMetrics;
   // Changes: recorded by every write's transaction, announced after commit (over Redis when
   // replicas share it), fanned out to this replica's watchers, pruned in the background.
   const hub = new ChangeHub(store, logger, config.changes.pollIntervalMs);
@@ -79,9 +88,12 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
     config.changes.notifyUrls.length > 0
       ? broadcastChangeBus(
           hub,
-          redisBroadcast(
-            { urls: config.changes.notifyUrls, keyPrefix: config.redis?.keyPrefix ?? "taskplans" },
-            logger,
+          traced(
+            redisBroadcast(
+              { urls: config.changes.notifyUrls, keyPrefix: config.redis?.keyPrefix ?? "taskplans" },
+              logger,
+            ),
+            tracer,
           ),
         )
       : localChangeBus(hub);
@@ -116,6 +128,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
   const verifier = config.auth ? verifierOf(config.auth, logger) : null;
   if (!verifier) logger.warn("auth is off: every task is reachable and request authors are trusted");
   const deps = {
+    tracing: traces?.tracing ?? null,
     authenticate: authenticator(verifier),
     logger,
     metrics,
@@ -153,6 +166,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
       lock: config.redis ? "redlock" : "in-process",
       auth: verifier !== null,
       tls: grpcTls ? (grpcTls.current().clientCa ? "mutual" : "server") : "off",
+      tracing: config.tracing ? config.tracing.protocol : "off",
     },
     "serving",
   );
@@ -175,6 +189,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
         metricsTls?.stop();
         await lock.close();
         await store.close();
+        await traces?.shutdown(); // exports the spans still batched
         logger.info("stopped");
       })();
       return stopping;
@@ -204,3 +219,6 @@ function verifierOf(auth: AuthConfig, logger: Logger): TokenVerifier {
   void keys.prefetch();
   return createTokenVerifier(auth, keys.getKey);
 }
+
+const traced = (broadcast: Broadcast, tracer: Tracer | null): Broadcast =>
+  tracer ? tracedBroadcast(broadcast, tracer) : broadcast;

@@ -1,4 +1,5 @@
 import pino, { type DestinationStream, type Logger } from "pino";
+import { activeTraceIds } from "./observability/tracing";
 
 // Errors of the database drivers and TypeORM carry their statement and its values (`sql`, `query`,
 // `parameters`), which hold plan content: a logged error keeps its type, message, code and stack only.
@@ -15,12 +16,18 @@ function withoutStatements(value: unknown, depth = 0): unknown {
 }
 
 /** Structured JSON logs, one line per event (to stdout unless given a destination). Plan content is never logged. */
-export function createLogger(level: string, destination?: DestinationStream): Logger {
-  const options = {
+export function createLogger(
+  level: string,
+  destination?: DestinationStream,
+  options: { traceIds?: boolean } = {},
+): Logger {
+  const settings = {
     level,
+    // With tracing on, every line written while a trace is active names it (trace_id, span_id).
+    ...(options.traceIds ? { mixin: activeTraceIds } : {}),
     base: { service: "taskplans" },
     timestamp: pino.stdTimeFunctions.isoTime,
     serializers: { err: (error: unknown) => withoutStatements(pino.stdSerializers.err(error as Error)) },
   };
-  return destination ? pino(options, destination) : pino(options);
+  return destination ? pino(settings, destination) : pino(settings);
 }

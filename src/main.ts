@@ -7,7 +7,7 @@ import { createLogger } from "./logger";
 /** Entry point: config from the environment, serve, drain on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, undefined, { traceIds: config.tracing !== null });
   routeGrpcLogs(logger);
   const app = await startApp(config, { logger });
   let signalled = false;

@@ -50,6 +50,18 @@ export interface Config {
   readonly metricsTls: TlsFilesConfig | null;
   /** How often TLS files are read again to pick up a rotated certificate. */
   readonly tlsReloadIntervalMs: number;
+  /** Null: no tracing (nothing runs for it). Else OpenTelemetry traces over OTLP. */
+  readonly tracing: TracingConfig | null;
+}
+
+/**
+ * Tracing is on when an OTLP endpoint is set (OTEL_EXPORTER_OTLP_ENDPOINT or
+ * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT), unless OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none.
+ * The exporter reads the other OTEL_* variables (headers, timeout, certificates) itself.
+ */
+export interface TracingConfig {
+  readonly protocol: "grpc" | "http/protobuf";
+  readonly serviceVersion: string;
 }
 
 /** PEM files of a TLS listener; each path is named with the setting it came from, for error messages. */
@@ -206,6 +218,9 @@ const schema = z.object({
   ),
 });
 
+/** The release, as package.json names it (the spans' service.version). */
+const SERVICE_VERSION = "0.1.0";
+
 /** Thrown for invalid configuration; the message names every offending variable. */
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -313,7 +328,23 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     grpcTls,
     metricsTls,
     tlsReloadIntervalMs: e.PLAN_TLS_RELOAD_INTERVAL_MS,
+    tracing: tracingOf(env),
   });
+}
+
+// The standard OpenTelemetry variables, read as the SDKs of every language read them.
+function tracingOf(env: Readonly<Record<string, string | undefined>>): TracingConfig | null {
+  const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  const exporters = (env.OTEL_TRACES_EXPORTER || "otlp").split(",").map((name) => name.trim());
+  if (!endpoint || env.OTEL_SDK_DISABLED === "true" || !exporters.includes("otlp")) return null;
+  const protocol =
+    env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || "http/protobuf";
+  if (protocol !== "grpc" && protocol !== "http/protobuf") {
+    throw new ConfigError(
+      `invalid configuration: OTEL_EXPORTER_OTLP_PROTOCOL must be grpc or http/protobuf (got ${protocol})`,
+    );
+  }
+  return Object.freeze({ protocol, serviceVersion: SERVICE_VERSION });
 }
 
 // A certificate and its key are set together or not at all; a client CA needs both.

@@ -8,12 +8,25 @@ import { isWellFormedId } from "../plans/validate";
 import { CORRUPT_CONTENT, toWireError, type WireError } from "./error-mapping";
 import type { ReceivedRequest } from "./received-request";
 import type { WriteRateLimit } from "./write-rate-limit";
+import type { CallSpan, Tracing } from "../observability/tracing";
+import { PlanServiceService } from "../../generated/ts/taskplans/v1/plan_service";
+import { TaskServiceService } from "../../generated/ts/taskplans/v1/task";
+
+// The full service name of each method (rpc.service), from the generated definitions' paths.
+const SERVICE_OF: ReadonlyMap<string, string> = new Map(
+  [...Object.values(PlanServiceService), ...Object.values(TaskServiceService)].map((definition) => {
+    const [, service = "", method = ""] = definition.path.split("/");
+    return [method, service];
+  }),
+);
 
 /** Resolves the caller from call metadata (throws AuthenticationError when auth is on and fails). */
 export type Authenticate = (metadata: Metadata) => Promise<Caller>;
 
 /** What every call's scope needs, unary or stream. */
 export interface CallDeps {
+  /** Null: tracing off (nothing runs for it). */
+  readonly tracing: Tracing | null;
   readonly authenticate: Authenticate;
   readonly logger: Logger;
   readonly metrics: PlanMetrics;
@@ -67,7 +80,14 @@ export class CallScope {
   /** The client's deadline (epoch ms); Infinity when it set none. */
   readonly deadline: number;
   private readonly started = performance.now();
-  private readonly log: { method: string; requestId: string; taskId?: string };
+  private readonly log: {
+    method: string;
+    requestId: string;
+    taskId?: string;
+    trace_id?: string;
+    span_id?: string;
+  };
+  private readonly span: CallSpan | null;
 
   constructor(
     private readonly deps: CallDeps,
@@ -79,16 +99,30 @@ export class CallScope {
     this.requestId = typeof given === "string" && isWellFormedId(given) ? given : randomUUID();
     this.deadline = Number(call.getDeadline());
     this.log = { method, requestId: this.requestId };
+    this.span = deps.tracing?.startCall(SERVICE_OF.get(method) ?? "", method, call.metadata) ?? null;
+    if (this.span) {
+      this.log.trace_id = this.span.traceId;
+      this.log.span_id = this.span.spanId;
+      this.span.set("taskplans.request_id", this.requestId);
+    }
     // A stream's client sees its request id at once; a unary call sends it with its answer (headers
     // sent at the start would be a frame of their own, one more wake-up of the client per call).
     if (kind === "stream") this.echo();
+  }
+
+  /** Runs the call's work in its trace (when tracing is on), so its inner spans are the call's children. */
+  run<T>(work: () => Promise<T>): Promise<T> {
+    return this.span ? this.span.run(work) : work();
   }
 
   /** Decodes the request and resolves the caller; a write is admitted by the rate limit first. */
   async open<Req extends object>(received: ReceivedRequest<Req>): Promise<{ request: Req; caller: Caller }> {
     const request = received.decode();
     const taskId = "taskId" in request ? request.taskId : undefined;
-    if (typeof taskId === "string" && isWellFormedId(taskId)) this.log.taskId = taskId;
+    if (typeof taskId === "string" && isWellFormedId(taskId)) {
+      this.log.taskId = taskId;
+      this.span?.set("taskplans.task_id", taskId);
+    }
     const caller = await this.deps.authenticate(this.call.metadata);
     if (WRITE_METHODS.has(this.method)) await this.admitWrite(caller);
     return { request, caller };
@@ -108,6 +142,7 @@ export class CallScope {
     if (this.kind === "unary" && ms > this.deps.slowCallMs) this.deps.logger.warn(entry, "slow rpc");
     else this.deps.logger.info(entry, WORDS[this.kind].ok);
     if (this.kind === "unary") this.echo();
+    this.span?.end(this.kind === "unary" ? status.OK : status.CANCELLED, code, null);
   }
 
   /** The call failed: counted and logged once; returns what to send. */
@@ -123,6 +158,7 @@ export class CallScope {
     else if (this.kind === "unary" && ms > this.deps.slowCallMs) logger.warn(entry, "slow rpc");
     else logger.info(entry, WORDS[this.kind].rejected);
     if (this.kind === "unary") this.echo();
+    this.span?.end(wire.code, status[wire.code], wire.reason);
     return wire;
   }
 

@@ -22,8 +22,8 @@ export function unary<Req extends object, Res>(
 ): handleUnaryCall<ReceivedRequest<Req>, Res> {
   return (call, callback) => {
     const scope = new CallScope(deps, method, call, "unary");
-    Promise.resolve()
-      .then(async () => {
+    scope
+      .run(async () => {
         const { request, caller } = await scope.open(call.request);
         return handler(request, { caller, requestId: scope.requestId, deadline: scope.deadline });
       })

@@ -54,8 +54,8 @@ export function watchPlanHandler(
     };
     call.on("cancelled", () => finish(null));
 
-    Promise.resolve()
-      .then(async () => {
+    scope
+      .run(async () => {
         const { request, caller } = await scope.open(call.request);
         withContent = request.includeContent;
         const watching = await service.watch(

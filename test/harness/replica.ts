@@ -50,6 +50,8 @@ export interface ReplicaOptions {
   readonly metrics?: boolean;
   /** Options for node itself, before the entry point (for example `--cpu-prof`, which NODE_OPTIONS refuses). */
   readonly nodeArgs?: readonly string[];
+  /** Its PLAN_LOG_LEVEL (default warn). */
+  readonly logLevel?: string;
   /** It serves TLS: how the harness's health check reaches it (the CA, a client certificate for mTLS). */
   readonly tls?: ReplicaTls;
 }
@@ -91,7 +93,7 @@ export async function startReplica(
           PLAN_RATE_LIMIT_WRITES: "0", // load and fault workloads write from one address
           ...env,
           PLAN_GRPC_ADDRESS: `${pod ? "0.0.0.0" : "127.0.0.1"}:${port}`,
-          PLAN_LOG_LEVEL: "warn",
+          PLAN_LOG_LEVEL: options.logLevel ?? "warn",
           PLAN_METRICS_ADDRESS: `127.0.0.1:${metricsPort ?? 0}`,
         },
         stdio: ["ignore", openSync(logFile, "a"), openSync(logFile, "a")],

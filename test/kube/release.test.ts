@@ -249,7 +249,8 @@ describe("4. disruption under load, with the same checks", () => {
 
 it("5. scale 3 -> 5 -> 2 under load (the HPA's bounds): new replicas serve once Ready, removed ones drain on SIGTERM", async () => {
   const logs: string[] = [];
-  const before = await readyPods(NAMESPACE, SELECTOR);
+  // Every pod there is, Ready or not (a replica can be briefly unready after the MariaDB restart).
+  const before = (await podsOf(NAMESPACE, SELECTOR)).map((pod) => pod.metadata.name);
   let served = 0;
   const result = await onRelease("scale 3 -> 5 -> 2", async () => {
     let start = Date.now();

@@ -1,0 +1,161 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../harness/otlp-receiver";
+import { runToExit } from "../harness/processes";
+import { type RedisNode, startRedisNodes } from "../harness/redis";
+import { type Replica, startReplica } from "../harness/replica";
+
+// OpenTelemetry end to end: the built server (dist/src/main.js) exports over OTLP/gRPC, as the
+// standard OTEL_* variables configure it, to a test receiver that decodes with OpenTelemetry's own
+// protobuf definitions; a TypeScript back end traced by the standard gRPC instrumentation starts
+// the trace. Change notifications go over Redis, so the write's publish has its span too.
+const ROOT = join(__dirname, "..", "..");
+const SERVER = 2; // SpanKind SERVER in OTLP
+const CLIENT = 3;
+
+let dir: string;
+let receiver: OtlpReceiver;
+let redis: RedisNode[];
+let replica: Replica;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "taskplans-tracing-"));
+  [receiver, redis] = await Promise.all([startOtlpReceiver(dir), startRedisNodes(1)]);
+  replica = await startReplica(
+    {
+      PLAN_DATABASE_URL: `sqlite:${join(dir, "plans.sqlite")}`,
+      PLAN_CHANGES_REDIS_URL: redis[0]?.url ?? "",
+      PLAN_COALESCE_WINDOW_MS: "0",
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "grpc",
+      OTEL_BSP_SCHEDULE_DELAY: "100",
+    },
+    dir,
+    null,
+    { logLevel: "info" },
+  );
+}, 180_000);
+
+afterAll(async () => {
+  await replica?.stop();
+  await Promise.all([receiver?.stop(), ...(redis ?? []).map((node) => node.stop())]);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const byId = (spans: ReceivedSpan[]) => new Map(spans.map((span) => [span.spanId, span]));
+
+describe("traces across a TypeScript back end and the service", () => {
+  let traceId: string;
+  let spans: ReceivedSpan[];
+
+  beforeAll(async () => {
+    const client = await runToExit(
+      [
+        process.execPath,
+        join(ROOT, "test", "harness", "otlp", "traced-client.mjs"),
+        `127.0.0.1:${replica.port}`,
+        receiver.endpoint,
+      ],
+      { cwd: ROOT, timeoutMs: 60_000 },
+    );
+    expect([client.code, client.stderr]).toEqual([0, ""]);
+    traceId = client.stdout.trim();
+    const ofTrace = (all: ReceivedSpan[]) => all.filter((span) => span.traceId === traceId);
+    spans = ofTrace(
+      await receiver.until("the service's spans of the trace", (all) => {
+        const names = ofTrace(all).map((span) => span.name);
+        return (
+          names.filter((name) => name === "taskplans.v1.PlanService/UpdatePlan").length === 2 &&
+          names.includes("redis publish") &&
+          names.includes("backend job")
+        );
+      }),
+    );
+  }, 120_000);
+
+  it("continues the caller's trace: each server span is the child of the back end's client span, under its own span", () => {
+    const spanById = byId(spans);
+    const [job] = spans.filter((span) => span.name === "backend job");
+    expect(job?.service).toBe("ts-backend");
+    const servers = spans.filter((span) => span.service === "taskplans" && span.kind === SERVER);
+    expect(servers.map((span) => span.name).sort()).toEqual([
+      "taskplans.v1.PlanService/CreatePlan",
+      "taskplans.v1.PlanService/UpdatePlan",
+      "taskplans.v1.PlanService/UpdatePlan",
+      "taskplans.v1.TaskService/CreateTask",
+    ]);
+    for (const server of servers) {
+      const caller = spanById.get(server.parentSpanId);
+      // The JavaScript instrumentation names its client spans "grpc.<service>/<method>".
+      expect([caller?.service, caller?.kind, caller?.name.replace(/^grpc\./, "")]).toEqual([
+        "ts-backend",
+        CLIENT,
+        server.name,
+      ]);
+      expect(caller?.parentSpanId).toBe(job?.spanId);
+      expect(server.attributes).toMatchObject({
+        "rpc.system": "grpc",
+        "rpc.service": server.name.split("/")[0],
+        "rpc.method": server.name.split("/")[1],
+      });
+    }
+  });
+
+  it("puts the lock wait, the database transaction and the Redis publish under the write's span", () => {
+    const [append] = spans.filter(
+      (span) =>
+        span.name === "taskplans.v1.PlanService/UpdatePlan" && span.attributes["rpc.grpc.status_code"] === 0,
+    );
+    const children = spans.filter((span) => span.parentSpanId === append?.spanId).map((span) => span.name);
+    expect(children.sort()).toEqual(["db transaction", "lock wait", "redis publish"]);
+    const transaction = spans.find(
+      (span) => span.name === "db transaction" && span.parentSpanId === append?.spanId,
+    );
+    expect(transaction?.attributes).toMatchObject({
+      "db.system.name": "sqlite",
+      "taskplans.transaction.outcome": "committed",
+    });
+    expect(append?.attributes["taskplans.task_id"]).toMatch(/^traced-ts-/);
+  });
+
+  it("records a refusal's code and ErrorInfo reason, leaving the status unset for a caller's mistake", () => {
+    const [refused] = spans.filter(
+      (span) =>
+        span.name === "taskplans.v1.PlanService/UpdatePlan" && span.attributes["rpc.grpc.status_code"] === 3,
+    );
+    expect(refused?.attributes["taskplans.error.reason"]).toBe("VERSION_REQUIRED");
+    expect(refused?.status).toBe(0);
+  });
+
+  it("never puts plan content or titles in a span", () => {
+    const text = JSON.stringify(spans.filter((span) => span.service === "taskplans"));
+    for (const secret of ["# Traced", "a step", "# Replaced", '"traced"']) expect(text).not.toContain(secret);
+  });
+
+  it("writes the trace id and span id on the call's log lines", () => {
+    const lines = readFileSync(replica.logFile, "utf8")
+      .split("\n")
+      .filter((line) => line.includes(traceId))
+      .map((line) => JSON.parse(line) as { trace_id?: string; span_id?: string; method?: string });
+    const servers = new Set(spans.filter((span) => span.kind === SERVER).map((span) => span.spanId));
+    expect(lines.map((line) => line.method).sort()).toEqual([
+      "CreatePlan",
+      "CreateTask",
+      "UpdatePlan",
+      "UpdatePlan",
+    ]);
+    for (const line of lines) expect(servers.has(line.span_id ?? "")).toBe(true);
+  });
+});
+
+it("starts no tracing without an OTLP endpoint, and says so", async () => {
+  const plain = await startReplica({ PLAN_DATABASE_URL: `sqlite:${join(dir, "plain.sqlite")}` }, dir, null, {
+    logLevel: "info",
+  });
+  try {
+    expect(readFileSync(plain.logFile, "utf8")).toContain('"tracing":"off"');
+  } finally {
+    await plain.stop();
+  }
+});
