@@ -2,10 +2,16 @@ package taskplans
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"os"
 	"time"
 
 	taskplansv1 "github.com/taskplans/taskplans/clients/go/taskplans/v1"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
 )
@@ -46,7 +52,47 @@ type Option func(*dialSettings)
 type dialSettings struct {
 	token    string
 	insecure bool
+	tls      *TLS
 	extra    []grpc.DialOption
+}
+
+// TLS names PEM files for WithTLS; they are read when Dial runs.
+type TLS struct {
+	// CAFile is the CA bundle the server's certificate is checked against (empty: the system's roots).
+	CAFile string
+	// CertFile and KeyFile are a client certificate and its key, for a service that requires mTLS.
+	CertFile string
+	KeyFile  string
+	// ServerName is the name the server's certificate must carry, when not the target's host.
+	ServerName string
+}
+
+// WithTLS connects over TLS (and mTLS with CertFile and KeyFile) instead of plaintext.
+func WithTLS(config TLS) Option { return func(s *dialSettings) { s.tls = &config } }
+
+func (t TLS) credentials() (credentials.TransportCredentials, error) {
+	config := &tls.Config{ServerName: t.ServerName, MinVersion: tls.VersionTLS12}
+	if t.CAFile != "" {
+		pem, err := os.ReadFile(t.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("taskplans: TLS CAFile: %w", err)
+		}
+		config.RootCAs = x509.NewCertPool()
+		if !config.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("taskplans: TLS CAFile %s holds no PEM certificate", t.CAFile)
+		}
+	}
+	if (t.CertFile == "") != (t.KeyFile == "") {
+		return nil, errors.New("taskplans: TLS CertFile and KeyFile go together")
+	}
+	if t.CertFile != "" {
+		pair, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("taskplans: TLS client certificate: %w", err)
+		}
+		config.Certificates = []tls.Certificate{pair}
+	}
+	return credentials.NewTLS(config), nil
 }
 
 // WithToken sends "authorization: Bearer <token>" on every call (the service's JWT when auth is on).
@@ -70,7 +116,14 @@ func Dial(target string, options ...Option) (*Client, error) {
 		// The server allows pings every 10 s at most; one a minute keeps idle connections through proxies.
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: time.Minute, Timeout: 20 * time.Second}),
 	}
-	if settings.insecure {
+	switch {
+	case settings.tls != nil:
+		creds, err := settings.tls.credentials()
+		if err != nil {
+			return nil, err
+		}
+		dialOptions = append(dialOptions, grpc.WithTransportCredentials(creds))
+	case settings.insecure:
 		dialOptions = append(dialOptions, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	}
 	if settings.token != "" {
@@ -95,5 +148,5 @@ func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]strin
 }
 
 // RequireTransportSecurity is false so the token also works on plaintext connections inside a
-// cluster; use TLS (WithDialOptions) anywhere else.
+// cluster; use TLS (WithTLS) anywhere else.
 func (bearer) RequireTransportSecurity() bool { return false }

@@ -10,7 +10,8 @@ import {
   run,
   type PythonEnv,
 } from "../harness/client-packages";
-import { requireBinary } from "../harness/processes";
+import { type CertFiles, makeCa, type TestCa } from "../harness/pki";
+import { requireBinary, runToExit } from "../harness/processes";
 import { randomId, startTestApp, type TestApp } from "../harness/test-app";
 
 // One live server (auth on, so every client's token handling is exercised) called by the Go, Python
@@ -31,6 +32,9 @@ function token(expiresInSeconds: number): Promise<string> {
 
 describe("client packages: Go, Python and TypeScript against one live server", () => {
   let app: TestApp;
+  let mutual: TestApp;
+  let ca: TestCa;
+  let caller: CertFiles;
   let work: string;
   let tokens: { valid: string; expired: string };
   let packed: Awaited<ReturnType<typeof packTsClient>>;
@@ -42,6 +46,18 @@ describe("client packages: Go, Python and TypeScript against one live server", (
     requireBinary("python3", "python3 python3-venv");
     work = mkdtempSync(join(tmpdir(), "taskplans-clients-"));
     app = await startTestApp("sqlite", { env: { PLAN_AUTH_JWT_SECRET: SECRET } });
+    // The same service over mTLS: a certificate for a DNS name only, so every client sets the name.
+    ca = makeCa(work, "clients-ca");
+    const served = ca.issue("served", { names: ["plans.internal"] });
+    caller = ca.issue("caller");
+    mutual = await startTestApp("sqlite", {
+      env: {
+        PLAN_AUTH_JWT_SECRET: SECRET,
+        PLAN_GRPC_TLS_CERT_FILE: served.certFile,
+        PLAN_GRPC_TLS_KEY_FILE: served.keyFile,
+        PLAN_GRPC_TLS_CLIENT_CA_FILE: ca.certFile,
+      },
+    });
     tokens = { valid: await token(3600), expired: await token(-3600) };
     packed = await packTsClient(work);
     const dir = (name: string) => mkdtempSync(join(work, `${name}-`));
@@ -62,6 +78,7 @@ describe("client packages: Go, Python and TypeScript against one live server", (
   }, 900_000);
   afterAll(async () => {
     await app?.stop();
+    await mutual?.stop();
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
@@ -89,6 +106,40 @@ describe("client packages: Go, Python and TypeScript against one live server", (
     expect(golden).toContain('restore: OK status="RESTORE_STATUS_RESTORED"');
     expect(golden).toContain('watch_history: OK kinds="REVERTED,UPDATED,REVERTED,IMPLEMENTATION_STARTED"');
     expect(golden.trimEnd().split("\n")).toHaveLength(50);
+  });
+
+  it("every client prints the same transcript over mTLS, dialled with its package's TLS option", async () => {
+    const tls = {
+      TASKPLANS_TARGET: `127.0.0.1:${mutual.port}`,
+      TASKPLANS_TLS_CA: ca.certFile,
+      TASKPLANS_TLS_CERT: caller.certFile,
+      TASKPLANS_TLS_KEY: caller.keyFile,
+      TASKPLANS_TLS_SERVER_NAME: "plans.internal",
+    };
+    const golden = readFileSync(GOLDEN, "utf8");
+    for (const [language, argv] of Object.entries(programs)) {
+      const env = { ...serverEnv(), ...tls, TASKPLANS_TASK_ID: randomId("conformance") };
+      expect({ language, transcript: await run(argv, { env, cwd: work, timeoutMs: 120_000 }) }).toEqual({
+        language,
+        transcript: golden,
+      });
+    }
+    // The same program without a client certificate is refused in the handshake, at its first step.
+    const [language, argv] = Object.entries(programs)[0] ?? ["", []];
+    const refused = await runToExit(argv, {
+      env: {
+        ...process.env,
+        ...serverEnv(),
+        ...tls,
+        TASKPLANS_TLS_CERT: "",
+        TASKPLANS_TLS_KEY: "",
+        TASKPLANS_TASK_ID: randomId("conformance"),
+      },
+      cwd: work,
+      timeoutMs: 120_000,
+    });
+    expect(language).toBe("typescript");
+    expect(`${refused.stdout}${refused.stderr}`.split("\n")[0]).toMatch(/UNAVAILABLE/);
   });
 
   it("go vet and go test pass in clients/go against the server", async () => {

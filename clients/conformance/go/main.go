@@ -1,5 +1,6 @@
 // The conformance scenario (clients/conformance/README.md) through the Go client. Prints the canonical
 // transcript on stdout. Environment: TASKPLANS_TARGET, TASKPLANS_TASK_ID, TASKPLANS_TOKEN,
+// TASKPLANS_TLS_* (optional: CA, CERT, KEY, SERVER_NAME),
 // TASKPLANS_EXPIRED_TOKEN.
 package main
 
@@ -32,6 +33,20 @@ var (
 	target = mustEnv("TASKPLANS_TARGET")
 	uuidRe = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 )
+
+// transport is TLS when TASKPLANS_TLS_CA is set (mTLS with TASKPLANS_TLS_CERT and TASKPLANS_TLS_KEY),
+// else plaintext.
+func transport() []taskplans.Option {
+	if os.Getenv("TASKPLANS_TLS_CA") == "" {
+		return nil
+	}
+	return []taskplans.Option{taskplans.WithTLS(taskplans.TLS{
+		CAFile:     os.Getenv("TASKPLANS_TLS_CA"),
+		CertFile:   os.Getenv("TASKPLANS_TLS_CERT"),
+		KeyFile:    os.Getenv("TASKPLANS_TLS_KEY"),
+		ServerName: os.Getenv("TASKPLANS_TLS_SERVER_NAME"),
+	})}
+}
 
 func mustEnv(name string) string {
 	value := os.Getenv(name)
@@ -192,7 +207,7 @@ var initialPlan = "# Plan\n- step one\n- step two\n\n## Notes\n" +
 	strings.Repeat("- a note that keeps this plan long enough for the reduction guard\n", 40)
 
 func main() {
-	client, err := taskplans.Dial(target, taskplans.WithToken(mustEnv("TASKPLANS_TOKEN")))
+	client, err := taskplans.Dial(target, append(transport(), taskplans.WithToken(mustEnv("TASKPLANS_TOKEN")))...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -368,7 +383,7 @@ func main() {
 
 // readAs is GetPlan through a connection of its own sending token (none when empty).
 func readAs(token string) error {
-	var options []taskplans.Option
+	options := transport()
 	if token != "" {
 		options = append(options, taskplans.WithToken(token))
 	}

@@ -1,6 +1,7 @@
 """The conformance scenario (clients/conformance/README.md) through the Python client.
 
 Prints the canonical transcript on stdout. Environment: TASKPLANS_TARGET, TASKPLANS_TASK_ID,
+TASKPLANS_TLS_* (optional: CA, CERT, KEY, SERVER_NAME),
 TASKPLANS_TOKEN, TASKPLANS_EXPIRED_TOKEN.
 """
 
@@ -13,10 +14,21 @@ import grpc
 from grpc_status import rpc_status
 
 from taskplans import errors
-from taskplans.client import dial
+from taskplans.client import TLS, dial
 from taskplans.v1 import plan_pb2, plan_service_pb2 as ps, task_pb2
 
 TARGET = os.environ["TASKPLANS_TARGET"]
+# TLS when TASKPLANS_TLS_CA is set (mTLS with TASKPLANS_TLS_CERT and TASKPLANS_TLS_KEY), else plaintext.
+TRANSPORT = (
+    TLS(
+        ca_file=os.environ["TASKPLANS_TLS_CA"],
+        cert_file=os.environ.get("TASKPLANS_TLS_CERT") or None,
+        key_file=os.environ.get("TASKPLANS_TLS_KEY") or None,
+        server_name=os.environ.get("TASKPLANS_TLS_SERVER_NAME") or None,
+    )
+    if os.environ.get("TASKPLANS_TLS_CA")
+    else None
+)
 TASK = os.environ["TASKPLANS_TASK_ID"]
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 APPEND, REPLACE = plan_pb2.WRITE_MODE_APPEND, plan_pb2.WRITE_MODE_REPLACE
@@ -98,12 +110,12 @@ def sha256(text):
 
 def read_as(token):
     """GetPlan through a channel of its own sending ``token`` (none when None)."""
-    with dial(TARGET, token=token) as other:
+    with dial(TARGET, token=token, tls=TRANSPORT) as other:
         other.plans.GetPlan(ps.GetPlanRequest(task_id=TASK), timeout=TIMEOUT)
 
 
 def main():
-    client = dial(TARGET, token=os.environ["TASKPLANS_TOKEN"])
+    client = dial(TARGET, token=os.environ["TASKPLANS_TOKEN"], tls=TRANSPORT)
     plans, tasks = client.plans, client.tasks
     workspace = "ws-conformance"
 

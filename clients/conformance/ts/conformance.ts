@@ -1,5 +1,6 @@
 // The conformance scenario (clients/conformance/README.md) through @taskplans/client. Prints the
 // canonical transcript on stdout. Environment: TASKPLANS_TARGET, TASKPLANS_TASK_ID, TASKPLANS_TOKEN,
+// TASKPLANS_TLS_* (optional: CA, CERT, KEY, SERVER_NAME),
 // TASKPLANS_EXPIRED_TOKEN.
 import { createHash } from "node:crypto";
 import {
@@ -25,7 +26,17 @@ const target = env("TASKPLANS_TARGET");
 const task = env("TASKPLANS_TASK_ID");
 const token = env("TASKPLANS_TOKEN");
 const expiredToken = env("TASKPLANS_EXPIRED_TOKEN");
-const client = createClient(target, { token, defaultTimeoutMs: 10_000 });
+// TLS when TASKPLANS_TLS_CA is set (mTLS with TASKPLANS_TLS_CERT and TASKPLANS_TLS_KEY), else plaintext.
+const optional = (name: string) => process.env[name] || undefined;
+const tls = optional("TASKPLANS_TLS_CA")
+  ? {
+      caFile: optional("TASKPLANS_TLS_CA"),
+      certFile: optional("TASKPLANS_TLS_CERT"),
+      keyFile: optional("TASKPLANS_TLS_KEY"),
+      serverName: optional("TASKPLANS_TLS_SERVER_NAME"),
+    }
+  : undefined;
+const client = createClient(target, { token, tls, defaultTimeoutMs: 10_000 });
 const { plans, tasks } = client;
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
@@ -385,7 +396,7 @@ const changeList = (changes: PlanChange[]): [string, Value][] => [
 
 /** GetPlan through a client of its own that sends `bearer` as its token (none when undefined). */
 async function readAs(bearer: string | undefined): Promise<void> {
-  const other = createClient(target, { token: bearer });
+  const other = createClient(target, { token: bearer, tls });
   try {
     await other.plans.getPlan({ taskId: task });
   } finally {

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import {
   type CallOptions as GrpcCallOptions,
   type ChannelCredentials,
@@ -61,9 +62,22 @@ export interface CallOptions {
   readonly metadata?: Metadata;
 }
 
+/** TLS for `createClient`: PEM files, read when the client is created. */
+export interface TlsOptions {
+  /** The CA bundle the server's certificate is checked against (default: the system's roots). */
+  readonly caFile?: string;
+  /** A client certificate chain and its key, for a service that requires mTLS. */
+  readonly certFile?: string;
+  readonly keyFile?: string;
+  /** The name the server's certificate must carry, when not the target's host. */
+  readonly serverName?: string;
+}
+
 /** Options of `createClient`. */
 export interface ClientOptions {
-  /** Channel credentials; insecure (plaintext) by default. */
+  /** TLS (and mTLS with `certFile` and `keyFile`); without it and `credentials`, plaintext. */
+  readonly tls?: TlsOptions;
+  /** Channel credentials (instead of `tls`); insecure (plaintext) by default. */
   readonly credentials?: ChannelCredentials;
   /** Bearer token sent as `authorization: Bearer <token>` on every call (JWT with auth on). */
   readonly token?: string;
@@ -171,13 +185,26 @@ const TASK_REQUESTS: Record<keyof TaskApi, RequestType> = {
   deleteTask: DeleteTaskRequest,
 };
 
+function tlsCredentials(tls: TlsOptions): ChannelCredentials {
+  if ((tls.certFile === undefined) !== (tls.keyFile === undefined))
+    throw new Error("createClient: tls.certFile and tls.keyFile go together");
+  const read = (file: string | undefined) => (file === undefined ? null : readFileSync(file));
+  return credentials.createSsl(read(tls.caFile), read(tls.keyFile), read(tls.certFile));
+}
+
 /**
  * Connects to the task-plan service at `target` ("host:port", or any grpc-js target such as
  * "dns:///plans.internal:50051"). Requests may be partial: unset fields take their proto defaults.
  */
 export function createClient(target: string, options: ClientOptions = {}): TaskPlansClient {
-  const creds = options.credentials ?? credentials.createInsecure();
-  const channelOptions = { ...DEFAULT_CHANNEL_OPTIONS, ...options.channelOptions };
+  if (options.tls && options.credentials) throw new Error("createClient: give tls or credentials, not both");
+  const { tls } = options;
+  const creds = tls ? tlsCredentials(tls) : (options.credentials ?? credentials.createInsecure());
+  const channelOptions = {
+    ...DEFAULT_CHANNEL_OPTIONS,
+    ...(tls?.serverName ? { "grpc.ssl_target_name_override": tls.serverName } : {}),
+    ...options.channelOptions,
+  };
   const planClient = new PlanServiceClient(target, creds, channelOptions);
   // The task client shares the plan client's channel.
   const taskClient = new TaskServiceClient(target, creds, {

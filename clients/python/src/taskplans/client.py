@@ -67,19 +67,60 @@ class _Bearer(grpc.AuthMetadataPlugin):
         callback(self._metadata, None)
 
 
+@dataclass(frozen=True)
+class TLS:
+    """PEM files for ``dial(tls=...)``, read when ``dial`` runs.
+
+    ``ca_file``: the CA bundle the server's certificate is checked against (None: the system's
+    roots). ``cert_file`` and ``key_file``: a client certificate and its key, for a service that
+    requires mTLS. ``server_name``: the name the server's certificate must carry, when not the
+    target's host.
+    """
+
+    ca_file: Optional[str] = None
+    cert_file: Optional[str] = None
+    key_file: Optional[str] = None
+    server_name: Optional[str] = None
+
+    def credentials(self) -> grpc.ChannelCredentials:
+        if (self.cert_file is None) != (self.key_file is None):
+            raise ValueError("TLS cert_file and key_file go together")
+
+        def read(path: Optional[str]) -> Optional[bytes]:
+            if path is None:
+                return None
+            with open(path, "rb") as pem:
+                return pem.read()
+
+        return grpc.ssl_channel_credentials(
+            root_certificates=read(self.ca_file),
+            private_key=read(self.key_file),
+            certificate_chain=read(self.cert_file),
+        )
+
+
 def dial(
     target: str,
     token: Optional[str] = None,
     credentials: Optional[grpc.ChannelCredentials] = None,
     options: Sequence[Tuple[str, object]] = (),
+    tls: Optional[TLS] = None,
 ) -> Client:
     """Connects to ``target`` ("host:port" or any gRPC target such as "dns:///plans.internal:50051").
 
-    ``token`` is sent as ``authorization: Bearer <token>`` on every call. Without ``credentials`` the
-    channel is plaintext (inside a cluster); pass ``grpc.ssl_channel_credentials()`` for TLS.
-    ``options`` are laid over the defaults (keepalive, read retries).
+    ``token`` is sent as ``authorization: Bearer <token>`` on every call. Without ``tls`` or
+    ``credentials`` the channel is plaintext (inside a cluster); ``tls=TLS(ca_file=...)`` connects
+    over TLS (mTLS with ``cert_file`` and ``key_file``), and ``credentials`` takes any
+    ``grpc.ChannelCredentials`` instead. ``options`` are laid over the defaults (keepalive, read
+    retries).
     """
+    if tls is not None and credentials is not None:
+        raise ValueError("give tls or credentials, not both")
+    if tls is not None:
+        credentials = tls.credentials()
     merged = dict(DEFAULT_OPTIONS)
+    if tls is not None and tls.server_name is not None:
+        merged["grpc.ssl_target_name_override"] = tls.server_name
     merged.update(dict(options))
     channel_options = list(merged.items())
     if credentials is None:
