@@ -1,7 +1,9 @@
-import { createServer, type Server } from "node:http";
+import { createServer, type RequestListener, type Server } from "node:http";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { TaskPlansClient } from "../../clients/ts/src";
 import { ListenError } from "../config/listen-error";
+import { httpsServer } from "../tls/https-server";
+import type { TlsSource } from "../tls/tls-files";
 import { createPlanMcpServer } from "./mcp-server";
 import { guardRequests } from "./request-guard";
 
@@ -19,9 +21,9 @@ export interface HttpAllowList {
  * A web page on another name cannot reach the tools through DNS rebinding; serving other names
  * (a proxy, a remote host) needs them listed (--allowed-hosts, --allowed-origins).
  */
-export function loopbackAllowList(port: number): HttpAllowList {
+export function loopbackAllowList(port: number, scheme: "http" | "https" = "http"): HttpAllowList {
   const hosts = ["127.0.0.1", "localhost", "[::1]"].map((name) => `${name}:${port}`);
-  return { hosts, origins: hosts.map((host) => `http://${host}`) };
+  return { hosts, origins: hosts.map((host) => `${scheme}://${host}`) };
 }
 
 /**
@@ -40,9 +42,11 @@ export async function startMcpHttpServer(options: {
   readonly allowedHosts?: readonly string[] | undefined;
   /** Accepted Origin values; default: loopbackAllowList(bound port).origins. */
   readonly allowedOrigins?: readonly string[] | undefined;
+  /** Serve HTTPS with this certificate (it follows rotations); null or absent: HTTP. */
+  readonly tls?: TlsSource | null;
 }): Promise<{ port: number; allow: HttpAllowList; close(): Promise<void> }> {
   let allow: HttpAllowList = { hosts: [], origins: [] }; // set once the port is bound
-  const http: Server = createServer((req, res) => {
+  const serve: RequestListener = (req, res) => {
     if (req.url?.split("?")[0] !== "/mcp") return void res.writeHead(404).end();
     if (req.method !== "POST") return void res.writeHead(405, { allow: "POST" }).end();
     const token = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? "")?.[1];
@@ -65,7 +69,8 @@ export async function startMcpHttpServer(options: {
       .catch(() => {
         if (!res.headersSent) res.writeHead(500).end();
       });
-  });
+  };
+  const http: Server = options.tls ? httpsServer(options.tls, serve) : createServer(serve);
   await new Promise<void>((resolve, reject) => {
     // Without a listener, a taken port would be an uncaught 'error' event: a crash with a stack.
     const failed = (error: Error) =>
@@ -78,7 +83,7 @@ export async function startMcpHttpServer(options: {
   });
   const address = http.address();
   const port = typeof address === "object" && address ? address.port : options.port;
-  const loopback = loopbackAllowList(port);
+  const loopback = loopbackAllowList(port, options.tls ? "https" : "http");
   allow = {
     hosts: options.allowedHosts ?? loopback.hosts,
     origins: options.allowedOrigins ?? loopback.origins,

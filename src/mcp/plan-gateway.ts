@@ -10,15 +10,19 @@ import {
   type PartialRequest,
   type RestorePlanRevisionRequest,
   type TaskPlansClient,
+  type TlsOptions,
   type UpdatePlanRequest,
 } from "../../clients/ts/src";
 
 /** The plan service as the MCP tools use it: the client package, the caller's token, a deadline. */
 export type PlanGateway = ReturnType<typeof planGateway>;
 
-/** Connects the client package (clients/ts) to `target` (host:port). */
-export function connectPlanService(target: string, credentials?: ChannelCredentials): TaskPlansClient {
-  return createClient(target, { credentials });
+/** Connects the client package (clients/ts) to `target` (host:port), over TLS when `tls` says so. */
+export function connectPlanService(
+  target: string,
+  transport: { credentials?: ChannelCredentials; tls?: TlsOptions } = {},
+): TaskPlansClient {
+  return createClient(target, transport);
 }
 
 // RFC 6750 b64token: what an Authorization header value can carry after "Bearer ".

@@ -1,10 +1,14 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { request } from "node:http";
+import { request as httpsRequest } from "node:https";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TaskPlansClient } from "../../clients/ts/src";
 import { MAX_BODY_BYTES, startMcpHttpServer } from "../../src/mcp/http-server";
 import { connectPlanService } from "../../src/mcp/plan-gateway";
 import { freePort } from "../harness/free-port";
+import { makeCa } from "../harness/pki";
 import { deeplyNestedToolCalls } from "../harness/nested-tool-calls";
 import { planState } from "../harness/plan-state";
 import { stopProcess, waitFor } from "../harness/processes";
@@ -19,10 +23,17 @@ interface HttpAnswer {
   readonly body: string;
 }
 
-function post(port: number, headers: Record<string, string>, body: string | Buffer): Promise<HttpAnswer> {
+function post(
+  port: number,
+  headers: Record<string, string>,
+  body: string | Buffer,
+  ca: Buffer | null = null,
+): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
-    const req = request(
+    const send = ca ? httpsRequest : request;
+    const req = send(
       {
+        ...(ca ? { ca } : {}),
         host: "127.0.0.1",
         port,
         path: "/mcp",
@@ -166,6 +177,76 @@ describe("MCP over HTTP: Host and Origin allow-list, body limit", () => {
       expect((await app.plans.getPlan({ taskId })).plan?.content).toMatch(/## three$/);
     } finally {
       await stopProcess(bin);
+    }
+  });
+});
+
+describe("the shipped command over TLS: HTTPS for its callers, mTLS to the plan service", () => {
+  it("serves /mcp over HTTPS (PLAN_MCP_TLS_*) and reaches an mTLS-only plan service (PLAN_MCP_TARGET_*)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "taskplans-mcp-tls-"));
+    const ca = makeCa(dir, "ca");
+    const service = ca.issue("service", { names: ["plans.internal"] });
+    const caller = ca.issue("mcp");
+    const mcpCert = ca.issue("mcp-http");
+    const app = await startTestApp("sqlite", {
+      env: {
+        PLAN_GRPC_TLS_CERT_FILE: service.certFile,
+        PLAN_GRPC_TLS_KEY_FILE: service.keyFile,
+        PLAN_GRPC_TLS_CLIENT_CA_FILE: ca.certFile,
+      },
+    });
+    const port = await freePort();
+    const grpc = connectPlanService(`127.0.0.1:${app.port}`, {
+      tls: {
+        caFile: ca.certFile,
+        certFile: caller.certFile,
+        keyFile: caller.keyFile,
+        serverName: "plans.internal",
+      },
+    });
+    const taskId = `mcp-tls-${port}`;
+    await grpc.tasks.createTask({ taskId, workspaceId: "ws-1" });
+    await grpc.plans.createPlan({ taskId, content: "# Plan" });
+    const bin: ChildProcess = spawn(
+      process.execPath,
+      [
+        join(__dirname, "..", "..", "dist", "src", "mcp", "main.js"),
+        "--target",
+        `127.0.0.1:${app.port}`,
+        "--task-id",
+        taskId,
+        "--http",
+        String(port),
+      ],
+      {
+        stdio: ["ignore", "ignore", "pipe"],
+        env: {
+          ...process.env,
+          PLAN_MCP_TLS_CERT_FILE: mcpCert.certFile,
+          PLAN_MCP_TLS_KEY_FILE: mcpCert.keyFile,
+          PLAN_MCP_TARGET_CA_FILE: ca.certFile,
+          PLAN_MCP_TARGET_CERT_FILE: caller.certFile,
+          PLAN_MCP_TARGET_KEY_FILE: caller.keyFile,
+          PLAN_MCP_TARGET_SERVER_NAME: "plans.internal",
+        },
+      },
+    );
+    let stderr = "";
+    bin.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    try {
+      await waitFor("taskplans-mcp --http over TLS", async () => stderr.includes("allowed hosts"), 10_000);
+      expect(stderr).toContain("Streamable HTTPS");
+      const host = { host: `127.0.0.1:${port}`, origin: `https://127.0.0.1:${port}` };
+      const appended = await post(port, host, appendCall("## over TLS"), readFileSync(ca.certFile));
+      expect(appended.status).toBe(200);
+      expect(appended.body).not.toContain('isError":true');
+      expect((await grpc.plans.getPlan({ taskId })).plan?.content).toBe("# Plan\n\n## over TLS");
+      await expect(post(port, host, appendCall("## plaintext"))).rejects.toThrow(); // HTTP to an HTTPS port
+    } finally {
+      await stopProcess(bin);
+      grpc.close();
+      await app.stop();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
