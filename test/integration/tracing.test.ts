@@ -2,14 +2,16 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../harness/otlp-receiver";
+import { preparePythonEnv, run } from "../harness/client-packages";
 import { runToExit } from "../harness/processes";
 import { type RedisNode, startRedisNodes } from "../harness/redis";
 import { type Replica, startReplica } from "../harness/replica";
 
 // OpenTelemetry end to end: the built server (dist/src/main.js) exports over OTLP/gRPC, as the
 // standard OTEL_* variables configure it, to a test receiver that decodes with OpenTelemetry's own
-// protobuf definitions; a TypeScript back end traced by the standard gRPC instrumentation starts
-// the trace. Change notifications go over Redis, so the write's publish has its span too.
+// protobuf definitions; a TypeScript back end traced by its standard gRPC instrumentation starts
+// the trace; so do a Go and a Python back end with theirs. Change notifications go over Redis, so the
+// write's publish has its span too.
 const ROOT = join(__dirname, "..", "..");
 const SERVER = 2; // SpanKind SERVER in OTLP
 const CLIENT = 3;
@@ -45,51 +47,94 @@ afterAll(async () => {
 
 const byId = (spans: ReceivedSpan[]) => new Map(spans.map((span) => [span.spanId, span]));
 
-describe("traces across a TypeScript back end and the service", () => {
+/** Runs one traced back end; resolves the trace id it printed. */
+async function traceFrom(argv: string[]): Promise<string> {
+  const run = await runToExit(argv, { cwd: ROOT, timeoutMs: 300_000 });
+  if (run.code !== 0) throw new Error(`${argv.join(" ")} exited ${run.code}: ${run.stdout}${run.stderr}`);
+  return run.stdout.trim().split("\n").pop() ?? "";
+}
+
+/** The spans of `traceId` once the service's UpdatePlan spans (`updates` of them) and the caller's root arrived. */
+async function spansOf(traceId: string, updates: number): Promise<ReceivedSpan[]> {
+  const ofTrace = (all: ReceivedSpan[]) => all.filter((span) => span.traceId === traceId);
+  return ofTrace(
+    await receiver.until(`the spans of trace ${traceId}`, (all) => {
+      const names = ofTrace(all).map((span) => span.name);
+      const serverUpdates = ofTrace(all).filter(
+        (span) => span.service === "taskplans" && span.name === "taskplans.v1.PlanService/UpdatePlan",
+      );
+      return (
+        serverUpdates.length === updates && names.includes("redis publish") && names.includes("backend job")
+      );
+    }),
+  );
+}
+
+// Each back end's standard instrumentation names its client spans its own way: "grpc.<service>/<method>"
+// (JavaScript), "<service>/<method>" (Go), "/<service>/<method>" (Python).
+const methodOf = (name: string) => name.replace(/^(grpc\.|\/)/, "");
+
+const BACK_ENDS: [string, string, () => Promise<string[]>][] = [
+  [
+    "TypeScript (@opentelemetry/instrumentation-grpc)",
+    "ts-backend",
+    async () => [
+      process.execPath,
+      join(ROOT, "test", "harness", "otlp", "traced-client.mjs"),
+      `127.0.0.1:${replica.port}`,
+      receiver.endpoint,
+    ],
+  ],
+  [
+    "Go (otelgrpc)",
+    "go-backend",
+    async () => {
+      const binary = join(dir, "traced-go");
+      await run(["go", "build", "-o", binary, "."], { cwd: join(ROOT, "test", "harness", "otlp", "go") });
+      return [binary, `127.0.0.1:${replica.port}`, receiver.endpoint.replace("http://", "")];
+    },
+  ],
+  [
+    "Python (opentelemetry-instrumentation-grpc)",
+    "python-backend",
+    async () => {
+      const env = await preparePythonEnv("otlp-client", "test/harness/otlp/requirements-client.txt", dir);
+      return [
+        env.python,
+        join(ROOT, "test", "harness", "otlp", "traced_client.py"),
+        `127.0.0.1:${replica.port}`,
+        receiver.endpoint,
+      ];
+    },
+  ],
+];
+
+describe.each(BACK_ENDS)("a trace started in a %s back end", (_language, service, command) => {
   let traceId: string;
   let spans: ReceivedSpan[];
 
   beforeAll(async () => {
-    const client = await runToExit(
-      [
-        process.execPath,
-        join(ROOT, "test", "harness", "otlp", "traced-client.mjs"),
-        `127.0.0.1:${replica.port}`,
-        receiver.endpoint,
-      ],
-      { cwd: ROOT, timeoutMs: 60_000 },
-    );
-    expect([client.code, client.stderr]).toEqual([0, ""]);
-    traceId = client.stdout.trim();
-    const ofTrace = (all: ReceivedSpan[]) => all.filter((span) => span.traceId === traceId);
-    spans = ofTrace(
-      await receiver.until("the service's spans of the trace", (all) => {
-        const names = ofTrace(all).map((span) => span.name);
-        return (
-          names.filter((name) => name === "taskplans.v1.PlanService/UpdatePlan").length === 2 &&
-          names.includes("redis publish") &&
-          names.includes("backend job")
-        );
-      }),
-    );
-  }, 120_000);
+    traceId = await traceFrom(await command());
+    expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+    spans = await spansOf(traceId, service === "ts-backend" ? 2 : 1);
+  }, 600_000);
 
-  it("continues the caller's trace: each server span is the child of the back end's client span, under its own span", () => {
+  it("continues through the service: each server span is the child of the back end's client span, under its own span", () => {
     const spanById = byId(spans);
     const [job] = spans.filter((span) => span.name === "backend job");
-    expect(job?.service).toBe("ts-backend");
+    expect(job?.service).toBe(service);
     const servers = spans.filter((span) => span.service === "taskplans" && span.kind === SERVER);
-    expect(servers.map((span) => span.name).sort()).toEqual([
-      "taskplans.v1.PlanService/CreatePlan",
-      "taskplans.v1.PlanService/UpdatePlan",
-      "taskplans.v1.PlanService/UpdatePlan",
-      "taskplans.v1.TaskService/CreateTask",
-    ]);
+    expect(new Set(servers.map((span) => span.name))).toEqual(
+      new Set([
+        "taskplans.v1.PlanService/CreatePlan",
+        "taskplans.v1.PlanService/UpdatePlan",
+        "taskplans.v1.TaskService/CreateTask",
+      ]),
+    );
     for (const server of servers) {
       const caller = spanById.get(server.parentSpanId);
-      // The JavaScript instrumentation names its client spans "grpc.<service>/<method>".
-      expect([caller?.service, caller?.kind, caller?.name.replace(/^grpc\./, "")]).toEqual([
-        "ts-backend",
+      expect([caller?.service, caller?.kind, methodOf(caller?.name ?? "")]).toEqual([
+        service,
         CLIENT,
         server.name,
       ]);
@@ -116,8 +161,23 @@ describe("traces across a TypeScript back end and the service", () => {
       "db.system.name": "sqlite",
       "taskplans.transaction.outcome": "committed",
     });
-    expect(append?.attributes["taskplans.task_id"]).toMatch(/^traced-ts-/);
+    expect(append?.attributes["taskplans.task_id"]).toMatch(/^traced-(ts|go|py)-/);
   });
+
+  it("never puts plan content or titles in a span", () => {
+    const text = JSON.stringify(spans.filter((span) => span.service === "taskplans"));
+    for (const secret of ["# Traced", "a step", "# Replaced", '"traced"']) expect(text).not.toContain(secret);
+  });
+});
+
+describe("the TypeScript back end's trace, read further", () => {
+  let traceId: string;
+  let spans: ReceivedSpan[];
+
+  beforeAll(async () => {
+    traceId = await traceFrom(await (BACK_ENDS[0]?.[2] ?? (async () => []))());
+    spans = await spansOf(traceId, 2);
+  }, 120_000);
 
   it("records a refusal's code and ErrorInfo reason, leaving the status unset for a caller's mistake", () => {
     const [refused] = spans.filter(
@@ -126,11 +186,6 @@ describe("traces across a TypeScript back end and the service", () => {
     );
     expect(refused?.attributes["taskplans.error.reason"]).toBe("VERSION_REQUIRED");
     expect(refused?.status).toBe(0);
-  });
-
-  it("never puts plan content or titles in a span", () => {
-    const text = JSON.stringify(spans.filter((span) => span.service === "taskplans"));
-    for (const secret of ["# Traced", "a step", "# Replaced", '"traced"']) expect(text).not.toContain(secret);
   });
 
   it("writes the trace id and span id on the call's log lines", () => {
