@@ -6,6 +6,7 @@
  *
  *   npm run bench:overhead
  *   BENCH_ROUNDS=5 BENCH_APPENDS=5000 npm run bench:overhead
+ *   BENCH_VARIANTS=tls,mtls,tracing npm run bench:overhead   # also the service with those on
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -18,6 +19,7 @@ import { type RedisNode, startRedisNodes } from "../test/harness/redis";
 import { type Replica, startReplica } from "../test/harness/replica";
 import { connect } from "../test/harness/rpc";
 import type { RawJob, RawResult } from "./overhead-raw";
+import { type Variant, variantsFrom } from "./overhead-variants";
 import { processCpuMs } from "./process-stats";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -57,8 +59,17 @@ async function withPool<T>(
   );
 }
 
-async function seed(replica: Replica, tasks: readonly string[], planBytes: number): Promise<void> {
-  const client = connect(replica.port);
+/** How a run reaches its replica: plaintext, or a variant's client (TLS). */
+type Connector = (port: number) => ReturnType<typeof connect>;
+const plaintext: Connector = (port) => connect(port);
+
+async function seed(
+  replica: Replica,
+  tasks: readonly string[],
+  planBytes: number,
+  connectTo: Connector,
+): Promise<void> {
+  const client = connectTo(replica.port);
   const content = "# Plan\n".padEnd(planBytes, "x");
   await withPool(tasks, IN_FLIGHT, async (taskId) => {
     await client.tasks.createTask({ taskId, workspaceId: "bench" });
@@ -72,8 +83,9 @@ async function serviceRun(
   tasks: readonly string[],
   appends: number,
   inFlight: number,
+  connectTo: Connector = plaintext,
 ): Promise<Run> {
-  const clients = Array.from({ length: Math.min(inFlight, 4) }, () => connect(replica.port));
+  const clients = Array.from({ length: Math.min(inFlight, 4) }, () => connectTo(replica.port));
   const latencies: number[] = [];
   const cpuBefore = processCpuMs(replica.pid);
   const started = performance.now();
@@ -157,13 +169,19 @@ async function withSeededDatabase<T>(
   tasks: readonly string[],
   planBytes: number,
   use: (replica: Replica, databaseUrl: string) => Promise<T>,
+  variant: Variant | null = null,
 ): Promise<T> {
   const database = `o_${databases++}`;
   await createDatabase(bench.mariadb.port, database);
   const databaseUrl = bench.mariadb.urlFor(database);
-  const replica = await startReplica({ PLAN_DATABASE_URL: databaseUrl, ...env }, bench.logDir);
+  const replica = await startReplica(
+    { PLAN_DATABASE_URL: databaseUrl, ...env, ...variant?.env },
+    bench.logDir,
+    null,
+    variant?.tls ? { tls: variant.tls } : {},
+  );
   try {
-    await seed(replica, tasks, planBytes);
+    await seed(replica, tasks, planBytes, variant ? (port) => variant.connect(port) : plaintext);
     return await use(replica, databaseUrl);
   } finally {
     await replica.stop();
@@ -208,6 +226,7 @@ async function main(): Promise<void> {
   const redisUrls = nodes.map((n) => n.url);
   const admin = await createConnection({ host: "127.0.0.1", port: mariadb.port, user: "root" });
   const bench = { mariadb, logDir };
+  const { variants, stop: stopVariants } = await variantsFrom(process.env.BENCH_VARIANTS, logDir);
   const tasks = Array.from({ length: TASKS }, (_, i) => `task-${i}`);
   const results: Record<string, Run[]> = {};
   const push = (key: string, run: Run) => (results[key] ??= []).push(run);
@@ -275,6 +294,20 @@ async function main(): Promise<void> {
           ),
         );
       }
+      // The same service workload with each variant on, in the same round.
+      for (const variant of variants) {
+        push(
+          `variant|${variant.name}`,
+          await withSeededDatabase(
+            bench,
+            withRedis,
+            tasks,
+            200,
+            (r) => serviceRun(r, tasks, APPENDS, IN_FLIGHT, (port) => variant.connect(port)),
+            variant,
+          ),
+        );
+      }
       const one = ["one-task"];
       const label = "one task, one writer, Redis";
       push(
@@ -321,18 +354,20 @@ async function main(): Promise<void> {
       sizes.push({ planBytes, p50: median(p50s), bytesPerAppend: median(bytes) / SIZE_APPENDS });
     }
   } finally {
+    await stopVariants();
     await admin.end();
     for (const node of nodes) await node.stop();
     await mariadb.stop();
     rmSync(logDir, { recursive: true, force: true });
   }
-  print(results, sizes, sameStatements);
+  print(results, sizes, sameStatements, variants);
 }
 
 function print(
   results: Record<string, Run[]>,
   sizes: { planBytes: number; p50: number; bytesPerAppend: number }[],
   sameStatements: string,
+  variants: readonly Variant[],
 ): void {
   const m = (key: string, field: keyof Run) => median((results[key] ?? []).map((r) => r[field]));
   const lines = [
@@ -382,6 +417,21 @@ function print(
     `p50 200 KiB / 1 KiB = ${sizeRatio.toFixed(2)} (target <= 1.5 ${sizeRatio <= 1.5 ? "met" : "NOT met"}); bytes 200 KiB / 1 KiB = ${((large?.bytesPerAppend ?? 0) / (small?.bytesPerAppend ?? 1)).toFixed(1)}x (target: independent of size)`,
     "",
   );
+  if (variants.length > 0) {
+    const plain = `${cpuKey}|service`;
+    lines.push(
+      `Variants (${cpuKey}, each in every round beside the plain service):`,
+      "",
+      "| service | appends/s | p99 ms | CPU per append ms | rate vs plain | CPU vs plain |",
+      "| --- | ---: | ---: | ---: | ---: | ---: |",
+      `| plain (plaintext, tracing off) | ${m(plain, "rate").toFixed(0)} | ${m(plain, "p99").toFixed(1)} | ${m(plain, "cpuMsPerAppend").toFixed(3)} | 1.00x | 1.00x |`,
+      ...variants.map((variant) => {
+        const key = `variant|${variant.name}`;
+        return `| ${variant.name} | ${m(key, "rate").toFixed(0)} | ${m(key, "p99").toFixed(1)} | ${m(key, "cpuMsPerAppend").toFixed(3)} | ${(m(key, "rate") / m(plain, "rate")).toFixed(2)}x | ${(m(key, "cpuMsPerAppend") / m(plain, "cpuMsPerAppend")).toFixed(2)}x |`;
+      }),
+      "",
+    );
+  }
   process.stdout.write(lines.join("\n"));
 }
 

@@ -1,13 +1,14 @@
 import { cpSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { runToExit } from "./processes";
+import { repoRoot } from "./repo-root";
 
 /**
  * Each client package used the way a back end outside the repository uses it: the TypeScript package
  * packed and installed from its tarball, the Go module through a path `replace`, the Python package
  * installed with pip from a copy. Each consumer is the conformance program of its language.
  */
-const ROOT = resolve(__dirname, "../..");
+const ROOT = repoRoot();
 const CONFORMANCE = join(ROOT, "clients/conformance");
 
 /** Runs a command to completion; throws with its output when it fails. Resolves its stdout. */

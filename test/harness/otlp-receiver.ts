@@ -4,9 +4,10 @@ import { join } from "node:path";
 import { run } from "./client-packages";
 import { freePort } from "./free-port";
 import { stopProcess, waitFor } from "./processes";
+import { repoRoot } from "./repo-root";
 import { tracked } from "./started-processes";
 
-const ROOT = join(__dirname, "..", "..");
+const ROOT = repoRoot();
 
 /** A span as the receiver decoded it (ids in hex; attributes' values as sent). */
 export interface ReceivedSpan {

@@ -1,11 +1,12 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, openSync, readFileSync } from "node:fs";
 import { credentials } from "@grpc/grpc-js";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { freePort } from "./free-port";
 import { checkHealth, healthClient } from "./grpc-clients";
 import type { Pod } from "./pod-network";
 import { stopProcess, waitFor } from "./processes";
+import { repoRoot } from "./repo-root";
 import { tracked } from "./started-processes";
 
 /** A service replica running as its own OS process (the built server, dist/src/main.js). */
@@ -26,14 +27,6 @@ export interface Replica {
   /** Starts the process again on the same port and waits until it serves. */
   restart(): Promise<void>;
   stop(): Promise<void>;
-}
-
-// The repository root (this file also runs compiled, from dist-bench/, for the benchmarks).
-function repoRoot(): string {
-  for (let dir = __dirname; dir !== dirname(dir); dir = dirname(dir)) {
-    if (existsSync(join(dir, "proto", "taskplans"))) return dir;
-  }
-  throw new Error("repository root not found");
 }
 
 const MAIN = join(repoRoot(), "dist", "src", "main.js");
