@@ -39,10 +39,12 @@ if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
   fi
 fi
 
-# 3. helm, for the chart tests: built from source with `go install` into the tool cache (about
-#    2 minutes, once per machine). Pinned tools for code generation are installed there too
-#    (scripts/generate.sh), and Python environments for the client tests (test/harness/client-packages.ts).
+# 3. helm, for the chart tests, and grpcurl, for the TLS test: built from source with `go install`
+#    into the tool cache (about 2 minutes each, once per machine). Pinned tools for code generation
+#    are installed there too (scripts/generate.sh), and Python environments for the client tests
+#    (test/harness/client-packages.ts).
 ensure_helm
+ensure_grpcurl
 
 # 4. Node dependencies, pinned by package-lock.json; installed only when node_modules does not hold
 #    exactly what the lockfile pins (an `npm ci` from the README, or an earlier run, already did it;

@@ -44,6 +44,12 @@ ensure_helm() {
   command -v helm >/dev/null 2>&1 || ensure_go_tool helm helm.sh/helm/v3/cmd/helm "$HELM_VERSION"
 }
 
+# grpcurl, for the TLS test (what operators run against the service: `grpcurl -cacert ...`).
+GRPCURL_VERSION=v1.9.4
+ensure_grpcurl() {
+  ensure_go_tool grpcurl github.com/fullstorydev/grpcurl/cmd/grpcurl "$GRPCURL_VERSION"
+}
+
 PROTOC_GEN_GO_VERSION=v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION=v1.6.2
 ensure_codegen_tools() {

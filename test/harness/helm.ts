@@ -14,11 +14,16 @@ export const KUBE_VERSION = "1.33.0";
 const CACHE_BIN = join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "taskplans", "bin");
 
 export function helmBinary(): string {
+  return cachedTool("helm");
+}
+
+/** A tool npm test installs into the cache (helm, grpcurl), or the one on PATH. */
+export function cachedTool(name: string): string {
   for (const dir of (process.env.PATH ?? "").split(":").concat(CACHE_BIN)) {
-    if (existsSync(join(dir, "helm"))) return join(dir, "helm");
+    if (existsSync(join(dir, name))) return join(dir, name);
   }
   throw new Error(
-    `helm not found on PATH or in ${CACHE_BIN}: run the README's test command (it installs helm)`,
+    `${name} not found on PATH or in ${CACHE_BIN}: run the README's test command (it installs ${name})`,
   );
 }
 

@@ -10,7 +10,8 @@ import { loadConfig } from "../../src/config/config";
 import { capturingLogger } from "../harness/capturing-logger";
 import { checkHealth, healthClient, listServices, reflectionClient } from "../harness/grpc-clients";
 import { type CertFiles, makeCa, type TestCa } from "../harness/pki";
-import { waitFor } from "../harness/processes";
+import { cachedTool } from "../harness/helm";
+import { runToExit, waitFor } from "../harness/processes";
 import { rpcError } from "../harness/rpc";
 import { randomId } from "../harness/test-app";
 import { Watcher } from "../harness/watcher";
@@ -51,6 +52,9 @@ async function startTls(name: string, env: Record<string, string>) {
   const app: RunningApp = await startApp(config, { logger });
   return { app, lines };
 }
+
+/** The real grpcurl (npm test installs it into the tool cache). */
+const grpcurl = (args: string[]) => runToExit([cachedTool("grpcurl"), ...args], { timeoutMs: 30_000 });
 
 const trusting = (client?: CertFiles): ChannelCredentials =>
   credentials.createSsl(
@@ -130,6 +134,24 @@ describe("TLS on gRPC (PLAN_GRPC_TLS_CERT_FILE, PLAN_GRPC_TLS_KEY_FILE)", () => 
       client.close();
       plaintext.close();
     }
+  });
+
+  it("answers grpcurl -cacert as operators run it: reflection lists the services and health reports SERVING; without the CA the certificate is refused", async () => {
+    const target = `127.0.0.1:${app.port}`;
+    const listed = await grpcurl(["-cacert", ca.certFile, target, "list"]);
+    expect([listed.code, listed.stdout]).toEqual([0, expect.stringContaining("taskplans.v1.PlanService\n")]);
+    const health = await grpcurl([
+      "-cacert",
+      ca.certFile,
+      "-d",
+      '{"service":"taskplans.v1.PlanService"}',
+      target,
+      "grpc.health.v1.Health/Check",
+    ]);
+    expect([health.code, JSON.parse(health.stdout)]).toEqual([0, { status: "SERVING" }]);
+    const untrusted = await grpcurl([target, "list"]);
+    expect(untrusted.code).not.toBe(0);
+    expect(untrusted.stderr).toMatch(/certificate/);
   });
 
   it("serves a rotated certificate to new connections without a restart, while an established stream keeps delivering", async () => {
@@ -237,6 +259,23 @@ describe("mTLS (PLAN_GRPC_TLS_CLIENT_CA_FILE)", () => {
       expect([after.plan?.content, after.plan?.version]).toEqual(["# mutual\n", 1]);
       expect((await accepted.plans.listPlanRevisions({ taskId })).revisions).toHaveLength(1);
       expect(lines.join("")).toContain('"tls":"mutual"');
+      const target = `127.0.0.1:${app.port}`;
+      const withCert = await grpcurl([
+        "-cacert",
+        ca.certFile,
+        "-cert",
+        member.certFile,
+        "-key",
+        member.keyFile,
+        target,
+        "list",
+      ]);
+      expect([withCert.code, withCert.stdout]).toEqual([
+        0,
+        expect.stringContaining("taskplans.v1.PlanService\n"),
+      ]);
+      const withoutCert = await grpcurl(["-cacert", ca.certFile, target, "list"]);
+      expect(withoutCert.code).not.toBe(0);
     } finally {
       accepted.close();
     }
