@@ -26,6 +26,17 @@ function openssl(args: readonly string[]): void {
 // 8 bytes, the first below 0x80 and not 0, so every reader prints it the same way (no sign byte, no padding).
 const serialHex = () => `4${randomBytes(7).toString("hex").toUpperCase()}A`;
 
+// A new P-256 key, unencrypted, written to `keyFile` (openssl req's arguments).
+const newKey = (keyFile: string) => [
+  "-newkey",
+  "ec",
+  "-pkeyopt",
+  "ec_paramgen_curve:prime256v1",
+  "-nodes",
+  "-keyout",
+  keyFile,
+];
+
 /** Makes a CA named `name` in `dir`. */
 export function makeCa(dir: string, name: string): TestCa {
   requireBinary("openssl", "openssl");
@@ -35,13 +46,7 @@ export function makeCa(dir: string, name: string): TestCa {
   openssl([
     "req",
     "-x509",
-    "-newkey",
-    "ec",
-    "-pkeyopt",
-    "ec_paramgen_curve:prime256v1",
-    "-nodes",
-    "-keyout",
-    keyFile,
+    ...newKey(keyFile),
     "-out",
     certFile,
     "-days",
@@ -75,21 +80,7 @@ export function makeCa(dir: string, name: string): TestCa {
         `subjectAltName=${sans.join(",")}\nextendedKeyUsage=serverAuth,clientAuth\nbasicConstraints=CA:FALSE\n`,
       );
       const leafSerial = serialHex();
-      openssl([
-        "req",
-        "-new",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-        "-keyout",
-        leafKey,
-        "-out",
-        csr,
-        "-subj",
-        `/CN=${leaf}`,
-      ]);
+      openssl(["req", "-new", ...newKey(leafKey), "-out", csr, "-subj", `/CN=${leaf}`]);
       openssl([
         "x509",
         "-req",

@@ -56,6 +56,34 @@ function post(
   });
 }
 
+/** The shipped command (dist/src/mcp/main.js) serving HTTP on `port` for `taskId`; its stderr so far. */
+function startMcpCommand(
+  servicePort: number,
+  taskId: string,
+  port: number,
+  extra: string[],
+  env: Record<string, string> = {},
+): { bin: ChildProcess; stderr: () => string } {
+  const main = join(__dirname, "..", "..", "dist", "src", "mcp", "main.js");
+  const args = [
+    main,
+    "--target",
+    `127.0.0.1:${servicePort}`,
+    "--task-id",
+    taskId,
+    "--http",
+    String(port),
+    ...extra,
+  ];
+  const bin = spawn(process.execPath, args, {
+    stdio: ["ignore", "ignore", "pipe"],
+    env: { ...process.env, ...env },
+  });
+  let stderr = "";
+  bin.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  return { bin, stderr: () => stderr };
+}
+
 const appendCall = (content: string) =>
   JSON.stringify({
     jsonrpc: "2.0",
@@ -144,28 +172,15 @@ describe("MCP over HTTP: Host and Origin allow-list, body limit", () => {
 
   it("the shipped command takes a configured allow-list (--allowed-hosts, --allowed-origins)", async () => {
     const port = await freePort();
-    const bin: ChildProcess = spawn(
-      process.execPath,
-      [
-        join(__dirname, "..", "..", "dist", "src", "mcp", "main.js"),
-        "--target",
-        `127.0.0.1:${app.port}`,
-        "--task-id",
-        taskId,
-        "--http",
-        String(port),
-        "--allowed-hosts",
-        `plans.internal:${port}`,
-        "--allowed-origins",
-        `https://editor.example`,
-      ],
-      { stdio: ["ignore", "ignore", "pipe"] },
-    );
-    let stderr = "";
-    bin.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const { bin, stderr } = startMcpCommand(app.port, taskId, port, [
+      "--allowed-hosts",
+      `plans.internal:${port}`,
+      "--allowed-origins",
+      `https://editor.example`,
+    ]);
     try {
-      await waitFor("taskplans-mcp --http", async () => stderr.includes("allowed hosts"), 10_000);
-      expect(stderr).toContain(`allowed hosts: plans.internal:${port}`);
+      await waitFor("taskplans-mcp --http", async () => stderr().includes("allowed hosts"), 10_000);
+      expect(stderr()).toContain(`allowed hosts: plans.internal:${port}`);
       const allowed = await post(
         port,
         { host: `plans.internal:${port}`, origin: "https://editor.example" },
@@ -207,35 +222,17 @@ describe("the shipped command over TLS: HTTPS for its callers, mTLS to the plan 
     const taskId = `mcp-tls-${port}`;
     await grpc.tasks.createTask({ taskId, workspaceId: "ws-1" });
     await grpc.plans.createPlan({ taskId, content: "# Plan" });
-    const bin: ChildProcess = spawn(
-      process.execPath,
-      [
-        join(__dirname, "..", "..", "dist", "src", "mcp", "main.js"),
-        "--target",
-        `127.0.0.1:${app.port}`,
-        "--task-id",
-        taskId,
-        "--http",
-        String(port),
-      ],
-      {
-        stdio: ["ignore", "ignore", "pipe"],
-        env: {
-          ...process.env,
-          PLAN_MCP_TLS_CERT_FILE: mcpCert.certFile,
-          PLAN_MCP_TLS_KEY_FILE: mcpCert.keyFile,
-          PLAN_MCP_TARGET_CA_FILE: ca.certFile,
-          PLAN_MCP_TARGET_CERT_FILE: caller.certFile,
-          PLAN_MCP_TARGET_KEY_FILE: caller.keyFile,
-          PLAN_MCP_TARGET_SERVER_NAME: "plans.internal",
-        },
-      },
-    );
-    let stderr = "";
-    bin.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const { bin, stderr } = startMcpCommand(app.port, taskId, port, [], {
+      PLAN_MCP_TLS_CERT_FILE: mcpCert.certFile,
+      PLAN_MCP_TLS_KEY_FILE: mcpCert.keyFile,
+      PLAN_MCP_TARGET_CA_FILE: ca.certFile,
+      PLAN_MCP_TARGET_CERT_FILE: caller.certFile,
+      PLAN_MCP_TARGET_KEY_FILE: caller.keyFile,
+      PLAN_MCP_TARGET_SERVER_NAME: "plans.internal",
+    });
     try {
-      await waitFor("taskplans-mcp --http over TLS", async () => stderr.includes("allowed hosts"), 10_000);
-      expect(stderr).toContain("Streamable HTTPS");
+      await waitFor("taskplans-mcp --http over TLS", async () => stderr().includes("allowed hosts"), 10_000);
+      expect(stderr()).toContain("Streamable HTTPS");
       const host = { host: `127.0.0.1:${port}`, origin: `https://127.0.0.1:${port}` };
       const appended = await post(port, host, appendCall("## over TLS"), readFileSync(ca.certFile));
       expect(appended.status).toBe(200);
