@@ -7,6 +7,7 @@
  *   npm run bench:overhead
  *   BENCH_ROUNDS=5 BENCH_APPENDS=5000 npm run bench:overhead
  *   BENCH_VARIANTS=tls,mtls,tracing npm run bench:overhead   # also the service with those on
+ *   BENCH_VARIANTS=tls,mtls,tracing BENCH_VARIANTS_ONLY=1 npm run bench:overhead   # only those rows
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -29,6 +30,9 @@ const APPENDS = Number(process.env.BENCH_APPENDS ?? 3000);
 const ONE_WRITER_APPENDS = Number(process.env.BENCH_ONE_WRITER_APPENDS ?? 400);
 const SIZE_APPENDS = 200;
 const FRAGMENT_BYTES = 100;
+// Only the plain service against its variants (BENCH_VARIANTS), skipping the raw, ceiling and size runs.
+const VARIANTS_ONLY = process.env.BENCH_VARIANTS_ONLY === "1";
+const VARIANT_LABEL = "1,000 tasks, 16 in flight, Redis";
 
 interface Run {
   readonly rate: number;
@@ -236,6 +240,18 @@ async function main(): Promise<void> {
   let sameStatements = "";
   const sizes: { planBytes: number; p50: number; bytesPerAppend: number }[] = [];
   try {
+    if (VARIANTS_ONLY) {
+      for (let round = 0; round < ROUNDS; round++) {
+        push(
+          `${VARIANT_LABEL}|service`,
+          await withSeededDatabase(bench, withRedis, tasks, 200, (r) =>
+            serviceRun(r, tasks, APPENDS, IN_FLIGHT),
+          ),
+        );
+        await runVariants(bench, variants, withRedis, tasks, push);
+      }
+      return void process.stdout.write(variantLines(results, variants).join("\n"));
+    }
     // 0. The baseline sends what the service sends: compare one append of each, statement by statement.
     await withSeededDatabase(bench, withRedis, ["shape-task"], 200, async (replica, databaseUrl) => {
       const client = connect(replica.port);
@@ -295,19 +311,7 @@ async function main(): Promise<void> {
         );
       }
       // The same service workload with each variant on, in the same round.
-      for (const variant of variants) {
-        push(
-          `variant|${variant.name}`,
-          await withSeededDatabase(
-            bench,
-            withRedis,
-            tasks,
-            200,
-            (r) => serviceRun(r, tasks, APPENDS, IN_FLIGHT, (port) => variant.connect(port)),
-            variant,
-          ),
-        );
-      }
+      await runVariants(bench, variants, withRedis, tasks, push);
       const one = ["one-task"];
       const label = "one task, one writer, Redis";
       push(
@@ -361,6 +365,46 @@ async function main(): Promise<void> {
     rmSync(logDir, { recursive: true, force: true });
   }
   print(results, sizes, sameStatements, variants);
+}
+
+/** The plain service's workload once with each variant on (BENCH_VARIANTS), in the current round. */
+async function runVariants(
+  bench: { mariadb: MariaDb; logDir: string },
+  variants: readonly Variant[],
+  env: Record<string, string>,
+  tasks: readonly string[],
+  push: (key: string, run: Run) => void,
+): Promise<void> {
+  for (const variant of variants) {
+    push(
+      `variant|${variant.name}`,
+      await withSeededDatabase(
+        bench,
+        env,
+        tasks,
+        200,
+        (r) => serviceRun(r, tasks, APPENDS, IN_FLIGHT, (port) => variant.connect(port)),
+        variant,
+      ),
+    );
+  }
+}
+
+function variantLines(results: Record<string, Run[]>, variants: readonly Variant[]): string[] {
+  const m = (key: string, field: keyof Run) => median((results[key] ?? []).map((r) => r[field]));
+  const plain = `${VARIANT_LABEL}|service`;
+  return [
+    `Variants (MariaDB with durable commits, 3 Redis nodes; ${VARIANT_LABEL}, ${APPENDS} appends of ${FRAGMENT_BYTES} bytes; ${ROUNDS} rounds, each variant beside the plain service in every round; medians):`,
+    "",
+    "| service | appends/s | p99 ms | CPU per append ms | rate vs plain | CPU vs plain |",
+    "| --- | ---: | ---: | ---: | ---: | ---: |",
+    `| plain (plaintext, tracing off) | ${m(plain, "rate").toFixed(0)} | ${m(plain, "p99").toFixed(1)} | ${m(plain, "cpuMsPerAppend").toFixed(3)} | 1.00x | 1.00x |`,
+    ...variants.map((variant) => {
+      const key = `variant|${variant.name}`;
+      return `| ${variant.name} | ${m(key, "rate").toFixed(0)} | ${m(key, "p99").toFixed(1)} | ${m(key, "cpuMsPerAppend").toFixed(3)} | ${(m(key, "rate") / m(plain, "rate")).toFixed(2)}x | ${(m(key, "cpuMsPerAppend") / m(plain, "cpuMsPerAppend")).toFixed(2)}x |`;
+    }),
+    "",
+  ];
 }
 
 function print(
@@ -417,21 +461,7 @@ function print(
     `p50 200 KiB / 1 KiB = ${sizeRatio.toFixed(2)} (target <= 1.5 ${sizeRatio <= 1.5 ? "met" : "NOT met"}); bytes 200 KiB / 1 KiB = ${((large?.bytesPerAppend ?? 0) / (small?.bytesPerAppend ?? 1)).toFixed(1)}x (target: independent of size)`,
     "",
   );
-  if (variants.length > 0) {
-    const plain = `${cpuKey}|service`;
-    lines.push(
-      `Variants (${cpuKey}, each in every round beside the plain service):`,
-      "",
-      "| service | appends/s | p99 ms | CPU per append ms | rate vs plain | CPU vs plain |",
-      "| --- | ---: | ---: | ---: | ---: | ---: |",
-      `| plain (plaintext, tracing off) | ${m(plain, "rate").toFixed(0)} | ${m(plain, "p99").toFixed(1)} | ${m(plain, "cpuMsPerAppend").toFixed(3)} | 1.00x | 1.00x |`,
-      ...variants.map((variant) => {
-        const key = `variant|${variant.name}`;
-        return `| ${variant.name} | ${m(key, "rate").toFixed(0)} | ${m(key, "p99").toFixed(1)} | ${m(key, "cpuMsPerAppend").toFixed(3)} | ${(m(key, "rate") / m(plain, "rate")).toFixed(2)}x | ${(m(key, "cpuMsPerAppend") / m(plain, "cpuMsPerAppend")).toFixed(2)}x |`;
-      }),
-      "",
-    );
-  }
+  if (variants.length > 0) lines.push(...variantLines(results, variants));
   process.stdout.write(lines.join("\n"));
 }
 
