@@ -225,12 +225,13 @@ async function statementShapes(
 
 async function main(): Promise<void> {
   const logDir = mkdtempSync(join(tmpdir(), "taskplans-overhead-"));
+  // Before the servers start: a variant that cannot be set up leaves nothing running.
+  const { variants, stop: stopVariants } = await variantsFrom(process.env.BENCH_VARIANTS, logDir);
   const mariadb = await startMariaDb({ durable: true });
   const nodes: RedisNode[] = await startRedisNodes(3);
   const redisUrls = nodes.map((n) => n.url);
   const admin = await createConnection({ host: "127.0.0.1", port: mariadb.port, user: "root" });
   const bench = { mariadb, logDir };
-  const { variants, stop: stopVariants } = await variantsFrom(process.env.BENCH_VARIANTS, logDir);
   const tasks = Array.from({ length: TASKS }, (_, i) => `task-${i}`);
   const results: Record<string, Run[]> = {};
   const push = (key: string, run: Run) => (results[key] ??= []).push(run);
