@@ -1,7 +1,6 @@
 package taskplans
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -16,31 +15,14 @@ import (
 	"google.golang.org/grpc/keepalive"
 )
 
-// serviceConfig retries reads (idempotent) on UNAVAILABLE; writes are left to the caller, who
-// retries them with the same request_id.
-const serviceConfig = `{
-  "methodConfig": [{
-    "name": [
-      {"service": "taskplans.v1.PlanService", "method": "GetPlan"},
-      {"service": "taskplans.v1.PlanService", "method": "ListPlanRevisions"},
-      {"service": "taskplans.v1.PlanService", "method": "GetPlanRevision"},
-      {"service": "taskplans.v1.TaskService", "method": "GetTask"}
-    ],
-    "retryPolicy": {
-      "maxAttempts": 4,
-      "initialBackoff": "0.1s",
-      "maxBackoff": "2s",
-      "backoffMultiplier": 2,
-      "retryableStatusCodes": ["UNAVAILABLE"]
-    }
-  }]
-}`
-
-// Client holds one connection and both services' stubs.
+// Client holds one connection and both services' stubs. Calls through Plans and Tasks get the
+// client's deadline, retries and token, and fail with an *Error.
 type Client struct {
 	Conn  *grpc.ClientConn
 	Plans taskplansv1.PlanServiceClient
 	Tasks taskplansv1.TaskServiceClient
+
+	retry *RetryPolicy // nil: off
 }
 
 // Close closes the connection.
@@ -50,10 +32,13 @@ func (c *Client) Close() error { return c.Conn.Close() }
 type Option func(*dialSettings)
 
 type dialSettings struct {
-	token    string
-	insecure bool
-	tls      *TLS
-	extra    []grpc.DialOption
+	token         string
+	tokenProvider TokenProvider
+	retry         *RetryPolicy
+	timeout       time.Duration
+	insecure      bool
+	tls           *TLS
+	extra         []grpc.DialOption
 }
 
 // TLS names PEM files for WithTLS; they are read when Dial runs.
@@ -95,24 +80,44 @@ func (t TLS) credentials() (credentials.TransportCredentials, error) {
 	return credentials.NewTLS(config), nil
 }
 
-// WithToken sends "authorization: Bearer <token>" on every call (the service's JWT when auth is on).
-func WithToken(token string) Option { return func(s *dialSettings) { s.token = token } }
-
 // WithDialOptions adds grpc dial options (TLS credentials, interceptors, ...); they are applied last.
-// Without transport credentials among them, the connection is plaintext.
+// Without transport credentials among them, the connection is plaintext. Interceptors chained
+// with grpc.WithChainUnaryInterceptor run inside the client's own (once per attempt).
 func WithDialOptions(opts ...grpc.DialOption) Option {
 	return func(s *dialSettings) { s.extra = append(s.extra, opts...) }
 }
 
 // Dial connects to target ("host:port" or any grpc-go target, e.g. "dns:///plans.internal:50051").
 // Connecting is lazy: errors surface on the first call.
+//
+// Defaults (clients/SDK.md): plaintext, no token, a 30 s deadline on every unary call whose context
+// has none (WithDefaultTimeout), the safe calls retried by DefaultRetryPolicy (WithRetry,
+// WithoutRetry), keepalive pings every minute.
 func Dial(target string, options ...Option) (*Client, error) {
-	settings := dialSettings{insecure: true}
+	policy := DefaultRetryPolicy()
+	settings := dialSettings{insecure: true, retry: &policy, timeout: DefaultTimeout}
 	for _, option := range options {
 		option(&settings)
 	}
+	// Outermost first: typed errors, then one deadline over the logical call, then its attempts,
+	// each with the token (so a provider is called per attempt).
+	unary := []grpc.UnaryClientInterceptor{typedErrors}
+	if settings.timeout > 0 {
+		unary = append(unary, deadlineInterceptor(settings.timeout))
+	}
+	if settings.retry != nil {
+		unary = append(unary, retryInterceptor(*settings.retry))
+	}
+	stream := []grpc.StreamClientInterceptor{typedStreamErrors}
+	if credentials := (auth{settings.token, settings.tokenProvider}); !credentials.none() {
+		unary = append(unary, credentials.unary)
+		stream = append(stream, credentials.stream)
+	}
 	dialOptions := []grpc.DialOption{
-		grpc.WithDefaultServiceConfig(serviceConfig),
+		// The client's own retries are the only retry layer: no retry policy in a service config.
+		// gRPC's transparent retry of a call that never left the client stays.
+		grpc.WithChainUnaryInterceptor(unary...),
+		grpc.WithChainStreamInterceptor(stream...),
 		// The server allows pings every 10 s at most; one a minute keeps idle connections through proxies.
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: time.Minute, Timeout: 20 * time.Second}),
 	}
@@ -126,9 +131,6 @@ func Dial(target string, options ...Option) (*Client, error) {
 	case settings.insecure:
 		dialOptions = append(dialOptions, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	}
-	if settings.token != "" {
-		dialOptions = append(dialOptions, grpc.WithPerRPCCredentials(bearer(settings.token)))
-	}
 	dialOptions = append(dialOptions, settings.extra...)
 	conn, err := grpc.NewClient(target, dialOptions...)
 	if err != nil {
@@ -138,15 +140,6 @@ func Dial(target string, options ...Option) (*Client, error) {
 		Conn:  conn,
 		Plans: taskplansv1.NewPlanServiceClient(conn),
 		Tasks: taskplansv1.NewTaskServiceClient(conn),
+		retry: settings.retry,
 	}, nil
 }
-
-type bearer string
-
-func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
-	return map[string]string{"authorization": "Bearer " + string(b)}, nil
-}
-
-// RequireTransportSecurity is false so the token also works on plaintext connections inside a
-// cluster; use TLS (WithTLS) anywhere else.
-func (bearer) RequireTransportSecurity() bool { return false }

@@ -9,6 +9,9 @@ import (
 // ErrorDomain is the ErrorInfo.domain of every error the task-plan service sends.
 const ErrorDomain = "taskplans"
 
+// The readers below predate *Error and keep working on it and on any gRPC error (a call made
+// through a connection of your own, say).
+
 // ErrorInfo returns the google.rpc.ErrorInfo carried by a failed call, or nil.
 func ErrorInfo(err error) *errdetails.ErrorInfo {
 	st, ok := status.FromError(err)

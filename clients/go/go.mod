@@ -3,6 +3,7 @@ module github.com/taskplans/taskplans/clients/go
 go 1.26.0
 
 require (
+	github.com/google/uuid v1.6.0
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261110000943-09e21b237f2c
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
