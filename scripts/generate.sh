@@ -16,11 +16,15 @@ buf generate
 rm -f clients/go/taskplans/v1/*.pb.go
 buf generate --template buf.gen.go.yaml
 
-# Python: messages with type stubs (.pyi) and service stubs; google.rpc comes from googleapis-common-protos.
+# Python: messages and service stubs, with type stubs (.pyi) for both from mypy-protobuf; google.rpc
+# comes from googleapis-common-protos.
 py_out=clients/python/src
 rm -f "$py_out"/taskplans/v1/*_pb2*.py "$py_out"/taskplans/v1/*_pb2*.pyi
 "$CODEGEN_VENV/bin/python" -m grpc_tools.protoc -I proto \
-  --python_out="$py_out" --pyi_out="$py_out" --grpc_python_out="$py_out" proto/taskplans/v1/*.proto
+  --plugin=protoc-gen-mypy="$CODEGEN_VENV/bin/protoc-gen-mypy" \
+  --plugin=protoc-gen-mypy_grpc="$CODEGEN_VENV/bin/protoc-gen-mypy_grpc" \
+  --python_out="$py_out" --mypy_out="$py_out" --grpc_python_out="$py_out" --mypy_grpc_out="$py_out" \
+  proto/taskplans/v1/*.proto
 
 # Descriptor sets the server serves through reflection and checks requests against.
 buf build -o generated/descriptors/taskplans.binpb
