@@ -11,6 +11,7 @@ import (
 	taskplans "github.com/taskplans/taskplans/clients/go"
 	v1 "github.com/taskplans/taskplans/clients/go/taskplans/v1"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -117,5 +118,43 @@ func TestDeadlineAndNonGrpcErrors(t *testing.T) {
 	}
 	if taskplans.Reason(errors.New("plain")) != "" || taskplans.ErrorInfo(nil) != nil || taskplans.FieldViolations(nil) != nil {
 		t.Fatal("a non-gRPC error has no reason")
+	}
+}
+
+func TestThePerCallTokenWinsOverTheClientsToken(t *testing.T) {
+	client := dial(t) // with a valid token
+	task := newTask(t, client)
+	_, err := client.Plans.GetPlan(taskplans.WithCallToken(context.Background(), "not-a-token"), &v1.GetPlanRequest{TaskId: task})
+	if !taskplans.IsAuthError(err) || taskplans.Reason(err) != "TOKEN_INVALID" {
+		t.Fatalf("err %v; want TOKEN_INVALID: the server must see the call's token only", err)
+	}
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer not-a-token")
+	if _, err := client.Plans.GetPlan(ctx, &v1.GetPlanRequest{TaskId: task}); taskplans.Reason(err) != "TOKEN_INVALID" {
+		t.Fatalf("err %v; want TOKEN_INVALID from the call's own authorization metadata", err)
+	}
+}
+
+func TestWatchFollowsAPlan(t *testing.T) {
+	client := dial(t)
+	task := newTask(t, client)
+	if _, err := client.Plans.CreatePlan(context.Background(), &v1.CreatePlanRequest{TaskId: task, Content: "# Plan\n"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	w := client.Watch(ctx, task, taskplans.WatchIncludeContent())
+	defer w.Close()
+	if !w.Next() || w.Change().GetKind() != v1.PlanChangeKind_PLAN_CHANGE_KIND_SNAPSHOT || w.Change().GetPlan().GetContent() != "# Plan\n" {
+		t.Fatalf("first change %v, err %v; want the snapshot with content", w.Change(), w.Err())
+	}
+	if _, err := client.Plans.UpdatePlan(ctx, &v1.UpdatePlanRequest{TaskId: task, Mode: v1.WriteMode_WRITE_MODE_APPEND, Content: "- more\n"}); err != nil {
+		t.Fatal(err)
+	}
+	if !w.Next() || w.Change().GetKind() != v1.PlanChangeKind_PLAN_CHANGE_KIND_UPDATED || w.Change().GetPlan().GetVersion() != 2 {
+		t.Fatalf("next change %v, err %v; want UPDATED version 2", w.Change(), w.Err())
+	}
+	w.Close()
+	if w.Next() || w.Err() != nil {
+		t.Fatalf("after Close: Err %v", w.Err())
 	}
 }
