@@ -1,13 +1,15 @@
 // The conformance scenario (clients/conformance/README.md) through the Go client. Prints the canonical
-// transcript on stdout. Environment: TASKPLANS_TARGET, TASKPLANS_TASK_ID, TASKPLANS_TOKEN,
-// TASKPLANS_TLS_* (optional: CA, CERT, KEY, SERVER_NAME),
-// TASKPLANS_EXPIRED_TOKEN.
+// transcript on stdout, and reads the lines of the resilience steps from stdin. Environment:
+// TASKPLANS_TARGET, TASKPLANS_FAILOVER_TARGET, TASKPLANS_TASK_ID, TASKPLANS_TOKEN,
+// TASKPLANS_EXPIRED_TOKEN, TASKPLANS_TLS_* (optional: CA, CERT, KEY, SERVER_NAME).
 package main
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -18,8 +20,6 @@ import (
 
 	taskplans "github.com/taskplans/taskplans/clients/go"
 	v1 "github.com/taskplans/taskplans/clients/go/taskplans/v1"
-	"google.golang.org/genproto/googleapis/rpc/code"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -86,37 +86,43 @@ func normalize(line string) string {
 	return uuidRe.ReplaceAllString(strings.ReplaceAll(line, task, "<task>"), "<uuid>")
 }
 
+// step prints one step's line: its fields, or its error read from the client's typed error.
 func step(name string, call func() ([]field, error)) {
 	pairs, err := call()
 	line := name + ": OK" + fields(pairs)
 	if err != nil {
-		st, ok := status.FromError(err)
-		if !ok {
-			fmt.Fprintf(os.Stderr, "%s: not a gRPC error: %v\n", name, err)
+		var e *taskplans.Error
+		if !errors.As(err, &e) {
+			fmt.Fprintf(os.Stderr, "%s: not a *taskplans.Error: %v\n", name, err)
 			os.Exit(1)
 		}
-		info := taskplans.ErrorInfo(err)
-		reason, message := "-", ""
-		var meta []field
-		if info != nil {
-			reason, message = info.GetReason(), " | "+quote(st.Message())
-			keys := make([]string, 0, len(info.GetMetadata()))
-			for key := range info.GetMetadata() {
-				if key != "request_id" {
-					keys = append(keys, key)
-				}
-			}
-			sort.Strings(keys)
-			for _, key := range keys {
-				meta = append(meta, field{key, info.GetMetadata()[key]})
-			}
-		}
-		for _, v := range taskplans.FieldViolations(err) {
-			meta = append(meta, field{"violation." + v.GetField(), v.GetDescription()})
-		}
-		line = name + ": " + code.Code_name[int32(st.Code())] + " " + reason + fields(meta) + message
+		line = name + ": " + errorLine(e)
 	}
 	fmt.Println(normalize(line))
+}
+
+// errorLine is `CODE REASON metadata... violations... | "message"`; `CODE -` plus violations when the
+// error carries no ErrorInfo (the client library raised it; its wording differs per language).
+func errorLine(e *taskplans.Error) string {
+	reason, message := "-", ""
+	var meta []field
+	if e.Metadata != nil { // the error carries an ErrorInfo
+		reason, message = e.Reason, " | "+quote(e.Message)
+		keys := make([]string, 0, len(e.Metadata))
+		for key := range e.Metadata {
+			if key != "request_id" {
+				keys = append(keys, key)
+			}
+		}
+		sort.Strings(keys)
+		for _, key := range keys {
+			meta = append(meta, field{key, e.Metadata[key]})
+		}
+	}
+	for _, v := range e.FieldViolations {
+		meta = append(meta, field{"violation." + v.Field, v.Description})
+	}
+	return e.CodeName() + " " + reason + fields(meta) + message
 }
 
 func written(r *v1.WritePlanResponse, err error) ([]field, error) {
@@ -153,21 +159,21 @@ func revisionList(revisions []*v1.PlanRevision, nextPageToken string) []field {
 	}
 }
 
-// watchTake returns the first n messages of a WatchPlan stream, then cancels it.
-func watchTake(plans v1.PlanServiceClient, request *v1.WatchPlanRequest, n int) ([]*v1.PlanChange, error) {
+// watchTake returns the first n changes of a Watch, then closes it.
+func watchTake(client *taskplans.Client, n int, options ...taskplans.WatchOption) ([]*v1.PlanChange, error) {
 	c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	stream, err := plans.WatchPlan(c, request)
-	if err != nil {
-		return nil, err
-	}
+	w := client.Watch(c, task, options...)
+	defer w.Close()
 	var got []*v1.PlanChange
-	for len(got) < n {
-		change, err := stream.Recv()
-		if err != nil {
+	for len(got) < n && w.Next() {
+		got = append(got, w.Change())
+	}
+	if len(got) < n {
+		if err := w.Err(); err != nil {
 			return nil, err
 		}
-		got = append(got, change)
+		return nil, fmt.Errorf("the watch ended after %d changes without an error", len(got))
 	}
 	return got, nil
 }
@@ -206,25 +212,22 @@ func sha(text string) string {
 var initialPlan = "# Plan\n- step one\n- step two\n\n## Notes\n" +
 	strings.Repeat("- a note that keeps this plan long enough for the reduction guard\n", 40)
 
-func main() {
-	client, err := taskplans.Dial(target, append(transport(), taskplans.WithToken(mustEnv("TASKPLANS_TOKEN")))...)
+// dial is a client of the package's defaults (retries on) with a default timeout of 10 s.
+func dial(to string, options ...taskplans.Option) *taskplans.Client {
+	options = append(append(transport(), taskplans.WithDefaultTimeout(10*time.Second)), options...)
+	client, err := taskplans.Dial(to, options...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	return client
+}
+
+func main() {
+	client := dial(target, taskplans.WithToken(mustEnv("TASKPLANS_TOKEN")))
 	defer client.Close()
 	plans, tasks := client.Plans, client.Tasks
-	var cancels []context.CancelFunc
-	defer func() {
-		for _, cancel := range cancels {
-			cancel()
-		}
-	}()
-	ctx := func() context.Context { // a 10 s deadline per call
-		c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		cancels = append(cancels, cancel)
-		return c
-	}
+	ctx := context.Background // the client's default timeout is each call's deadline
 	appendMode, replaceMode := v1.WriteMode_WRITE_MODE_APPEND, v1.WriteMode_WRITE_MODE_REPLACE
 	const workspace = "ws-conformance"
 
@@ -348,7 +351,7 @@ func main() {
 		return []field{{"version", p.GetVersion()}, {"started_by", p.GetImplementationStartedBy()}, {"session", p.GetImplementationStartedSessionId()}}, err
 	})
 	step("watch_snapshot", func() ([]field, error) {
-		got, err := watchTake(plans, &v1.WatchPlanRequest{TaskId: task, IncludeContent: true}, 1)
+		got, err := watchTake(client, 1, taskplans.WatchIncludeContent())
 		if err != nil {
 			return nil, err
 		}
@@ -356,17 +359,17 @@ func main() {
 		return []field{{"kind", kindOf(c)}, {"version", c.GetPlan().GetVersion()}, {"content_sha256", sha(c.GetPlan().GetContent())}}, nil
 	})
 	step("watch_history", func() ([]field, error) {
-		return changeList(watchTake(plans, &v1.WatchPlanRequest{TaskId: task, AfterVersion: proto.Uint64(4)}, 4))
+		return changeList(watchTake(client, 4, taskplans.WatchAfterVersion(4)))
 	})
 	step("watch_ahead", func() ([]field, error) {
-		return changeList(watchTake(plans, &v1.WatchPlanRequest{TaskId: task, AfterVersion: proto.Uint64(100)}, 1))
+		return changeList(watchTake(client, 1, taskplans.WatchAfterVersion(100)))
 	})
 	step("delete_plan_stale", func() ([]field, error) {
 		return none(plans.DeletePlan(ctx(), &v1.DeletePlanRequest{TaskId: task, ExpectedVersion: proto.Uint64(1)}))
 	})
 	step("delete_plan", func() ([]field, error) { return none(plans.DeletePlan(ctx(), &v1.DeletePlanRequest{TaskId: task})) })
 	step("watch_after_delete", func() ([]field, error) {
-		return changeList(watchTake(plans, &v1.WatchPlanRequest{TaskId: task, AfterVersion: proto.Uint64(7)}, 1))
+		return changeList(watchTake(client, 1, taskplans.WatchAfterVersion(7)))
 	})
 	step("get_plan_deleted", func() ([]field, error) { return none(plans.GetPlan(ctx(), &v1.GetPlanRequest{TaskId: task})) })
 	step("token_missing", func() ([]field, error) { return nil, readAs("") })
@@ -377,23 +380,130 @@ func main() {
 		defer cancel()
 		return none(plans.GetPlan(past, &v1.GetPlanRequest{TaskId: task}))
 	})
+	resilience(client)
 	step("delete_task", func() ([]field, error) { return none(tasks.DeleteTask(ctx(), &v1.DeleteTaskRequest{TaskId: task})) })
 	step("get_task_deleted", func() ([]field, error) { return none(tasks.GetTask(ctx(), &v1.GetTaskRequest{TaskId: task})) })
 }
 
 // readAs is GetPlan through a connection of its own sending token (none when empty).
 func readAs(token string) error {
-	options := transport()
+	var options []taskplans.Option
 	if token != "" {
 		options = append(options, taskplans.WithToken(token))
 	}
-	client, err := taskplans.Dial(target, options...)
-	if err != nil {
-		return err
-	}
+	client := dial(target, options...)
 	defer client.Close()
-	c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_, err = client.Plans.GetPlan(c, &v1.GetPlanRequest{TaskId: task})
+	_, err := client.Plans.GetPlan(context.Background(), &v1.GetPlanRequest{TaskId: task})
 	return err
+}
+
+// stdin holds the lines the test answers the resilience steps with.
+var stdin = bufio.NewReader(os.Stdin)
+
+// readLine waits for the test's answer to the line just printed.
+func readLine() string {
+	line, err := stdin.ReadString('\n')
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "stdin ended before the test answered: %v\n", err)
+		os.Exit(2)
+	}
+	return strings.TrimRight(line, "\r\n")
+}
+
+func read(client *taskplans.Client, c context.Context) (*v1.Plan, error) {
+	r, err := client.Plans.GetPlan(c, &v1.GetPlanRequest{TaskId: task})
+	return r.GetPlan(), err
+}
+
+func changeFields(w *taskplans.Watch) ([]field, error) {
+	if !w.Next() {
+		if err := w.Err(); err != nil {
+			return nil, err
+		}
+		return nil, errors.New("the watch ended without a change")
+	}
+	return []field{{"kind", kindOf(w.Change())}, {"version", w.Change().GetPlan().GetVersion()}}, nil
+}
+
+// resilience runs the resilience steps (clients/conformance/README.md): a failover replica the test
+// kills and restarts, a watch that resumes, a token provider and a per-call token.
+func resilience(client *taskplans.Client) {
+	token := mustEnv("TASKPLANS_TOKEN")
+	failover := dial(mustEnv("TASKPLANS_FAILOVER_TARGET"), taskplans.WithToken(token))
+	defer failover.Close()
+	bg := context.Background()
+	const fragment = "retried fragment"
+
+	step("recreate_plan", func() ([]field, error) {
+		return written(client.Plans.CreatePlan(bg, &v1.CreatePlanRequest{
+			TaskId: task, Title: proto.String("Resilience"), Content: "# Resilience\n\nKept across replicas.",
+		}))
+	})
+	step("failover_read", func() ([]field, error) {
+		plan, err := read(failover, bg)
+		return []field{{"version", plan.GetVersion()}}, err
+	})
+	readLine() // the test now holds back the replica's answers
+	step("retried_append", func() ([]field, error) {
+		// No request_id: the package sets one, the same on the attempt after the replica's restart.
+		return written(failover.Plans.UpdatePlan(bg, &v1.UpdatePlanRequest{TaskId: task, Mode: v1.WriteMode_WRITE_MODE_APPEND, Content: fragment}))
+	})
+	step("retried_append_applied", func() ([]field, error) {
+		plan, err := read(client, bg)
+		return []field{{"version", plan.GetVersion()}, {"occurrences", strings.Count(plan.GetContent(), fragment)}}, err
+	})
+
+	watching, stop := context.WithCancel(bg)
+	defer stop()
+	w := failover.Watch(watching, task)
+	defer w.Close()
+	step("watch_resume_open", func() ([]field, error) { return changeFields(w) })
+	readLine() // the test stops the replica (WATCH_DRAINING) and restarts it
+	step("watch_resume_append", func() ([]field, error) {
+		return written(failover.Plans.UpdatePlan(bg, &v1.UpdatePlanRequest{TaskId: task, Mode: v1.WriteMode_WRITE_MODE_APPEND, Content: "after the restart"}))
+	})
+	step("watch_resumed", func() ([]field, error) { return changeFields(w) })
+	step("watch_cancelled", func() ([]field, error) {
+		_ = w.Close()
+		if w.Next() {
+			return nil, errors.New("the watch went on after Close")
+		}
+		return nil, w.Err()
+	})
+	step("watch_expired", func() ([]field, error) {
+		_, err := watchTake(client, 1, taskplans.WatchAfterVersion(100))
+		return nil, err
+	})
+
+	answer := strings.Fields(readLine()) // "<token> <exp>"
+	if len(answer) != 2 {
+		fmt.Fprintf(os.Stderr, "expected \"<token> <exp>\" on stdin, got %q\n", answer)
+		os.Exit(2)
+	}
+	short := answer[0]
+	exp, err := strconv.ParseInt(answer[1], 10, 64)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "expiry %q: %v\n", answer[1], err)
+		os.Exit(2)
+	}
+	expiresAt := time.Unix(exp, 0)
+	calls, last := 0, ""
+	refreshing := dial(target, taskplans.WithTokenProvider(func(context.Context) (string, error) {
+		calls++
+		if time.Now().Before(expiresAt.Add(-time.Second)) {
+			last = "short"
+			return short, nil
+		}
+		last = "refreshed"
+		return token, nil
+	}))
+	defer refreshing.Close()
+	readThrough := func(c context.Context) ([]field, error) {
+		plan, err := read(refreshing, c)
+		return []field{{"version", plan.GetVersion()}, {"provider_calls", calls}, {"token", last}}, err
+	}
+	step("token_provider_first", func() ([]field, error) { return readThrough(bg) })
+	time.Sleep(time.Until(expiresAt.Add(time.Second)))
+	step("token_override_expired", func() ([]field, error) { return readThrough(taskplans.WithCallToken(bg, short)) })
+	step("token_provider_refreshed", func() ([]field, error) { return readThrough(bg) })
 }
