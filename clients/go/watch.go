@@ -8,6 +8,7 @@ import (
 
 	taskplansv1 "github.com/taskplans/taskplans/clients/go/taskplans/v1"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/connectivity"
 )
 
 // WatchOption changes what Watch watches.
@@ -38,6 +39,7 @@ type Watch struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 	plans   taskplansv1.PlanServiceClient
+	conn    *grpc.ClientConn // nil for a Client built by hand
 	request *taskplansv1.WatchPlanRequest
 	retry   *RetryPolicy
 
@@ -50,8 +52,9 @@ type Watch struct {
 }
 
 // Watch opens a watch of taskID's plan: a SNAPSHOT first unless WatchAfterVersion is given, then
-// every change. The stream has no deadline: it ends when ctx ends or Close is called (Next is then
-// false and Err nil), when the server ends it (the task is gone: Err nil), or with an error.
+// every change. The stream has no deadline: it ends when ctx ends, Close is called or the client is
+// closed (Next is then false and Err nil), when the server ends it (the task is gone: Err nil), or
+// with an error.
 //
 // On a retriable error (UNAVAILABLE of any reason, WATCH_DRAINING included) the watch reopens the
 // stream after the last version it returned (or WatchAfterVersion's, or from a snapshot when it
@@ -65,7 +68,7 @@ func (c *Client) Watch(ctx context.Context, taskID string, options ...WatchOptio
 		option(request)
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	return &Watch{ctx: ctx, cancel: cancel, plans: c.Plans, request: request, retry: c.retry}
+	return &Watch{ctx: ctx, cancel: cancel, plans: c.Plans, conn: c.Conn, request: request, retry: c.retry}
 }
 
 // Next waits for the next change; false when the watch has ended (then see Err).
@@ -100,8 +103,8 @@ func (w *Watch) Next() bool {
 
 // failed ends the watch with err, or waits to reopen the stream when the policy retries err.
 func (w *Watch) failed(err error) {
-	if w.ctx.Err() != nil {
-		w.end(nil) // cancelled: no error
+	if w.ctx.Err() != nil || (w.conn != nil && w.conn.GetState() == connectivity.Shutdown) {
+		w.end(nil) // cancelled, or the client closed: no error
 		return
 	}
 	last := FromError(err)
@@ -132,7 +135,7 @@ func (w *Watch) end(err error) {
 func (w *Watch) Change() *taskplansv1.PlanChange { return w.change }
 
 // Err is the error that ended the watch (an *Error), or nil when it is still going, was cancelled
-// (ctx or Close) or was ended by the server.
+// (ctx, Close or the client's Close) or was ended by the server.
 func (w *Watch) Err() error { return w.err }
 
 // Close ends the watch: a Next waiting returns false, and Err stays nil. Safe to call from any

@@ -182,3 +182,15 @@ func TestARawWatchPlanStreamFailsWithTheTypedError(t *testing.T) {
 		t.Fatalf("the stream's normal end is %v, want io.EOF", err)
 	}
 }
+
+func TestWatchEndsWithoutErrorWhenTheClientIsClosed(t *testing.T) {
+	f := newFake().watch(sends(hang, change(snapshot, 1)))
+	client := dialFake(t, f)
+	w := client.Watch(background(t), "t-1")
+	defer w.Close()
+	versions(t, w, 1)
+	time.AfterFunc(50*time.Millisecond, func() { _ = client.Close() })
+	if w.Next() || w.Err() != nil {
+		t.Fatalf("Next after the client's Close: Err %v", w.Err())
+	}
+}
