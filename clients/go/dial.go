@@ -109,9 +109,9 @@ func Dial(target string, options ...Option) (*Client, error) {
 		unary = append(unary, retryInterceptor(*settings.retry))
 	}
 	stream := []grpc.StreamClientInterceptor{typedStreamErrors}
-	if credentials := (auth{settings.token, settings.tokenProvider}); !credentials.none() {
-		unary = append(unary, credentials.unary)
-		stream = append(stream, credentials.stream)
+	if tokens := (auth{settings.token, settings.tokenProvider}); !tokens.none() {
+		unary = append(unary, tokens.unary)
+		stream = append(stream, tokens.stream)
 	}
 	dialOptions := []grpc.DialOption{
 		// The client's own retries are the only retry layer: no retry policy in a service config.
