@@ -60,6 +60,7 @@ export async function variantsFrom(
       connect: (port) =>
         createClient(`127.0.0.1:${port}`, {
           defaultTimeoutMs: 0,
+          retry: false,
           tls: {
             caFile: ca.certFile,
             ...(client ? { certFile: client.certFile, keyFile: client.keyFile } : {}),

@@ -17,12 +17,16 @@ import {
 /** The plan service as the MCP tools use it: the client package, the caller's token, a deadline. */
 export type PlanGateway = ReturnType<typeof planGateway>;
 
-/** Connects the client package (clients/ts) to `target` (host:port), over TLS when `tls` says so. */
+/**
+ * Connects the client package (clients/ts) to `target` (host:port), over TLS when `tls` says so.
+ * Without the package's retries: every failure goes back to the agent at once, with the server's
+ * next action, and the agent decides (a retry it makes with its request_id is still safe).
+ */
 export function connectPlanService(
   target: string,
   transport: { credentials?: ChannelCredentials; tls?: TlsOptions } = {},
 ): TaskPlansClient {
-  return createClient(target, transport);
+  return createClient(target, { ...transport, retry: false });
 }
 
 // RFC 6750 b64token: what an Authorization header value can carry after "Bearer ".

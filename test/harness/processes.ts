@@ -50,6 +50,7 @@ export function runToExit(
   const started = Date.now();
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0] ?? "", argv.slice(1), { env: options.env, cwd: options.cwd });
+    child.stdin.end(); // nothing to read: a program that asks gets end-of-file, not a wait
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));

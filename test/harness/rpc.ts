@@ -12,10 +12,11 @@ export type { PlanApi, TaskApi };
 
 /**
  * Connects the client package (clients/ts) to host:port, so every run exercises it; `token` is sent
- * as a bearer token on every call. No default deadline: tests that want one pass it per call.
+ * as a bearer token on every call. No default deadline and no retries: tests see each answer as the
+ * server gave it, and those that want a deadline pass it per call.
  */
 export function connect(port: number, token?: string, host = "127.0.0.1"): Clients {
-  return createClient(`${host}:${port}`, { token, defaultTimeoutMs: 0 });
+  return createClient(`${host}:${port}`, { token, defaultTimeoutMs: 0, retry: false });
 }
 
 /** What a failed call carried: code, message and the rich error details. */

@@ -146,6 +146,7 @@ const clientsOf = (release: Release, pod: Pod) =>
     ? createClient(`${pod.address}:50051`, {
         token: release.token ?? undefined,
         defaultTimeoutMs: 0,
+        retry: false,
         credentials: release.tls.credentials(),
         channelOptions: { "grpc.ssl_target_name_override": release.tls.serverName },
       })

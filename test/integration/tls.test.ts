@@ -64,7 +64,7 @@ const trusting = (client?: CertFiles): ChannelCredentials =>
   );
 
 const clientOf = (port: number, creds: ChannelCredentials): TaskPlansClient =>
-  createClient(`127.0.0.1:${port}`, { credentials: creds, defaultTimeoutMs: 10_000 });
+  createClient(`127.0.0.1:${port}`, { credentials: creds, defaultTimeoutMs: 10_000, retry: false });
 
 /** The serial number of the certificate a new TLS connection to `port` is served. */
 function servedSerial(port: number, client?: CertFiles): Promise<string> {

@@ -1,18 +1,18 @@
 // The conformance scenario (clients/conformance/README.md) through @taskplans/client. Prints the
-// canonical transcript on stdout. Environment: TASKPLANS_TARGET, TASKPLANS_TASK_ID, TASKPLANS_TOKEN,
-// TASKPLANS_TLS_* (optional: CA, CERT, KEY, SERVER_NAME),
-// TASKPLANS_EXPIRED_TOKEN.
+// canonical transcript on stdout and reads the test's answers on stdin. Environment: TASKPLANS_TARGET,
+// TASKPLANS_FAILOVER_TARGET, TASKPLANS_TASK_ID, TASKPLANS_TOKEN, TASKPLANS_EXPIRED_TOKEN,
+// TASKPLANS_TLS_* (optional: CA, CERT, KEY, SERVER_NAME).
 import { createHash } from "node:crypto";
+import { createInterface } from "node:readline";
 import {
-  codeNameOf,
   createClient,
-  isServiceError,
+  type PlanWatch,
+  taskPlansErrorOf,
   type PlanChange,
   planChangeKindToJSON,
   type PlanRevision,
   RestoreStatus,
   restoreStatusToJSON,
-  statusDetailsOf,
   WriteMode,
   type WritePlanResponse,
 } from "@taskplans/client";
@@ -23,6 +23,7 @@ const env = (name: string): string => {
   return value;
 };
 const target = env("TASKPLANS_TARGET");
+const failoverTarget = env("TASKPLANS_FAILOVER_TARGET");
 const task = env("TASKPLANS_TASK_ID");
 const token = env("TASKPLANS_TOKEN");
 const expiredToken = env("TASKPLANS_EXPIRED_TOKEN");
@@ -51,20 +52,17 @@ async function step(name: string, call: () => Promise<[string, Value][]>): Promi
   let line: string;
   try {
     line = `${name}: OK${fields(await call())}`;
-  } catch (error) {
-    if (!isServiceError(error)) throw error;
-    const details = statusDetailsOf(error);
-    const info = details?.errorInfo;
-    const metadata = Object.entries(info?.metadata ?? {})
+  } catch (thrown) {
+    // Raw WatchPlan streams fail with grpc-js errors; every other call with a TaskPlansError.
+    const error = taskPlansErrorOf(thrown);
+    if (!error) throw thrown;
+    const metadata = Object.entries(error.errorInfo?.metadata ?? {})
       .filter(([key]) => key !== "request_id")
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    const violations = (details?.badRequest?.fieldViolations ?? []).map((v): [string, Value] => [
-      `violation.${v.field}`,
-      v.description,
-    ]);
+    const violations = error.fieldViolations.map((v): [string, Value] => [`violation.${v.field}`, v.description]);
     // Without ErrorInfo the error is the client library's own (a deadline, say): its wording is per language.
-    const message = info ? ` | ${quote(error.details)}` : "";
-    line = `${name}: ${codeNameOf(error)} ${info?.reason ?? "-"}${fields([...metadata, ...violations])}${message}`;
+    const message = error.reason ? ` | ${quote(error.details)}` : "";
+    line = `${name}: ${error.codeName} ${error.reason || "-"}${fields([...metadata, ...violations])}${message}`;
   }
   console.log(normalize(line));
 }
@@ -356,6 +354,7 @@ async function main(): Promise<void> {
     await plans.getPlan({ taskId: task }, { deadline: Date.now() - 1 });
     return [];
   });
+  await resilience();
   await step("delete_task", async () => {
     await tasks.deleteTask({ taskId: task });
     return [];
@@ -364,6 +363,101 @@ async function main(): Promise<void> {
     await tasks.getTask({ taskId: task });
     return [];
   });
+}
+
+/** The resilience steps: retries across a killed replica, a resumed watch, a token provider. */
+async function resilience(): Promise<void> {
+  const failover = createClient(failoverTarget, { token, tls, defaultTimeoutMs: 10_000 });
+  const fragment = "retried fragment";
+  try {
+    await step("recreate_plan", async () =>
+      written(
+        await plans.createPlan({
+          taskId: task,
+          title: "Resilience",
+          content: "# Resilience\n\nKept across replicas.",
+        }),
+      ),
+    );
+    await step("failover_read", async () => [
+      ["version", (await failover.plans.getPlan({ taskId: task })).plan?.version ?? 0],
+    ]);
+    await readLine();
+    await step("retried_append", async () =>
+      written(await failover.plans.updatePlan({ taskId: task, mode: WriteMode.WRITE_MODE_APPEND, content: fragment })),
+    );
+    await step("retried_append_applied", async () => {
+      const read = await plans.getPlan({ taskId: task });
+      return [
+        ["version", read.plan?.version ?? 0],
+        ["occurrences", (read.plan?.content ?? "").split(fragment).length - 1],
+      ];
+    });
+    const watch: PlanWatch = failover.plans.watch(task);
+    const changes = watch[Symbol.asyncIterator]();
+    const nextChange = async (): Promise<[string, Value][]> => {
+      const { value } = await changes.next();
+      return [
+        ["kind", kindOf(value as PlanChange | undefined)],
+        ["version", (value as PlanChange | undefined)?.plan?.version ?? 0],
+      ];
+    };
+    await step("watch_resume_open", nextChange);
+    await readLine();
+    await step("watch_resume_append", async () =>
+      written(
+        await failover.plans.updatePlan({ taskId: task, mode: WriteMode.WRITE_MODE_APPEND, content: "after the restart" }),
+      ),
+    );
+    await step("watch_resumed", nextChange);
+    await step("watch_cancelled", async () => {
+      watch.cancel();
+      const end = await changes.next();
+      if (!end.done) throw new Error("the watch went on after cancel()");
+      return [];
+    });
+    await step("watch_expired", async () => {
+      for await (const change of plans.watch(task, { afterVersion: 100 })) void change;
+      return [];
+    });
+    const [shortToken = "", exp = "0"] = (await readLine()).split(" ");
+    const expiresAt = Number(exp) * 1000;
+    let providerCalls = 0;
+    let last = "";
+    const refreshing = createClient(target, {
+      tls,
+      defaultTimeoutMs: 10_000,
+      tokenProvider: () => {
+        providerCalls++;
+        const refresh = Date.now() >= expiresAt - 1_000;
+        last = refresh ? "refreshed" : "short";
+        return refresh ? token : shortToken;
+      },
+    });
+    const readThrough = async (options = {}): Promise<[string, Value][]> => [
+      ["version", (await refreshing.plans.getPlan({ taskId: task }, options)).plan?.version ?? 0],
+      ["provider_calls", providerCalls],
+      ["token", last],
+    ];
+    try {
+      await step("token_provider_first", () => readThrough());
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, expiresAt + 1_000 - Date.now())));
+      await step("token_override_expired", () => readThrough({ token: shortToken }));
+      await step("token_provider_refreshed", () => readThrough());
+    } finally {
+      refreshing.close();
+    }
+  } finally {
+    failover.close();
+  }
+}
+
+const stdinLines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+/** The test's answer to the line just printed. */
+async function readLine(): Promise<string> {
+  const { value, done } = await stdinLines.next();
+  if (done) throw new Error("stdin ended before the test answered");
+  return value;
 }
 
 /** The first `count` messages of a WatchPlan stream, then cancels it. */
@@ -409,4 +503,7 @@ main()
     console.error(error);
     process.exitCode = 1;
   })
-  .finally(() => client.close());
+  .finally(() => {
+    client.close();
+    process.stdin.destroy();
+  });

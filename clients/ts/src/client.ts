@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import {
   type CallOptions as GrpcCallOptions,
@@ -8,6 +9,7 @@ import {
   credentials,
   Metadata,
   type ServiceError,
+  status,
 } from "@grpc/grpc-js";
 import {
   CreatePlanRequest,
@@ -42,6 +44,9 @@ import {
   type GetTaskResponse,
   TaskServiceClient,
 } from "../../../generated/ts/taskplans/v1/task";
+import { TaskPlansError } from "./errors";
+import { DEFAULT_RETRY_POLICY, type RetryPolicy, withRetries } from "./retry";
+import { type PlanWatch, resumingWatch, type WatchOptions } from "./watch";
 
 /** A request with every field optional, nested messages included (what `fromPartial` accepts). */
 export type PartialRequest<T> = T extends Date
@@ -54,11 +59,13 @@ export type PartialRequest<T> = T extends Date
 
 /** Per-call options. */
 export interface CallOptions {
-  /** Milliseconds from now until the call is cancelled with DEADLINE_EXCEEDED; overrides the client default. */
+  /** Milliseconds from now until the call (every attempt of it) ends with DEADLINE_EXCEEDED; overrides the client default. */
   readonly timeoutMs?: number;
   /** An absolute deadline; overrides `timeoutMs`. */
   readonly deadline?: Date | number;
-  /** Extra request metadata (an `authorization` entry here wins over the client's token). */
+  /** This call's bearer token: wins over the client's token or provider (which is then not called). */
+  readonly token?: string;
+  /** Extra request metadata (an `authorization` entry here wins over the client's token or provider). */
   readonly metadata?: Metadata;
 }
 
@@ -73,6 +80,9 @@ export interface TlsOptions {
   readonly serverName?: string;
 }
 
+/** Returns the bearer token to send now; called before every attempt of every call. */
+export type TokenProvider = () => string | Promise<string>;
+
 /** Options of `createClient`. */
 export interface ClientOptions {
   /** TLS (and mTLS with `certFile` and `keyFile`); without it and `credentials`, plaintext. */
@@ -81,9 +91,13 @@ export interface ClientOptions {
   readonly credentials?: ChannelCredentials;
   /** Bearer token sent as `authorization: Bearer <token>` on every call (JWT with auth on). */
   readonly token?: string;
-  /** Deadline of calls that set none, in milliseconds; 30 s by default, 0 for none. */
+  /** Instead of `token`: the current token, asked for before every attempt (refresh it ahead of expiry). */
+  readonly tokenProvider?: TokenProvider;
+  /** Deadline of calls that set none, in milliseconds, covering every attempt; 30 s by default, 0 for none. */
   readonly defaultTimeoutMs?: number;
-  /** grpc-js channel options, laid over this package's defaults (keepalive, read retries). */
+  /** Retries of safe calls (clients/SDK.md); on with DEFAULT_RETRY_POLICY by default, `false` for none. */
+  readonly retry?: RetryPolicy | false;
+  /** grpc-js channel options, laid over this package's defaults (keepalive). */
   readonly channelOptions?: ChannelOptions;
 }
 
@@ -103,9 +117,14 @@ export interface PlanApi {
   revertPlan: Call<RevertPlanRequest, WritePlanResponse>;
   markImplementationStarted: Call<MarkImplementationStartedRequest, MarkImplementationStartedResponse>;
   /**
-   * Streams a plan's changes (`for await (const change of watch)`; `watch.cancel()` to stop). A
-   * stream has no deadline unless `timeoutMs` or `deadline` is given (the client default does not
-   * apply). After it ends with an error, watch again with `afterVersion` set to the last
+   * A plan's changes, typed, resumed after the last version received when the stream fails with a
+   * retriable error (clients/SDK.md); `cancel()` or `break` ends it.
+   */
+  watch(taskId: string, options?: WatchOptions): PlanWatch;
+  /**
+   * One raw WatchPlan stream (`watch()` resumes; this does not). It has no deadline unless
+   * `timeoutMs` or `deadline` is given (the client default does not apply); errors are raw grpc-js
+   * errors. After it ends with an error, watch again with `afterVersion` set to the last
    * `change.plan.version` received.
    */
   watchPlan(
@@ -129,76 +148,68 @@ export interface TaskPlansClient {
   close(): void;
 }
 
-/**
- * Retries only reads (idempotent by nature) on UNAVAILABLE. Writes are never retried by the channel:
- * retry them yourself with the same `request_id`, which the server deduplicates.
- */
-const SERVICE_CONFIG = {
-  methodConfig: [
-    {
-      name: [
-        { service: "taskplans.v1.PlanService", method: "GetPlan" },
-        { service: "taskplans.v1.PlanService", method: "ListPlanRevisions" },
-        { service: "taskplans.v1.PlanService", method: "GetPlanRevision" },
-        { service: "taskplans.v1.TaskService", method: "GetTask" },
-      ],
-      retryPolicy: {
-        maxAttempts: 4,
-        initialBackoff: "0.1s",
-        maxBackoff: "2s",
-        backoffMultiplier: 2,
-        retryableStatusCodes: ["UNAVAILABLE"],
-      },
-    },
-  ],
-};
-
-/** Channel defaults: keepalive pings within the server's policy, read retries, no message size surprises. */
+/** Channel defaults: keepalive pings within the server's policy; no channel retries (this package retries). */
 export const DEFAULT_CHANNEL_OPTIONS: ChannelOptions = {
   "grpc.keepalive_time_ms": 60_000,
   "grpc.keepalive_timeout_ms": 20_000,
-  "grpc.service_config": JSON.stringify(SERVICE_CONFIG),
-  "grpc.enable_retries": 1,
 };
 
-interface RequestType {
-  fromPartial(object: never): unknown;
+interface Method {
+  readonly request: { fromPartial(object: never): unknown };
+  /** Whether a retry cannot apply it twice: a read, or a write with a request_id. */
+  readonly safe: boolean;
+  /** The write takes a request_id (set once per logical call when the caller gives none). */
+  readonly requestId?: boolean;
 }
 
-const PLAN_REQUESTS: Record<Exclude<keyof PlanApi, "watchPlan">, RequestType> = {
-  getPlan: GetPlanRequest,
-  createPlan: CreatePlanRequest,
-  updatePlan: UpdatePlanRequest,
-  editPlan: EditPlanRequest,
-  restorePlanRevision: RestorePlanRevisionRequest,
-  savePlan: SavePlanRequest,
-  deletePlan: DeletePlanRequest,
-  listPlanRevisions: ListPlanRevisionsRequest,
-  getPlanRevision: GetPlanRevisionRequest,
-  revertPlan: RevertPlanRequest,
-  markImplementationStarted: MarkImplementationStartedRequest,
+const read = (request: Method["request"]): Method => ({ request, safe: true });
+const deduplicated = (request: Method["request"]): Method => ({ request, safe: true, requestId: true });
+const write = (request: Method["request"]): Method => ({ request, safe: false });
+
+const PLAN_METHODS: Record<Exclude<keyof PlanApi, "watchPlan" | "watch">, Method> = {
+  getPlan: read(GetPlanRequest),
+  createPlan: deduplicated(CreatePlanRequest),
+  updatePlan: deduplicated(UpdatePlanRequest),
+  editPlan: deduplicated(EditPlanRequest),
+  restorePlanRevision: deduplicated(RestorePlanRevisionRequest),
+  savePlan: write(SavePlanRequest),
+  deletePlan: write(DeletePlanRequest),
+  listPlanRevisions: read(ListPlanRevisionsRequest),
+  getPlanRevision: read(GetPlanRevisionRequest),
+  revertPlan: write(RevertPlanRequest),
+  markImplementationStarted: write(MarkImplementationStartedRequest),
 };
 
-const TASK_REQUESTS: Record<keyof TaskApi, RequestType> = {
-  createTask: CreateTaskRequest,
-  getTask: GetTaskRequest,
-  deleteTask: DeleteTaskRequest,
+const TASK_METHODS: Record<keyof TaskApi, Method> = {
+  createTask: write(CreateTaskRequest),
+  getTask: read(GetTaskRequest),
+  deleteTask: write(DeleteTaskRequest),
 };
 
 function tlsCredentials(tls: TlsOptions): ChannelCredentials {
   if ((tls.certFile === undefined) !== (tls.keyFile === undefined))
     throw new Error("createClient: tls.certFile and tls.keyFile go together");
-  const read = (file: string | undefined) => (file === undefined ? null : readFileSync(file));
-  return credentials.createSsl(read(tls.caFile), read(tls.keyFile), read(tls.certFile));
+  const readPem = (file: string | undefined) => (file === undefined ? null : readFileSync(file));
+  return credentials.createSsl(readPem(tls.caFile), readPem(tls.keyFile), readPem(tls.certFile));
+}
+
+// What every call of one client shares.
+interface Defaults {
+  readonly token: TokenProvider | undefined;
+  readonly timeoutMs: number;
+  readonly retry: Required<RetryPolicy> | null;
 }
 
 /**
  * Connects to the task-plan service at `target` ("host:port", or any grpc-js target such as
  * "dns:///plans.internal:50051"). Requests may be partial: unset fields take their proto defaults.
+ * Every failed call rejects with a TaskPlansError.
  */
 export function createClient(target: string, options: ClientOptions = {}): TaskPlansClient {
   if (options.tls && options.credentials) throw new Error("createClient: give tls or credentials, not both");
-  const { tls } = options;
+  if (options.token !== undefined && options.tokenProvider)
+    throw new Error("createClient: give token or tokenProvider, not both");
+  const { tls, token } = options;
   const creds = tls ? tlsCredentials(tls) : (options.credentials ?? credentials.createInsecure());
   const channelOptions = {
     ...DEFAULT_CHANNEL_OPTIONS,
@@ -211,18 +222,41 @@ export function createClient(target: string, options: ClientOptions = {}): TaskP
     ...channelOptions,
     channelOverride: planClient.getChannel(),
   });
-  const defaults = { token: options.token, timeoutMs: options.defaultTimeoutMs ?? 30_000 };
+  const defaults: Defaults = {
+    token: options.tokenProvider ?? (token === undefined ? undefined : () => token),
+    timeoutMs: options.defaultTimeoutMs ?? 30_000,
+    retry: options.retry === false ? null : { ...DEFAULT_RETRY_POLICY, ...options.retry },
+  };
+  const watchPlan = (request: PartialRequest<WatchPlanRequest>, metadata: Metadata, callOptions: CallOptions) =>
+    planClient.watchPlan(WatchPlanRequest.fromPartial(request), metadata, grpcDeadline(deadlineOf(callOptions, 0)));
   return {
     plans: {
-      ...promised<Omit<PlanApi, "watchPlan">>(planClient, PLAN_REQUESTS, defaults),
-      watchPlan: (request, callOptions = {}) =>
-        planClient.watchPlan(
-          WatchPlanRequest.fromPartial(request),
-          metadataOf(callOptions, defaults.token),
-          callOptionsOf(callOptions, 0),
+      ...promised<Omit<PlanApi, "watchPlan" | "watch">>(planClient, PLAN_METHODS, defaults),
+      watch: (taskId, watchOptions = {}) =>
+        resumingWatch(
+          async (afterVersion) =>
+            watchPlan(
+              { taskId, afterVersion, includeContent: watchOptions.includeContent ?? false },
+              await metadataOf({}, defaults.token),
+              {},
+            ),
+          watchOptions,
+          defaults.retry,
         ),
+      watchPlan: (request, callOptions = {}) => {
+        const metadata = callOptions.metadata?.clone() ?? new Metadata();
+        if (callOptions.token !== undefined) metadata.set("authorization", `Bearer ${callOptions.token}`);
+        else if (defaults.token && metadata.get("authorization").length === 0) {
+          // A stream opens at once, so only a provider that answers at once can serve it.
+          const current = defaults.token();
+          if (typeof current !== "string")
+            throw new Error("watchPlan: an async tokenProvider needs watch() or a per-call token");
+          metadata.set("authorization", `Bearer ${current}`);
+        }
+        return watchPlan(request, metadata, callOptions);
+      },
     },
-    tasks: promised<TaskApi>(taskClient, TASK_REQUESTS, defaults),
+    tasks: promised<TaskApi>(taskClient, TASK_METHODS, defaults),
     close() {
       taskClient.close();
       planClient.close();
@@ -238,37 +272,50 @@ type UnaryMethod = (
   callback: Callback,
 ) => unknown;
 
-function promised<Api>(
-  client: Client,
-  requests: Record<string, RequestType>,
-  defaults: { token: string | undefined; timeoutMs: number },
-): Api {
+function promised<Api>(client: Client, methods: Record<string, Method>, defaults: Defaults): Api {
   const api: Record<string, unknown> = {};
-  for (const [name, type] of Object.entries(requests)) {
-    const method = (client as unknown as Record<string, UnaryMethod>)[name] as UnaryMethod;
-    api[name] = (request: unknown, options: CallOptions = {}) =>
-      new Promise((resolve, reject) => {
-        method.call(
-          client,
-          type.fromPartial(request as never),
-          metadataOf(options, defaults.token),
-          callOptionsOf(options, defaults.timeoutMs),
-          (error, response) => (error ? reject(error) : resolve(response)),
-        );
+  for (const [name, method] of Object.entries(methods)) {
+    const unary = (client as unknown as Record<string, UnaryMethod>)[name] as UnaryMethod;
+    api[name] = (partial: Record<string, unknown>, options: CallOptions = {}) => {
+      const request = method.request.fromPartial(
+        (method.requestId && !partial.requestId ? { ...partial, requestId: randomUUID() } : partial) as never,
+      );
+      const deadline = deadlineOf(options, defaults.timeoutMs);
+      return withRetries(method.safe ? defaults.retry : null, deadline, async () => {
+        const metadata = await metadataOf(options, defaults.token);
+        return new Promise((resolve, reject) => {
+          unary.call(client, request, metadata, grpcDeadline(deadline), (error, response) =>
+            error ? reject(TaskPlansError.from(error)) : resolve(response),
+          );
+        });
       });
+    };
   }
   return api as Api;
 }
 
-function metadataOf(options: CallOptions, token: string | undefined): Metadata {
+// The call's metadata: the per-call token or `authorization` entry, else the client's token.
+async function metadataOf(options: CallOptions, token: TokenProvider | undefined): Promise<Metadata> {
   const metadata = options.metadata?.clone() ?? new Metadata();
-  if (token !== undefined && metadata.get("authorization").length === 0)
-    metadata.set("authorization", `Bearer ${token}`);
+  if (options.token !== undefined) metadata.set("authorization", `Bearer ${options.token}`);
+  else if (token !== undefined && metadata.get("authorization").length === 0) {
+    let current: string;
+    try {
+      current = await token();
+    } catch (error) {
+      throw new TaskPlansError(status.UNAUTHENTICATED, `the token provider failed: ${String(error)}`);
+    }
+    metadata.set("authorization", `Bearer ${current}`);
+  }
   return metadata;
 }
 
-function callOptionsOf(options: CallOptions, defaultTimeoutMs: number): GrpcCallOptions {
-  if (options.deadline !== undefined) return { deadline: options.deadline };
+// The logical call's deadline in ms since the epoch, or undefined for none.
+function deadlineOf(options: CallOptions, defaultTimeoutMs: number): number | undefined {
+  if (options.deadline !== undefined) return new Date(options.deadline).getTime();
   const timeoutMs = options.timeoutMs ?? defaultTimeoutMs;
-  return timeoutMs > 0 ? { deadline: Date.now() + timeoutMs } : {};
+  return timeoutMs > 0 ? Date.now() + timeoutMs : undefined;
 }
+
+const grpcDeadline = (deadline: number | undefined): GrpcCallOptions =>
+  deadline === undefined ? {} : { deadline };

@@ -1,9 +1,12 @@
 /**
  * @taskplans/client: the generated TypeScript client of the task-plan service (taskplans.v1), with a
- * promise-based wrapper taking partial requests, per-call deadlines and readers of the rich error model.
+ * promise-based wrapper taking partial requests, deadlines and safe retries by default, token
+ * providers, a watch that resumes, and one typed error (clients/SDK.md).
  */
 export * from "./client";
 export * from "./errors";
+export * from "./retry";
+export * from "./watch";
 export * from "../../../generated/ts/taskplans/v1/plan";
 export * from "../../../generated/ts/taskplans/v1/plan_service";
 export * from "../../../generated/ts/taskplans/v1/task";

@@ -1,0 +1,418 @@
+import {
+  type sendUnaryData,
+  Server,
+  type ServerUnaryCall,
+  type ServerWritableStream,
+  ServerCredentials,
+  status,
+} from "@grpc/grpc-js";
+import {
+  BadRequest,
+  createClient,
+  GetPlanResponse,
+  isAlreadyExists,
+  isAuthError,
+  isInvalidArgument,
+  isNotFound,
+  isPreconditionFailed,
+  isRateLimited,
+  isRetriable,
+  isVersionMismatch,
+  isWatchHistoryExpired,
+  isWatchTooSlow,
+  type PlanChange,
+  PlanChangeKind,
+  Plan,
+  PlanServiceService,
+  TaskPlansError,
+  type TaskPlansClient,
+  WritePlanResponse,
+} from "../../clients/ts/src";
+import { encodeStatusDetails } from "../../src/contract/rich-status";
+
+// The TypeScript package's retries, deadlines, tokens, typed errors and resuming watch, against a
+// scripted PlanService: each test says what the server answers, attempt by attempt, and reads what
+// the client sent. (The conformance scenario in clients.test.ts runs the same against the service.)
+
+interface Failure {
+  readonly code: status;
+  readonly reason?: string;
+  readonly retryDelayMs?: number;
+  readonly metadata?: Record<string, string>;
+  readonly violations?: { field: string; description: string }[];
+}
+type Answer = Failure | "ok" | "hang";
+interface Received {
+  readonly method: string;
+  readonly request: Record<string, unknown>;
+  readonly authorization: string | undefined;
+  readonly at: number;
+}
+
+const failure = (f: Failure) => ({
+  code: f.code,
+  details: `scripted ${f.reason ?? "failure"}`,
+  metadata: encodeStatusDetails({
+    code: f.code,
+    message: `scripted ${f.reason ?? "failure"}`,
+    errorInfo: f.reason
+      ? { reason: f.reason, domain: "taskplans", metadata: { next_action: "Do the next thing.", ...f.metadata } }
+      : null,
+    badRequest: f.violations ? BadRequest.fromPartial({ fieldViolations: f.violations }) : null,
+    retryInfo:
+      f.retryDelayMs === undefined
+        ? null
+        : {
+            retryDelay: {
+              seconds: Math.floor(f.retryDelayMs / 1000),
+              nanos: (f.retryDelayMs % 1000) * 1e6,
+            },
+          },
+  }),
+});
+
+const plan = (version: number) => Plan.fromPartial({ taskId: "t", version });
+
+class ScriptedServer {
+  readonly received: Received[] = [];
+  answers: Answer[] = [];
+  /** Each WatchPlan call takes the next script: the versions it sends, then how it ends. */
+  watches: { versions: number[]; end: Failure | "open" }[] = [];
+  private server = new Server();
+  port = 0;
+
+  async start(): Promise<void> {
+    const unary =
+      (method: string, ok: () => unknown) =>
+      (call: ServerUnaryCall<Record<string, unknown>, unknown>, callback: sendUnaryData<unknown>) => {
+        this.record(method, call.request, call.metadata.get("authorization")[0]);
+        const answer = this.answers.shift() ?? "ok";
+        if (answer === "hang") return;
+        if (answer === "ok") return callback(null, ok());
+        callback(failure(answer) as never, null);
+      };
+    const written = () => WritePlanResponse.fromPartial({ plan: plan(2) });
+    this.server.addService(PlanServiceService, {
+      getPlan: unary("getPlan", () => GetPlanResponse.fromPartial({ plan: plan(1) })),
+      updatePlan: unary("updatePlan", written),
+      savePlan: unary("savePlan", written),
+      createPlan: unary("createPlan", written),
+      editPlan: unary("editPlan", written),
+      watchPlan: (call: ServerWritableStream<Record<string, unknown>, PlanChange>) => {
+        this.record("watchPlan", call.request, call.metadata.get("authorization")[0]);
+        const script = this.watches.shift() ?? { versions: [], end: "open" };
+        for (const version of script.versions)
+          call.write({ kind: PlanChangeKind.PLAN_CHANGE_KIND_UPDATED, plan: plan(version) } as PlanChange);
+        // A server stream ends with a status through an "error" event (grpc-js).
+        if (script.end !== "open") call.emit("error", failure(script.end));
+      },
+    } as never);
+    this.port = await new Promise((resolve, reject) =>
+      this.server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (error, port) =>
+        error ? reject(error) : resolve(port),
+      ),
+    );
+  }
+
+  calls(method: string): Received[] {
+    return this.received.filter((r) => r.method === method);
+  }
+
+  private record(method: string, request: Record<string, unknown>, authorization: unknown): void {
+    this.received.push({
+      method,
+      request,
+      authorization: authorization === undefined ? undefined : String(authorization),
+      at: Date.now(),
+    });
+  }
+
+  stop(): Promise<void> {
+    return new Promise((resolve) => this.server.tryShutdown(() => resolve()));
+  }
+}
+
+async function rejection(call: Promise<unknown>): Promise<TaskPlansError> {
+  try {
+    await call;
+  } catch (error) {
+    expect(error).toBeInstanceOf(TaskPlansError);
+    return error as TaskPlansError;
+  }
+  throw new Error("expected the call to fail");
+}
+
+const FAST = { initialBackoffMs: 10, maxBackoffMs: 40 };
+
+describe("the TypeScript client package against a scripted server", () => {
+  let server: ScriptedServer;
+  let client: TaskPlansClient;
+  const dial = (options: Parameters<typeof createClient>[1] = {}) => {
+    client = createClient(`127.0.0.1:${server.port}`, { token: "static", retry: FAST, ...options });
+    return client;
+  };
+
+  beforeEach(async () => {
+    server = new ScriptedServer();
+    await server.start();
+  });
+  afterEach(async () => {
+    client?.close();
+    await server.stop();
+  });
+
+  describe("retries", () => {
+    it("retries a read on UNAVAILABLE until it succeeds", async () => {
+      server.answers = [{ code: status.UNAVAILABLE }, { code: status.UNAVAILABLE, reason: "LOCK_UNAVAILABLE" }];
+      const got = await dial().plans.getPlan({ taskId: "t" });
+      expect(got.plan?.version).toBe(1);
+      expect(server.calls("getPlan")).toHaveLength(3);
+    });
+
+    it("sends one generated request_id on every attempt of a write, and keeps the caller's", async () => {
+      server.answers = [{ code: status.UNAVAILABLE }, { code: status.ABORTED, reason: "WRITE_CONFLICT" }];
+      await dial().plans.updatePlan({ taskId: "t", content: "x" });
+      const ids = server.calls("updatePlan").map((c) => c.request.requestId);
+      expect(ids).toHaveLength(3);
+      expect(new Set(ids).size).toBe(1);
+      expect(String(ids[0])).toMatch(/^[0-9a-f-]{36}$/);
+      server.answers = [{ code: status.UNAVAILABLE }];
+      await client.plans.updatePlan({ taskId: "t", content: "y", requestId: "mine" });
+      expect(server.calls("updatePlan").slice(3).map((c) => c.request.requestId)).toEqual(["mine", "mine"]);
+      // A new logical call gets a new id.
+      await client.plans.updatePlan({ taskId: "t", content: "x" });
+      expect(server.calls("updatePlan")[5]?.request.requestId).not.toBe(ids[0]);
+    });
+
+    it("waits at least RetryInfo's delay before retrying RATE_LIMITED", async () => {
+      server.answers = [{ code: status.RESOURCE_EXHAUSTED, reason: "RATE_LIMITED", retryDelayMs: 300 }];
+      await dial().plans.updatePlan({ taskId: "t", content: "x" });
+      const [first, second] = server.calls("updatePlan");
+      expect((second?.at ?? 0) - (first?.at ?? 0)).toBeGreaterThanOrEqual(290);
+    });
+
+    it.each([
+      ["VERSION_MISMATCH", status.ABORTED],
+      ["HISTORY_QUOTA_EXCEEDED", status.RESOURCE_EXHAUSTED],
+      ["REVISION_CHANGED", status.ABORTED],
+      ["INVALID_FIELD", status.INVALID_ARGUMENT],
+    ])("never retries %s", async (reason, code) => {
+      server.answers = [{ code, reason }];
+      const error = await rejection(dial().plans.updatePlan({ taskId: "t", content: "x" }));
+      expect([error.code, error.reason]).toEqual([code, reason]);
+      expect(server.calls("updatePlan")).toHaveLength(1);
+    });
+
+    it("never retries DEADLINE_EXCEEDED, or a write without a request_id", async () => {
+      server.answers = [{ code: status.DEADLINE_EXCEEDED }];
+      await rejection(dial().plans.getPlan({ taskId: "t" }));
+      expect(server.calls("getPlan")).toHaveLength(1);
+      server.answers = [{ code: status.UNAVAILABLE }];
+      const error = await rejection(client.plans.savePlan({ taskId: "t", content: "x" }));
+      expect(error.code).toBe(status.UNAVAILABLE);
+      expect(server.calls("savePlan")).toHaveLength(1);
+    });
+
+    it("stops after maxAttempts, with the last error", async () => {
+      server.answers = Array.from({ length: 9 }, () => ({ code: status.UNAVAILABLE, reason: "STORAGE_UNAVAILABLE" }));
+      const error = await rejection(dial().plans.getPlan({ taskId: "t" }));
+      expect([error.codeName, error.reason]).toEqual(["UNAVAILABLE", "STORAGE_UNAVAILABLE"]);
+      expect(server.calls("getPlan")).toHaveLength(5);
+    });
+
+    it("stops when the next delay would pass maxElapsedMs or the call's deadline", async () => {
+      server.answers = [{ code: status.UNAVAILABLE, retryDelayMs: 5_000 }];
+      await rejection(dial({ retry: { ...FAST, maxElapsedMs: 1_000 } }).plans.getPlan({ taskId: "t" }));
+      expect(server.calls("getPlan")).toHaveLength(1);
+      server.answers = [{ code: status.UNAVAILABLE, retryDelayMs: 2_000 }];
+      const error = await rejection(client.plans.getPlan({ taskId: "t" }, { timeoutMs: 1_000 }));
+      expect(error.code).toBe(status.UNAVAILABLE); // the last answer, not DEADLINE_EXCEEDED
+      expect(server.calls("getPlan")).toHaveLength(2);
+    });
+
+    it("makes one attempt with retry: false", async () => {
+      server.answers = [{ code: status.UNAVAILABLE }];
+      await rejection(dial({ retry: false }).plans.getPlan({ taskId: "t" }));
+      expect(server.calls("getPlan")).toHaveLength(1);
+    });
+  });
+
+  describe("deadlines", () => {
+    it("gives every call the default deadline, and a call's own overrides it", async () => {
+      server.answers = ["hang", "hang"];
+      const error = await rejection(dial({ defaultTimeoutMs: 200 }).plans.getPlan({ taskId: "t" }));
+      expect([error.codeName, error.reason]).toEqual(["DEADLINE_EXCEEDED", ""]);
+      const own = await rejection(client.plans.getPlan({ taskId: "t" }, { timeoutMs: 50 }));
+      expect(own.codeName).toBe("DEADLINE_EXCEEDED");
+      expect(server.calls("getPlan")).toHaveLength(2);
+    });
+  });
+
+  describe("tokens", () => {
+    it("asks the provider before every attempt; a per-call token or authorization wins and skips it", async () => {
+      let calls = 0;
+      dial({ token: undefined, tokenProvider: async () => `provided-${++calls}` });
+      server.answers = [{ code: status.UNAVAILABLE }];
+      await client.plans.getPlan({ taskId: "t" });
+      await client.plans.getPlan({ taskId: "t" }, { token: "per-call" });
+      const { Metadata } = await import("@grpc/grpc-js");
+      const metadata = new Metadata();
+      metadata.set("authorization", "Bearer from-metadata");
+      await client.plans.getPlan({ taskId: "t" }, { metadata });
+      expect(server.calls("getPlan").map((c) => c.authorization)).toEqual([
+        "Bearer provided-1",
+        "Bearer provided-2",
+        "Bearer per-call",
+        "Bearer from-metadata",
+      ]);
+      expect(calls).toBe(2);
+    });
+
+    it("fails a call UNAUTHENTICATED, without retrying, when the provider throws", async () => {
+      dial({ token: undefined, tokenProvider: () => Promise.reject(new Error("idp down")) });
+      const error = await rejection(client.plans.getPlan({ taskId: "t" }));
+      expect([error.codeName, error.reason]).toEqual(["UNAUTHENTICATED", ""]);
+      expect(error.details).toMatch(/idp down/);
+      expect(server.calls("getPlan")).toHaveLength(0);
+    });
+  });
+
+  describe("typed errors", () => {
+    it("carry code, reason, metadata, next action, field violations and retry delay", async () => {
+      server.answers = [
+        {
+          code: status.INVALID_ARGUMENT,
+          reason: "INVALID_FIELD",
+          metadata: { field: "task_id" },
+          violations: [{ field: "task_id", description: "is required" }],
+          retryDelayMs: 1_500,
+        },
+      ];
+      const error = await rejection(dial().plans.getPlan({ taskId: "" }));
+      expect({
+        code: error.code,
+        codeName: error.codeName,
+        reason: error.reason,
+        metadata: error.errorInfo?.metadata,
+        nextAction: error.nextAction,
+        fieldViolations: error.fieldViolations,
+        retryDelayMs: error.retryDelayMs,
+        message: error.details,
+      }).toEqual({
+        code: status.INVALID_ARGUMENT,
+        codeName: "INVALID_ARGUMENT",
+        reason: "INVALID_FIELD",
+        metadata: { field: "task_id", next_action: "Do the next thing." },
+        nextAction: "Do the next thing.",
+        fieldViolations: [{ field: "task_id", description: "is required" }],
+        retryDelayMs: 1_500,
+        message: "scripted INVALID_FIELD",
+      });
+    });
+
+    it("answer the reason-group helpers", async () => {
+      const cases: [Failure, string[]][] = [
+        [{ code: status.ABORTED, reason: "VERSION_MISMATCH" }, ["isVersionMismatch"]],
+        [{ code: status.ABORTED, reason: "REVISION_CHANGED" }, ["isVersionMismatch"]],
+        [{ code: status.NOT_FOUND, reason: "PLAN_NOT_FOUND" }, ["isNotFound"]],
+        [{ code: status.ALREADY_EXISTS, reason: "PLAN_EXISTS" }, ["isAlreadyExists"]],
+        [{ code: status.UNAUTHENTICATED, reason: "TOKEN_EXPIRED" }, ["isAuthError"]],
+        [{ code: status.PERMISSION_DENIED, reason: "TASK_NOT_REACHABLE" }, ["isAuthError"]],
+        [{ code: status.INVALID_ARGUMENT, reason: "FRAGMENT_BLANK" }, ["isInvalidArgument"]],
+        [{ code: status.FAILED_PRECONDITION, reason: "PLAN_TOO_LARGE" }, ["isPreconditionFailed"]],
+        [{ code: status.RESOURCE_EXHAUSTED, reason: "RATE_LIMITED" }, ["isRateLimited", "isRetriable"]],
+        [{ code: status.RESOURCE_EXHAUSTED, reason: "HISTORY_QUOTA_EXCEEDED" }, ["isRateLimited"]],
+        [{ code: status.ABORTED, reason: "WRITE_CONFLICT" }, ["isRetriable"]],
+        [{ code: status.UNAVAILABLE }, ["isRetriable"]],
+        [{ code: status.OUT_OF_RANGE, reason: "WATCH_HISTORY_EXPIRED" }, ["isWatchHistoryExpired"]],
+        [{ code: status.RESOURCE_EXHAUSTED, reason: "WATCH_TOO_SLOW" }, ["isWatchTooSlow"]],
+      ];
+      const helpers = {
+        isVersionMismatch,
+        isNotFound,
+        isAlreadyExists,
+        isAuthError,
+        isInvalidArgument,
+        isPreconditionFailed,
+        isRateLimited,
+        isRetriable,
+        isWatchHistoryExpired,
+        isWatchTooSlow,
+      };
+      dial({ retry: false });
+      for (const [answer, expected] of cases) {
+        server.answers = [answer];
+        const error = await rejection(client.plans.getPlan({ taskId: "t" }));
+        const truthy = Object.entries(helpers)
+          .filter(([, helper]) => helper(error))
+          .map(([name]) => name);
+        expect({ reason: answer.reason, truthy }).toEqual({ reason: answer.reason, truthy: expected });
+      }
+      expect(Object.values(helpers).some((helper) => helper(new Error("not a call")))).toBe(false);
+    });
+  });
+
+  describe("watch()", () => {
+    const versionsOf = async (watch: AsyncIterable<PlanChange>, count: number) => {
+      const seen: number[] = [];
+      for await (const change of watch) {
+        seen.push(change.plan?.version ?? -1);
+        if (seen.length === count) break;
+      }
+      return seen;
+    };
+
+    it("reopens after the last version it yielded when a stream ends UNAVAILABLE, and yields typed changes", async () => {
+      server.watches = [
+        { versions: [3, 4], end: { code: status.UNAVAILABLE, reason: "WATCH_DRAINING" } },
+        { versions: [], end: { code: status.UNAVAILABLE } },
+        { versions: [5], end: "open" },
+      ];
+      const watch = dial().plans.watch("t", { afterVersion: 2 });
+      expect(await versionsOf(watch, 3)).toEqual([3, 4, 5]);
+      expect(server.calls("watchPlan").map((c) => c.request.afterVersion)).toEqual([2, 4, 4]);
+      expect(server.calls("watchPlan").every((c) => c.authorization === "Bearer static")).toBe(true);
+    });
+
+    it.each([
+      ["WATCH_HISTORY_EXPIRED", status.OUT_OF_RANGE, isWatchHistoryExpired],
+      ["WATCH_TOO_SLOW", status.RESOURCE_EXHAUSTED, isWatchTooSlow],
+      ["TASK_NOT_FOUND", status.NOT_FOUND, isNotFound],
+    ])("ends with the typed error on %s, without reopening", async (reason, code, helper) => {
+      server.watches = [{ versions: [7], end: { code, reason, metadata: { resume_after_version: "7" } } }];
+      const seen: number[] = [];
+      let caught: unknown;
+      try {
+        for await (const change of dial().plans.watch("t")) seen.push(change.plan?.version ?? -1);
+      } catch (error) {
+        caught = error;
+      }
+      expect(seen).toEqual([7]);
+      expect(caught).toBeInstanceOf(TaskPlansError);
+      expect(helper(caught)).toBe(true);
+      expect(server.calls("watchPlan")).toHaveLength(1);
+    });
+
+    it("gives up after maxAttempts failures in a row", async () => {
+      server.watches = Array.from({ length: 6 }, () => ({ versions: [], end: { code: status.UNAVAILABLE } }));
+      let caught: unknown;
+      try {
+        for await (const _ of dial().plans.watch("t")) void _;
+      } catch (error) {
+        caught = error;
+      }
+      expect((caught as TaskPlansError).codeName).toBe("UNAVAILABLE");
+      expect(server.calls("watchPlan")).toHaveLength(5);
+    });
+
+    it("ends without an error on cancel(), also while it waits", async () => {
+      server.watches = [{ versions: [1], end: "open" }];
+      const watch = dial().plans.watch("t");
+      const seen: number[] = [];
+      setTimeout(() => watch.cancel(), 200);
+      for await (const change of watch) seen.push(change.plan?.version ?? -1);
+      expect(seen).toEqual([1]);
+      expect(server.calls("watchPlan")).toHaveLength(1);
+    });
+  });
+});
