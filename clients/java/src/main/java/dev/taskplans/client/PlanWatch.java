@@ -29,6 +29,8 @@ import java.util.function.Supplier;
  * }
  * }</pre>
  *
+ * <p>One thread iterates a watch; {@link #close()} may come from any other.
+ *
  * <p>On a retriable error (a replica draining or gone) it reopens the stream after the last version it
  * yielded, with the retry policy's backoff; the failure count starts again after every change. Any
  * other error ends the watch: {@code hasNext()} throws it as a {@link TaskPlansException}, and returns

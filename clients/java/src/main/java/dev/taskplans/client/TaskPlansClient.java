@@ -141,7 +141,8 @@ public final class TaskPlansClient implements AutoCloseable {
      * Connects over TLS, or mTLS with a client certificate. Every argument may be null: {@code caFile}
      * (PEM; null: the system's roots), {@code certFile} and {@code keyFile} (a PEM certificate chain
      * and its PKCS#8 key, both or neither), {@code serverName} (the name the server's certificate must
-     * carry, when not the target's host). The files are read when {@link #build} runs.
+     * carry, when not the target's host). The files are read at once; a missing or malformed one
+     * throws {@link IllegalArgumentException}.
      */
     public Builder tls(String caFile, String certFile, String keyFile, String serverName) {
       if ((certFile == null || certFile.isEmpty()) != (keyFile == null || keyFile.isEmpty()))

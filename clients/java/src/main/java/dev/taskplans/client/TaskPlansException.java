@@ -36,7 +36,7 @@ public final class TaskPlansException extends RuntimeException {
   private final transient Status status;
   private final transient Metadata trailers;
   private final transient ErrorInfo errorInfo;
-  private final List<FieldViolation> fieldViolations;
+  private final transient List<FieldViolation> fieldViolations;
   private final transient Duration retryDelay;
 
   private TaskPlansException(
