@@ -18,10 +18,14 @@ import dev.taskplans.v1.ListPlanRevisionsRequest;
 import dev.taskplans.v1.ListPlanRevisionsResponse;
 import dev.taskplans.v1.MarkImplementationStartedRequest;
 import dev.taskplans.v1.MarkImplementationStartedResponse;
+import dev.taskplans.v1.PlanServiceGrpc;
+import dev.taskplans.v1.PlanServiceGrpc.PlanServiceBlockingStub;
 import dev.taskplans.v1.RestorePlanRevisionRequest;
 import dev.taskplans.v1.RestorePlanRevisionResponse;
 import dev.taskplans.v1.RevertPlanRequest;
 import dev.taskplans.v1.SavePlanRequest;
+import dev.taskplans.v1.TaskServiceGrpc;
+import dev.taskplans.v1.TaskServiceGrpc.TaskServiceBlockingStub;
 import dev.taskplans.v1.UpdatePlanRequest;
 import dev.taskplans.v1.WatchPlanRequest;
 import dev.taskplans.v1.WritePlanResponse;
@@ -42,7 +46,7 @@ import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.TlsChannelCredentials;
-import io.grpc.stub.ClientCalls;
+import io.grpc.stub.AbstractStub;
 import java.io.File;
 import java.io.IOException;
 import java.time.Duration;
@@ -50,6 +54,7 @@ import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
 import java.util.function.Consumer;
 
 /**
@@ -90,7 +95,13 @@ public final class TaskPlansClient implements AutoCloseable {
 
   /** What every view of one client shares. */
   private record Shared(
-      ManagedChannel managed, Channel channel, TokenProvider provider, RetryPolicy retry, Duration timeout) {}
+      ManagedChannel managed,
+      Channel channel,
+      PlanServiceBlockingStub plans,
+      TaskServiceBlockingStub tasks,
+      TokenProvider provider,
+      RetryPolicy retry,
+      Duration timeout) {}
 
   /** One view's call settings; null fields take the client's. */
   private record Settings(String token, Metadata metadata, Duration timeout, Deadline deadline) {}
@@ -212,7 +223,15 @@ public final class TaskPlansClient implements AutoCloseable {
       Channel channel = ClientInterceptors.intercept(managed, new HeadersInterceptor());
       TokenProvider tokens = provider != null ? provider : token != null ? fixed(token) : null;
       return new TaskPlansClient(
-          new Shared(managed, channel, tokens, retry, timeout), new Settings(null, null, null, null));
+          new Shared(
+              managed,
+              channel,
+              PlanServiceGrpc.newBlockingStub(channel),
+              TaskServiceGrpc.newBlockingStub(channel),
+              tokens,
+              retry,
+              timeout),
+          new Settings(null, null, null, null));
     }
 
     private static TokenProvider fixed(String token) {
@@ -269,7 +288,10 @@ public final class TaskPlansClient implements AutoCloseable {
     return new TaskPlansClient(shared, new Settings(settings.token, settings.metadata, null, deadline));
   }
 
-  /** The channel itself, for calls of your own (with {@link TaskPlansMethods}); no retries there. */
+  /**
+   * The channel itself, for calls of your own (with the generated stubs, {@link PlanServiceGrpc} and
+   * {@link TaskServiceGrpc}); no retries, deadlines or token there.
+   */
   public ManagedChannel channel() {
     return shared.managed;
   }
@@ -289,61 +311,61 @@ public final class TaskPlansClient implements AutoCloseable {
 
   /** Reads a plan (or a slice of it). Retried. */
   public GetPlanResponse getPlan(GetPlanRequest request) {
-    return unary(TaskPlansMethods.GET_PLAN, request, true);
+    return unary(shared.plans, PlanServiceBlockingStub::getPlan, request, true);
   }
 
   /** Creates a plan. Retried with one {@code request_id} (set when the request has none). */
   public WritePlanResponse createPlan(CreatePlanRequest request) {
     if (request.getRequestId().isEmpty()) request = request.toBuilder().setRequestId(newRequestId()).build();
-    return unary(TaskPlansMethods.CREATE_PLAN, request, true);
+    return unary(shared.plans, PlanServiceBlockingStub::createPlan, request, true);
   }
 
   /** Replaces or appends to a plan. Retried with one {@code request_id} (set when the request has none). */
   public WritePlanResponse updatePlan(UpdatePlanRequest request) {
     if (request.getRequestId().isEmpty()) request = request.toBuilder().setRequestId(newRequestId()).build();
-    return unary(TaskPlansMethods.UPDATE_PLAN, request, true);
+    return unary(shared.plans, PlanServiceBlockingStub::updatePlan, request, true);
   }
 
   /** Replaces one unique fragment. Retried with one {@code request_id} (set when the request has none). */
   public WritePlanResponse editPlan(EditPlanRequest request) {
     if (request.getRequestId().isEmpty()) request = request.toBuilder().setRequestId(newRequestId()).build();
-    return unary(TaskPlansMethods.EDIT_PLAN, request, true);
+    return unary(shared.plans, PlanServiceBlockingStub::editPlan, request, true);
   }
 
   /** Restores a revision. Retried with one {@code request_id} (set when the request has none). */
   public RestorePlanRevisionResponse restorePlanRevision(RestorePlanRevisionRequest request) {
     if (request.getRequestId().isEmpty()) request = request.toBuilder().setRequestId(newRequestId()).build();
-    return unary(TaskPlansMethods.RESTORE_PLAN_REVISION, request, true);
+    return unary(shared.plans, PlanServiceBlockingStub::restorePlanRevision, request, true);
   }
 
   /** An editor's save. Not retried (it carries no {@code request_id}). */
   public WritePlanResponse savePlan(SavePlanRequest request) {
-    return unary(TaskPlansMethods.SAVE_PLAN, request, false);
+    return unary(shared.plans, PlanServiceBlockingStub::savePlan, request, false);
   }
 
   /** Deletes a plan. Not retried. */
   public DeletePlanResponse deletePlan(DeletePlanRequest request) {
-    return unary(TaskPlansMethods.DELETE_PLAN, request, false);
+    return unary(shared.plans, PlanServiceBlockingStub::deletePlan, request, false);
   }
 
   /** Lists revisions, newest first. Retried. */
   public ListPlanRevisionsResponse listPlanRevisions(ListPlanRevisionsRequest request) {
-    return unary(TaskPlansMethods.LIST_PLAN_REVISIONS, request, true);
+    return unary(shared.plans, PlanServiceBlockingStub::listPlanRevisions, request, true);
   }
 
   /** Reads one revision. Retried. */
   public GetPlanRevisionResponse getPlanRevision(GetPlanRevisionRequest request) {
-    return unary(TaskPlansMethods.GET_PLAN_REVISION, request, true);
+    return unary(shared.plans, PlanServiceBlockingStub::getPlanRevision, request, true);
   }
 
   /** Reverts to a revision. Not retried. */
   public WritePlanResponse revertPlan(RevertPlanRequest request) {
-    return unary(TaskPlansMethods.REVERT_PLAN, request, false);
+    return unary(shared.plans, PlanServiceBlockingStub::revertPlan, request, false);
   }
 
   /** Marks that implementation started. Not retried. */
   public MarkImplementationStartedResponse markImplementationStarted(MarkImplementationStartedRequest request) {
-    return unary(TaskPlansMethods.MARK_IMPLEMENTATION_STARTED, request, false);
+    return unary(shared.plans, PlanServiceBlockingStub::markImplementationStarted, request, false);
   }
 
   /** {@link #watch(String, Long, boolean)} from a snapshot, without content. */
@@ -372,7 +394,7 @@ public final class TaskPlansClient implements AutoCloseable {
     Objects.requireNonNull(request, "request");
     return new PlanWatch(
         () -> shared.channel.newCall(
-            TaskPlansMethods.WATCH_PLAN, CallOptions.DEFAULT.withOption(HEADERS, headers())),
+            PlanServiceGrpc.getWatchPlanMethod(), CallOptions.DEFAULT.withOption(HEADERS, headers())),
         request,
         shared.retry,
         shared.managed::isShutdown,
@@ -383,17 +405,17 @@ public final class TaskPlansClient implements AutoCloseable {
 
   /** Creates a task. Not retried. */
   public CreateTaskResponse createTask(CreateTaskRequest request) {
-    return unary(TaskPlansMethods.CREATE_TASK, request, false);
+    return unary(shared.tasks, TaskServiceBlockingStub::createTask, request, false);
   }
 
   /** Reads a task. Retried. */
   public GetTaskResponse getTask(GetTaskRequest request) {
-    return unary(TaskPlansMethods.GET_TASK, request, true);
+    return unary(shared.tasks, TaskServiceBlockingStub::getTask, request, true);
   }
 
   /** Deletes a task and its plan. Not retried. */
   public DeleteTaskResponse deleteTask(DeleteTaskRequest request) {
-    return unary(TaskPlansMethods.DELETE_TASK, request, false);
+    return unary(shared.tasks, TaskServiceBlockingStub::deleteTask, request, false);
   }
 
   // ---- the call loop ------------------------------------------------------------------------------
@@ -433,7 +455,9 @@ public final class TaskPlansClient implements AutoCloseable {
     return headers;
   }
 
-  private <Req, Res> Res unary(MethodDescriptor<Req, Res> method, Req request, boolean safe) {
+  /** One logical unary call: attempts of {@code method} on {@code stub}, retried when {@code safe}. */
+  private <S extends AbstractStub<S>, Req, Res> Res unary(
+      S stub, BiFunction<S, Req, Res> method, Req request, boolean safe) {
     Objects.requireNonNull(request, "request");
     Deadline deadline = deadline();
     RetryPolicy policy = safe ? shared.retry : null;
@@ -441,9 +465,9 @@ public final class TaskPlansClient implements AutoCloseable {
     for (int failures = 1; ; failures++) {
       TaskPlansException failure;
       try {
-        CallOptions options = CallOptions.DEFAULT.withOption(HEADERS, headers());
-        if (deadline != null) options = options.withDeadline(deadline);
-        return ClientCalls.blockingUnaryCall(shared.channel, method, options, request);
+        S attempt = stub.withOption(HEADERS, headers());
+        if (deadline != null) attempt = attempt.withDeadline(deadline);
+        return method.apply(attempt, request);
       } catch (StatusRuntimeException e) {
         failure = TaskPlansException.fromStatus(e.getStatus(), e.getTrailers(), e);
       }

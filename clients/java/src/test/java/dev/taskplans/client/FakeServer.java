@@ -5,6 +5,8 @@ import com.google.rpc.BadRequest;
 import com.google.rpc.ErrorInfo;
 import com.google.rpc.RetryInfo;
 import dev.taskplans.v1.PlanChange;
+import dev.taskplans.v1.PlanServiceGrpc;
+import dev.taskplans.v1.TaskServiceGrpc;
 import dev.taskplans.v1.WatchPlanRequest;
 import io.grpc.Context;
 import io.grpc.Contexts;
@@ -68,10 +70,11 @@ final class FakeServer implements AutoCloseable {
   private final Server server;
 
   FakeServer() throws IOException {
-    ServerServiceDefinition.Builder plans = ServerServiceDefinition.builder(TaskPlansMethods.PLAN_SERVICE);
-    for (MethodDescriptor<?, ?> method : TaskPlansMethods.PLAN_METHODS) add(plans, method);
-    ServerServiceDefinition.Builder tasks = ServerServiceDefinition.builder(TaskPlansMethods.TASK_SERVICE);
-    for (MethodDescriptor<?, ?> method : TaskPlansMethods.TASK_METHODS) add(tasks, method);
+    // Every method of the generated services' descriptors, each answered from the script.
+    ServerServiceDefinition.Builder plans = ServerServiceDefinition.builder(PlanServiceGrpc.getServiceDescriptor());
+    for (MethodDescriptor<?, ?> method : PlanServiceGrpc.getServiceDescriptor().getMethods()) add(plans, method);
+    ServerServiceDefinition.Builder tasks = ServerServiceDefinition.builder(TaskServiceGrpc.getServiceDescriptor());
+    for (MethodDescriptor<?, ?> method : TaskServiceGrpc.getServiceDescriptor().getMethods()) add(tasks, method);
     ServerInterceptor headers =
         new ServerInterceptor() {
           @Override

@@ -5,48 +5,68 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.protobuf.Descriptors.ServiceDescriptor;
+import com.google.protobuf.Message;
 import dev.taskplans.v1.Plan;
+import dev.taskplans.v1.PlanServiceGrpc;
 import dev.taskplans.v1.PlanServiceOuterClass;
 import dev.taskplans.v1.TaskOuterClass;
-import io.grpc.MethodDescriptor;
+import dev.taskplans.v1.TaskServiceGrpc;
 import io.grpc.protobuf.ProtoMethodDescriptorSupplier;
+import java.lang.reflect.Method;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
-/** The method descriptors match the protos, the version is clients/VERSION, the policy's arithmetic. */
+/**
+ * The client wraps every RPC of the generated stubs on the wire names of the protos, the version is
+ * clients/VERSION, the policy's arithmetic.
+ */
 class PackageTest {
-  private static void assertMatches(ServiceDescriptor service, List<MethodDescriptor<?, ?>> methods) {
-    assertEquals(service.getMethods().size(), methods.size(), "methods of " + service.getFullName());
-    for (int i = 0; i < methods.size(); i++) {
-      com.google.protobuf.Descriptors.MethodDescriptor proto = service.getMethods().get(i);
-      MethodDescriptor<?, ?> ours = methods.get(i);
-      assertEquals(service.getFullName() + "/" + proto.getName(), ours.getFullMethodName());
-      assertEquals(
-          proto.isServerStreaming() ? MethodDescriptor.MethodType.SERVER_STREAMING : MethodDescriptor.MethodType.UNARY,
-          ours.getType());
-      assertEquals(proto, ((ProtoMethodDescriptorSupplier) ours.getSchemaDescriptor()).getMethodDescriptor());
-      // The marshallers' messages are the method's input and output types.
-      assertEquals(proto.getInputType(), messageType(ours.getRequestMarshaller()));
-      assertEquals(proto.getOutputType(), messageType(ours.getResponseMarshaller()));
+  /** The client has a method making {@code method}'s call, with its request and response types. */
+  private static void assertClientMakes(io.grpc.MethodDescriptor<?, ?> method) throws NoSuchMethodException {
+    Class<?> request = prototype(method.getRequestMarshaller()).getClass();
+    if (method.getType() == io.grpc.MethodDescriptor.MethodType.SERVER_STREAMING) {
+      Method watch = TaskPlansClient.class.getMethod("watch", request);
+      assertEquals(PlanWatch.class, watch.getReturnType(), method.getFullMethodName());
+      return;
     }
+    assertEquals(io.grpc.MethodDescriptor.MethodType.UNARY, method.getType(), method.getFullMethodName());
+    String bare = method.getBareMethodName();
+    Method call = TaskPlansClient.class.getMethod(Character.toLowerCase(bare.charAt(0)) + bare.substring(1), request);
+    assertEquals(prototype(method.getResponseMarshaller()).getClass(), call.getReturnType(), method.getFullMethodName());
   }
 
-  private static com.google.protobuf.Descriptors.Descriptor messageType(MethodDescriptor.Marshaller<?> marshaller) {
-    return ((com.google.protobuf.Message)
-            ((MethodDescriptor.PrototypeMarshaller<?>) marshaller).getMessagePrototype())
-        .getDescriptorForType();
+  private static Message prototype(io.grpc.MethodDescriptor.Marshaller<?> marshaller) {
+    return (Message) ((io.grpc.MethodDescriptor.PrototypeMarshaller<?>) marshaller).getMessagePrototype();
+  }
+
+  private static void assertWrapped(ServiceDescriptor proto, io.grpc.ServiceDescriptor generated) throws Exception {
+    // The Java options this build adds to the protos leave the wire names alone.
+    assertEquals(proto.getFullName(), generated.getName());
+    List<String> names = new ArrayList<>();
+    for (io.grpc.MethodDescriptor<?, ?> method : generated.getMethods()) {
+      var schema = ((ProtoMethodDescriptorSupplier) method.getSchemaDescriptor()).getMethodDescriptor();
+      assertEquals(proto.getFullName() + "/" + schema.getName(), method.getFullMethodName());
+      assertEquals(schema.getInputType(), prototype(method.getRequestMarshaller()).getDescriptorForType());
+      assertEquals(schema.getOutputType(), prototype(method.getResponseMarshaller()).getDescriptorForType());
+      assertClientMakes(method);
+      names.add(schema.getName());
+    }
+    assertEquals(proto.getMethods().stream().map(m -> m.getName()).sorted().toList(), names.stream().sorted().toList());
   }
 
   @Test
-  void theMethodDescriptorsAreTheProtosServices() {
-    assertMatches(PlanServiceOuterClass.getDescriptor().findServiceByName("PlanService"), TaskPlansMethods.PLAN_METHODS);
-    assertMatches(TaskOuterClass.getDescriptor().findServiceByName("TaskService"), TaskPlansMethods.TASK_METHODS);
+  void theClientWrapsEveryMethodOfTheGeneratedStubs() throws Exception {
+    assertWrapped(
+        PlanServiceOuterClass.getDescriptor().findServiceByName("PlanService"), PlanServiceGrpc.getServiceDescriptor());
+    assertWrapped(TaskOuterClass.getDescriptor().findServiceByName("TaskService"), TaskServiceGrpc.getServiceDescriptor());
+    assertEquals("taskplans.v1.PlanService/GetPlan", PlanServiceGrpc.getGetPlanMethod().getFullMethodName());
   }
 
   @Test
