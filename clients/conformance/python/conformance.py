@@ -1,23 +1,22 @@
 """The conformance scenario (clients/conformance/README.md) through the Python client.
 
-Prints the canonical transcript on stdout. Environment: TASKPLANS_TARGET, TASKPLANS_TASK_ID,
-TASKPLANS_TLS_* (optional: CA, CERT, KEY, SERVER_NAME),
-TASKPLANS_TOKEN, TASKPLANS_EXPIRED_TOKEN.
+Prints the canonical transcript on stdout, reading the test's answer from stdin after the three
+resilience steps that wait for it. Environment: TASKPLANS_TARGET, TASKPLANS_FAILOVER_TARGET,
+TASKPLANS_TASK_ID, TASKPLANS_TLS_* (optional: CA, CERT, KEY, SERVER_NAME), TASKPLANS_TOKEN,
+TASKPLANS_EXPIRED_TOKEN.
 """
 
 import hashlib
 import os
 import re
 import sys
+import time
 
-import grpc
-from grpc_status import rpc_status
-
-from taskplans import errors
-from taskplans.client import TLS, dial
+from taskplans import TLS, TaskPlansError, dial
 from taskplans.v1 import plan_pb2, plan_service_pb2 as ps, task_pb2
 
 TARGET = os.environ["TASKPLANS_TARGET"]
+FAILOVER_TARGET = os.environ["TASKPLANS_FAILOVER_TARGET"]
 # TLS when TASKPLANS_TLS_CA is set (mTLS with TASKPLANS_TLS_CERT and TASKPLANS_TLS_KEY), else plaintext.
 TRANSPORT = (
     TLS(
@@ -60,19 +59,24 @@ def normalize(line):
 
 
 def step(name, call):
+    """Prints the step's line: its fields, or the typed error's (an error the client library raised,
+    with no ErrorInfo, prints "-" for the reason and no message)."""
     try:
         line = f"{name}: OK{fields(call() or [])}"
-    except grpc.RpcError as error:
-        info = errors.error_info(error)
-        pairs = []
-        reason, message = "-", ""
-        if info is not None:
-            reason = info.reason
-            message = " | " + quote(rpc_status.from_call(error).message)
-            pairs = sorted((k, v) for k, v in info.metadata.items() if k != "request_id")
-        pairs += [(f"violation.{v.field}", v.description) for v in errors.field_violations(error)]
-        line = f"{name}: {error.code().name} {reason}{fields(pairs)}{message}"
+    except TaskPlansError as error:
+        pairs = sorted((k, v) for k, v in error.metadata.items() if k != "request_id")
+        pairs += [(f"violation.{field}", description) for field, description in error.field_violations]
+        message = "" if error.reason is None else " | " + quote(error.message)
+        line = f"{name}: {error.code} {error.reason or '-'}{fields(pairs)}{message}"
     print(normalize(line), flush=True)
+
+
+def read_line():
+    """The test's answer to the line just printed."""
+    line = sys.stdin.readline()
+    if not line:
+        raise RuntimeError("stdin ended before the test answered")
+    return line.rstrip("\n")
 
 
 def written(response):
@@ -109,13 +113,14 @@ def sha256(text):
 
 
 def read_as(token):
-    """GetPlan through a channel of its own sending ``token`` (none when None)."""
-    with dial(TARGET, token=token, tls=TRANSPORT) as other:
-        other.plans.GetPlan(ps.GetPlanRequest(task_id=TASK), timeout=TIMEOUT)
+    """GetPlan through a client of its own sending ``token`` (none when None)."""
+    with dial(TARGET, token=token, tls=TRANSPORT, default_timeout=TIMEOUT) as other:
+        other.get_plan(ps.GetPlanRequest(task_id=TASK))
 
 
 def main():
-    client = dial(TARGET, token=os.environ["TASKPLANS_TOKEN"], tls=TRANSPORT)
+    # The package's defaults (retries on), with a default timeout of 10 s.
+    client = dial(TARGET, token=os.environ["TASKPLANS_TOKEN"], tls=TRANSPORT, default_timeout=TIMEOUT)
     plans, tasks = client.plans, client.tasks
     workspace = "ws-conformance"
 
@@ -239,39 +244,102 @@ def main():
                 ("session", p.implementation_started_session_id)]
 
     step("mark_implementation_started", mark_started)
-    def watch_take(request, count):
-        call = plans.WatchPlan(request, timeout=TIMEOUT)
-        got = []
-        try:
-            for change in call:
-                got.append(change)
-                if len(got) >= count:
-                    break
-        finally:
-            call.cancel()
-        return got
+    def watch_take(count, after_version=None, include_content=False):
+        """The first ``count`` changes of a watch(), then cancels it."""
+        with client.watch(TASK, after_version, include_content) as watch:
+            return [next(watch) for _ in range(count)]
 
     def watch_snapshot():
-        [c] = watch_take(ps.WatchPlanRequest(task_id=TASK, include_content=True), 1)
+        [c] = watch_take(1, include_content=True)
         return [("kind", kind_of(c)), ("version", c.plan.version), ("content_sha256", sha256(c.plan.content))]
 
     step("watch_snapshot", watch_snapshot)
-    step("watch_history", lambda: change_list(watch_take(ps.WatchPlanRequest(task_id=TASK, after_version=4), 4)))
-    step("watch_ahead", lambda: change_list(watch_take(ps.WatchPlanRequest(task_id=TASK, after_version=100), 1)))
+    step("watch_history", lambda: change_list(watch_take(4, after_version=4)))
+    step("watch_ahead", lambda: change_list(watch_take(1, after_version=100)))
     step("delete_plan_stale", lambda: plans.DeletePlan(
         ps.DeletePlanRequest(task_id=TASK, expected_version=1), timeout=TIMEOUT) and None)
     step("delete_plan", lambda: plans.DeletePlan(ps.DeletePlanRequest(task_id=TASK), timeout=TIMEOUT) and None)
-    step("watch_after_delete",
-         lambda: change_list(watch_take(ps.WatchPlanRequest(task_id=TASK, after_version=7), 1)))
+    step("watch_after_delete", lambda: change_list(watch_take(1, after_version=7)))
     step("get_plan_deleted", lambda: plans.GetPlan(ps.GetPlanRequest(task_id=TASK), timeout=TIMEOUT) and None)
     step("token_missing", lambda: read_as(None))
     step("token_invalid", lambda: read_as("not-a-token"))
     step("token_expired", lambda: read_as(os.environ["TASKPLANS_EXPIRED_TOKEN"]))
     # A deadline already past (a zero timeout races the answer on a fast server).
     step("deadline_exceeded", lambda: plans.GetPlan(ps.GetPlanRequest(task_id=TASK), timeout=-1.0) and None)
+    resilience(client)
     step("delete_task", lambda: tasks.DeleteTask(task_pb2.DeleteTaskRequest(task_id=TASK), timeout=TIMEOUT) and None)
     step("get_task_deleted", lambda: tasks.GetTask(task_pb2.GetTaskRequest(task_id=TASK), timeout=TIMEOUT) and None)
     client.close()
+
+
+def resilience(client):
+    """The resilience steps: retries across a killed replica, a resumed watch, a token provider."""
+    token = os.environ["TASKPLANS_TOKEN"]
+    fragment = "retried fragment"
+    step("recreate_plan", lambda: written(client.create_plan(
+        ps.CreatePlanRequest(task_id=TASK, title="Resilience", content="# Resilience\n\nKept across replicas."))))
+    with dial(FAILOVER_TARGET, token=token, tls=TRANSPORT, default_timeout=TIMEOUT) as failover:
+        step("failover_read", lambda: [("version", failover.get_plan(ps.GetPlanRequest(task_id=TASK)).plan.version)])
+        read_line()
+        # No request_id: the package sets one, and sends it again on the retry after the replica dies.
+        step("retried_append", lambda: written(failover.update_plan(
+            ps.UpdatePlanRequest(task_id=TASK, mode=APPEND, content=fragment))))
+
+        def applied():
+            plan = client.get_plan(ps.GetPlanRequest(task_id=TASK)).plan
+            return [("version", plan.version), ("occurrences", plan.content.count(fragment))]
+
+        step("retried_append_applied", applied)
+        watch = failover.watch(TASK)
+
+        def next_change():
+            c = next(watch)
+            return [("kind", kind_of(c)), ("version", c.plan.version)]
+
+        try:
+            step("watch_resume_open", next_change)
+            read_line()
+            step("watch_resume_append", lambda: written(failover.update_plan(
+                ps.UpdatePlanRequest(task_id=TASK, mode=APPEND, content="after the restart"))))
+            step("watch_resumed", next_change)
+
+            def cancelled():
+                watch.cancel()
+                rest = list(watch)
+                if rest:
+                    raise RuntimeError(f"the watch went on after cancel(): {rest}")
+                return []
+
+            step("watch_cancelled", cancelled)
+        finally:
+            watch.cancel()
+
+    def expired():
+        with client.watch(TASK, after_version=100) as ahead:
+            for _ in ahead:
+                pass
+        return []
+
+    step("watch_expired", expired)
+    short_token, exp = read_line().split(" ")
+    expires_at = float(exp)
+    provider = {"calls": 0, "last": ""}
+
+    def token_provider():
+        provider["calls"] += 1
+        refresh = time.time() >= expires_at - 1
+        provider["last"] = "refreshed" if refresh else "short"
+        return token if refresh else short_token
+
+    with dial(TARGET, token_provider=token_provider, tls=TRANSPORT, default_timeout=TIMEOUT) as refreshing:
+        def read_through(**options):
+            plan = refreshing.get_plan(ps.GetPlanRequest(task_id=TASK), **options).plan
+            return [("version", plan.version), ("provider_calls", provider["calls"]), ("token", provider["last"])]
+
+        step("token_provider_first", read_through)
+        time.sleep(max(0.0, expires_at + 1 - time.time()))
+        step("token_override_expired", lambda: read_through(token=short_token))
+        step("token_provider_refreshed", read_through)
 
 
 if __name__ == "__main__":

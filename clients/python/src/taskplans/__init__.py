@@ -7,6 +7,7 @@ stubs: ``taskplans.v1`` (``plan_pb2``, ``plan_service_pb2``, ``plan_service_pb2_
 ``task_pb2_grpc``).
 """
 
+from taskplans._interceptor import TokenProvider
 from taskplans.client import DEFAULT_TIMEOUT, TLS, Client, dial
 from taskplans.errors import (
     Code,
@@ -35,6 +36,7 @@ __all__ = [
     "Code",
     "RetryPolicy",
     "TaskPlansError",
+    "TokenProvider",
     "Watch",
     "dial",
     "is_already_exists",
