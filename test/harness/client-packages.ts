@@ -69,8 +69,29 @@ export async function prepareTsConsumer(dir: string, tarball: string): Promise<s
     }),
   );
   await run(["npm", "install", "--prefer-offline", "--no-audit", "--no-fund"], { cwd: dir });
-  // Type-checks the program against the package's own .d.ts files.
+  // Type-checks the program against the package's own .d.ts files, as CommonJS (and builds it), then
+  // under the module settings TypeScript 7 leaves (node16/nodenext and bundler resolution).
   await run(["npx", "tsc", "-p", "tsconfig.json"], { cwd: dir });
+  for (const [module, moduleResolution] of [
+    ["nodenext", "nodenext"],
+    ["esnext", "bundler"],
+  ] as const)
+    await run(
+      [
+        "npx",
+        "tsc",
+        "-p",
+        "tsconfig.json",
+        "--noEmit",
+        "--module",
+        module,
+        "--moduleResolution",
+        moduleResolution,
+      ],
+      {
+        cwd: dir,
+      },
+    );
   return ["node", join(dir, "out/conformance.js")];
 }
 

@@ -34,11 +34,16 @@ export interface FailoverSetup {
 }
 
 export async function startFailoverTarget(setup: FailoverSetup): Promise<FailoverTarget> {
-  const replica: Replica = await startReplica(setup.replicaEnv, setup.logDir, null, {
-    name: "failover",
-    ...(setup.replicaTls ? { tls: setup.replicaTls } : {}),
-  });
-  const proxy: FailoverProxy = await startFailoverProxy(() => replica.port);
+  // Two replicas: the proxy sends connections to one, and when the test takes it away, at once to
+  // the other (as a Service does to its ready pods), while the one taken away restarts.
+  const start = (name: string) =>
+    startReplica(setup.replicaEnv, setup.logDir, null, {
+      name,
+      ...(setup.replicaTls ? { tls: setup.replicaTls } : {}),
+    });
+  const replicas: Replica[] = await Promise.all([start("failover-a"), start("failover-b")]);
+  let serving = 0;
+  const proxy: FailoverProxy = await startFailoverProxy(() => (replicas[serving] as Replica).port);
   const main = createClient(setup.mainTarget, {
     token: setup.token,
     retry: false,
@@ -46,15 +51,19 @@ export async function startFailoverTarget(setup: FailoverSetup): Promise<Failove
     ...(setup.tls ? { tls: setup.tls } : {}),
   });
   let killing: Promise<void> = Promise.resolve();
+  let restarting: Promise<void> = Promise.resolve();
   const events: string[] = [];
 
-  // The replica goes away (`down`) and comes back on its port while new connections wait.
-  const replace = async (down: () => Promise<void>) => {
+  // The serving replica goes away (`down`); new connections go to the other; it restarts meanwhile.
+  const replace = async (down: (replica: Replica) => Promise<void>) => {
+    await restarting;
+    const gone = replicas[serving] as Replica;
     proxy.pause();
-    await down();
+    await down(gone);
     proxy.cut();
-    await replica.restart();
+    serving = 1 - serving;
     proxy.resume();
+    restarting = gone.restart();
   };
 
   return {
@@ -64,7 +73,7 @@ export async function startFailoverTarget(setup: FailoverSetup): Promise<Failove
       if (line.startsWith("failover_read:")) {
         const before = Number(/ version=(\d+)/.exec(line)?.[1] ?? NaN);
         proxy.holdAnswers();
-        // Once the append has committed and its answer is held back: kill -9, restart.
+        // Once the append has committed and its answer is held back: kill -9.
         killing = (async () => {
           await waitFor(
             "the append through the failover replica to commit",
@@ -73,15 +82,15 @@ export async function startFailoverTarget(setup: FailoverSetup): Promise<Failove
             20_000,
           );
           events.push("the append committed and its answer was held back");
-          await replace(() => replica.kill());
-          events.push("killed (SIGKILL) and restarted");
+          await replace((replica) => replica.kill());
+          events.push("killed (SIGKILL); connections go to the other replica");
         })();
         return "";
       }
       if (line.startsWith("watch_resume_open:")) {
         await killing;
-        await replace(() => replica.stop()); // SIGTERM: its streams end UNAVAILABLE WATCH_DRAINING
-        events.push("stopped (SIGTERM) and restarted");
+        await replace((replica) => replica.stop()); // SIGTERM: its streams end UNAVAILABLE WATCH_DRAINING
+        events.push("stopped (SIGTERM); connections go to the other replica");
         return "";
       }
       if (line.startsWith("watch_expired:")) {
@@ -93,9 +102,10 @@ export async function startFailoverTarget(setup: FailoverSetup): Promise<Failove
     },
     async stop() {
       await killing.catch(() => undefined);
+      await restarting.catch(() => undefined);
       main.close();
       await proxy.close();
-      await replica.stop();
+      await Promise.all(replicas.map((replica) => replica.stop()));
     },
   };
 }
