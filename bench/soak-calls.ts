@@ -64,7 +64,10 @@ export class SoakCalls {
       for (const server of servers) {
         // The client package, with a deadline on every call (a hung server fails calls, not the soak)
         // and no retries (the soak counts every failure the server gives).
-        const client = createClient(`127.0.0.1:${server.port}`, { defaultTimeoutMs: CALL_TIMEOUT_MS, retry: false });
+        const client = createClient(`127.0.0.1:${server.port}`, {
+          defaultTimeoutMs: CALL_TIMEOUT_MS,
+          retry: false,
+        });
         this.channels.push({ server: server.name, client });
       }
     }

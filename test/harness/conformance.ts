@@ -78,7 +78,8 @@ export async function startFailoverTarget(setup: FailoverSetup): Promise<Failove
           await waitFor(
             "the append through the failover replica to commit",
             async () =>
-              proxy.heldBytes() > 0 && ((await main.plans.getPlan({ taskId: task })).plan?.version ?? 0) > before,
+              proxy.heldBytes() > 0 &&
+              ((await main.plans.getPlan({ taskId: task })).plan?.version ?? 0) > before,
             20_000,
           );
           events.push("the append committed and its answer was held back");
@@ -161,7 +162,9 @@ export function runConversation(
       clearTimeout(timer);
       void answering.then(() => {
         if (failure || code !== 0)
-          reject(new Error(`${argv.join(" ")}: ${String(failure ?? `exited ${code}`)}\n${stdout}\n${stderr}`));
+          reject(
+            new Error(`${argv.join(" ")}: ${String(failure ?? `exited ${code}`)}\n${stdout}\n${stderr}`),
+          );
         else resolve(stdout);
       });
     });

@@ -56,7 +56,11 @@ const failure = (f: Failure) => ({
     code: f.code,
     message: `scripted ${f.reason ?? "failure"}`,
     errorInfo: f.reason
-      ? { reason: f.reason, domain: "taskplans", metadata: { next_action: "Do the next thing.", ...f.metadata } }
+      ? {
+          reason: f.reason,
+          domain: "taskplans",
+          metadata: { next_action: "Do the next thing.", ...f.metadata },
+        }
       : null,
     badRequest: f.violations ? BadRequest.fromPartial({ fieldViolations: f.violations }) : null,
     retryInfo:
@@ -163,7 +167,10 @@ describe("the TypeScript client package against a scripted server", () => {
 
   describe("retries", () => {
     it("retries a read on UNAVAILABLE until it succeeds", async () => {
-      server.answers = [{ code: status.UNAVAILABLE }, { code: status.UNAVAILABLE, reason: "LOCK_UNAVAILABLE" }];
+      server.answers = [
+        { code: status.UNAVAILABLE },
+        { code: status.UNAVAILABLE, reason: "LOCK_UNAVAILABLE" },
+      ];
       const got = await dial().plans.getPlan({ taskId: "t" });
       expect(got.plan?.version).toBe(1);
       expect(server.calls("getPlan")).toHaveLength(3);
@@ -178,7 +185,12 @@ describe("the TypeScript client package against a scripted server", () => {
       expect(String(ids[0])).toMatch(/^[0-9a-f-]{36}$/);
       server.answers = [{ code: status.UNAVAILABLE }];
       await client.plans.updatePlan({ taskId: "t", content: "y", requestId: "mine" });
-      expect(server.calls("updatePlan").slice(3).map((c) => c.request.requestId)).toEqual(["mine", "mine"]);
+      expect(
+        server
+          .calls("updatePlan")
+          .slice(3)
+          .map((c) => c.request.requestId),
+      ).toEqual(["mine", "mine"]);
       // A new logical call gets a new id.
       await client.plans.updatePlan({ taskId: "t", content: "x" });
       expect(server.calls("updatePlan")[5]?.request.requestId).not.toBe(ids[0]);
@@ -214,7 +226,10 @@ describe("the TypeScript client package against a scripted server", () => {
     });
 
     it("stops after maxAttempts, with the last error", async () => {
-      server.answers = Array.from({ length: 9 }, () => ({ code: status.UNAVAILABLE, reason: "STORAGE_UNAVAILABLE" }));
+      server.answers = Array.from({ length: 9 }, () => ({
+        code: status.UNAVAILABLE,
+        reason: "STORAGE_UNAVAILABLE",
+      }));
       const error = await rejection(dial().plans.getPlan({ taskId: "t" }));
       expect([error.codeName, error.reason]).toEqual(["UNAVAILABLE", "STORAGE_UNAVAILABLE"]);
       expect(server.calls("getPlan")).toHaveLength(5);

@@ -59,7 +59,10 @@ async function step(name: string, call: () => Promise<[string, Value][]>): Promi
     const metadata = Object.entries(error.errorInfo?.metadata ?? {})
       .filter(([key]) => key !== "request_id")
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    const violations = error.fieldViolations.map((v): [string, Value] => [`violation.${v.field}`, v.description]);
+    const violations = error.fieldViolations.map((v): [string, Value] => [
+      `violation.${v.field}`,
+      v.description,
+    ]);
     // Without ErrorInfo the error is the client library's own (a deadline, say): its wording is per language.
     const message = error.reason ? ` | ${quote(error.details)}` : "";
     line = `${name}: ${error.codeName} ${error.reason || "-"}${fields([...metadata, ...violations])}${message}`;
@@ -384,7 +387,13 @@ async function resilience(): Promise<void> {
     ]);
     await readLine();
     await step("retried_append", async () =>
-      written(await failover.plans.updatePlan({ taskId: task, mode: WriteMode.WRITE_MODE_APPEND, content: fragment })),
+      written(
+        await failover.plans.updatePlan({
+          taskId: task,
+          mode: WriteMode.WRITE_MODE_APPEND,
+          content: fragment,
+        }),
+      ),
     );
     await step("retried_append_applied", async () => {
       const read = await plans.getPlan({ taskId: task });
@@ -406,7 +415,11 @@ async function resilience(): Promise<void> {
     await readLine();
     await step("watch_resume_append", async () =>
       written(
-        await failover.plans.updatePlan({ taskId: task, mode: WriteMode.WRITE_MODE_APPEND, content: "after the restart" }),
+        await failover.plans.updatePlan({
+          taskId: task,
+          mode: WriteMode.WRITE_MODE_APPEND,
+          content: "after the restart",
+        }),
       ),
     );
     await step("watch_resumed", nextChange);

@@ -453,3 +453,12 @@ def test_helpers_take_any_error():
     assert not taskplans.is_retriable(TaskPlansError(grpc.StatusCode.ABORTED, reason="VERSION_MISMATCH"))
     assert not taskplans.is_retriable(TaskPlansError(grpc.StatusCode.DEADLINE_EXCEEDED))
     assert not taskplans.is_retriable(TaskPlansError(grpc.StatusCode.RESOURCE_EXHAUSTED, reason="WATCH_TOO_SLOW"))
+
+
+def test_closing_the_client_ends_its_watches_without_error(fake):
+    fake.script["WatchPlan"] = [[change(ps.PLAN_CHANGE_KIND_SNAPSHOT, 1)]]
+    client = connect(fake)
+    watch = client.watch("t")
+    assert next(watch).plan.version == 1
+    threading.Timer(0.2, client.close).start()
+    assert list(watch) == []

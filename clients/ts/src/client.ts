@@ -227,8 +227,16 @@ export function createClient(target: string, options: ClientOptions = {}): TaskP
     timeoutMs: options.defaultTimeoutMs ?? 30_000,
     retry: options.retry === false ? null : { ...DEFAULT_RETRY_POLICY, ...options.retry },
   };
-  const watchPlan = (request: PartialRequest<WatchPlanRequest>, metadata: Metadata, callOptions: CallOptions) =>
-    planClient.watchPlan(WatchPlanRequest.fromPartial(request), metadata, grpcDeadline(deadlineOf(callOptions, 0)));
+  const watchPlan = (
+    request: PartialRequest<WatchPlanRequest>,
+    metadata: Metadata,
+    callOptions: CallOptions,
+  ) =>
+    planClient.watchPlan(
+      WatchPlanRequest.fromPartial(request),
+      metadata,
+      grpcDeadline(deadlineOf(callOptions, 0)),
+    );
   return {
     plans: {
       ...promised<Omit<PlanApi, "watchPlan" | "watch">>(planClient, PLAN_METHODS, defaults),

@@ -65,7 +65,12 @@ export class TaskPlansError extends Error implements ServiceError {
   /** The TaskPlansError of a failed grpc-js call (itself when it already is one). */
   static from(error: ServiceError): TaskPlansError {
     if (error instanceof TaskPlansError) return error;
-    const made = new TaskPlansError(error.code, error.details, error.metadata, decodeStatusDetails(error.metadata));
+    const made = new TaskPlansError(
+      error.code,
+      error.details,
+      error.metadata,
+      decodeStatusDetails(error.metadata),
+    );
     if (error.stack) made.stack = error.stack;
     return made;
   }

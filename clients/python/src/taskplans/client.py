@@ -3,6 +3,7 @@ tokens (static, from a provider, or per call), typed errors and a resuming watch
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import Optional, Sequence, Tuple
 
@@ -86,9 +87,12 @@ class Client:
         self.retry = retry
         self.plans: plan_service_pb2_grpc.PlanServiceStub = plan_service_pb2_grpc.PlanServiceStub(channel)
         self.tasks: task_pb2_grpc.TaskServiceStub = task_pb2_grpc.TaskServiceStub(channel)
+        self._watches: "weakref.WeakSet[Watch]" = weakref.WeakSet()
 
     def close(self) -> None:
-        """Closes the channel; open watches end."""
+        """Closes the channel; open watches end with no error."""
+        for watch in list(self._watches):
+            watch.cancel()
         self.channel.close()
 
     def __enter__(self) -> "Client":
@@ -180,7 +184,9 @@ class Client:
             request = ps.WatchPlanRequest(task_id=task_id, after_version=after, include_content=include_content)
             return self.plans.WatchPlan(request, metadata=call_metadata)
 
-        return Watch(open_stream, after_version, self.retry)
+        watch = Watch(open_stream, after_version, self.retry)
+        self._watches.add(watch)
+        return watch
 
     # TaskService
 
