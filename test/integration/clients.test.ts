@@ -12,6 +12,7 @@ import {
 } from "../harness/client-packages";
 import { type FailoverSetup, runConversation, startFailoverTarget } from "../harness/conformance";
 import { prepareJavaConsumer, testJavaClient } from "../harness/java-package";
+import { testPythonPackage } from "../harness/python-package";
 import { type CertFiles, makeCa, type TestCa } from "../harness/pki";
 import { requireBinary, runToExit } from "../harness/processes";
 import { randomId, startTestApp, type TestApp } from "../harness/test-app";
@@ -252,9 +253,15 @@ describe("client packages: Go, Java, Python and TypeScript against one live serv
         cwd: work,
       },
     );
-    expect(out).toMatch(/\d+ passed/);
+    expect(out).toMatch(/\b36 passed\b/);
     expect(out).not.toMatch(/failed|error/);
   });
+
+  it("the Python package type-checks (mypy --strict), builds, and installs from its sdist and wheel", async () => {
+    const out = await testPythonPackage(mkdtempSync(join(work, "py-dev-")));
+    expect(out).toMatch(/\b5 passed\b/);
+    expect(out).not.toMatch(/failed|error/);
+  }, 900_000);
 
   it("mvn test passes in clients/java (JUnit against a scripted server)", async () => {
     const out = await testJavaClient(mkdtempSync(join(work, "java-test-")));

@@ -233,9 +233,10 @@ def test_attempts_are_bounded_by_the_default_policy(fake):
     calls = fake.calls["GetPlan"]
     assert len(calls) == 5
     gaps = [b.at - a.at for a, b in zip(calls, calls[1:])]
-    for gap, base in zip(gaps, (0.1, 0.2, 0.4, 0.8)):  # 100 ms doubling, jitter 0.8-1.2
-        assert base * 0.8 - 0.01 <= gap <= base * 1.2 + 0.15
-    assert elapsed < 3
+    # 100 ms doubling, jitter 0.8-1.2: each gap is at least its backoff (a loaded machine only adds).
+    for gap, base in zip(gaps, (0.1, 0.2, 0.4, 0.8)):
+        assert base * 0.8 - 0.01 <= gap
+    assert elapsed < 10  # not the 5 s maximum backoff per gap
 
 
 def test_max_elapsed_bounds_the_retries(fake):
