@@ -39,6 +39,21 @@ if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
   fi
 fi
 
+# 2b. Java 17+ and Maven: the Java client package is built, installed and tested with them
+#     (clients/java); its Maven dependencies download once into ~/.m2 (about 70 MB).
+java_missing=()
+command -v java >/dev/null 2>&1 || java_missing+=(openjdk-17-jdk-headless)
+command -v mvn >/dev/null 2>&1 || java_missing+=(maven)
+if [ ${#java_missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "installing ${java_missing[*]}"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${java_missing[@]}" >/dev/null
+  else
+    echo "missing ${java_missing[*]}: run 'sudo apt-get install -y ${java_missing[*]}'" >&2
+    exit 1
+  fi
+fi
+
 # 3. helm, for the chart tests, and grpcurl, for the TLS test: built from source with `go install`
 #    into the tool cache (about 2 minutes each, once per machine). Pinned tools for code generation
 #    are installed there too (scripts/generate.sh), and Python environments for the client tests

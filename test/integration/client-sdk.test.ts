@@ -245,10 +245,13 @@ describe("the TypeScript client package against a scripted server", () => {
       expect(server.calls("getPlan")).toHaveLength(2);
     });
 
-    it("makes one attempt with retry: false", async () => {
+    it("makes one attempt with retry: false, and adds no request_id", async () => {
       server.answers = [{ code: status.UNAVAILABLE }];
       await rejection(dial({ retry: false }).plans.getPlan({ taskId: "t" }));
       expect(server.calls("getPlan")).toHaveLength(1);
+      // ... and sends a write as it was built: no request_id added.
+      await client.plans.updatePlan({ taskId: "t", content: "x" });
+      expect(server.calls("updatePlan").map((c) => c.request.requestId)).toEqual([undefined]);
     });
   });
 

@@ -286,7 +286,9 @@ function promised<Api>(client: Client, methods: Record<string, Method>, defaults
     const unary = (client as unknown as Record<string, UnaryMethod>)[name] as UnaryMethod;
     api[name] = (partial: Record<string, unknown>, options: CallOptions = {}) => {
       const request = method.request.fromPartial(
-        (method.requestId && !partial.requestId ? { ...partial, requestId: randomUUID() } : partial) as never,
+        (method.requestId && defaults.retry && !partial.requestId
+          ? { ...partial, requestId: randomUUID() }
+          : partial) as never,
       );
       const deadline = deadlineOf(options, defaults.timeoutMs);
       return withRetries(method.safe ? defaults.retry : null, deadline, async () => {

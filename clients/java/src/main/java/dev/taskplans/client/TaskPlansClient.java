@@ -314,27 +314,31 @@ public final class TaskPlansClient implements AutoCloseable {
     return unary(shared.plans, PlanServiceBlockingStub::getPlan, request, true);
   }
 
-  /** Creates a plan. Retried with one {@code request_id} (set when the request has none). */
+  /** Creates a plan. Retried with one {@code request_id} (set when the request has none and retries are on). */
   public WritePlanResponse createPlan(CreatePlanRequest request) {
-    if (request.getRequestId().isEmpty()) request = request.toBuilder().setRequestId(newRequestId()).build();
+    if (shared.retry() != null && request.getRequestId().isEmpty())
+      request = request.toBuilder().setRequestId(newRequestId()).build();
     return unary(shared.plans, PlanServiceBlockingStub::createPlan, request, true);
   }
 
-  /** Replaces or appends to a plan. Retried with one {@code request_id} (set when the request has none). */
+  /** Replaces or appends to a plan. Retried with one {@code request_id} (set when the request has none and retries are on). */
   public WritePlanResponse updatePlan(UpdatePlanRequest request) {
-    if (request.getRequestId().isEmpty()) request = request.toBuilder().setRequestId(newRequestId()).build();
+    if (shared.retry() != null && request.getRequestId().isEmpty())
+      request = request.toBuilder().setRequestId(newRequestId()).build();
     return unary(shared.plans, PlanServiceBlockingStub::updatePlan, request, true);
   }
 
-  /** Replaces one unique fragment. Retried with one {@code request_id} (set when the request has none). */
+  /** Replaces one unique fragment. Retried with one {@code request_id} (set when the request has none and retries are on). */
   public WritePlanResponse editPlan(EditPlanRequest request) {
-    if (request.getRequestId().isEmpty()) request = request.toBuilder().setRequestId(newRequestId()).build();
+    if (shared.retry() != null && request.getRequestId().isEmpty())
+      request = request.toBuilder().setRequestId(newRequestId()).build();
     return unary(shared.plans, PlanServiceBlockingStub::editPlan, request, true);
   }
 
-  /** Restores a revision. Retried with one {@code request_id} (set when the request has none). */
+  /** Restores a revision. Retried with one {@code request_id} (set when the request has none and retries are on). */
   public RestorePlanRevisionResponse restorePlanRevision(RestorePlanRevisionRequest request) {
-    if (request.getRequestId().isEmpty()) request = request.toBuilder().setRequestId(newRequestId()).build();
+    if (shared.retry() != null && request.getRequestId().isEmpty())
+      request = request.toBuilder().setRequestId(newRequestId()).build();
     return unary(shared.plans, PlanServiceBlockingStub::restorePlanRevision, request, true);
   }
 
