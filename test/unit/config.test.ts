@@ -94,3 +94,13 @@ describe("redis lock configuration", () => {
     expect(loadConfig(documented)).toEqual(loadConfig({ PLAN_REDIS_URLS: "redis://a:6379" }));
   });
 });
+
+describe("the release the spans name", () => {
+  it("is package.json's version (service.version), so the two cannot drift", () => {
+    const { version } = JSON.parse(readFileSync(join(__dirname, "../../package.json"), "utf8")) as {
+      version: string;
+    };
+    const config = loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318" });
+    expect(config.tracing?.serviceVersion).toBe(version);
+  });
+});
