@@ -10,6 +10,7 @@ import (
 
 	taskplansv1 "github.com/taskplans/taskplans/clients/go/taskplans/v1"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
@@ -120,6 +121,13 @@ func Dial(target string, options ...Option) (*Client, error) {
 		grpc.WithChainStreamInterceptor(stream...),
 		// The server allows pings every 10 s at most; one a minute keeps idle connections through proxies.
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: time.Minute, Timeout: 20 * time.Second}),
+		// Reconnects from 100 ms up to 5 s, so a replica that restarts is found again within the retries
+		// (gRPC's default starts at 1 s and grows to 2 min).
+		grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoff.Config{
+			BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 5 * time.Second,
+		}}),
+		// No service config from DNS TXT records: the client is the only retry layer.
+		grpc.WithDisableServiceConfig(),
 	}
 	switch {
 	case settings.tls != nil:

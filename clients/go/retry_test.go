@@ -210,7 +210,7 @@ func TestTheDelayHonoursRetryInfo(t *testing.T) {
 		t.Fatal(err)
 	}
 	attempts := f.of("GetPlan")
-	if gap := attempts[1].at.Sub(attempts[0].at); gap < retryDelay || gap > retryDelay+500*time.Millisecond {
+	if gap := attempts[1].at.Sub(attempts[0].at); gap < retryDelay || gap > retryDelay+3*time.Second {
 		t.Fatalf("second attempt %v after the first; want RetryInfo's %v (the policy's backoff is 5 ms)", gap, retryDelay)
 	}
 }
@@ -228,7 +228,7 @@ func TestTheDelaysFollowTheBackoff(t *testing.T) {
 	for i, base := range []time.Duration{100, 200, 400} {
 		base *= time.Millisecond
 		gap := attempts[i+1].at.Sub(attempts[i].at)
-		if gap < base*8/10 || gap > base*12/10+250*time.Millisecond {
+		if gap < base*8/10 || gap > base*12/10+time.Second { // a loaded machine only adds
 			t.Errorf("delay %d = %v, want %v ± 20%%", i+1, gap, base)
 		}
 	}
@@ -258,8 +258,9 @@ func TestTheElapsedTimeIsBounded(t *testing.T) {
 	_, err := client.Plans.GetPlan(background(t), &v1.GetPlanRequest{})
 	took := time.Since(started)
 	// Attempts at about 0, 200 and 400 ms; one at 600 ms would pass the 500 ms bound, so none.
-	if taskplans.Reason(err) != "LOCK_UNAVAILABLE" || len(f.of("GetPlan")) != 3 || took > time.Second {
-		t.Fatalf("err %v after %d attempts in %v; want LOCK_UNAVAILABLE after 3 within 1 s", err, len(f.of("GetPlan")), took)
+	// A loaded machine may fit fewer; never more (20 without the bound).
+	if n := len(f.of("GetPlan")); taskplans.Reason(err) != "LOCK_UNAVAILABLE" || n < 1 || n > 3 || took > 3*time.Second {
+		t.Fatalf("err %v after %d attempts in %v; want LOCK_UNAVAILABLE after at most 3", err, n, took)
 	}
 }
 

@@ -64,6 +64,7 @@ export async function startFailoverTarget(setup: FailoverSetup): Promise<Failove
     serving = 1 - serving;
     proxy.resume();
     restarting = gone.restart();
+    restarting.catch(() => undefined); // awaited by the next replace() or stop(), which see its failure
   };
 
   return {
@@ -86,6 +87,7 @@ export async function startFailoverTarget(setup: FailoverSetup): Promise<Failove
           await replace((replica) => replica.kill());
           events.push("killed (SIGKILL); connections go to the other replica");
         })();
+        killing.catch(() => undefined); // awaited at the next step, which sees its failure
         return "";
       }
       if (line.startsWith("watch_resume_open:")) {
@@ -102,6 +104,7 @@ export async function startFailoverTarget(setup: FailoverSetup): Promise<Failove
       return undefined;
     },
     async stop() {
+      // Whatever failed was reported by the step that awaited it (or the program's own failure).
       await killing.catch(() => undefined);
       await restarting.catch(() => undefined);
       main.close();
@@ -157,7 +160,10 @@ export function runConversation(
       failure ??= new Error(`timed out after ${options.timeoutMs} ms`);
       child.kill("SIGKILL");
     }, options.timeoutMs);
-    child.once("error", reject);
+    child.once("error", (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
     child.once("close", (code) => {
       clearTimeout(timer);
       void answering.then(() => {

@@ -136,6 +136,10 @@ class ScriptedServer {
   }
 }
 
+async function waitUntil(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
 async function rejection(call: Promise<unknown>): Promise<TaskPlansError> {
   try {
     await call;
@@ -262,6 +266,17 @@ describe("the TypeScript client package against a scripted server", () => {
       expect([error.codeName, error.reason]).toEqual(["DEADLINE_EXCEEDED", ""]);
       const own = await rejection(client.plans.getPlan({ taskId: "t" }, { timeoutMs: 50 }));
       expect(own.codeName).toBe("DEADLINE_EXCEEDED");
+      expect(server.calls("getPlan")).toHaveLength(2);
+    });
+  });
+
+  describe("one deadline over every attempt", () => {
+    it("ends a retried call at its deadline, not one deadline per attempt", async () => {
+      server.answers = [{ code: status.UNAVAILABLE }, "hang", "hang"];
+      const error = await rejection(dial({ defaultTimeoutMs: 1_500 }).plans.getPlan({ taskId: "t" }));
+      expect(error.codeName).toBe("DEADLINE_EXCEEDED");
+      // The second attempt hangs until the call's deadline; a fresh deadline per attempt would have
+      // let a third one start.
       expect(server.calls("getPlan")).toHaveLength(2);
     });
   });
@@ -423,13 +438,50 @@ describe("the TypeScript client package against a scripted server", () => {
       expect(server.calls("watchPlan")).toHaveLength(5);
     });
 
-    it("ends without an error on cancel(), also while it waits", async () => {
+    it("ends without an error on cancel(), also while it waits to reopen", async () => {
       server.watches = [{ versions: [1], end: "open" }];
       const watch = dial().plans.watch("t");
       const seen: number[] = [];
-      setTimeout(() => watch.cancel(), 200);
-      for await (const change of watch) seen.push(change.plan?.version ?? -1);
+      for await (const change of watch) {
+        seen.push(change.plan?.version ?? -1);
+        watch.cancel();
+      }
       expect(seen).toEqual([1]);
+      // A stream that fails with a long RetryInfo delay: cancel() ends the wait before it is over.
+      server.watches = [{ versions: [], end: { code: status.UNAVAILABLE, retryDelayMs: 20_000 } }];
+      const waiting = client.plans.watch("t");
+      const ended = (async () => {
+        for await (const change of waiting) void change;
+      })();
+      await waitUntil(() => server.calls("watchPlan").length === 2);
+      waiting.cancel();
+      await ended; // would take 20 s without the cancel, past this test's 10 s timeout
+      expect(server.calls("watchPlan")).toHaveLength(2);
+    }, 10_000);
+
+    it("sends the watch's own token instead of the client's", async () => {
+      server.watches = [{ versions: [1], end: "open" }];
+      let asked = 0;
+      dial({ token: undefined, tokenProvider: () => `provided-${++asked}` });
+      for await (const change of client.plans.watch("t", { token: "own" })) {
+        void change;
+        break;
+      }
+      expect(server.calls("watchPlan").map((c) => c.authorization)).toEqual(["Bearer own"]);
+      expect(asked).toBe(0);
+    });
+
+    it("ends without an error when the client is closed, and later calls fail CANCELLED", async () => {
+      server.watches = [{ versions: [1], end: "open" }];
+      const watch = dial().plans.watch("t");
+      const seen: number[] = [];
+      for await (const change of watch) {
+        seen.push(change.plan?.version ?? -1);
+        client.close();
+      }
+      expect(seen).toEqual([1]);
+      const error = await rejection(client.plans.getPlan({ taskId: "t" }));
+      expect([error.codeName, error.reason]).toEqual(["CANCELLED", ""]);
       expect(server.calls("watchPlan")).toHaveLength(1);
     });
   });

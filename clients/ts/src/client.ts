@@ -144,14 +144,24 @@ export interface TaskApi {
 export interface TaskPlansClient {
   readonly plans: PlanApi;
   readonly tasks: TaskApi;
-  /** Closes the channel; calls in flight fail with CANCELLED. */
+  /**
+   * Closes the channel: every `watch()` ends without an error, and a call that has not sent its
+   * attempt yet fails CANCELLED (not retried); an attempt already sent finishes.
+   */
   close(): void;
 }
 
-/** Channel defaults: keepalive pings within the server's policy; no channel retries (this package retries). */
+/**
+ * Channel defaults: keepalive pings within the server's policy; reconnects from 100 ms up to 5 s (so
+ * a replica that restarts is found again within the retries); no service config from DNS TXT
+ * records (this package is the only retry layer).
+ */
 export const DEFAULT_CHANNEL_OPTIONS: ChannelOptions = {
   "grpc.keepalive_time_ms": 60_000,
   "grpc.keepalive_timeout_ms": 20_000,
+  "grpc.initial_reconnect_backoff_ms": 100,
+  "grpc.max_reconnect_backoff_ms": 5_000,
+  "grpc.service_config_disable_resolution": 1,
 };
 
 interface Method {
@@ -198,6 +208,8 @@ interface Defaults {
   readonly token: TokenProvider | undefined;
   readonly timeoutMs: number;
   readonly retry: Required<RetryPolicy> | null;
+  /** Aborted by `close()`. */
+  readonly closed: AbortSignal;
 }
 
 /**
@@ -222,10 +234,12 @@ export function createClient(target: string, options: ClientOptions = {}): TaskP
     ...channelOptions,
     channelOverride: planClient.getChannel(),
   });
+  const closing = new AbortController();
   const defaults: Defaults = {
     token: options.tokenProvider ?? (token === undefined ? undefined : () => token),
     timeoutMs: options.defaultTimeoutMs ?? 30_000,
     retry: options.retry === false ? null : { ...DEFAULT_RETRY_POLICY, ...options.retry },
+    closed: closing.signal,
   };
   const watchPlan = (
     request: PartialRequest<WatchPlanRequest>,
@@ -245,11 +259,12 @@ export function createClient(target: string, options: ClientOptions = {}): TaskP
           async (afterVersion) =>
             watchPlan(
               { taskId, afterVersion, includeContent: watchOptions.includeContent ?? false },
-              await metadataOf({}, defaults.token),
+              await metadataOf(watchOptions, defaults.token),
               {},
             ),
           watchOptions,
           defaults.retry,
+          closing.signal,
         ),
       watchPlan: (request, callOptions = {}) => {
         const metadata = callOptions.metadata?.clone() ?? new Metadata();
@@ -266,6 +281,7 @@ export function createClient(target: string, options: ClientOptions = {}): TaskP
     },
     tasks: promised<TaskApi>(taskClient, TASK_METHODS, defaults),
     close() {
+      closing.abort(); // ends every watch() first, so none reopens on the closed channel
       taskClient.close();
       planClient.close();
     },
@@ -292,6 +308,7 @@ function promised<Api>(client: Client, methods: Record<string, Method>, defaults
       );
       const deadline = deadlineOf(options, defaults.timeoutMs);
       return withRetries(method.safe ? defaults.retry : null, deadline, async () => {
+        if (defaults.closed.aborted) throw new TaskPlansError(status.CANCELLED, "the client was closed");
         const metadata = await metadataOf(options, defaults.token);
         return new Promise((resolve, reject) => {
           unary.call(client, request, metadata, grpcDeadline(deadline), (error, response) =>
@@ -305,7 +322,10 @@ function promised<Api>(client: Client, methods: Record<string, Method>, defaults
 }
 
 // The call's metadata: the per-call token or `authorization` entry, else the client's token.
-async function metadataOf(options: CallOptions, token: TokenProvider | undefined): Promise<Metadata> {
+async function metadataOf(
+  options: Pick<CallOptions, "token" | "metadata">,
+  token: TokenProvider | undefined,
+): Promise<Metadata> {
   const metadata = options.metadata?.clone() ?? new Metadata();
   if (options.token !== undefined) metadata.set("authorization", `Bearer ${options.token}`);
   else if (token !== undefined && metadata.get("authorization").length === 0) {

@@ -1,4 +1,4 @@
-import type { ClientReadableStream } from "@grpc/grpc-js";
+import type { ClientReadableStream, Metadata } from "@grpc/grpc-js";
 import type { PlanChange } from "../../../generated/ts/taskplans/v1/plan_service";
 import { isRetriable, isServiceError, TaskPlansError } from "./errors";
 import { type RetryPolicy, retryDelayMs, sleep } from "./retry";
@@ -11,6 +11,10 @@ export interface WatchOptions {
   readonly includeContent?: boolean;
   /** Ends the watch, as `cancel()` does. */
   readonly signal?: AbortSignal;
+  /** This watch's bearer token: wins over the client's token or provider (which is then not called). */
+  readonly token?: string;
+  /** Extra request metadata (an `authorization` entry here wins over the client's token or provider). */
+  readonly metadata?: Metadata;
 }
 
 /** A watch that resumes: `for await (const change of watch)`, ended by `cancel()` or `break`. */
@@ -25,22 +29,30 @@ export type OpenWatch = (afterVersion: number | undefined) => Promise<ClientRead
 /**
  * A watch over `open` that reopens the stream after the last version it yielded when the stream
  * fails with an error the policy retries (a replica draining or gone), with the policy's backoff;
- * the failure count starts again after every change received. Any other error (WATCH_HISTORY_EXPIRED,
+ * the failure count (and the max elapsed time, from the first failure in a row) starts again after
+ * every change received. Any other error (WATCH_HISTORY_EXPIRED,
  * WATCH_TOO_SLOW, TASK_NOT_FOUND, auth) ends the iteration as a TaskPlansError.
  */
 export function resumingWatch(
   open: OpenWatch,
   options: WatchOptions,
   policy: Required<RetryPolicy> | null,
+  closed?: AbortSignal,
 ): PlanWatch {
   const stop = new AbortController();
-  options.signal?.addEventListener("abort", () => stop.abort(), { once: true });
+  const onAbort = () => stop.abort();
+  // The caller's signal and the client's close() both end it.
+  const signals = [options.signal, closed].filter((signal) => signal !== undefined);
+  for (const signal of signals)
+    if (signal.aborted) stop.abort();
+    else signal.addEventListener("abort", onAbort, { once: true });
   let current: ClientReadableStream<PlanChange> | null = null;
   stop.signal.addEventListener("abort", () => current?.cancel(), { once: true });
 
   async function* changes(): AsyncGenerator<PlanChange> {
     let after = options.afterVersion;
     let failures = 0;
+    let failingSince = 0; // when the first of the failures in a row came
     try {
       while (!stop.signal.aborted) {
         try {
@@ -48,6 +60,7 @@ export function resumingWatch(
           if (stop.signal.aborted) return;
           for await (const change of current as AsyncIterable<PlanChange>) {
             failures = 0;
+            failingSince = 0;
             if (change.plan) after = change.plan.version;
             yield change;
           }
@@ -56,12 +69,16 @@ export function resumingWatch(
           if (stop.signal.aborted) return;
           const failure = isServiceError(error) ? TaskPlansError.from(error) : error;
           failures++;
+          failingSince ||= Date.now();
           if (!policy || failures >= policy.maxAttempts || !isRetriable(failure)) throw failure;
-          await sleep(retryDelayMs(policy, failures, failure as TaskPlansError), stop.signal);
+          const delay = retryDelayMs(policy, failures, failure as TaskPlansError);
+          if (Date.now() + delay - failingSince > policy.maxElapsedMs) throw failure;
+          await sleep(delay, stop.signal);
         }
       }
     } finally {
       current?.cancel();
+      for (const signal of signals) signal.removeEventListener("abort", onAbort);
     }
   }
 

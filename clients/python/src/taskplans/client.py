@@ -31,6 +31,8 @@ DEFAULT_OPTIONS: Tuple[Tuple[str, object], ...] = (
     # 1 s and grows to 120 s).
     ("grpc.initial_reconnect_backoff_ms", 100),
     ("grpc.max_reconnect_backoff_ms", 5_000),
+    # No service config from DNS TXT records: the client is the only retry layer.
+    ("grpc.service_config_disable_resolution", 1),
 )
 
 

@@ -50,6 +50,8 @@ public final class PlanWatch implements Iterator<PlanChange>, AutoCloseable {
   private PlanChange next;
   private boolean done;
   private int failures;
+  /** When the first of the failures in a row came (System.nanoTime()), for the policy's max elapsed. */
+  private long failingSince;
 
   PlanWatch(
       Supplier<ClientCall<WatchPlanRequest, PlanChange>> calls,
@@ -109,12 +111,16 @@ public final class PlanWatch implements Iterator<PlanChange>, AutoCloseable {
       } catch (TaskPlansException e) { // the token provider failed
         failure = e;
       }
-      failures++;
+      if (failures++ == 0) failingSince = System.nanoTime();
       if (policy == null || failures >= policy.maxAttempts() || !failure.isRetriable()) {
         done = true;
         throw failure;
       }
       Duration delay = policy.delayAfter(failures, failure.retryDelay(), ThreadLocalRandom.current()::nextDouble);
+      if (System.nanoTime() + delay.toNanos() - failingSince > policy.maxElapsed().toNanos()) {
+        done = true; // reopening would pass the policy's max elapsed, counted from the first failure in a row
+        throw failure;
+      }
       try {
         if (closed.await(delay.toNanos(), TimeUnit.NANOSECONDS)) return finish();
       } catch (InterruptedException e) {

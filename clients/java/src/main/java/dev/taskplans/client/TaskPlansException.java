@@ -64,7 +64,12 @@ public final class TaskPlansException extends RuntimeException {
   /** The TaskPlansException of a failed gRPC call: status, trailers and their rich details. */
   public static TaskPlansException fromStatus(Status status, Metadata trailers, Throwable cause) {
     Metadata safeTrailers = trailers != null ? trailers : new Metadata();
-    com.google.rpc.Status rich = StatusProto.fromStatusAndTrailers(status, safeTrailers);
+    com.google.rpc.Status rich;
+    try {
+      rich = StatusProto.fromStatusAndTrailers(status, safeTrailers);
+    } catch (IllegalArgumentException e) { // details whose code disagrees with the status: keep the code
+      rich = null;
+    }
     ErrorInfo info = null;
     List<FieldViolation> violations = new ArrayList<>();
     Duration delay = null;
