@@ -106,6 +106,14 @@ export async function prepareGoConsumer(dir: string): Promise<string[]> {
   return [join(dir, "conformance")];
 }
 
+/**
+ * The cached virtual environment `name` holding exactly `requirements` (scripts/python-env.sh makes
+ * it once per requirements file's content); resolves its directory.
+ */
+export async function pythonVenv(name: string, requirements: string): Promise<string> {
+  return (await run(["bash", "scripts/python-env.sh", name, requirements])).trim().split("\n").pop() ?? "";
+}
+
 export interface PythonEnv {
   readonly python: string;
   readonly pip: string;
@@ -117,8 +125,7 @@ export interface PythonEnv {
  * the package's declared dependencies.
  */
 export async function preparePythonEnv(name: string, requirements: string, dir: string): Promise<PythonEnv> {
-  const venv =
-    (await run(["bash", "scripts/python-env.sh", name, requirements])).trim().split("\n").pop() ?? "";
+  const venv = await pythonVenv(name, requirements);
   const env = { python: join(venv, "bin/python"), pip: join(venv, "bin/pip") };
   const source = join(dir, "taskplans-client");
   cpSync(join(ROOT, "clients/python"), source, {

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { run } from "./client-packages";
+import { pythonVenv } from "./client-packages";
 import { freePort } from "./free-port";
 import { stopProcess, waitFor } from "./processes";
 import { repoRoot } from "./repo-root";
@@ -36,9 +36,7 @@ export interface OtlpReceiver {
 
 export async function startOtlpReceiver(dir: string): Promise<OtlpReceiver> {
   const requirements = join(ROOT, "test", "harness", "otlp", "requirements.txt");
-  const venv =
-    (await run(["bash", "scripts/python-env.sh", "otlp-receiver", requirements])).trim().split("\n").pop() ??
-    "";
+  const venv = await pythonVenv("otlp-receiver", requirements);
   const port = await freePort();
   const file = join(dir, `spans-${port}.jsonl`);
   const child: ChildProcess = tracked(

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { run } from "./client-packages";
+import { pythonVenv, run } from "./client-packages";
 import { repoRoot } from "./repo-root";
 
 /**
@@ -14,9 +14,7 @@ const REQUIREMENTS = "clients/python/requirements-dev.txt";
 
 /** Runs the devtests; resolves pytest's output (its last line: "5 passed in ..."). */
 export async function testPythonPackage(dir: string): Promise<string> {
-  const venv =
-    (await run(["bash", "scripts/python-env.sh", "clients-dev", REQUIREMENTS])).trim().split("\n").pop() ??
-    "";
+  const venv = await pythonVenv("clients-dev", REQUIREMENTS);
   return run(
     [
       join(venv, "bin/python"),
