@@ -31,6 +31,7 @@ import { PlanService } from "./plans/plan-service";
 import { TaskService } from "./plans/task-service";
 import { WriteRunner } from "./plans/write-runner";
 import { createDataSource, dialectOf } from "./storage/data-source";
+import { DEFAULT_CHECKPOINT_SETTINGS } from "./storage/wal-checkpointer";
 import { runMigrations } from "./storage/migrations-runner";
 import { TypeOrmPlanStore } from "./storage/typeorm-plan-store";
 import { broadcastChangeBus, localChangeBus } from "./watch/change-bus";
@@ -70,6 +71,11 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
   const dialect = dialectOf(config.databaseUrl);
   const store = new TypeOrmPlanStore(dataSource, dialect, {
     revisionContentAtHead: config.revisionContentAtHead,
+    walCheckpoints: {
+      settings: DEFAULT_CHECKPOINT_SETTINGS,
+      onFailure: (reason) =>
+        logger.error({ reason }, "background WAL checkpoints stopped; commits checkpoint the log again"),
+    },
   });
   // Tracing off: no SDK, no decorators, nothing per call.
   const traces = config.tracing ? startTracingSdk(config.tracing) : null;

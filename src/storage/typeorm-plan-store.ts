@@ -18,6 +18,7 @@ import { headFromEntity, revisionMetaFromEntity, taskFromEntity, taskToEntity } 
 import { REVISION_META_COLUMNS, revisionWithContent } from "./revision-rows";
 import { noQueue, SerialQueue } from "./serial-queue";
 import { classifyStorageError } from "./storage-errors";
+import { type CheckpointPass, type CheckpointSettings, WalCheckpointer } from "./wal-checkpointer";
 import { TypeOrmWriteTx } from "./write-tx";
 
 const ROW_LOCK_WAIT_SECONDS = 5;
@@ -28,15 +29,40 @@ export class TypeOrmPlanStore implements PlanStore {
 
   private readonly contentAtHead: boolean;
   private readonly changes: ChangeLog;
+  private readonly checkpoints: WalCheckpointer | null;
 
+  /**
+   * `walCheckpoints`: on an SQLite file, checkpoint its write-ahead log on a worker thread instead
+   * of in the commits on the event loop (wal-checkpointer.ts); `onFailure` hears when that stops
+   * and the commits checkpoint again.
+   */
   constructor(
     private readonly dataSource: DataSource,
     private readonly dialect: Dialect,
-    options: { readonly revisionContentAtHead?: boolean } = {},
+    options: {
+      readonly revisionContentAtHead?: boolean;
+      readonly walCheckpoints?: {
+        readonly settings: CheckpointSettings;
+        readonly onPass?: (pass: CheckpointPass) => void;
+        readonly onFailure: (reason: string) => void;
+      };
+    } = {},
   ) {
     this.queue = dialect === "sqlite" ? new SerialQueue() : noQueue;
     this.contentAtHead = options.revisionContentAtHead ?? false;
     this.changes = new ChangeLog(dataSource, dialect, (job) => this.guard(job));
+    const file = dataSource.options.database;
+    this.checkpoints =
+      dialect === "sqlite" && options.walCheckpoints && typeof file === "string" && file !== ":memory:"
+        ? WalCheckpointer.start(
+            (dataSource.driver as unknown as { databaseConnection: { pragma(s: string): unknown } })
+              .databaseConnection,
+            file,
+            options.walCheckpoints.settings,
+            options.walCheckpoints,
+            (job) => this.queue.run(job),
+          )
+        : null;
   }
 
   getTask(taskId: string): Promise<TaskRecord | null> {
@@ -196,6 +222,8 @@ export class TypeOrmPlanStore implements PlanStore {
 
   async close(): Promise<void> {
     await this.queue.run(async () => {
+      // The worker's connection first: the last connection to close checkpoints the log and removes it.
+      await this.checkpoints?.stop();
       if (this.dataSource.isInitialized) await this.dataSource.destroy();
     });
   }

@@ -1,0 +1,125 @@
+import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import type { DataSource } from "typeorm";
+import { createDataSource } from "../../src/storage/data-source";
+import { runMigrations } from "../../src/storage/migrations-runner";
+import { TypeOrmPlanStore } from "../../src/storage/typeorm-plan-store";
+import {
+  type CheckpointPass,
+  type CheckpointSettings,
+  WalCheckpointer,
+} from "../../src/storage/wal-checkpointer";
+
+const TASKS = 4_000;
+const at = new Date("2026-12-01T00:00:00Z");
+
+async function until(condition: () => boolean, what: string, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** What 4,000 commits through a store with background checkpoints did to the log and the database. */
+interface Outcome {
+  readonly autocheckpointWhileOpen: unknown;
+  readonly passes: readonly CheckpointPass[];
+  readonly failures: readonly string[];
+  readonly walPeak: number;
+  readonly walLeftAfterClose: boolean;
+  readonly tasksStored: unknown;
+}
+
+async function commitThroughStore(dir: string, settings: CheckpointSettings): Promise<Outcome> {
+  const file = join(dir, `plans-${settings.restartFrames}.sqlite`);
+  const dataSource: DataSource = createDataSource(`sqlite:${file}`, { poolSize: 1 });
+  await dataSource.initialize();
+  await runMigrations(dataSource, { lockWaitMs: 10_000 });
+  const passes: CheckpointPass[] = [];
+  const failures: string[] = [];
+  const store = new TypeOrmPlanStore(dataSource, "sqlite", {
+    walCheckpoints: { settings, onPass: (pass) => passes.push(pass), onFailure: (r) => failures.push(r) },
+  });
+  let walPeak = 0;
+  let autocheckpointWhileOpen: unknown;
+  try {
+    const main = (dataSource.driver as unknown as { databaseConnection: Database.Database })
+      .databaseConnection;
+    autocheckpointWhileOpen = main.pragma("wal_autocheckpoint", { simple: true });
+    await until(() => passes.length > 0, "the worker's first pass");
+    // Every task is one commit; the log's file never shrinks, so its size is its peak. Between two
+    // commits the event loop turns, as it does between the calls a server serves.
+    for (let i = 0; i < TASKS; i++) {
+      await store.createTask({ id: `wal-${i}`, workspaceId: "ws", title: "", createdAt: at });
+      await new Promise((resolve) => setImmediate(resolve));
+      walPeak = Math.max(walPeak, statSync(`${file}-wal`).size);
+    }
+    await until(() => passes.some((p) => p.log > 0 && p.checkpointed === p.log), "a complete checkpoint");
+  } finally {
+    await store.close();
+  }
+  const db = new Database(file, { readonly: true });
+  try {
+    return {
+      autocheckpointWhileOpen,
+      passes,
+      failures,
+      walPeak,
+      walLeftAfterClose: existsSync(`${file}-wal`),
+      tasksStored: db.prepare("SELECT COUNT(*) AS n FROM tasks WHERE id LIKE 'wal-%'").get(),
+    };
+  } finally {
+    db.close();
+  }
+}
+
+describe("SQLite's write-ahead log, checkpointed on a worker thread", () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), "taskplans-wal-"));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it.each([
+    { restartFrames: 1024, walBound: 12 },
+    { restartFrames: 64, walBound: 4 },
+  ])(
+    "commits do not checkpoint; the worker does, and restarts the log past $restartFrames frames",
+    async ({ restartFrames, walBound }) => {
+      const outcome = await commitThroughStore(dir, { intervalMs: 5, restartFrames });
+      expect(outcome.autocheckpointWhileOpen).toBe(0);
+      expect(outcome.failures).toEqual([]);
+      expect(outcome.passes.filter((p) => p.restart).length).toBeGreaterThan(0);
+      // Without checkpoints, 4,000 commits leave a log of about 35 MiB (a page of the table and one
+      // of its index each, 4 KiB apiece); the bounds allow for a loaded machine.
+      expect(outcome.walPeak).toBeLessThan(walBound * 1024 * 1024);
+      // The last connection to close checkpoints the rest and removes the log; nothing is lost.
+      expect(outcome.walLeftAfterClose).toBe(false);
+      expect(outcome.tasksStored).toEqual({ n: TASKS });
+    },
+  );
+
+  it("a worker that fails hands checkpointing back to the commits, and says why", async () => {
+    const main = new Database(join(dir, "other.sqlite"));
+    main.pragma("journal_mode = WAL");
+    const reasons: string[] = [];
+    const checkpoints = WalCheckpointer.start(
+      main,
+      join(dir, "missing", "plans.sqlite"),
+      { intervalMs: 5, restartFrames: 64 },
+      { onFailure: (reason) => reasons.push(reason) },
+    );
+    try {
+      expect(main.pragma("wal_autocheckpoint", { simple: true })).toBe(0);
+      await until(() => reasons.length > 0, "the failure");
+      expect(reasons[0]).toMatch(/directory does not exist|unable to open/);
+      expect(main.pragma("wal_autocheckpoint", { simple: true })).toBe(1000);
+    } finally {
+      await checkpoints.stop();
+      main.close();
+    }
+  });
+});
