@@ -14,3 +14,9 @@ export function memoryMb(pid: number): { rss: number; peak: number } {
   const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
   return { rss: kb("VmRSS") / 1024, peak: kb("VmHWM") / 1024 };
 }
+
+/** Bytes a process has had read from the block device so far (/proc/<pid>/io read_bytes). */
+export function bytesReadFromDisk(pid: number): number {
+  const io = readFileSync(`/proc/${pid}/io`, "utf8");
+  return Number(/read_bytes:\s+(\d+)/.exec(io)?.[1] ?? 0);
+}

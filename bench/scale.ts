@@ -19,7 +19,7 @@ import { WriteMode } from "../clients/ts/src";
 import { createDatabase, type MariaDb, startMariaDb } from "../test/harness/mariadb";
 import { type Replica, startReplica } from "../test/harness/replica";
 import { type Clients, connect } from "../test/harness/rpc";
-import { memoryMb } from "./process-stats";
+import { bytesReadFromDisk, memoryMb } from "./process-stats";
 import { SEED_CONTENT, seedOldChanges, seedTasks } from "./scale-seed";
 
 const SIZES = (process.env.SCALE_TASKS ?? "1000,100000").split(",").map(Number);
@@ -83,11 +83,14 @@ async function verifySeed(client: Clients, size: number): Promise<void> {
   }
 }
 
-/** Pages InnoDB read from disk so far (Innodb_buffer_pool_reads); null on SQLite. */
+/**
+ * Pages read from disk so far: InnoDB's (Innodb_buffer_pool_reads), or on SQLite the 4 KiB pages the
+ * replica had read from the block device (what neither SQLite's page cache nor the kernel's held).
+ */
 type DiskReads = () => Promise<number | null>;
 
-function diskReadsOf(databaseUrl: string): DiskReads {
-  if (databaseUrl.startsWith("sqlite:")) return async () => null;
+function diskReadsOf(databaseUrl: string, replicaPid: number): DiskReads {
+  if (databaseUrl.startsWith("sqlite:")) return async () => bytesReadFromDisk(replicaPid) / 4096;
   return async () => {
     const connection = await createConnection({ uri: databaseUrl });
     try {
@@ -99,7 +102,7 @@ function diskReadsOf(databaseUrl: string): DiskReads {
   };
 }
 
-/** Disk reads per call of `calls` (null on SQLite), beside their latencies. */
+/** Disk reads per call of `calls`, beside their latencies. */
 async function withDiskReads(
   diskReads: DiskReads,
   calls: () => Promise<number[]>,
@@ -286,7 +289,7 @@ async function runSize(dialect: string, size: number, mariadb: MariaDb | null, l
   const client = connect(replica.port);
   try {
     await verifySeed(client, size);
-    const measured = await measure(client, size, diskReadsOf(databaseUrl));
+    const measured = await measure(client, size, diskReadsOf(databaseUrl, replica.pid));
     const { seconds: pruneSeconds, figures: pruning } = await duringPrune(client, databaseUrl, size);
     return {
       figures: { ...measured.figures, ...pruning },
