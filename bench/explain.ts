@@ -1,130 +1,35 @@
 /**
  * Benchmark (not a test): the query plan of every statement the service sends (issue 27: no
- * per-write or per-read cost may grow with a task's history or a table's size). Seeds a MariaDB
- * database as bench:scale does (`EXPLAIN_TASKS` tasks of 10 revisions, default 100,000, plus one task
- * of 10,000 revisions), runs one replica with both pruning rules and the watch poll on short timers,
- * records every statement it sends (MariaDB's general log) while a client calls every RPC on the
- * seeded tasks and waits for pruning passes, then runs EXPLAIN on each distinct statement (the first
- * one seen, with its real values) and prints, per table it reads, the access type, the index and
- * the rows MariaDB expects to examine. A statement that reads a whole table or index (`ALL`,
- * `index`) is marked SCAN.
+ * per-write or per-read cost may grow with a task's history or a table's size), on MariaDB and on
+ * SQLite. Seeds a database as bench:scale does (`EXPLAIN_TASKS` tasks of 10 revisions, default
+ * 100,000, plus one task of 10,000 revisions), runs the service with both pruning rules and the watch
+ * poll on short timers, records every statement it sends while a client calls every RPC on the
+ * seeded tasks and waits for pruning passes (explain-calls.ts), then explains each distinct
+ * statement (the first one seen, with its real values). On MariaDB: one replica, MariaDB's general
+ * log, EXPLAIN with the access type, index and expected rows per table; a step that reads a whole
+ * table or index (`ALL`, `index`) is marked SCAN. On SQLite: explain-sqlite.ts.
  *
  *   npm run bench:explain
- *   EXPLAIN_TASKS=1000 npm run bench:explain
+ *   EXPLAIN_TASKS=1000 EXPLAIN_DIALECTS=sqlite npm run bench:explain
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createConnection } from "mysql2/promise";
-import { WriteMode } from "../clients/ts/src";
 import { createDatabase, startMariaDb } from "../test/harness/mariadb";
 import { startReplica } from "../test/harness/replica";
-import { connect } from "../test/harness/rpc";
+import { exercise, shapeOf } from "./explain-calls";
+import { explainSqlite } from "./explain-sqlite";
 import { seedTasks } from "./scale-seed";
 
 const TASKS = Number(process.env.EXPLAIN_TASKS ?? 100_000);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A statement's shape: its literals replaced, so that one EXPLAIN stands for every call of it. */
-const shapeOf = (sql: string) =>
-  sql
-    .replace(/'(?:[^'\\]|\\.)*'/g, "?")
-    .replace(/\b\d+\b/g, "?")
-    .replace(/\(\?(?:, \?)+\)/g, "(?...)")
-    .replace(/(?:\(\?\.\.\.\)(?:, )?)+/g, "(?...)")
-    .replace(/\s+/g, " ")
-    .trim();
+const DIALECTS = (process.env.EXPLAIN_DIALECTS ?? "mysql,sqlite").split(",");
 
 const EXPLAINABLE = /^\s*(SELECT|UPDATE|DELETE|INSERT INTO \S+ \([^)]*\) VALUES \(.*\(SELECT)/is;
 const IGNORED =
   /information_schema|general_log|schema_migrations|GET_LOCK|RELEASE_LOCK|^SELECT 1$|^SELECT VERSION|^SET |@@/i;
 
-async function exercise(port: number): Promise<void> {
-  const client = connect(port);
-  try {
-    const young = `t-${Math.floor(TASKS / 2)}`;
-    const author = { kind: 1, name: "explain" };
-    await client.tasks.getTask({ taskId: young });
-    await client.plans.getPlan({ taskId: young });
-    await client.plans.updatePlan({
-      taskId: young,
-      content: "- appended",
-      mode: WriteMode.WRITE_MODE_APPEND,
-      author,
-    });
-    // The deep task is at the default budget of 10,000 revisions: the refusal recounts first.
-    await client.plans
-      .updatePlan({ taskId: "deep-0", content: "- appended", mode: WriteMode.WRITE_MODE_APPEND, author })
-      .then(
-        () => {
-          throw new Error("an append past the revision budget was accepted");
-        },
-        () => undefined,
-      );
-    const { plan } = await client.plans.getPlan({ taskId: young });
-    await client.plans.updatePlan({
-      taskId: young,
-      content: `${plan?.content ?? ""}\n- replaced`,
-      mode: WriteMode.WRITE_MODE_REPLACE,
-      expectedVersion: plan?.version,
-      author: { kind: 1, name: "other" },
-    });
-    const current = (await client.plans.getPlan({ taskId: young })).plan;
-    await client.plans.editPlan({
-      taskId: young,
-      expectedVersion: current?.version,
-      oldText: "- replaced",
-      newText: "- edited",
-      author,
-    });
-    await client.plans.savePlan({ taskId: young, content: "# Saved by the editor" });
-    let token = "";
-    for (let page = 0; page < 3; page++)
-      token = (await client.plans.listPlanRevisions({ taskId: "deep-0", pageSize: 100, pageToken: token }))
-        .nextPageToken;
-    const { revisions } = await client.plans.listPlanRevisions({ taskId: young, pageSize: 20 });
-    const oldest = revisions.at(-1);
-    if (!oldest) throw new Error("the seeded task has no revisions");
-    await client.plans.getPlanRevision({ taskId: young, revisionId: oldest.id });
-    await client.plans.revertPlan({ taskId: young, revisionId: oldest.id });
-    const head = (await client.plans.getPlan({ taskId: young })).plan;
-    const { revisions: after } = await client.plans.listPlanRevisions({ taskId: young, pageSize: 20 });
-    const target = after[3];
-    if (target)
-      await client.plans.restorePlanRevision({
-        taskId: young,
-        revisionId: target.id,
-        expectedVersion: head?.version,
-        expectedRevisionVersion: target.revisionVersion,
-        author,
-      });
-    await client.plans.markImplementationStarted({ taskId: young, sessionId: "explain", actor: "bench" });
-    // A watch resuming from an old version reads the change history (with content, an append's
-    // rows derived from the next), then stays open through a few polls.
-    await client.tasks.createTask({ taskId: "explain-new", workspaceId: "ws" });
-    await client.plans.createPlan({ taskId: "explain-new", content: "# New" });
-    for (const step of ["one", "two", "three"])
-      await client.plans.updatePlan({
-        taskId: "explain-new",
-        content: `- ${step}`,
-        mode: WriteMode.WRITE_MODE_APPEND,
-      });
-    const watch = client.plans.watchPlan({ taskId: "explain-new", afterVersion: 1, includeContent: true });
-    let received = 0;
-    watch.on("data", () => (received += 1));
-    watch.on("error", () => undefined);
-    await sleep(1_500);
-    watch.cancel();
-    if (received < 3) throw new Error(`the watch caught up with ${received} of 3 changes`);
-    await client.plans.deletePlan({ taskId: young });
-    await client.tasks.deleteTask({ taskId: `t-${Math.floor(TASKS / 3)}` });
-    await sleep(2_000); // pruning passes by age and per task
-  } finally {
-    client.close();
-  }
-}
-
-async function main(): Promise<void> {
+async function explainMariaDb(): Promise<void> {
   const logDir = mkdtempSync(join(tmpdir(), "taskplans-bench-explain-"));
   const mariadb = await startMariaDb({ durable: true });
   try {
@@ -151,7 +56,7 @@ async function main(): Promise<void> {
         name: "explain",
       });
       try {
-        await exercise(replica.port);
+        await exercise(replica.port, TASKS);
       } finally {
         await replica.stop();
         await admin.query("SET GLOBAL general_log = 0");
@@ -184,6 +89,17 @@ async function main(): Promise<void> {
   } finally {
     await mariadb.stop();
     rmSync(logDir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  if (DIALECTS.includes("mysql")) {
+    console.log("MariaDB (EXPLAIN):\n");
+    await explainMariaDb();
+  }
+  if (DIALECTS.includes("sqlite")) {
+    console.log("\nSQLite (EXPLAIN QUERY PLAN):\n");
+    await explainSqlite(TASKS);
   }
 }
 

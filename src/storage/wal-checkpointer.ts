@@ -11,11 +11,17 @@ export interface CheckpointSettings {
    * checkpoint takes (its sync included), which is the case under steady writes.
    */
   readonly restartFrames: number;
+  /**
+   * How long a RESTART waits for a reader in another process (the service's own reads are held
+   * back with its transactions); the service waits as long, so it is kept short.
+   */
+  readonly restartWaitMs: number;
 }
 
 export const DEFAULT_CHECKPOINT_SETTINGS: CheckpointSettings = Object.freeze({
   intervalMs: 200,
   restartFrames: 4_096,
+  restartWaitMs: 100,
 });
 
 /** What the worker is given (structured-cloned into it). */
@@ -78,8 +84,10 @@ function checkpointWorker(): void {
     if (message === "stop") close();
     if (message !== "restart" || !db.open) return;
     try {
-      // The main connection holds back its transactions meanwhile; a reader of the moment is waited for.
-      db.pragma("busy_timeout = 2000");
+      // The main connection holds back its transactions meanwhile, so the wait for a reader of
+      // another process (one that pins older pages of the log) is kept short: if it is still
+      // reading, the log is not started over this time, and a later pass asks again.
+      db.pragma(`busy_timeout = ${input.restartWaitMs}`);
       db.pragma("wal_checkpoint(RESTART)");
       db.pragma("busy_timeout = 0");
       port.postMessage({ restarted: true });

@@ -26,6 +26,7 @@ async function until(condition: () => boolean, what: string, ms = 10_000): Promi
 /** What 4,000 commits through a store with background checkpoints did to the log and the database. */
 interface Outcome {
   readonly autocheckpointWhileOpen: unknown;
+  readonly synchronousWhileOpen: unknown;
   readonly passes: readonly CheckpointPass[];
   readonly failures: readonly string[];
   readonly walPeak: number;
@@ -45,10 +46,12 @@ async function commitThroughStore(dir: string, settings: CheckpointSettings): Pr
   });
   let walPeak = 0;
   let autocheckpointWhileOpen: unknown;
+  let synchronousWhileOpen: unknown;
   try {
     const main = (dataSource.driver as unknown as { databaseConnection: Database.Database })
       .databaseConnection;
     autocheckpointWhileOpen = main.pragma("wal_autocheckpoint", { simple: true });
+    synchronousWhileOpen = main.pragma("synchronous", { simple: true });
     await until(() => passes.length > 0, "the worker's first pass");
     // Every task is one commit; the log's file never shrinks, so its size is its peak. Between two
     // commits the event loop turns, as it does between the calls a server serves.
@@ -65,6 +68,7 @@ async function commitThroughStore(dir: string, settings: CheckpointSettings): Pr
   try {
     return {
       autocheckpointWhileOpen,
+      synchronousWhileOpen,
       passes,
       failures,
       walPeak,
@@ -89,8 +93,11 @@ describe("SQLite's write-ahead log, checkpointed on a worker thread", () => {
   ])(
     "commits do not checkpoint; the worker does, and restarts the log past $restartFrames frames",
     async ({ restartFrames, walBound }) => {
-      const outcome = await commitThroughStore(dir, { intervalMs: 5, restartFrames });
+      const outcome = await commitThroughStore(dir, { intervalMs: 5, restartFrames, restartWaitMs: 100 });
       expect(outcome.autocheckpointWhileOpen).toBe(0);
+      // NORMAL (1) on a new file too: commits do not sync the log, so they never wait behind the
+      // worker's sync of the database file.
+      expect(outcome.synchronousWhileOpen).toBe(1);
       expect(outcome.failures).toEqual([]);
       expect(outcome.passes.filter((p) => p.restart).length).toBeGreaterThan(0);
       // Without checkpoints, 4,000 commits leave a log of about 35 MiB (a page of the table and one
@@ -109,7 +116,7 @@ describe("SQLite's write-ahead log, checkpointed on a worker thread", () => {
     const checkpoints = WalCheckpointer.start(
       main,
       join(dir, "missing", "plans.sqlite"),
-      { intervalMs: 5, restartFrames: 64 },
+      { intervalMs: 5, restartFrames: 64, restartWaitMs: 100 },
       { onFailure: (reason) => reasons.push(reason) },
     );
     try {
