@@ -1,4 +1,5 @@
 import { Worker } from "node:worker_threads";
+import { checkpointWorker, type WorkerInput, type WorkerMessage } from "./wal-checkpoint-worker";
 
 /** When the background checkpoints run. */
 export interface CheckpointSettings {
@@ -24,78 +25,12 @@ export const DEFAULT_CHECKPOINT_SETTINGS: CheckpointSettings = Object.freeze({
   restartWaitMs: 100,
 });
 
-/** What the worker is given (structured-cloned into it). */
-interface WorkerInput extends CheckpointSettings {
-  readonly file: string;
-  /** The path of better-sqlite3 as the service resolves it, so the worker loads the same build. */
-  readonly driver: string;
-}
-
 /** What one pass did, as SQLite reports it (frames in the log, frames copied into the database). */
 export interface CheckpointPass {
   readonly log: number;
   readonly checkpointed: number;
   /** Whether the log had grown past `restartFrames`, so a RESTART was queued on the main connection. */
   readonly restart: boolean;
-}
-
-type WorkerMessage =
-  | { readonly pass: { readonly log: number; readonly checkpointed: number } }
-  | { readonly restarted: true }
-  | { readonly failed: string };
-
-/**
- * The body of the worker thread, run from its source text (a worker needs a JavaScript file or
- * code, and this module also runs as TypeScript under the tests). It uses nothing but what it is
- * given: its own connection to the file, a passive checkpoint every `intervalMs` (which never waits
- * for, nor blocks, a reader or the writer) and a message after every pass, a RESTART checkpoint on
- * "restart" (answered once done). It stops on "stop", or at the first failure, which it reports.
- */
-function checkpointWorker(): void {
-  /* eslint-disable @typescript-eslint/no-require-imports -- the worker runs from its source text */
-  const threads = require("node:worker_threads") as typeof import("node:worker_threads");
-  const input = threads.workerData as WorkerInput;
-  const port = threads.parentPort;
-  const Database = require(input.driver) as typeof import("better-sqlite3");
-  /* eslint-enable @typescript-eslint/no-require-imports */
-  if (port === null) return;
-  const db = new Database(input.file, { fileMustExist: true });
-  let timer: NodeJS.Timeout | null = null;
-  const close = () => {
-    if (timer !== null) clearTimeout(timer);
-    timer = null;
-    if (db.open) db.close();
-    port.close();
-  };
-  const failed = (error: unknown) => {
-    port.postMessage({ failed: error instanceof Error ? error.message : String(error) });
-    close();
-  };
-  const pass = () => {
-    try {
-      const [done] = db.pragma("wal_checkpoint(PASSIVE)") as { log: number; checkpointed: number }[];
-      port.postMessage({ pass: { log: done?.log ?? 0, checkpointed: done?.checkpointed ?? 0 } });
-      timer = setTimeout(pass, input.intervalMs);
-    } catch (error) {
-      failed(error);
-    }
-  };
-  port.on("message", (message) => {
-    if (message === "stop") close();
-    if (message !== "restart" || !db.open) return;
-    try {
-      // The main connection holds back its transactions meanwhile, so the wait for a reader of
-      // another process (one that pins older pages of the log) is kept short: if it is still
-      // reading, the log is not started over this time, and a later pass asks again.
-      db.pragma(`busy_timeout = ${input.restartWaitMs}`);
-      db.pragma("wal_checkpoint(RESTART)");
-      db.pragma("busy_timeout = 0");
-      port.postMessage({ restarted: true });
-    } catch (error) {
-      failed(error);
-    }
-  });
-  timer = setTimeout(pass, input.intervalMs);
 }
 
 /** The main connection's setting, restored when the checkpoints cannot run in the background. */
@@ -129,8 +64,10 @@ export class WalCheckpointer {
   private readonly exited: Promise<void>;
   private stopped: Promise<void> | null = null;
   private failed = false;
+  private restarting = false;
   private restarted: (() => void) | null = null;
   private restartedAt = -1;
+  private gone = false;
 
   private constructor(
     private readonly main: MainConnection,
@@ -139,7 +76,12 @@ export class WalCheckpointer {
     private readonly observer: CheckpointObserver,
     private readonly betweenTransactions: (job: () => Promise<void>) => Promise<void>,
   ) {
-    const input: WorkerInput = { ...settings, file, driver: require.resolve("better-sqlite3") };
+    const input: WorkerInput = {
+      file,
+      intervalMs: settings.intervalMs,
+      restartWaitMs: settings.restartWaitMs,
+      driver: require.resolve("better-sqlite3"),
+    };
     this.worker = new Worker(`(${checkpointWorker.toString()})()`, { eval: true, workerData: input });
     this.worker.unref();
     this.worker.on("message", (message: WorkerMessage) => {
@@ -150,6 +92,7 @@ export class WalCheckpointer {
     this.worker.on("error", (error) => this.fallBack(error.message));
     this.exited = new Promise((resolve) =>
       this.worker.once("exit", () => {
+        this.gone = true;
         if (this.stopped === null) this.fallBack("the checkpoint worker exited");
         this.restartOver();
         resolve();
@@ -189,18 +132,22 @@ export class WalCheckpointer {
     const restart =
       done.log >= this.settings.restartFrames &&
       done.log !== this.restartedAt &&
-      this.restarted === null &&
+      !this.restarting &&
+      !this.gone &&
       this.stopped === null;
     this.observer.onPass?.({ ...done, restart });
     if (!restart) return;
+    this.restarting = true;
+    this.restartedAt = done.log;
     // A job of the main connection's queue: no transaction of the service is open until it ends,
     // and the event loop goes on serving meanwhile.
     void this.betweenTransactions(
       () =>
         new Promise<void>((resolve) => {
-          this.restartedAt = done.log;
           this.restarted = resolve;
-          this.worker.postMessage("restart");
+          // A worker that has gone meanwhile answers nothing: the job ends at once.
+          if (this.gone) this.restartOver();
+          else this.worker.postMessage("restart");
         }),
     );
   }
@@ -209,6 +156,7 @@ export class WalCheckpointer {
   private restartOver(): void {
     this.restarted?.();
     this.restarted = null;
+    this.restarting = false;
   }
 
   private fallBack(reason: string): void {

@@ -5,6 +5,7 @@ import Database from "better-sqlite3";
 import type { DataSource } from "typeorm";
 import { createDataSource } from "../../src/storage/data-source";
 import { runMigrations } from "../../src/storage/migrations-runner";
+import { waitFor } from "../harness/processes";
 import { TypeOrmPlanStore } from "../../src/storage/typeorm-plan-store";
 import {
   type CheckpointPass,
@@ -14,14 +15,6 @@ import {
 
 const TASKS = 4_000;
 const at = new Date("2026-12-01T00:00:00Z");
-
-async function until(condition: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 /** What 4,000 commits through a store with background checkpoints did to the log and the database. */
 interface Outcome {
@@ -52,7 +45,7 @@ async function commitThroughStore(dir: string, settings: CheckpointSettings): Pr
       .databaseConnection;
     autocheckpointWhileOpen = main.pragma("wal_autocheckpoint", { simple: true });
     synchronousWhileOpen = main.pragma("synchronous", { simple: true });
-    await until(() => passes.length > 0, "the worker's first pass");
+    await waitFor("the worker's first pass", async () => passes.length > 0, 10_000);
     // Every task is one commit; the log's file never shrinks, so its size is its peak. Between two
     // commits the event loop turns, as it does between the calls a server serves.
     for (let i = 0; i < TASKS; i++) {
@@ -60,7 +53,11 @@ async function commitThroughStore(dir: string, settings: CheckpointSettings): Pr
       await new Promise((resolve) => setImmediate(resolve));
       walPeak = Math.max(walPeak, statSync(`${file}-wal`).size);
     }
-    await until(() => passes.some((p) => p.log > 0 && p.checkpointed === p.log), "a complete checkpoint");
+    await waitFor(
+      "a complete checkpoint",
+      async () => passes.some((p) => p.log > 0 && p.checkpointed === p.log),
+      10_000,
+    );
   } finally {
     await store.close();
   }
@@ -121,7 +118,7 @@ describe("SQLite's write-ahead log, checkpointed on a worker thread", () => {
     );
     try {
       expect(main.pragma("wal_autocheckpoint", { simple: true })).toBe(0);
-      await until(() => reasons.length > 0, "the failure");
+      await waitFor("the failure", async () => reasons.length > 0, 10_000);
       expect(reasons[0]).toMatch(/directory does not exist|unable to open/);
       expect(main.pragma("wal_autocheckpoint", { simple: true })).toBe(1000);
     } finally {
