@@ -10,6 +10,7 @@
  *
  *   npm run bench:scale
  *   SCALE_TASKS=1000,100000,1000000 SCALE_DIALECTS=mysql npm run bench:scale
+ *   SCALE_SEED_CACHE=/var/tmp/seeds SCALE_TASKS=1000,1000000 SCALE_DIALECTS=sqlite npm run bench:scale
  */
 import {
   closeSync,
