@@ -84,12 +84,9 @@ describe("SQLite's write-ahead log, checkpointed on a worker thread", () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it.each([
-    { restartFrames: 1024, walBound: 12 },
-    { restartFrames: 64, walBound: 4 },
-  ])(
+  it.each([{ restartFrames: 1024 }, { restartFrames: 64 }])(
     "commits do not checkpoint; the worker does, and restarts the log past $restartFrames frames",
-    async ({ restartFrames, walBound }) => {
+    async ({ restartFrames }) => {
       const outcome = await commitThroughStore(dir, { intervalMs: 5, restartFrames, restartWaitMs: 100 });
       expect(outcome.autocheckpointWhileOpen).toBe(0);
       // NORMAL (1) on a new file too: commits do not sync the log, so they never wait behind the
@@ -98,8 +95,9 @@ describe("SQLite's write-ahead log, checkpointed on a worker thread", () => {
       expect(outcome.failures).toEqual([]);
       expect(outcome.passes.filter((p) => p.restart).length).toBeGreaterThan(0);
       // Without checkpoints, 4,000 commits leave a log of about 35 MiB (a page of the table and one
-      // of its index each, 4 KiB apiece); the bounds allow for a loaded machine.
-      expect(outcome.walPeak).toBeLessThan(walBound * 1024 * 1024);
+      // of its index each, 4 KiB apiece), and 30 to 46 MiB without the RESTART. With it, 2 to 6 MiB
+      // were seen; the bound leaves room for a loaded machine, where passes come late.
+      expect(outcome.walPeak).toBeLessThan(16 * 1024 * 1024);
       // The last connection to close checkpoints the rest and removes the log; nothing is lost.
       expect(outcome.walLeftAfterClose).toBe(false);
       expect(outcome.tasksStored).toEqual({ n: TASKS });
