@@ -11,6 +11,9 @@ export const shapeOf = (sql: string) =>
     .replace(/\s+/g, " ")
     .trim();
 
+/** Statements EXPLAIN can read: reads, updates, deletes, and inserts whose values hold a subquery. */
+export const EXPLAINABLE = /^\s*(SELECT|UPDATE|DELETE|INSERT INTO \S+ \([^)]*\) VALUES \(.*\(SELECT)/is;
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**

@@ -5,13 +5,12 @@ import Database from "better-sqlite3";
 import pino from "pino";
 import { startApp } from "../src/app";
 import { loadConfig } from "../src/config/config";
-import { exercise, shapeOf } from "./explain-calls";
+import { EXPLAINABLE, exercise, shapeOf } from "./explain-calls";
 import { seedTasks } from "./scale-seed";
 
 /** The first run of each statement the service prepared: its text and the values it was run with. */
 type Recorded = Map<string, { readonly sql: string; readonly values: unknown[] }>;
 
-const EXPLAINABLE = /^\s*(SELECT|UPDATE|DELETE|INSERT INTO \S+ \([^)]*\) VALUES \(.*\(SELECT)/is;
 const IGNORED = /sqlite_master|schema_migrations|^\s*PRAGMA|^\s*SELECT 1$/i;
 const TABLES = new Set(["tasks", "task_plans", "task_plan_revisions", "task_plan_changes", "write_requests"]);
 

@@ -18,14 +18,13 @@ import { join } from "node:path";
 import { createConnection } from "mysql2/promise";
 import { createDatabase, startMariaDb } from "../test/harness/mariadb";
 import { startReplica } from "../test/harness/replica";
-import { exercise, shapeOf } from "./explain-calls";
+import { EXPLAINABLE, exercise, shapeOf } from "./explain-calls";
 import { explainSqlite } from "./explain-sqlite";
 import { seedTasks } from "./scale-seed";
 
 const TASKS = Number(process.env.EXPLAIN_TASKS ?? 100_000);
 const DIALECTS = (process.env.EXPLAIN_DIALECTS ?? "mysql,sqlite").split(",");
 
-const EXPLAINABLE = /^\s*(SELECT|UPDATE|DELETE|INSERT INTO \S+ \([^)]*\) VALUES \(.*\(SELECT)/is;
 const IGNORED =
   /information_schema|general_log|schema_migrations|GET_LOCK|RELEASE_LOCK|^SELECT 1$|^SELECT VERSION|^SET |@@/i;
 

@@ -1,6 +1,7 @@
 import "reflect-metadata";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
+import type BetterSqlite3 from "better-sqlite3";
 import { DataSource } from "typeorm";
 import { PlanEntity } from "./entities/plan.entity";
 import { RevisionEntity } from "./entities/revision.entity";
@@ -76,4 +77,9 @@ export function createDataSource(url: string, options: { poolSize: number }): Da
     // code, and the capture cost showed in CPU profiles of the serialized write path).
     extra: { connectTimeout: 5_000, trace: false },
   });
+}
+
+/** The better-sqlite3 connection TypeORM holds for an SQLite data source (initialized). */
+export function sqliteConnection(dataSource: DataSource): BetterSqlite3.Database {
+  return (dataSource.driver as unknown as { databaseConnection: BetterSqlite3.Database }).databaseConnection;
 }

@@ -1,5 +1,5 @@
 import type { DataSource, EntityManager, QueryRunner } from "typeorm";
-import type { Dialect } from "./data-source";
+import { type Dialect, sqliteConnection } from "./data-source";
 import { PlanEntity } from "./entities/plan.entity";
 import { RevisionEntity } from "./entities/revision.entity";
 import { TaskEntity } from "./entities/task.entity";
@@ -18,7 +18,7 @@ import { headFromEntity, revisionMetaFromEntity, taskFromEntity, taskToEntity } 
 import { REVISION_META_COLUMNS, revisionWithContent } from "./revision-rows";
 import { noQueue, SerialQueue } from "./serial-queue";
 import { classifyStorageError } from "./storage-errors";
-import { type CheckpointPass, type CheckpointSettings, WalCheckpointer } from "./wal-checkpointer";
+import { type CheckpointObserver, type CheckpointSettings, WalCheckpointer } from "./wal-checkpointer";
 import { TypeOrmWriteTx } from "./write-tx";
 
 const ROW_LOCK_WAIT_SECONDS = 5;
@@ -41,11 +41,7 @@ export class TypeOrmPlanStore implements PlanStore {
     private readonly dialect: Dialect,
     options: {
       readonly revisionContentAtHead?: boolean;
-      readonly walCheckpoints?: {
-        readonly settings: CheckpointSettings;
-        readonly onPass?: (pass: CheckpointPass) => void;
-        readonly onFailure: (reason: string) => void;
-      };
+      readonly walCheckpoints?: CheckpointObserver & { readonly settings: CheckpointSettings };
     } = {},
   ) {
     this.queue = dialect === "sqlite" ? new SerialQueue() : noQueue;
@@ -55,8 +51,7 @@ export class TypeOrmPlanStore implements PlanStore {
     this.checkpoints =
       dialect === "sqlite" && options.walCheckpoints && typeof file === "string" && file !== ":memory:"
         ? WalCheckpointer.start(
-            (dataSource.driver as unknown as { databaseConnection: { pragma(s: string): unknown } })
-              .databaseConnection,
+            sqliteConnection(dataSource),
             file,
             options.walCheckpoints.settings,
             options.walCheckpoints,

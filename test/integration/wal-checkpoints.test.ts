@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import type { DataSource } from "typeorm";
-import { createDataSource } from "../../src/storage/data-source";
+import { createDataSource, sqliteConnection } from "../../src/storage/data-source";
 import { runMigrations } from "../../src/storage/migrations-runner";
 import { waitFor } from "../harness/processes";
 import { TypeOrmPlanStore } from "../../src/storage/typeorm-plan-store";
@@ -41,8 +41,7 @@ async function commitThroughStore(dir: string, settings: CheckpointSettings): Pr
   let autocheckpointWhileOpen: unknown;
   let synchronousWhileOpen: unknown;
   try {
-    const main = (dataSource.driver as unknown as { databaseConnection: Database.Database })
-      .databaseConnection;
+    const main = sqliteConnection(dataSource);
     autocheckpointWhileOpen = main.pragma("wal_autocheckpoint", { simple: true });
     synchronousWhileOpen = main.pragma("synchronous", { simple: true });
     await waitFor("the worker's first pass", async () => passes.length > 0, 10_000);
