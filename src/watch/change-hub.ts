@@ -69,6 +69,7 @@ const PAGE = 100;
  */
 export class ChangeHub {
   private readonly feeds = new Map<string, Feed>();
+  private readonly feedListeners: ((taskId: string) => void)[] = [];
   private readonly poller: { stop(): void };
   private closed = false;
 
@@ -92,6 +93,27 @@ export class ChangeHub {
     return this.feeds.has(taskId);
   }
 
+  /** The tasks this replica's watches follow. */
+  watchedTaskIds(): string[] {
+    return [...this.feeds.keys()];
+  }
+
+  /** Calls `listener` each time a task gets its first watch on this replica. */
+  onFeedOpened(listener: (taskId: string) => void): void {
+    this.feedListeners.push(listener);
+  }
+
+  /**
+   * Reads the task's history once more (after a catch-up still running, if one is): for a change
+   * committed while the other replicas did not yet know this one watches it.
+   */
+  recheck(taskId: string): void {
+    const feed = this.feeds.get(taskId);
+    if (!feed) return;
+    feed.again = true;
+    void this.read(feed);
+  }
+
   /** Watches `taskId` from `after` (exclusive): every change after it, in order, exactly once. */
   watch(taskId: string, after: ChangeKey, subscriber: ChangeSubscriber): Subscription {
     if (this.closed) {
@@ -111,6 +133,7 @@ export class ChangeHub {
         checkExists: false,
       };
       this.feeds.set(taskId, feed);
+      for (const listener of this.feedListeners) listener(taskId);
     }
     const watch: Watch = { subscriber, position: after, pending: [], ended: false };
     feed.watches.add(watch);

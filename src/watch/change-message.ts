@@ -70,3 +70,30 @@ export function parseChangeMessage(message: string): {
   if (version === undefined) return { taskId, key: null, payload };
   return { taskId, key: { version: Number(version), step: step === "1" ? 1 : 0 }, payload };
 }
+
+// An interest message starts where a change message has its task id: an empty one, which replicas
+// of an earlier version take for a task nobody watches, and ignore.
+const INTEREST = "\twatching\t";
+
+/**
+ * What a replica announces about the tasks its watchers follow: its instance id, then the task ids
+ * separated by spaces (ids have no whitespace).
+ */
+export function interestMessage(instanceId: string, taskIds: readonly string[]): string {
+  return `${INTEREST}${instanceId}\t${taskIds.join(" ")}`;
+}
+
+/** Parses interestMessage; null for anything else (a change message among them). */
+export function parseInterestMessage(message: string): { instanceId: string; taskIds: string[] } | null {
+  if (!message.startsWith(INTEREST)) return null;
+  const rest = message.slice(INTEREST.length);
+  const tab = rest.indexOf("\t");
+  if (tab <= 0) return null;
+  return {
+    instanceId: rest.slice(0, tab),
+    taskIds: rest
+      .slice(tab + 1)
+      .split(" ")
+      .filter(Boolean),
+  };
+}

@@ -1,3 +1,4 @@
+import Redis from "ioredis";
 import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
 import { type RedisNode, startRedisNodes } from "../harness/redis";
 import { startTestApp, type TestApp } from "../harness/test-app";
@@ -117,4 +118,50 @@ describe("WatchPlan across two replicas (MariaDB + 3 Redis nodes)", () => {
       await lonely.stop();
     }
   });
+
+  it("a write sends nothing to Redis until another replica watches its task, then every write is announced", async () => {
+    const [a, b] = replicas as [TestApp, TestApp];
+    // What the replicas publish on the change channel, heard on every node.
+    const heard: string[] = [];
+    const listeners = nodes.map((node) => new Redis(node.url));
+    for (const listener of listeners) {
+      listener.on("message", (_channel: string, message: string) => heard.push(message));
+      await listener.subscribe("taskplans:changes");
+    }
+    const changesOf = (taskId: string) => heard.filter((message) => message.startsWith(`${taskId}\t`));
+    try {
+      const taskId = await a.newTask();
+      await a.plans.createPlan({ taskId, content: "# Plan" });
+      await a.plans.updatePlan({ taskId, content: "- unwatched", mode: APPEND });
+      // A watcher on the writer's own replica hears it without Redis.
+      const local = new Watcher(a.plans.watchPlan({ taskId }));
+      await local.received(1);
+      await a.plans.updatePlan({ taskId, content: "- watched on a", mode: APPEND });
+      await local.received(2);
+      expect(changesOf(taskId)).toEqual([]);
+      const remote = new Watcher(b.plans.watchPlan({ taskId }));
+      await remote.received(1);
+      // b said so on the channel; a's next writes go out, and reach b's watcher.
+      await waitFor(() =>
+        heard.some((message) => message.startsWith("\twatching\t") && message.includes(taskId)),
+      );
+      await a.plans.updatePlan({ taskId, content: "- watched on b", mode: APPEND });
+      await remote.received(2);
+      expect(remote.versions()).toEqual([4]);
+      await waitFor(() => changesOf(taskId).length === 1);
+      expect(changesOf(taskId)[0]).toMatch(new RegExp(`^${taskId}\t4\\.0\t`));
+      local.cancel();
+      remote.cancel();
+    } finally {
+      for (const listener of listeners) listener.disconnect();
+    }
+  });
 });
+
+async function waitFor(condition: () => boolean, ms = 5_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > until) throw new Error("condition not met in time");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
