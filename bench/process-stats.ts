@@ -20,3 +20,10 @@ export function bytesReadFromDisk(pid: number): number {
   const io = readFileSync(`/proc/${pid}/io`, "utf8");
   return Number(/read_bytes:\s+(\d+)/.exec(io)?.[1] ?? 0);
 }
+
+/** Read and write system calls a process has made so far (/proc/<pid>/io syscr, syscw). */
+export function systemCalls(pid: number): { reads: number; writes: number } {
+  const io = readFileSync(`/proc/${pid}/io`, "utf8");
+  const count = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(io)?.[1] ?? 0);
+  return { reads: count("syscr"), writes: count("syscw") };
+}

@@ -6,8 +6,13 @@
  * by what ran (the service's own files by directory, each dependency by package, Node's internals,
  * GC) and printed as microseconds per append, side by side, with the CPU each process used.
  *
+ * Beside the samples it prints, per append of the measured phase, the write and read system calls
+ * of each process (`/proc/<pid>/io`) and the statements MariaDB received (its `Questions` counter).
+ * With PROFILE_ROUNDS=n the two alternate n times (the first to run changes each round) and the
+ * CPU ratio of each round is printed with their median.
+ *
  *   npm run bench:profile
- *   PROFILE_APPENDS=20000 PROFILE_REDIS=0 PROFILE_KEEP=/tmp/profiles npm run bench:profile
+ *   PROFILE_APPENDS=20000 PROFILE_REDIS=0 PROFILE_ROUNDS=3 PROFILE_KEEP=/tmp/profiles npm run bench:profile
  */
 import { spawn } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -18,12 +23,14 @@ import { createDatabase, startMariaDb } from "../test/harness/mariadb";
 import { startRedisNodes } from "../test/harness/redis";
 import { startReplica } from "../test/harness/replica";
 import { connect } from "../test/harness/rpc";
-import { processCpuMs } from "./process-stats";
+import { createConnection } from "mysql2/promise";
+import { processCpuMs, systemCalls } from "./process-stats";
 
 const TASKS = 1_000;
 const IN_FLIGHT = 16;
 const APPENDS = Number(process.env.PROFILE_APPENDS ?? 10_000);
 const WITH_REDIS = process.env.PROFILE_REDIS !== "0";
+const ROUNDS = Number(process.env.PROFILE_ROUNDS ?? 1);
 
 interface ProfileNode {
   readonly id: number;
@@ -100,6 +107,10 @@ async function appendLoad(port: number, tasks: readonly string[], appends: numbe
 
 interface Measured {
   readonly cpuMsPerAppend: number;
+  /** Per append of the measured phase: the process's system calls, and statements MariaDB received. */
+  readonly writeCalls: number;
+  readonly readCalls: number;
+  readonly statements: number;
   readonly buckets: Map<string, number>;
   readonly functions: Map<string, number>;
 }
@@ -135,49 +146,85 @@ async function main(): Promise<void> {
     return { dir, nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${dir}`] };
   };
   // Warmed up as bench:overhead warms the ceiling (two appends per task), then measured.
+  const questions = async (): Promise<number> => {
+    const connection = await createConnection(mariadb.urlFor("mysql"));
+    const [rows] = await connection.query("SHOW GLOBAL STATUS LIKE 'Questions'");
+    await connection.end();
+    return Number((rows as { Value: string }[])[0]?.Value ?? 0);
+  };
   const measure = async (port: number, pid: number, stop: () => Promise<void>, dir: string) => {
     await appendLoad(port, tasks, 2 * TASKS);
-    const before = processCpuMs(pid);
+    const before = { cpu: processCpuMs(pid), calls: systemCalls(pid), statements: await questions() };
     await appendLoad(port, tasks, APPENDS);
-    const cpuMs = processCpuMs(pid) - before;
+    const cpuMs = processCpuMs(pid) - before.cpu;
+    const calls = systemCalls(pid);
+    // Less the count's own statement (each count includes itself).
+    const statements = (await questions()) - before.statements - 1;
     await stop();
-    return { cpuMsPerAppend: cpuMs / APPENDS, ...summarize(readProfile(dir)) };
+    return {
+      cpuMsPerAppend: cpuMs / APPENDS,
+      writeCalls: (calls.writes - before.calls.writes) / APPENDS,
+      readCalls: (calls.reads - before.calls.reads) / APPENDS,
+      statements: statements / APPENDS,
+      ...summarize(readProfile(dir)),
+    };
   };
-  const results: Record<string, Measured> = {};
+  const service = async (round: number): Promise<Measured> => {
+    const { dir, nodeArgs } = profiled(`service-${round}`);
+    const databaseUrl = await seeded();
+    const replica = await startReplica({ ...env, PLAN_DATABASE_URL: databaseUrl }, logDir, null, {
+      nodeArgs,
+    });
+    return measure(replica.port, replica.pid, () => replica.stop(), dir);
+  };
+  const ceiling = async (round: number): Promise<Measured> => {
+    const { dir, nodeArgs } = profiled(`ceiling-${round}`);
+    const databaseUrl = await seeded();
+    const child = spawn(
+      process.execPath,
+      [...nodeArgs, join(__dirname, "overhead-ceiling.js"), JSON.stringify({ databaseUrl, redisUrls })],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
+    const port = await new Promise<number>((resolve, reject) => {
+      child.stdout.once("data", (chunk: Buffer) => resolve(Number(chunk.toString().trim())));
+      child.once("exit", (code) => reject(new Error(`ceiling server exited ${code}`)));
+    });
+    const stop = async () => {
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGTERM");
+      await exited;
+    };
+    return measure(port, child.pid ?? -1, stop, dir);
+  };
+  const rounds: { service: Measured; ceiling: Measured }[] = [];
   try {
-    {
-      const { dir, nodeArgs } = profiled("service");
-      const databaseUrl = await seeded();
-      const replica = await startReplica({ ...env, PLAN_DATABASE_URL: databaseUrl }, logDir, null, {
-        nodeArgs,
-      });
-      results.service = await measure(replica.port, replica.pid, () => replica.stop(), dir);
-    }
-    {
-      const { dir, nodeArgs } = profiled("ceiling");
-      const databaseUrl = await seeded();
-      const child = spawn(
-        process.execPath,
-        [...nodeArgs, join(__dirname, "overhead-ceiling.js"), JSON.stringify({ databaseUrl, redisUrls })],
-        { stdio: ["ignore", "pipe", "inherit"] },
-      );
-      const port = await new Promise<number>((resolve, reject) => {
-        child.stdout.once("data", (chunk: Buffer) => resolve(Number(chunk.toString().trim())));
-        child.once("exit", (code) => reject(new Error(`ceiling server exited ${code}`)));
-      });
-      const stop = async () => {
-        const exited = new Promise((resolve) => child.once("exit", resolve));
-        child.kill("SIGTERM");
-        await exited;
-      };
-      results.ceiling = await measure(port, child.pid ?? -1, stop, dir);
+    for (let round = 0; round < ROUNDS; round++) {
+      if (round % 2 === 0) {
+        const s = await service(round);
+        rounds.push({ service: s, ceiling: await ceiling(round) });
+      } else {
+        const c = await ceiling(round);
+        rounds.push({ service: await service(round), ceiling: c });
+      }
     }
   } finally {
     for (const node of nodes) await node.stop();
     await mariadb.stop();
     rmSync(logDir, { recursive: true, force: true });
   }
-  print(results.service, results.ceiling);
+  const last = rounds[rounds.length - 1];
+  if (last) print(last.service, last.ceiling);
+  if (rounds.length > 1) {
+    const ratios = rounds.map((r) => r.service.cpuMsPerAppend / r.ceiling.cpuMsPerAppend);
+    console.log(`\nCPU ratio per round: ${ratios.map((r) => `${r.toFixed(2)}x`).join(", ")}`);
+    console.log(`median: ${median(ratios).toFixed(2)}x`);
+  }
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
 }
 
 function print(service: Measured | undefined, ceiling: Measured | undefined): void {
@@ -205,6 +252,9 @@ function print(service: Measured | undefined, ceiling: Measured | undefined): vo
   console.log("\nthe service's 30 costliest functions (self time, us per append):");
   const top = [...service.functions].sort((a, b) => b[1] - a[1]).slice(0, 30);
   for (const [name, value] of top) console.log(`${(value / served).toFixed(1).padStart(8)}  ${name}`);
+  const perAppend = (m: Measured) =>
+    `${m.writeCalls.toFixed(2)} write and ${m.readCalls.toFixed(2)} read calls, ${m.statements.toFixed(2)} statements`;
+  console.log(`\nper append (measured phase): service ${perAppend(service)}; ceiling ${perAppend(ceiling)}`);
   console.log(
     `\nCPU per append (/proc, measured phase): service ${service.cpuMsPerAppend.toFixed(3)} ms, ceiling ${ceiling.cpuMsPerAppend.toFixed(3)} ms, ${(service.cpuMsPerAppend / ceiling.cpuMsPerAppend).toFixed(2)}x`,
   );
