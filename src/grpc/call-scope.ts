@@ -138,9 +138,14 @@ export class CallScope {
     const ms = performance.now() - this.started;
     const code = this.kind === "unary" ? "OK" : "CANCELLED";
     this.deps.metrics.rpc(this.method, code, ms / 1000);
-    const entry = { ...this.log, code, ms: Math.round(ms) };
-    if (this.kind === "unary" && ms > this.deps.slowCallMs) this.deps.logger.warn(entry, "slow rpc");
-    else this.deps.logger.info(entry, WORDS[this.kind].ok);
+    const { logger } = this.deps;
+    const slow = this.kind === "unary" && ms > this.deps.slowCallMs;
+    // The line is built only when it is written (at level warn, most calls write none).
+    if (slow || logger.isLevelEnabled("info")) {
+      const entry = { ...this.log, code, ms: Math.round(ms) };
+      if (slow) logger.warn(entry, "slow rpc");
+      else logger.info(entry, WORDS[this.kind].ok);
+    }
     if (this.kind === "unary") this.echo();
     this.span?.end(this.kind === "unary" ? status.OK : status.CANCELLED, code, null);
   }

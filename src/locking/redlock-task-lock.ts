@@ -146,7 +146,8 @@ export class RedlockTaskLock implements TaskLock {
   private reusable(taskId: string, hold: Hold): boolean {
     const lost = hold.controller.signal.aborted;
     const contendedAt = this.waitedFor.get(taskId) ?? 0;
-    switch (decideLeaseUse({ ...hold, lost, contendedAt }, Date.now(), this.settings)) {
+    const lease = { uses: hold.uses, retiring: hold.retiring, lost, contendedAt };
+    switch (decideLeaseUse(lease, Date.now(), this.settings)) {
       case "use":
         return true;
       case "new-batch":

@@ -38,7 +38,8 @@ export function validateContentWrite(
   }
   if (how.mode === "replace") checkSize(utf8Length(request.content));
   return {
-    ...how,
+    path: how.path,
+    mode: how.mode,
     title,
     content: request.content,
     expectedVersion: request.expectedVersion,

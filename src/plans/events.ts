@@ -21,29 +21,44 @@ export interface EventSink {
   publish(taskId: string, events: readonly PlanEvent[]): void;
 }
 
+// The two functions below name every field they keep rather than spreading the rest: on every
+// write, and V8 (Node 20) builds an object from a rest or a spread with more fields many times slower.
+
 /** Strips content from a HEAD for an event. */
-export function summarize(
-  head: PlanSummary & {
-    content?: unknown;
-    legacyContent?: unknown;
-    trimmedChars?: unknown;
-    trimmedBytes?: unknown;
-  },
-): PlanSummary {
-  const {
-    content: _content,
-    legacyContent: _legacy,
-    trimmedChars: _chars,
-    trimmedBytes: _bytes,
-    ...summary
-  } = head;
-  return summary;
+export function summarize(head: PlanSummary): PlanSummary {
+  return {
+    taskId: head.taskId,
+    title: head.title,
+    contentBytes: head.contentBytes,
+    contentChars: head.contentChars,
+    version: head.version,
+    createdBy: head.createdBy,
+    createdAt: head.createdAt,
+    updatedAt: head.updatedAt,
+    latestRevisionNumber: head.latestRevisionNumber,
+    deleted: head.deleted,
+    implementationStartedAt: head.implementationStartedAt,
+    implementationStartedBy: head.implementationStartedBy,
+    implementationStartedSessionId: head.implementationStartedSessionId,
+  };
 }
 
 /** Strips content from a revision for an event. */
-export function revisionMeta(revision: RevisionMeta & { content?: string | null }): RevisionMeta {
-  const { content: _content, ...meta } = revision;
-  return meta;
+export function revisionMeta(revision: RevisionMeta): RevisionMeta {
+  return {
+    id: revision.id,
+    taskId: revision.taskId,
+    number: revision.number,
+    title: revision.title,
+    contentBytes: revision.contentBytes,
+    contentChars: revision.contentChars,
+    authorKind: revision.authorKind,
+    authorName: revision.authorName,
+    revertOfRevisionId: revision.revertOfRevisionId,
+    createdAt: revision.createdAt,
+    updatedAt: revision.updatedAt,
+    rowVersion: revision.rowVersion,
+  };
 }
 
 /**

@@ -120,10 +120,16 @@ export function commitContent(
     });
   const revision: RevisionMeta = coalesce
     ? {
-        ...revisionMeta(latest),
+        id: latest.id,
+        taskId: latest.taskId,
+        number: latest.number,
         title,
         contentBytes,
         contentChars,
+        authorKind: latest.authorKind,
+        authorName: latest.authorName,
+        revertOfRevisionId: latest.revertOfRevisionId,
+        createdAt: latest.createdAt,
         updatedAt: env.now,
         rowVersion: latest.rowVersion + 1,
       }

@@ -99,8 +99,9 @@ export class WriteRunner {
         return store.inTransaction(async (tx) => {
           const outcome = await this.decideUnderLock(tx, command);
           if ("unchanged" in outcome) return outcome;
-          const after = await this.reading(command, () => tx.commit(outcome.commit));
-          await this.checkBudget(tx, outcome.commit, outcome.state.history, after);
+          const { decision, state, env } = outcome;
+          const after = await this.reading(command, () => tx.commit(decision.commit));
+          await this.checkBudget(tx, decision.commit, state.history, after);
           const { request } = command;
           if (request) {
             await tx.rememberRequest(
@@ -108,15 +109,15 @@ export class WriteRunner {
                 taskId,
                 requestId: request.storedId,
                 fingerprint: request.fingerprint,
-                result: encodeReplay(outcome.result),
-                createdAt: outcome.env.now,
+                result: encodeReplay(decision.result),
+                createdAt: env.now,
               },
-              new Date(outcome.env.now.getTime() - REQUEST_ID_RETENTION_MS),
+              new Date(env.now.getTime() - REQUEST_ID_RETENTION_MS),
             );
           }
           // The lease check is a courtesy; the fences (HEAD's version, the revision's row version) hold.
           if (lease.signal.aborted) throw new StorageConflictError("lock lease lost before commit");
-          return outcome;
+          return decision;
         });
       });
       metrics.transaction((performance.now() - txStarted) / 1000, "committed");
@@ -138,7 +139,9 @@ export class WriteRunner {
   private async decideUnderLock<R>(
     tx: PlanWriteTx,
     command: AnyWriteCommand<R>,
-  ): Promise<Unchanged<R> | (Decision<R> & { readonly state: WriteState; readonly env: WriteEnv })> {
+  ): Promise<
+    Unchanged<R> | { readonly decision: Decision<R>; readonly state: WriteState; readonly env: WriteEnv }
+  > {
     const { taskId, request } = command;
     const locked = await this.reading(command, () => tx.lockForWrite(taskId, command.reads));
     command.reach?.(locked?.task ?? null);
@@ -166,7 +169,7 @@ export class WriteRunner {
         t: RevisionRecord | null,
       ) => Decision<R> | Unchanged<R>;
       const decided = decide(state, env, target);
-      return "unchanged" in decided ? decided : { ...decided, state, env };
+      return "unchanged" in decided ? decided : { decision: decided, state, env };
     } catch (error) {
       // A rejection of a write that never read the stored plan: one that cannot be read is reported first.
       if (command.readFailed && command.reads === "metadata" && state.head && !state.head.deleted)
