@@ -2,7 +2,7 @@ import type { EntityManager } from "typeorm";
 import { PlanEntity } from "./entities/plan.entity";
 import type { HeadWrite, HistoryUsage } from "../plans/ports/records";
 import { StorageConflictError } from "../plans/ports/store-errors";
-import type { Send } from "./change-writes";
+import type { Send } from "./hot-statement";
 import { headToEntity, verifySize } from "./record-mapping";
 import type { SqlDialect } from "./sql-dialect";
 
