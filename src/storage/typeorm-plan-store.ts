@@ -1,4 +1,4 @@
-import type { DataSource, EntityManager, QueryRunner } from "typeorm";
+import type { DataSource, QueryRunner } from "typeorm";
 import { type Dialect, sqliteConnection } from "./data-source";
 import { PlanEntity } from "./entities/plan.entity";
 import { RevisionEntity } from "./entities/revision.entity";
@@ -14,12 +14,13 @@ import type {
   TaskRecord,
 } from "../plans/ports/records";
 import { ChangeLog } from "./change-log";
+import { sendStatement } from "./hot-statement";
 import { headFromEntity, revisionMetaFromEntity, taskFromEntity, taskToEntity } from "./record-mapping";
 import { REVISION_META_COLUMNS, revisionWithContent } from "./revision-rows";
 import { noQueue, SerialQueue } from "./serial-queue";
 import { classifyStorageError } from "./storage-errors";
 import { type CheckpointObserver, type CheckpointSettings, WalCheckpointer } from "./wal-checkpointer";
-import { TypeOrmWriteTx } from "./write-tx";
+import { SqlWriteTx } from "./write-tx";
 
 const ROW_LOCK_WAIT_SECONDS = 5;
 
@@ -135,7 +136,8 @@ export class TypeOrmPlanStore implements PlanStore {
         if (!row || row.deleted) return null;
         const head = headFromEntity(row);
         const marked = result.affected === 1;
-        if (marked) await this.writeTx(manager).changes.recordChange(change(head), { form: "head" });
+        if (marked)
+          await this.writeTx(manager.queryRunner).changes.recordChange(change(head), { form: "head" });
         return { head, marked };
       }),
     );
@@ -167,10 +169,10 @@ export class TypeOrmPlanStore implements PlanStore {
   }
 
   // The concrete transaction, whose row statements storage's own tests drive one by one.
-  inTransaction<T>(work: (tx: TypeOrmWriteTx) => Promise<T>): Promise<T> {
+  inTransaction<T>(work: (tx: SqlWriteTx) => Promise<T>): Promise<T> {
     return this.guard(async () => {
       if (this.dialect === "sqlite")
-        return this.dataSource.transaction((manager) => work(this.writeTx(manager)));
+        return this.dataSource.transaction((manager) => work(this.writeTx(manager.queryRunner)));
       const runner = this.dataSource.createQueryRunner();
       try {
         await runner.connect();
@@ -179,7 +181,7 @@ export class TypeOrmPlanStore implements PlanStore {
         // round trip inside every serialized write.
         await runner.startTransaction();
         try {
-          const result = await work(this.writeTx(runner.manager));
+          const result = await work(this.writeTx(runner));
           await runner.commitTransaction();
           return result;
         } catch (error) {
@@ -192,8 +194,10 @@ export class TypeOrmPlanStore implements PlanStore {
     });
   }
 
-  private writeTx(manager: EntityManager): TypeOrmWriteTx {
-    return new TypeOrmWriteTx(manager, this.dialect, this.contentAtHead);
+  private writeTx(runner: QueryRunner | undefined): SqlWriteTx {
+    if (!runner) throw new Error("a write transaction runs on a query runner");
+    const send = (sql: string, parameters: unknown[]) => sendStatement(runner, this.dialect, sql, parameters);
+    return new SqlWriteTx(send, this.dialect, this.contentAtHead);
   }
 
   // Once per pooled connection: READ COMMITTED (every statement sees the latest commit; the locking
