@@ -8,11 +8,8 @@ import {
   PREFIX_COLUMNS,
   prefixParameters,
 } from "./change-rows";
-import type { StatementResult } from "./hot-statement";
+import type { Send } from "./hot-statement";
 import type { SqlDialect } from "./sql-dialect";
-
-/** A statement of the write transaction (hot-statement.ts): its rows, or the rows it changed. */
-export type Send = (sql: string, parameters: unknown[]) => Promise<StatementResult>;
 
 /**
  * The HEAD content the transaction wrote, copied by the database into a revision or change row, so

@@ -1,9 +1,7 @@
-import type { EntityManager } from "typeorm";
-import { PlanEntity } from "./entities/plan.entity";
 import type { HeadWrite, HistoryUsage } from "../plans/ports/records";
 import { StorageConflictError } from "../plans/ports/store-errors";
-import type { Send } from "./change-writes";
-import { headToEntity, verifySize } from "./record-mapping";
+import type { Send } from "./hot-statement";
+import { verifySize } from "./record-mapping";
 import type { SqlDialect } from "./sql-dialect";
 
 /**
@@ -12,25 +10,48 @@ import type { SqlDialect } from "./sql-dialect";
  */
 export class HeadWrites {
   constructor(
-    private readonly manager: EntityManager,
     private readonly send: Send,
     private readonly sql: SqlDialect,
   ) {}
+
+  // Every statement is written by hand (same text on both databases but for the append's
+  // composition): TypeORM's query builder cost more CPU than the driver and the database. Times are
+  // epoch milliseconds and flags 0/1, as the entity's columns (entities/plan.entity.ts) hold them.
 
   /** Inserts the first HEAD row of a task (whole content), keeping `history` with it. */
   async insert(head: HeadWrite, history: HistoryUsage): Promise<void> {
     const { content } = head;
     if (typeof content !== "string") throw new Error("a new HEAD row needs its whole content");
-    await this.manager.insert(PlanEntity, {
-      ...headToEntity({ ...head, content }),
-      historyRevisions: history.revisions,
-      historyBytes: history.bytes,
-      historyVersion: head.version,
-    });
+    await this.send(
+      "INSERT INTO task_plans (task_id, title, content, content_trimmed_chars, content_trimmed_bytes," +
+        " content_bytes, content_chars, version, created_by, created_at, updated_at, latest_revision_number," +
+        " deleted, implementation_started_at, implementation_started_by, implementation_started_session_id," +
+        " history_revisions, history_bytes, history_version)" +
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      [
+        head.taskId,
+        head.title,
+        content,
+        head.trimmedChars ?? null,
+        head.trimmedBytes ?? null,
+        head.contentBytes,
+        head.contentChars,
+        head.version,
+        head.createdBy,
+        head.createdAt.getTime(),
+        head.updatedAt.getTime(),
+        head.latestRevisionNumber,
+        head.deleted ? 1 : 0,
+        head.implementationStartedAt?.getTime() ?? null,
+        head.implementationStartedBy,
+        head.implementationStartedSessionId,
+        history.revisions,
+        history.bytes,
+        head.version,
+      ],
+    );
   }
 
-  // The hot statements of every write are written by hand (same text on both databases but for the
-  // append's composition): TypeORM's query builder cost more CPU than the driver and the database.
   /**
    * The fence: updates HEAD (keeping `history` with it) only where its version is still
    * `fenceVersion`, and throws StorageConflictError unless exactly one row changed. An append also
@@ -80,10 +101,11 @@ export class HeadWrites {
 
   /** Throws StorageCorruptionError when the stored text's size is not its recorded one. */
   async verifyStoredContent(taskId: string): Promise<void> {
-    const [row] = (await this.manager.query(
+    const { rows } = await this.send(
       `SELECT content_bytes, ${this.sql.byteLength("content")} AS stored FROM task_plans WHERE task_id = ?`,
       [taskId],
-    )) as { content_bytes: number | string; stored: number | string }[];
+    );
+    const row = rows[0] as { content_bytes: number | string; stored: number | string } | undefined;
     if (row) verifySize(Number(row.stored), Number(row.content_bytes), { taskId, row: "plan" });
   }
 }

@@ -7,16 +7,36 @@ export interface StatementResult {
   readonly affected: number;
 }
 
-type Mysql2Connection = {
+/** A statement of a write transaction, with `?` placeholders: its rows, or the rows it changed. */
+export type Send = (sql: string, parameters: unknown[]) => Promise<StatementResult>;
+
+/** A mysql2 connection, as its callback API sends a statement. */
+export interface Mysql2Connection {
   query(sql: string, values: unknown[], callback: (error: Error | null, result: unknown) => void): void;
-};
+}
 
 /**
- * Sends a hand-written statement of a write transaction on the connection of its query runner. On
- * MySQL it goes straight to the runner's mysql2 connection: TypeORM's `query()` wraps every call in
- * a new promise connection, four awaits and query events this service does not use (its logging is
- * off and it has no subscribers). Errors are the driver's own, which storage-errors classifies the
- * same way. On SQLite, and before the runner holds a connection, it goes through the runner.
+ * Sends a statement on a mysql2 connection through its callback API: TypeORM's `query()` wraps
+ * every call in a new promise connection, four awaits and query events this service does not use
+ * (its logging is off and it has no subscribers). Errors are the driver's own, which
+ * storage-errors classifies the same way as TypeORM's wrapped ones.
+ */
+export async function sendOn(
+  connection: Mysql2Connection,
+  sql: string,
+  parameters: unknown[],
+): Promise<StatementResult> {
+  const result = await new Promise<unknown>((resolve, reject) =>
+    connection.query(sql, parameters, (error, value) => (error ? reject(error) : resolve(value))),
+  );
+  if (Array.isArray(result)) return { rows: result, affected: 0 };
+  return { rows: [], affected: (result as { affectedRows?: number }).affectedRows ?? 0 };
+}
+
+/**
+ * Sends a hand-written statement on the connection of a TypeORM query runner: on MySQL straight to
+ * the runner's mysql2 connection (sendOn); on SQLite, and before the runner holds a connection,
+ * through the runner.
  */
 export async function sendStatement(
   runner: QueryRunner,
@@ -29,9 +49,5 @@ export async function sendStatement(
     const result = (await runner.query(sql, parameters, true)) as { records?: unknown[]; affected?: number };
     return { rows: result.records ?? [], affected: result.affected ?? 0 };
   }
-  const result = await new Promise<unknown>((resolve, reject) =>
-    connection.query(sql, parameters, (error, value) => (error ? reject(error) : resolve(value))),
-  );
-  if (Array.isArray(result)) return { rows: result, affected: 0 };
-  return { rows: [], affected: (result as { affectedRows?: number }).affectedRows ?? 0 };
+  return sendOn(connection, sql, parameters);
 }

@@ -1,6 +1,7 @@
 import type { RevisionMeta } from "../plans/ports/records";
 import { StorageConflictError } from "../plans/ports/store-errors";
-import { HEAD_CONTENT, type Send } from "./change-writes";
+import { HEAD_CONTENT } from "./change-writes";
+import type { Send } from "./hot-statement";
 
 type RevisionWrite = RevisionMeta & { readonly content?: string };
 

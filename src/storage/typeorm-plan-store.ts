@@ -1,4 +1,4 @@
-import type { DataSource, EntityManager, QueryRunner } from "typeorm";
+import type { DataSource } from "typeorm";
 import { type Dialect, sqliteConnection } from "./data-source";
 import { PlanEntity } from "./entities/plan.entity";
 import { RevisionEntity } from "./entities/revision.entity";
@@ -14,20 +14,21 @@ import type {
   TaskRecord,
 } from "../plans/ports/records";
 import { ChangeLog } from "./change-log";
+import { type Send, sendStatement } from "./hot-statement";
 import { headFromEntity, revisionMetaFromEntity, taskFromEntity, taskToEntity } from "./record-mapping";
 import { REVISION_META_COLUMNS, revisionWithContent } from "./revision-rows";
 import { noQueue, SerialQueue } from "./serial-queue";
 import { classifyStorageError } from "./storage-errors";
+import { type UnitOfWork, unitOfWork } from "./unit-of-work";
 import { type CheckpointObserver, type CheckpointSettings, WalCheckpointer } from "./wal-checkpointer";
-import { TypeOrmWriteTx } from "./write-tx";
-
-const ROW_LOCK_WAIT_SECONDS = 5;
+import { SqlWriteTx } from "./write-tx";
 
 /** PlanStore over TypeORM, for SQLite (embedded default) and MySQL/MariaDB (production). */
 export class TypeOrmPlanStore implements PlanStore {
   private readonly queue: { run<T>(job: () => Promise<T>): Promise<T> };
 
   private readonly contentAtHead: boolean;
+  private readonly transactions: UnitOfWork;
   private readonly changes: ChangeLog;
   private readonly checkpoints: WalCheckpointer | null;
 
@@ -46,6 +47,7 @@ export class TypeOrmPlanStore implements PlanStore {
   ) {
     this.queue = dialect === "sqlite" ? new SerialQueue() : noQueue;
     this.contentAtHead = options.revisionContentAtHead ?? false;
+    this.transactions = unitOfWork(dataSource, dialect);
     this.changes = new ChangeLog(dataSource, dialect, (job) => this.guard(job));
     const file = dataSource.options.database;
     this.checkpoints =
@@ -135,7 +137,12 @@ export class TypeOrmPlanStore implements PlanStore {
         if (!row || row.deleted) return null;
         const head = headFromEntity(row);
         const marked = result.affected === 1;
-        if (marked) await this.writeTx(manager).changes.recordChange(change(head), { form: "head" });
+        if (marked) {
+          const runner = manager.queryRunner;
+          if (!runner) throw new Error("a write transaction runs on a query runner");
+          const send: Send = (sql, parameters) => sendStatement(runner, this.dialect, sql, parameters);
+          await this.writeTx(send).changes.recordChange(change(head), { form: "head" });
+        }
         return { head, marked };
       }),
     );
@@ -166,47 +173,14 @@ export class TypeOrmPlanStore implements PlanStore {
     return this.changes.pruneTaskChanges(taskId, upToVersion, limit);
   }
 
-  // The concrete transaction, whose row statements storage's own tests drive one by one.
-  inTransaction<T>(work: (tx: TypeOrmWriteTx) => Promise<T>): Promise<T> {
-    return this.guard(async () => {
-      if (this.dialect === "sqlite")
-        return this.dataSource.transaction((manager) => work(this.writeTx(manager)));
-      const runner = this.dataSource.createQueryRunner();
-      try {
-        await runner.connect();
-        await this.prepareConnection(runner);
-        // Plain START TRANSACTION: the isolation level is already set on the session, which saves a
-        // round trip inside every serialized write.
-        await runner.startTransaction();
-        try {
-          const result = await work(this.writeTx(runner.manager));
-          await runner.commitTransaction();
-          return result;
-        } catch (error) {
-          if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
-          throw error;
-        }
-      } finally {
-        await runner.release();
-      }
-    });
+  // The concrete transaction, whose row statements storage's own tests drive one by one. On MySQL
+  // it runs on a pooled connection of its own, without a query runner (unit-of-work.ts).
+  inTransaction<T>(work: (tx: SqlWriteTx) => Promise<T>): Promise<T> {
+    return this.guard(() => this.transactions.run((send) => work(this.writeTx(send))));
   }
 
-  private writeTx(manager: EntityManager): TypeOrmWriteTx {
-    return new TypeOrmWriteTx(manager, this.dialect, this.contentAtHead);
-  }
-
-  // Once per pooled connection: READ COMMITTED (every statement sees the latest commit; the locking
-  // reads do the ordering, and no gap locks couple different tasks), and a writer stuck behind a row
-  // lock (its holder paused or partitioned) gives up after a few seconds with ABORTED instead of
-  // InnoDB's default 50 s.
-  private readonly preparedConnections = new WeakSet<object>();
-  private async prepareConnection(runner: QueryRunner): Promise<void> {
-    const connection = (runner as { databaseConnection?: object }).databaseConnection;
-    if (!connection || this.preparedConnections.has(connection)) return;
-    await runner.query("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
-    await runner.query(`SET SESSION innodb_lock_wait_timeout = ${ROW_LOCK_WAIT_SECONDS}`);
-    this.preparedConnections.add(connection);
+  private writeTx(send: Send): SqlWriteTx {
+    return new SqlWriteTx(send, this.dialect, this.contentAtHead);
   }
 
   ping(): Promise<void> {

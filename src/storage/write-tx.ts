@@ -1,9 +1,4 @@
-import type { EntityManager } from "typeorm";
 import type { Dialect } from "./data-source";
-import { PlanEntity } from "./entities/plan.entity";
-import { RevisionEntity } from "./entities/revision.entity";
-import { TaskEntity } from "./entities/task.entity";
-import { WriteRequestEntity } from "./entities/write-request.entity";
 import type { PlanWriteTx } from "../plans/ports/plan-store";
 import type {
   HeadMeta,
@@ -17,7 +12,7 @@ import type {
 import { changeContentOf, changeStoredBytes } from "./change-content";
 import { ChangeWrites } from "./change-writes";
 import { HeadWrites } from "./head-writes";
-import { sendStatement, type StatementResult } from "./hot-statement";
+import type { Send } from "./hot-statement";
 import { keptHistoryOf, lockedStateFromRow, type LockedRow } from "./locked-state";
 import { RevisionWrites } from "./revision-writes";
 import { revisionWithContent } from "./revision-rows";
@@ -34,9 +29,10 @@ interface Locked {
 /**
  * One write transaction. On MySQL its first read locks the task, HEAD and newest revision rows.
  * `commit` turns a decision into rows: the order of the statements, the content held at HEAD, the
- * change row and the history usage kept with HEAD are decided here and nowhere else.
+ * change row and the history usage kept with HEAD are decided here and nowhere else. Every statement
+ * is hand-written SQL sent on the transaction's connection (unit-of-work.ts).
  */
-export class TypeOrmWriteTx implements PlanWriteTx {
+export class SqlWriteTx implements PlanWriteTx {
   private readonly sql: SqlDialect;
   private locked: Locked | null = null;
   // The statements on each table, which storage's own tests also drive one by one.
@@ -46,16 +42,15 @@ export class TypeOrmWriteTx implements PlanWriteTx {
   private readonly requests: WriteRequests;
 
   constructor(
-    private readonly manager: EntityManager,
-    private readonly dialect: Dialect,
+    private readonly send: Send,
+    dialect: Dialect,
     contentAtHead: boolean,
   ) {
     this.sql = sqlDialect(dialect);
-    const send = (sql: string, parameters: unknown[]) => this.send(sql, parameters);
-    this.heads = new HeadWrites(manager, send, this.sql);
+    this.heads = new HeadWrites(send, this.sql);
     this.revisions = new RevisionWrites(send, contentAtHead);
     this.changes = new ChangeWrites(send, this.sql);
-    this.requests = new WriteRequests(manager);
+    this.requests = new WriteRequests(send);
   }
 
   async lockForWrite<K extends ReadKind>(taskId: string, reads: K): Promise<LockedState<K> | null> {
@@ -65,10 +60,8 @@ export class TypeOrmWriteTx implements PlanWriteTx {
     // A HEAD written before the trimmed lengths were recorded brings its content (read under the lock
     // just taken) for an append to compose here and record them.
     if (reads === "metadata" && row.p_task_id !== null && row.p_trimmed_chars === null) {
-      const [head] = (await this.manager.query("SELECT content FROM task_plans WHERE task_id = ?", [
-        taskId,
-      ])) as { content: string }[];
-      row.p_content = head?.content ?? null;
+      const { rows: heads } = await this.send("SELECT content FROM task_plans WHERE task_id = ?", [taskId]);
+      row.p_content = (heads[0] as { content: string } | undefined)?.content ?? null;
     }
     const kept = keptHistoryOf(row);
     const history = kept === "recount" ? await this.changes.countHistory(taskId) : kept;
@@ -142,13 +135,8 @@ export class TypeOrmWriteTx implements PlanWriteTx {
   }
 
   async findRevision(taskId: string, revisionId: string): Promise<RevisionRecord | null> {
-    return revisionWithContent((sql, parameters) => this.manager.query(sql, parameters), taskId, revisionId);
-  }
-
-  private send(sql: string, parameters: unknown[]): Promise<StatementResult> {
-    const runner = this.manager.queryRunner;
-    if (!runner) throw new Error("a write transaction runs on a query runner");
-    return sendStatement(runner, this.dialect, sql, parameters);
+    const query = async (sql: string, parameters: unknown[]) => (await this.send(sql, parameters)).rows;
+    return revisionWithContent(query, taskId, revisionId);
   }
 
   findRequest(taskId: string, requestId: string): Promise<WriteRequestRecord | null> {
@@ -160,10 +148,11 @@ export class TypeOrmWriteTx implements PlanWriteTx {
   }
 
   private async deleteTask(taskId: string): Promise<void> {
+    // Children first: the revisions and HEAD reference the task.
     await this.send("DELETE FROM task_plan_changes WHERE task_id = ?", [taskId]);
-    await this.manager.delete(WriteRequestEntity, { taskId });
-    await this.manager.delete(RevisionEntity, { taskId });
-    await this.manager.delete(PlanEntity, { taskId });
-    await this.manager.delete(TaskEntity, { id: taskId });
+    await this.send("DELETE FROM write_requests WHERE task_id = ?", [taskId]);
+    await this.send("DELETE FROM task_plan_revisions WHERE task_id = ?", [taskId]);
+    await this.send("DELETE FROM task_plans WHERE task_id = ?", [taskId]);
+    await this.send("DELETE FROM tasks WHERE id = ?", [taskId]);
   }
 }
