@@ -3,7 +3,6 @@ import type { RevisionEntity } from "./entities/revision.entity";
 import type { TaskEntity } from "./entities/task.entity";
 import type {
   AuthorKind,
-  HeadMeta,
   HeadRecord,
   RevisionMeta,
   RevisionRecord,
@@ -46,34 +45,6 @@ export function headFromEntity(row: PlanEntity): HeadRecord {
     implementationStartedSessionId: row.implementationStartedSessionId,
     trimmedChars: row.trimmedChars,
     trimmedBytes: row.trimmedBytes,
-  };
-}
-
-/** Columns a content write sets; implementation markers are left to their own statement. */
-export function headContentColumns(head: HeadMeta & { content: string }): Partial<PlanEntity> {
-  return {
-    title: head.title,
-    content: head.content,
-    trimmedChars: head.trimmedChars ?? null,
-    trimmedBytes: head.trimmedBytes ?? null,
-    contentBytes: head.contentBytes,
-    contentChars: head.contentChars,
-    version: head.version,
-    createdBy: head.createdBy,
-    createdAt: head.createdAt.getTime(),
-    updatedAt: head.updatedAt.getTime(),
-    latestRevisionNumber: head.latestRevisionNumber,
-    deleted: head.deleted,
-  };
-}
-
-export function headToEntity(head: HeadRecord): PlanEntity {
-  return {
-    ...(headContentColumns(head) as PlanEntity),
-    taskId: head.taskId,
-    implementationStartedAt: head.implementationStartedAt?.getTime() ?? null,
-    implementationStartedBy: head.implementationStartedBy,
-    implementationStartedSessionId: head.implementationStartedSessionId,
   };
 }
 
