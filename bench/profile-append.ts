@@ -216,7 +216,11 @@ async function main(): Promise<void> {
   if (last) print(last.service, last.ceiling);
   if (rounds.length > 1) {
     const ratios = rounds.map((r) => r.service.cpuMsPerAppend / r.ceiling.cpuMsPerAppend);
-    console.log(`\nCPU ratio per round: ${ratios.map((r) => `${r.toFixed(2)}x`).join(", ")}`);
+    const each = rounds.map(
+      (r, i) =>
+        `${r.service.cpuMsPerAppend.toFixed(3)} / ${r.ceiling.cpuMsPerAppend.toFixed(3)} ms (${ratios[i]?.toFixed(2)}x)`,
+    );
+    console.log(`\nCPU per append per round, service / ceiling: ${each.join(", ")}`);
     console.log(`median: ${median(ratios).toFixed(2)}x`);
   }
 }

@@ -6,12 +6,15 @@ import { preparePythonEnv, run } from "../harness/client-packages";
 import { runToExit } from "../harness/processes";
 import { type RedisNode, startRedisNodes } from "../harness/redis";
 import { type Replica, startReplica } from "../harness/replica";
+import { connect } from "../harness/rpc";
+import Redis from "ioredis";
+import { interestMessage } from "../../src/watch/change-message";
 
 // OpenTelemetry end to end: the built server (dist/src/main.js) exports over OTLP/gRPC, as the
 // standard OTEL_* variables configure it, to a test receiver that decodes with OpenTelemetry's own
 // protobuf definitions; a TypeScript back end traced by its standard gRPC instrumentation starts
-// the trace; so do a Go and a Python back end with theirs. Change notifications go over Redis, so the
-// write's publish has its span too.
+// the trace; so do a Go and a Python back end with theirs. Change notifications go over Redis: a
+// write to a task another replica watches publishes, and that publish has its span too.
 const ROOT = join(__dirname, "..", "..");
 const SERVER = 2; // SpanKind SERVER in OTLP
 const CLIENT = 3;
@@ -64,7 +67,7 @@ async function spansOf(traceId: string, updates: number): Promise<ReceivedSpan[]
         (span) => span.service === "taskplans" && span.name === "taskplans.v1.PlanService/UpdatePlan",
       );
       return (
-        serverUpdates.length === updates && names.includes("redis publish") && names.includes("backend job")
+        serverUpdates.length === updates && names.includes("db transaction") && names.includes("backend job")
       );
     }),
   );
@@ -147,13 +150,13 @@ describe.each(BACK_ENDS)("a trace started in a %s back end", (_language, service
     }
   });
 
-  it("puts the lock wait, the database transaction and the Redis publish under the write's span", () => {
+  it("puts the lock wait and the database transaction under the write's span (nobody watches: no publish)", () => {
     const [append] = spans.filter(
       (span) =>
         span.name === "taskplans.v1.PlanService/UpdatePlan" && span.attributes["rpc.grpc.status_code"] === 0,
     );
     const children = spans.filter((span) => span.parentSpanId === append?.spanId).map((span) => span.name);
-    expect(children.sort()).toEqual(["db transaction", "lock wait", "redis publish"]);
+    expect(children.sort()).toEqual(["db transaction", "lock wait"]);
     const transaction = spans.find(
       (span) => span.name === "db transaction" && span.parentSpanId === append?.spanId,
     );
@@ -213,4 +216,35 @@ it("starts no tracing without an OTLP endpoint, and says so", async () => {
   } finally {
     await plain.stop();
   }
+});
+
+describe("a write to a task another replica watches", () => {
+  it("puts the Redis publish under the write's span, beside the lock wait and the transaction", async () => {
+    const taskId = `traced-watched-${Date.now()}`;
+    const client = connect(replica.port);
+    const other = new Redis(redis[0]?.url ?? "");
+    try {
+      await client.tasks.createTask({ taskId, workspaceId: "ws-1", title: "watched" });
+      await client.plans.createPlan({ taskId, content: "# Watched\n" });
+      // What another replica says when a watcher of the task opens there (src/watch/change-bus.ts).
+      await other.publish("taskplans:changes", interestMessage("another-replica", [taskId]));
+      await client.plans.updatePlan({ taskId, content: "- watched", mode: 2 });
+      const isWrite = (span: ReceivedSpan) =>
+        span.name === "taskplans.v1.PlanService/UpdatePlan" &&
+        span.attributes["taskplans.task_id"] === taskId;
+      const spans = await receiver.until("the watched write's publish", (all) => {
+        const writes = new Set(all.filter(isWrite).map((span) => span.spanId));
+        return all.some((span) => span.name === "redis publish" && writes.has(span.parentSpanId));
+      });
+      const write = spans.find(
+        (span) =>
+          isWrite(span) && spans.some((c) => c.name === "redis publish" && c.parentSpanId === span.spanId),
+      );
+      const children = spans.filter((span) => span.parentSpanId === write?.spanId).map((span) => span.name);
+      expect(children.sort()).toEqual(["db transaction", "lock wait", "redis publish"]);
+    } finally {
+      other.disconnect();
+      client.close();
+    }
+  });
 });
