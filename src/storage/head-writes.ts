@@ -28,27 +28,7 @@ export class HeadWrites {
         " deleted, implementation_started_at, implementation_started_by, implementation_started_session_id," +
         " history_revisions, history_bytes, history_version)" +
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-      [
-        head.taskId,
-        head.title,
-        content,
-        head.trimmedChars ?? null,
-        head.trimmedBytes ?? null,
-        head.contentBytes,
-        head.contentChars,
-        head.version,
-        head.createdBy,
-        head.createdAt.getTime(),
-        head.updatedAt.getTime(),
-        head.latestRevisionNumber,
-        head.deleted ? 1 : 0,
-        head.implementationStartedAt?.getTime() ?? null,
-        head.implementationStartedBy,
-        head.implementationStartedSessionId,
-        history.revisions,
-        history.bytes,
-        head.version,
-      ],
+      [head.taskId, head.title, content, ...headColumns(head, history)],
     );
   }
 
@@ -72,22 +52,7 @@ export class HeadWrites {
       [
         head.title,
         ...(whole ? [content] : [this.sql.keptLength(content), content.suffix]),
-        head.trimmedChars ?? null,
-        head.trimmedBytes ?? null,
-        head.contentBytes,
-        head.contentChars,
-        head.version,
-        head.createdBy,
-        head.createdAt.getTime(),
-        head.updatedAt.getTime(),
-        head.latestRevisionNumber,
-        head.deleted ? 1 : 0,
-        head.implementationStartedAt?.getTime() ?? null,
-        head.implementationStartedBy,
-        head.implementationStartedSessionId,
-        history.revisions,
-        history.bytes,
-        head.version,
+        ...headColumns(head, history),
         head.taskId,
         fenceVersion,
       ],
@@ -108,4 +73,26 @@ export class HeadWrites {
     const row = rows[0] as { content_bytes: number | string; stored: number | string } | undefined;
     if (row) verifySize(Number(row.stored), Number(row.content_bytes), { taskId, row: "plan" });
   }
+}
+
+// The values of the columns from content_trimmed_chars to history_version, in the statements' order.
+function headColumns(head: HeadWrite, history: HistoryUsage): unknown[] {
+  return [
+    head.trimmedChars ?? null,
+    head.trimmedBytes ?? null,
+    head.contentBytes,
+    head.contentChars,
+    head.version,
+    head.createdBy,
+    head.createdAt.getTime(),
+    head.updatedAt.getTime(),
+    head.latestRevisionNumber,
+    head.deleted ? 1 : 0,
+    head.implementationStartedAt?.getTime() ?? null,
+    head.implementationStartedBy,
+    head.implementationStartedSessionId,
+    history.revisions,
+    history.bytes,
+    head.version,
+  ];
 }
