@@ -1,4 +1,4 @@
-import { context, type Tracer } from "@opentelemetry/api";
+import { context, trace, type Tracer } from "@opentelemetry/api";
 import type { Broadcast } from "../plans/ports/broadcast";
 import type { TaskLock } from "../plans/ports/task-lock";
 import type { PlanMetrics } from "./metrics";
@@ -61,12 +61,17 @@ export function tracedMetrics(
   };
 }
 
-/** A `redis publish` span per change notification sent to the other replicas. */
+/**
+ * A `redis publish` span per message a call sends to the other replicas (a write's change). What the
+ * background sends (the replica's repeated announcement of the tasks it watches) belongs to no call
+ * and records none: it would be a root trace every few seconds.
+ */
 export function tracedBroadcast(broadcast: Broadcast, tracer: Tracer): Broadcast {
   return {
     publish(message) {
       const started = Date.now();
       broadcast.publish(message);
+      if (trace.getActiveSpan() === undefined) return;
       recordSpan(tracer, "redis publish", started, {
         "db.system.name": "redis",
         "db.operation.name": "PUBLISH",
