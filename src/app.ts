@@ -29,7 +29,7 @@ import { LogEventSink } from "./plans/log-event-sink";
 import { PlanQueries } from "./plans/plan-queries";
 import { PlanService } from "./plans/plan-service";
 import { TaskService } from "./plans/task-service";
-import { WriteRunner } from "./plans/write-runner";
+import { WritePipeline } from "./plans/write-pipeline";
 import { createDataSource, dialectOf } from "./storage/data-source";
 import { DEFAULT_CHECKPOINT_SETTINGS } from "./storage/wal-checkpointer";
 import { runMigrations } from "./storage/migrations-runner";
@@ -116,7 +116,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
     dialect === "sqlite" ? EMBEDDED_PRUNE_BOUNDS : DEFAULT_PRUNE_BOUNDS,
     (rows) => metrics.changesPruned(rows),
   );
-  const writes = new WriteRunner({
+  const writes = new WritePipeline({
     store,
     lock,
     events: overrides.events ?? new LogEventSink(logger),

@@ -1,4 +1,4 @@
-import { codePointLength, isBlank, trimTrailingWhitespace, utf8Length } from "./text";
+import { codePointLength, isBlank, trimTrailingWhitespace, utf8Length } from "../text/unicode";
 
 /**
  * Composes an append: the stored document, one blank line, then the fragment

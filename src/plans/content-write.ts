@@ -1,92 +1,55 @@
-import type { Author } from "./author";
-import { composeAppend, composeAppendInStore } from "./compose";
-import { applyExactEdit } from "./exact-edit";
-import { planErrors } from "./errors";
-import { isSuspiciousReduction } from "./reduction";
-
-import { checkSize } from "./validate";
+import { decideAppend } from "./append-write";
+import type { CheckedContent, ContentWrite } from "./content-checks";
 import {
   commitContent,
-  type Decision,
-  livePlan,
   type StoredContent,
   type Truncation,
-  type WriteEnv,
   type WriteResult,
-  type WriteState,
   wholeContent,
-} from "./write-context";
+} from "./content-commit";
+import { applyExactEdit } from "./exact-edit";
+import { planErrors } from "./errors";
 import type { LockedHead, ReadKind } from "./ports/records";
+import { isSuspiciousReduction } from "./reduction";
+import { checkSize } from "./validate";
 import { requireCurrentVersion } from "./versions";
-import type { WriteMode } from "./write-mode";
-
-/** The write paths that store content. */
-export type ContentPath = "agent-create" | "agent-update" | "agent-edit" | "editor-save";
-
-/** How the new content is formed: given whole, appended, or an exact-text edit of the stored one. */
-export type ContentMode = WriteMode | "edit";
-
-/** A content write as validated before the lock (mode parsed, content checked, title checked). */
-export interface ContentWrite {
-  readonly path: ContentPath;
-  readonly mode: ContentMode;
-  /** Edit only: the exact text `content` replaces. */
-  readonly oldText?: string;
-  readonly title: string | undefined;
-  readonly content: string;
-  readonly expectedVersion: number | undefined;
-  readonly acknowledgeReduction: boolean;
-  readonly author: Author;
-}
+import type { Decision, WriteCommand, WriteEnv, WriteState } from "./write-command";
 
 /**
- * How a content write is decided, and what it reads for it: an append and an editor save only the
- * metadata (the database composes an append; a save judges nothing by the old text, and so also
- * recovers a plan that cannot be read), every other write the contents as well.
+ * The command of a checked content write: what it reads under the lock, and how it is decided.
+ * An append and an editor save read only the metadata (the database composes an append; a save
+ * judges nothing by the old text, and so also recovers a plan that cannot be read); a replace and
+ * an edit read the contents as well.
  */
-export type ContentDecider =
-  | {
-      readonly reads: "metadata";
-      readonly decide: (state: WriteState<"metadata">, env: WriteEnv) => Decision<WriteResult>;
-    }
-  | {
-      readonly reads: "content";
-      readonly decide: (state: WriteState<"content">, env: WriteEnv) => Decision<WriteResult>;
+export function commandOf(taskId: string, checked: CheckedContent): WriteCommand<ReadKind, WriteResult> {
+  const { write, key: request } = checked;
+  if (write.mode === "append") {
+    const append: WriteCommand<"metadata", WriteResult> = {
+      taskId,
+      reads: "metadata",
+      request,
+      readFailed: (cause) => planErrors.planReadFailed("append", cause),
+      decide: (state, env) => decideAppend(write, state, env),
     };
-
-export function contentDecider(write: ContentWrite): ContentDecider {
-  if (write.mode === "append")
-    return { reads: "metadata", decide: (state, env) => decideAppend(write, state, env) };
-  if (write.path === "editor-save")
-    return { reads: "metadata", decide: (state, env) => decideSave(write, state, env) };
-  if (write.mode === "edit")
-    return { reads: "content", decide: (state, env) => decideEdit(write, state, env) };
-  return { reads: "content", decide: (state, env) => decideReplace(write, state, env) };
-}
-
-/**
- * An append (pure: no I/O). Order after the lock: plan existence -> compose + size on the composed
- * content (AC-TASKS-PLAN-APPEND-007.1/007.3/007.4: measured once, here) -> version, when given.
- * The database composes it from the recorded trimmed lengths; a row written before they were
- * recorded brought its content, and composes here.
- */
-export function decideAppend(
-  write: ContentWrite,
-  state: WriteState<"metadata">,
-  env: WriteEnv,
-): Decision<WriteResult> {
-  const live = requirePlan(write, state);
-  let content: StoredContent = wholeContent(write.content);
-  if (live !== null) {
-    const { trimmedChars, trimmedBytes, legacyContent } = live;
-    content =
-      legacyContent === null && trimmedChars != null && trimmedBytes != null
-        ? composeAppendInStore({ trimmedChars, trimmedBytes }, write.content)
-        : wholeContent(composeAppend(legacyContent ?? "", write.content));
-    checkSize(content.bytes);
+    return append;
   }
-  checkVersion(write, state);
-  return commitNew(write, state, env, content, null);
+  if (write.path === "editor-save") {
+    const save: WriteCommand<"metadata", WriteResult> = {
+      taskId,
+      reads: "metadata",
+      request,
+      decide: (state, env) => decideSave(write, state, env),
+    };
+    return save;
+  }
+  const replace: WriteCommand<"content", WriteResult> = {
+    taskId,
+    reads: "content",
+    request,
+    decide: (state, env) =>
+      write.mode === "edit" ? decideEdit(write, state, env) : decideReplace(write, state, env),
+  };
+  return replace;
 }
 
 /** An editor save: creates or replaces, judged by nothing but its own size (checked before the lock). */
@@ -136,7 +99,7 @@ export function decideEdit(
 
 // An agent update or edit needs a live plan; a create or save makes one.
 function requirePlan<K extends ReadKind>(write: ContentWrite, state: WriteState<K>): LockedHead<K> | null {
-  const live = livePlan(state);
+  const { live } = state;
   const needsPlan = write.path === "agent-update" || write.path === "agent-edit";
   if (needsPlan && live === null) throw planErrors.planNotFound(state.taskId);
   return live;
@@ -148,7 +111,7 @@ function judgeReduction(
   state: WriteState<"content">,
   content: StoredContent,
 ): Truncation | null {
-  const live = livePlan(state);
+  const { live } = state;
   if (live === null || !isSuspiciousReduction(live.contentChars, content.chars)) return null;
   if (!write.acknowledgeReduction)
     throw planErrors.reductionNotAcknowledged(live.contentChars, content.chars);
@@ -180,18 +143,15 @@ function commitNew(
 /**
  * Version rules of seed 003. Agent create: no plan -> creates, unless a (necessarily stale) version
  * is given; a plan -> PLAN_EXISTS without a version, else a conditional replace. Agent replace and
- * edit need the current version; agent append checks it only when given. The editor path never does.
+ * edit need the current version (an append, decided in append-write.ts, checks it only when given).
+ * The editor path never does.
  */
 function checkVersion(write: ContentWrite, state: WriteState): void {
   if (write.path === "editor-save") return;
-  const live = livePlan(state);
+  const { live } = state;
   const expected = write.expectedVersion;
   if (live === null) {
     if (expected !== undefined) throw planErrors.versionMismatch();
-    return;
-  }
-  if (write.mode === "append") {
-    if (expected !== undefined && expected !== live.version) throw planErrors.versionMismatch();
     return;
   }
   if (expected === undefined && write.path === "agent-create") throw planErrors.planExists(state.taskId);
@@ -201,8 +161,7 @@ function checkVersion(write: ContentWrite, state: WriteState): void {
 // The newest revision holds the HEAD content (HEAD and revision are written in one transaction);
 // if it does not, the prior content could not be pointed to, so refuse rather than lose it.
 function priorRevision(state: WriteState<"content">): number {
-  const live = livePlan(state);
-  const latest = state.latest;
+  const { live, latest } = state;
   if (!live || !latest || latest.content !== live.content || latest.title !== live.title) {
     throw new Error("plan history does not hold the current content; refusing an acknowledged reduction");
   }

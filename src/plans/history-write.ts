@@ -5,15 +5,8 @@ import { planErrors } from "./errors";
 import { type PlanSummary, summarize } from "./events";
 import { revisionVersion } from "./revision-version";
 import { requireCurrentVersion } from "./versions";
-import {
-  commitContent,
-  type Decision,
-  livePlan,
-  wholeContent,
-  type WriteEnv,
-  type WriteResult,
-  type WriteState,
-} from "./write-context";
+import { commitContent, wholeContent, type WriteResult } from "./content-commit";
+import type { Decision, WriteEnv, WriteState } from "./write-command";
 
 /**
  * A revert (editor path): a new revision copying the target's title and content exactly, marked
@@ -63,7 +56,7 @@ export function decideRestore(
   state: WriteState<"content">,
   env: WriteEnv,
 ): RestoreDecision {
-  const live = livePlan(state);
+  const { live } = state;
   if (live === null) throw planErrors.planNotFound(state.taskId);
   requireCurrentVersion(live, request.expectedVersion);
   if (request.expectedRevisionVersion === "") throw planErrors.revisionVersionRequired();
@@ -96,7 +89,7 @@ export function decideDelete(
   state: WriteState,
   env: WriteEnv,
 ): Decision<void> {
-  const live = livePlan(state);
+  const { live } = state;
   if (live === null) throw planErrors.planNotFound(state.taskId);
   if (expectedVersion !== undefined && expectedVersion !== live.version) throw planErrors.versionMismatch();
   const deleted = summarize(live);

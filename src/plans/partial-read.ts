@@ -1,6 +1,6 @@
 import { planErrors } from "./errors";
 import { limits } from "./limits";
-import { codePointLength } from "./text";
+import { codePointLength } from "../text/unicode";
 
 /** A range of a document, in code points. */
 export interface ContentRange {

@@ -3,17 +3,16 @@ import type { PlanStore } from "./ports/plan-store";
 import type { TaskRecord } from "./ports/records";
 import { StorageConflictError } from "./ports/store-errors";
 import { planErrors } from "./errors";
-import { summarize } from "./events";
+import { deleteTaskCommand } from "./history-command";
 import { checkTitle, requireId } from "./validate";
-import { livePlan } from "./write-context";
 import { reachableTask } from "./reach";
-import type { WriteRunner } from "./write-runner";
+import type { WritePipeline } from "./write-pipeline";
 
 /** Task use cases. Tasks exist so that plan writes can fail with TASK_NOT_FOUND and reach is by workspace. */
 export class TaskService {
   constructor(
     private readonly store: PlanStore,
-    private readonly writes: WriteRunner,
+    private readonly pipeline: WritePipeline,
     private readonly clock: () => Date,
     private readonly newId: () => string,
   ) {}
@@ -52,20 +51,7 @@ export class TaskService {
   }
 
   /** Deletes a task with its plan and revisions, serialized with plan writes. */
-  async deleteTask(caller: Caller, taskId: string, deadline = Number.POSITIVE_INFINITY): Promise<void> {
-    await this.getTask(caller, taskId);
-    await this.writes.run<void>({
-      taskId,
-      reads: "metadata",
-      decide: (state) => {
-        const live = livePlan(state);
-        return {
-          commit: { kind: "delete-task", taskId },
-          events: live ? [{ type: "plan.deleted" as const, plan: summarize(live) }] : [],
-          result: undefined,
-        };
-      },
-      deadline,
-    });
+  deleteTask(caller: Caller, taskId: string, deadline = Number.POSITIVE_INFINITY): Promise<void> {
+    return this.pipeline.execute(deleteTaskCommand(taskId), { caller, deadline });
   }
 }

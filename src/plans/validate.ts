@@ -1,6 +1,6 @@
 import { planErrors } from "./errors";
 import { limits } from "./limits";
-import { codePointLength } from "./text";
+import { codePointLength } from "../text/unicode";
 
 // Printable ASCII without spaces: ids travel in logs, metrics-free labels and URLs unescaped.
 const ID_PATTERN = /^[\x21-\x7e]+$/;

@@ -5,7 +5,10 @@ import type {
   LockedRevision,
   LockedState,
   ReadKind,
+  RevisionRecord,
+  WriteRequestRecord,
 } from "../plans/ports/records";
+import { trimmedLengths } from "../text/unicode";
 import { verifyContent } from "./record-mapping";
 
 /** One row of the locking read (sql-dialect.ts `lockForWrite`), as both drivers return it. */
@@ -13,21 +16,21 @@ export type LockedRow = Record<string, string | number | null>;
 
 const num = (value: string | number | null | undefined): number => Number(value);
 const str = (value: string | number | null | undefined): string => String(value ?? "");
-const optionalNum = (value: string | number | null | undefined): number | null =>
-  value === null || value === undefined ? null : Number(value);
 const date = (value: string | number | null | undefined): Date => new Date(Number(value));
 const authorKind = (value: string | number | null | undefined): AuthorKind =>
   value === "user" ? "user" : "agent";
 
 /**
  * The task, HEAD and newest revision of one locking read made as `reads` says, with the task's
- * history usage; throws StorageCorruptionError for a damaged row. On a metadata read, `p_content`
- * is the legacy content of a HEAD row without trimmed lengths (or null).
+ * history usage; throws StorageCorruptionError for a damaged row. A HEAD row without trimmed
+ * lengths (written before they were recorded) comes with its content, which they are measured on.
  */
 export function lockedStateFromRow<K extends ReadKind>(
   row: LockedRow,
   reads: K,
   history: HistoryUsage,
+  target: RevisionRecord | null,
+  remembered: WriteRequestRecord | null,
 ): LockedState<K> {
   return {
     task: {
@@ -40,6 +43,8 @@ export function lockedStateFromRow<K extends ReadKind>(
     // HEAD points at the newest revision (both are written in every write's transaction).
     latest: row.p_task_id === null || row.r_id === null ? null : (revisionOf(row) as LockedRevision<K>),
     history,
+    target,
+    remembered,
   };
 }
 
@@ -62,11 +67,11 @@ function headOf(row: LockedRow, reads: ReadKind): LockedHead {
   // A mismatch means the row was truncated or altered outside the service; writing on it would
   // silently lose text. Without the content, the append's UPDATE checks it.
   if (content !== null) verifyContent(content, contentBytes, { taskId: str(row.p_task_id), row: "plan" });
+  const kept = keptLengths(row, content);
   return {
     taskId: str(row.p_task_id),
     title: str(row.p_title),
     content: reads === "content" ? content : null,
-    legacyContent: reads === "content" ? null : content,
     contentBytes,
     contentChars: num(row.p_content_chars),
     version: num(row.p_version),
@@ -81,9 +86,17 @@ function headOf(row: LockedRow, reads: ReadKind): LockedHead {
       row.p_implementation_started_by === null ? null : str(row.p_implementation_started_by),
     implementationStartedSessionId:
       row.p_implementation_started_session_id === null ? null : str(row.p_implementation_started_session_id),
-    trimmedChars: optionalNum(row.p_trimmed_chars),
-    trimmedBytes: optionalNum(row.p_trimmed_bytes),
+    trimmedChars: kept.trimmedChars,
+    trimmedBytes: kept.trimmedBytes,
   };
+}
+
+// The trimmed lengths as recorded, or measured on the content of a row that has none.
+function keptLengths(row: LockedRow, content: string | null): { trimmedChars: number; trimmedBytes: number } {
+  if (row.p_trimmed_chars !== null && row.p_trimmed_bytes !== null)
+    return { trimmedChars: num(row.p_trimmed_chars), trimmedBytes: num(row.p_trimmed_bytes) };
+  if (content === null) throw new Error("a HEAD row without trimmed lengths was read without its content");
+  return trimmedLengths(content);
 }
 
 function revisionOf(row: LockedRow): LockedRevision {

@@ -1,14 +1,6 @@
 import type { Dialect } from "./data-source";
-import type { PlanWriteTx } from "../plans/ports/plan-store";
-import type {
-  HeadMeta,
-  HistoryUsage,
-  LockedState,
-  PlanCommit,
-  ReadKind,
-  RevisionRecord,
-  WriteRequestRecord,
-} from "../plans/ports/records";
+import type { PlanWriteTx, Remember, WriteReads } from "../plans/ports/plan-store";
+import type { HeadMeta, HistoryUsage, LockedState, PlanCommit, ReadKind } from "../plans/ports/records";
 import { changeContentOf, changeStoredBytes } from "./change-content";
 import { ChangeWrites } from "./change-writes";
 import { HeadWrites } from "./head-writes";
@@ -53,19 +45,23 @@ export class SqlWriteTx implements PlanWriteTx {
     this.requests = new WriteRequests(send);
   }
 
-  async lockForWrite<K extends ReadKind>(taskId: string, reads: K): Promise<LockedState<K> | null> {
-    const { rows } = await this.send(this.sql.lockForWrite(reads === "content"), [taskId]);
+  async read<K extends ReadKind>(taskId: string, what: WriteReads<K>): Promise<LockedState<K> | null> {
+    const { rows } = await this.send(this.sql.lockForWrite(what.reads === "content"), [taskId]);
     const row = rows[0] as LockedRow | undefined;
     if (!row) return null;
-    // A HEAD written before the trimmed lengths were recorded brings its content (read under the lock
-    // just taken) for an append to compose here and record them.
-    if (reads === "metadata" && row.p_task_id !== null && row.p_trimmed_chars === null) {
+    // A HEAD written before the trimmed lengths were recorded is read whole (under the lock just
+    // taken) to measure them, so that an append composes on it like on any other.
+    if (row.p_task_id !== null && row.p_trimmed_chars === null && row.p_content === null) {
       const { rows: heads } = await this.send("SELECT content FROM task_plans WHERE task_id = ?", [taskId]);
       row.p_content = (heads[0] as { content: string } | undefined)?.content ?? null;
     }
     const kept = keptHistoryOf(row);
     const history = kept === "recount" ? await this.changes.countHistory(taskId) : kept;
-    const state = lockedStateFromRow(row, reads, history);
+    const remembered = what.requestId === undefined ? null : await this.requests.find(taskId, what.requestId);
+    // The target is read under the lock, so it is the row as of this write.
+    const target =
+      what.revisionId === undefined ? null : await revisionWithContent(this.query, taskId, what.revisionId);
+    const state = lockedStateFromRow(row, what.reads, history, target, remembered);
     this.locked = { taskId, head: state.head, history };
     return state;
   }
@@ -74,7 +70,14 @@ export class SqlWriteTx implements PlanWriteTx {
     return this.heads.verifyStoredContent(taskId);
   }
 
-  async commit(commit: PlanCommit): Promise<HistoryUsage> {
+  async commit(commit: PlanCommit, remember: Remember | null): Promise<HistoryUsage> {
+    const usage = await this.commitRows(commit);
+    if (remember !== null) await this.requests.remember(remember.request, remember.forgetBefore);
+    return usage;
+  }
+
+  // The rows of a decision, in the order its devices need (see the class comment).
+  private async commitRows(commit: PlanCommit): Promise<HistoryUsage> {
     if (commit.kind === "delete-task") {
       await this.deleteTask(commit.taskId);
       return { revisions: 0, bytes: 0 };
@@ -134,18 +137,9 @@ export class SqlWriteTx implements PlanWriteTx {
     return this.locked;
   }
 
-  async findRevision(taskId: string, revisionId: string): Promise<RevisionRecord | null> {
-    const query = async (sql: string, parameters: unknown[]) => (await this.send(sql, parameters)).rows;
-    return revisionWithContent(query, taskId, revisionId);
-  }
-
-  findRequest(taskId: string, requestId: string): Promise<WriteRequestRecord | null> {
-    return this.requests.find(taskId, requestId);
-  }
-
-  rememberRequest(request: WriteRequestRecord, forgetBefore: Date): Promise<void> {
-    return this.requests.remember(request, forgetBefore);
-  }
+  // The transaction's statements as a revision read sends them.
+  private readonly query = async (sql: string, parameters: unknown[]) =>
+    (await this.send(sql, parameters)).rows;
 
   private async deleteTask(taskId: string): Promise<void> {
     // Children first: the revisions and HEAD reference the task.

@@ -1,9 +1,16 @@
-import { type ContentWrite, contentDecider } from "../../src/plans/content-write";
+import { commandOf } from "../../src/plans/content-write";
+import type { WriteResult } from "../../src/plans/content-commit";
+import type { ContentWrite } from "../../src/plans/content-checks";
 import type { LockedHead, LockedRevision } from "../../src/plans/ports/records";
-import type { Decision, WriteEnv, WriteResult, WriteState } from "../../src/plans/write-context";
+import { trimmedLengths } from "../../src/text/unicode";
+import type { Decision, WriteEnv, WriteState } from "../../src/plans/write-command";
 
-/** A HEAD or revision of a test state, with or without content. */
-type Row<T> = Omit<T, "content" | "legacyContent"> & { readonly content: string | null };
+/** A HEAD or revision of a test state, with or without content (and a HEAD with or without trimmed lengths). */
+type Row<T> = Omit<T, "content" | "trimmedChars" | "trimmedBytes"> & {
+  readonly content: string | null;
+  readonly trimmedChars?: number | null;
+  readonly trimmedBytes?: number | null;
+};
 
 /** A state as a test builds it: rows with their content (or null), nothing read yet. */
 export interface TestState {
@@ -15,7 +22,7 @@ export interface TestState {
 
 /**
  * Decides `write` on `state` as the write pipeline would: the state is read as the write's command
- * says (a metadata read sees no content, but a HEAD's without trimmed lengths as legacyContent).
+ * says (a metadata read sees no content; a HEAD without trimmed lengths is measured, as the store does).
  */
 export function decideContentWrite(
   write: ContentWrite,
@@ -23,23 +30,32 @@ export function decideContentWrite(
   env: WriteEnv,
 ): Decision<WriteResult> {
   const history = state.history ?? { revisions: 0, bytes: 0 };
-  const decider = contentDecider(write);
-  if (decider.reads === "metadata") {
-    const head = state.head && {
-      ...state.head,
-      content: null,
-      legacyContent: state.head.trimmedChars == null ? state.head.content : null,
-    };
+  const command = commandOf(state.taskId, { write, key: undefined });
+  let read: WriteState;
+  if (command.reads === "metadata") {
+    const head = state.head && { ...state.head, content: null, ...trimmed(state.head) };
     const latest = state.latest && { ...state.latest, content: null };
-    return decider.decide({ taskId: state.taskId, head, latest, history }, env);
+    read = { taskId: state.taskId, head, live: head && !head.deleted ? head : null, latest, history };
+  } else {
+    const text = (content: string | null): string => {
+      if (content === null) throw new Error("a content read needs the test state's content");
+      return content;
+    };
+    const head = state.head && { ...state.head, content: text(state.head.content), ...trimmed(state.head) };
+    const latest = state.latest && { ...state.latest, content: text(state.latest.content) };
+    read = { taskId: state.taskId, head, live: head && !head.deleted ? head : null, latest, history };
   }
-  const read = (content: string | null): string => {
-    if (content === null) throw new Error("a content read needs the test state's content");
-    return content;
-  };
-  const head = state.head && { ...state.head, content: read(state.head.content), legacyContent: null };
-  const latest = state.latest && { ...state.latest, content: read(state.latest.content) };
-  return decider.decide({ taskId: state.taskId, head, latest, history }, env);
+  const decided = command.decide(read, env, null);
+  if ("unchanged" in decided) throw new Error("a content write decided to change nothing");
+  return decided;
+}
+
+// A HEAD's trimmed lengths as the store gives them: recorded, or measured on a row that has none.
+function trimmed(head: Row<LockedHead>): { trimmedChars: number; trimmedBytes: number } {
+  if (head.trimmedChars != null && head.trimmedBytes != null)
+    return { trimmedChars: head.trimmedChars, trimmedBytes: head.trimmedBytes };
+  if (head.content === null) throw new Error("a HEAD without trimmed lengths needs its content");
+  return trimmedLengths(head.content);
 }
 
 /** The commit of a content write's decision. */

@@ -117,7 +117,7 @@ describe("a write transaction on a pooled MariaDB connection", () => {
         await tx.revisions.insert(revision);
       }),
     ).rejects.toBeInstanceOf(StorageConflictError);
-    await store.inTransaction((tx) => tx.lockForWrite(taskId, "content")); // the next write on the connection
+    await store.inTransaction((tx) => tx.read(taskId, { reads: "content" })); // the next write on the connection
     expect(await store.getHead(taskId)).toBeNull();
     expect(await store.listRevisions(taskId, null, 10)).toEqual([]);
   });

@@ -1,6 +1,6 @@
 import { type ChangeContent, changeContentOf } from "../../src/storage/change-content";
 import { composeAppend, composeAppendInStore } from "../../src/plans/compose";
-import { wholeContent } from "../../src/plans/write-context";
+import { wholeContent } from "../../src/plans/content-commit";
 import { codePointPrefix, type ReadChange, resolvePrefixes } from "../../src/storage/change-rows";
 import type { ContentChange, HeadWrite, StoredChange } from "../../src/plans/ports/records";
 

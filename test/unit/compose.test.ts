@@ -1,5 +1,5 @@
 import { composeAppend, composeAppendInStore, dropLeadingBlankLines } from "../../src/plans/compose";
-import { trimTrailingWhitespace } from "../../src/plans/text";
+import { trimTrailingWhitespace } from "../../src/text/unicode";
 import { expectedAppend } from "../harness/jepsen/append-oracle";
 
 // Expected values are S' + "\n\n" + F' (system design, "Separator normalization"), never S + F.

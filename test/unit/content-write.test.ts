@@ -1,8 +1,8 @@
 import { reasonOf as reason } from "../harness/reason-of";
-import type { ContentWrite } from "../../src/plans/content-write";
+import type { ContentWrite } from "../../src/plans/content-checks";
 import { contentCommit, decideContentWrite, type TestState } from "../harness/decide-content";
 import { PlanError } from "../../src/plans/errors";
-import type { WriteEnv } from "../../src/plans/write-context";
+import type { WriteEnv } from "../../src/plans/write-command";
 import type { HeadRecord, RevisionRecord } from "../../src/plans/ports/records";
 import { headRecord, revisionRecord } from "../harness/records";
 
@@ -144,7 +144,14 @@ describe("reduction guard (agent replace only)", () => {
     const decision = decideContentWrite(write({ mode: "append", content: "s" }), stateWith(big), env);
     expect(decision.result.truncation).toBeNull();
     expect(contentCommit(decision).coalesces).toEqual({ rowVersion: 1, contentBytes: 4000 });
-    expect(contentCommit(decision).head.content).toBe(`${big}\n\ns`);
+    // The state's HEAD has no trimmed lengths (a row written before they were recorded): it is
+    // measured from its content, and the database composes the append like any other.
+    expect(contentCommit(decision).head.content).toEqual({
+      keepChars: 4000,
+      keepBytes: 4000,
+      suffix: "\n\ns",
+    });
+    expect(contentCommit(decision).head.contentBytes).toBe(`${big}\n\ns`.length);
   });
 });
 

@@ -64,35 +64,49 @@ export interface PlanStore {
   close(): Promise<void>;
 }
 
+/** What a write reads under the lock, as its command declares it. */
+export interface WriteReads<K extends ReadKind> {
+  /** The texts too, or only the metadata. */
+  readonly reads: K;
+  /** A revision of the task, by id (the target of a restore or revert). */
+  readonly revisionId?: string | undefined;
+  /** A remembered request of the task, by its stored id (a retry is answered from it). */
+  readonly requestId?: string | undefined;
+}
+
+/** A request to remember with a write's commit. */
+export interface Remember {
+  readonly request: WriteRequestRecord;
+  /** The task's requests created before this are forgotten. */
+  readonly forgetBefore: Date;
+}
+
 /**
- * One write transaction, in the words of the write pipeline: a locking read, the rows a decision
- * needs, and one commit of the decision. How a decision becomes rows is storage's alone.
+ * One write transaction, in the words of the write pipeline: one locking read of what the command
+ * declared, and one commit of the decision. How a decision becomes rows is storage's alone.
  */
 export interface PlanWriteTx {
   /**
    * The locking read every write starts with: the task, its HEAD (tombstone included), its newest
-   * revision and its history usage, in one statement (row locks on MySQL). A `metadata` read reads
-   * no text (an append composes in the database) but the `legacyContent` of a HEAD row that has no
-   * trimmed lengths yet. Null when the task does not exist. Throws StorageCorruptionError when a
-   * text it read does not have its recorded size.
+   * revision and its history usage (row locks on MySQL), and what `what` asks for besides: the
+   * target revision and the remembered request. A `metadata` read gives no text (an append composes
+   * in the database); HEAD's trimmed lengths are always given (measured on the content of a row
+   * written before they were recorded). Null when the task does not exist. Throws
+   * StorageCorruptionError when a text it read does not have its recorded size.
    */
-  lockForWrite<K extends ReadKind>(taskId: string, reads: K): Promise<LockedState<K> | null>;
+  read<K extends ReadKind>(taskId: string, what: WriteReads<K>): Promise<LockedState<K> | null>;
   /**
    * Checks the stored HEAD text against its recorded size without reading it out (the database
    * measures it); throws StorageCorruptionError on a mismatch.
    */
   verifyStoredContent(taskId: string): Promise<void>;
-  /** A revision of this task. */
-  findRevision(taskId: string, revisionId: string): Promise<RevisionRecord | null>;
-  /** A remembered request of this task. */
-  findRequest(taskId: string, requestId: string): Promise<WriteRequestRecord | null>;
   /**
-   * Writes the decision, after the locking read of its task in this transaction. Throws
-   * StorageConflictError when a fence was lost (nothing of it may then be committed), and
-   * StorageCorruptionError when an append's stored text does not have its recorded size. Returns the
-   * task's history usage after it (`delete-task`: none).
+   * Writes the decision, after the locking read of its task in this transaction, and remembers the
+   * request it answers. Throws StorageConflictError when a fence was lost (nothing of it may then
+   * be committed), and StorageCorruptionError when an append's stored text does not have its
+   * recorded size. Returns the task's history usage after it (`delete-task`: none).
    */
-  commit(commit: PlanCommit): Promise<HistoryUsage>;
+  commit(commit: PlanCommit, remember: Remember | null): Promise<HistoryUsage>;
   /**
    * Deletes the task's oldest change rows, oldest first and never one of a version at or after
    * `keepFromVersion`, until at least `bytes` of stored text are freed (or none is left). Returns the
@@ -105,6 +119,4 @@ export interface PlanWriteTx {
    * returns them. For the rare write the kept figures would refuse.
    */
   recountHistory(taskId: string): Promise<HistoryUsage>;
-  /** Remembers a request; forgets the task's requests created before `forgetBefore`. */
-  rememberRequest(request: WriteRequestRecord, forgetBefore: Date): Promise<void>;
 }

@@ -66,13 +66,17 @@ export type ReadKind = "metadata" | "content";
 export type ReadContent<K extends ReadKind> = K extends "content" ? string : null;
 
 /** A HEAD as a write read it under the lock (tombstone included). */
-export interface LockedHead<K extends ReadKind = ReadKind> extends HeadMeta {
+export interface LockedHead<K extends ReadKind = ReadKind> extends Omit<
+  HeadMeta,
+  "trimmedChars" | "trimmedBytes"
+> {
   readonly content: ReadContent<K>;
   /**
-   * On a metadata read, the content of a row written before its trimmed lengths were recorded (an
-   * append composes on it here, and records them); null otherwise.
+   * Code points and UTF-8 bytes of the content without its trailing whitespace (what an append
+   * keeps): as recorded, or measured by the store for a row written before they were recorded.
    */
-  readonly legacyContent: string | null;
+  readonly trimmedChars: number;
+  readonly trimmedBytes: number;
 }
 
 /** The newest revision as a write read it under the lock. */
@@ -91,14 +95,19 @@ export interface HistoryUsage {
 }
 
 /**
- * What a write reads under the lock, in one statement: the task, its HEAD and newest revision, and
- * the task's history usage as kept with HEAD (exact: storage recounts a figure it cannot trust).
+ * What a write reads under the lock: the task, its HEAD and newest revision, and the task's history
+ * usage as kept with HEAD (exact: storage recounts a figure it cannot trust), in one statement; then
+ * what the write asked for besides.
  */
 export interface LockedState<K extends ReadKind = ReadKind> {
   readonly task: TaskRecord;
   readonly head: LockedHead<K> | null;
   readonly latest: LockedRevision<K> | null;
   readonly history: HistoryUsage;
+  /** The revision the write asked for by id (null when it asked for none, or there is none). */
+  readonly target: RevisionRecord | null;
+  /** The remembered request the write asked for (null when it asked for none, or there is none). */
+  readonly remembered: WriteRequestRecord | null;
 }
 
 /** Revision metadata (everything but the content). */

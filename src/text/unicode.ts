@@ -32,6 +32,18 @@ export function trimTrailingWhitespace(text: string): string {
   return text.slice(0, end);
 }
 
+/**
+ * Code points and UTF-8 bytes of `text` without its trailing whitespace: what an append keeps of a
+ * stored text (recorded with every plan, so that the database can compose without reading it).
+ */
+export function trimmedLengths(text: string): {
+  readonly trimmedChars: number;
+  readonly trimmedBytes: number;
+} {
+  const trimmed = trimTrailingWhitespace(text);
+  return { trimmedChars: codePointLength(trimmed), trimmedBytes: utf8Length(trimmed) };
+}
+
 /** Number of Unicode code points in `text` (a lone surrogate counts as one). */
 export function codePointLength(text: string): number {
   let pairs = 0;

@@ -4,7 +4,7 @@ import {
   isWhitespace,
   trimTrailingWhitespace,
   utf8Length,
-} from "../../src/plans/text";
+} from "../../src/text/unicode";
 
 describe("whitespace is Unicode White_Space (one helper for validation and composition)", () => {
   it.each([

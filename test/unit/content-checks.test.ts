@@ -1,7 +1,7 @@
-import { contentRequestKey, validateContentWrite } from "../../src/plans/content-request";
+import { contentRequestKey, validateContentWrite } from "../../src/plans/content-checks";
 import { decideContentWrite, type TestState } from "../harness/decide-content";
 import { limits } from "../../src/plans/limits";
-import type { WriteEnv } from "../../src/plans/write-context";
+import type { WriteEnv } from "../../src/plans/write-command";
 import { parseWriteMode } from "../../src/plans/write-mode";
 import { reasonOf } from "../harness/reason-of";
 import { headRecord } from "../harness/records";

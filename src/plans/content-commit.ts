@@ -1,33 +1,11 @@
-import type {
-  ContentChange,
-  HeadWrite,
-  HistoryUsage,
-  LockedHead,
-  LockedRevision,
-  PlanCommit,
-  ReadKind,
-  RevisionMeta,
-} from "./ports/records";
+import type { ContentChange, HeadWrite, PlanCommit, RevisionMeta } from "./ports/records";
 import type { Author } from "./author";
 import { contentChange } from "./changes";
 import { shouldCoalesce } from "./coalesce";
 import { type PlanEvent, type PlanSummary, revisionMeta, summarize } from "./events";
 import { limits } from "./limits";
-import { codePointLength, trimTrailingWhitespace, utf8Length } from "./text";
-
-/**
- * What a write reads inside the serialized region (the same read its commit is fenced on): with
- * the contents when its command asked for them (`K`), or only the metadata.
- */
-export interface WriteState<K extends ReadKind = ReadKind> {
-  readonly taskId: string;
-  /** HEAD row, tombstone included; null when the task never had a plan. */
-  readonly head: LockedHead<K> | null;
-  /** Newest revision of the task; its number is MAX(revision_number). */
-  readonly latest: LockedRevision<K> | null;
-  /** What the task's history holds before the write (the history budget). */
-  readonly history: HistoryUsage;
-}
+import { codePointLength, trimTrailingWhitespace, utf8Length } from "../text/unicode";
+import type { Decision, WriteEnv, WriteState } from "./write-command";
 
 /** The content a write stores, with the sizes HEAD records for it. */
 export interface StoredContent {
@@ -53,22 +31,6 @@ export function wholeContent(text: string): StoredContent {
   };
 }
 
-/** Inputs of a write that are not in the request: time, settings, id generation. */
-export interface WriteEnv {
-  readonly now: Date;
-  readonly coalesceWindowMs: number;
-  readonly newId: () => string;
-}
-
-/** A decided write: its commit, the events to publish once it is durable, and its answer. */
-export interface Decision<R> {
-  readonly commit: PlanCommit;
-  readonly events: readonly PlanEvent[];
-  readonly result: R;
-  /** What a content write stored (metrics). */
-  readonly stored?: { readonly planBytes: number; readonly coalesced: boolean };
-}
-
 /** Result of every content write (the plan without content: acknowledgements never carry it). */
 export interface WriteResult {
   readonly plan: PlanSummary;
@@ -81,11 +43,6 @@ export interface Truncation {
   readonly priorChars: number;
   readonly newChars: number;
   readonly priorRevisionNumber: number;
-}
-
-/** The live plan (null when absent or deleted). */
-export function livePlan<K extends ReadKind>(state: WriteState<K>): LockedHead<K> | null {
-  return state.head && !state.head.deleted ? state.head : null;
 }
 
 /**
@@ -104,8 +61,7 @@ export function commitContent(
     readonly truncation: Truncation | null;
   },
 ): Decision<WriteResult> {
-  const live = livePlan(state);
-  const { latest } = state;
+  const { live, latest } = state;
   const title = write.title || live?.title || limits.defaultTitle;
   const { bytes: contentBytes, chars: contentChars } = write.content;
   const coalesce =

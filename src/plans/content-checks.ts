@@ -1,10 +1,29 @@
-import type { Author, RequestedAuthor } from "./author";
-import type { ContentPath, ContentWrite } from "./content-write";
+import type { Caller } from "../auth/caller";
+import { isBlank, utf8Length } from "../text/unicode";
+import { type Author, type RequestedAuthor, resolveAuthor } from "./author";
 import { planErrors } from "./errors";
-import { type RequestKey, requestKey } from "./idempotency";
-import { isBlank, utf8Length } from "./text";
+import { type RequestKey, requestIdOwner, requestKey } from "./idempotency";
 import { checkSize, checkTitle } from "./validate";
 import type { WriteMode } from "./write-mode";
+
+/** The write paths that store content. */
+export type ContentPath = "agent-create" | "agent-update" | "agent-edit" | "editor-save";
+
+/** How the new content is formed: given whole, appended, or an exact-text edit of the stored one. */
+export type ContentMode = WriteMode | "edit";
+
+/** A content write as validated before the lock (mode parsed, content checked, title checked). */
+export interface ContentWrite {
+  readonly path: ContentPath;
+  readonly mode: ContentMode;
+  /** Edit only: the exact text `content` replaces. */
+  readonly oldText?: string;
+  readonly title: string | undefined;
+  readonly content: string;
+  readonly expectedVersion: number | undefined;
+  readonly acknowledgeReduction: boolean;
+  readonly author: Author;
+}
 
 /** The fields of a CreatePlan, UpdatePlan or SavePlan request that shape the write. */
 export interface ContentRequest {
@@ -15,6 +34,30 @@ export interface ContentRequest {
   readonly author?: RequestedAuthor | undefined;
   readonly expectedVersion?: number | undefined;
   readonly acknowledgeReduction?: boolean;
+}
+
+/** Which content write a request is: its path, its mode, and the method its request id is kept under. */
+export interface ContentUse {
+  readonly path: ContentPath;
+  readonly mode: WriteMode;
+  /** The agent methods remember request ids; the editor's SavePlan does not. */
+  readonly method?: "CreatePlan" | "UpdatePlan";
+}
+
+/** A content write that passed its checks, with the key a retry of it is recognized by. */
+export interface CheckedContent {
+  readonly write: ContentWrite;
+  readonly key: RequestKey | undefined;
+}
+
+/**
+ * Every check of a content write's request that comes after the task's reach, in the order of
+ * AC-TASKS-PLAN-APPEND-001.7 (pure): the author's name, the request id, then validateContentWrite.
+ */
+export function checkContentWrite(caller: Caller, request: ContentRequest, use: ContentUse): CheckedContent {
+  const author = resolveAuthor(caller, request.author, use.path === "editor-save" ? "user" : "agent");
+  const key = use.method && contentRequestKey(use.method, request, use.mode, requestIdOwner(caller, author));
+  return { write: validateContentWrite(request, use, author), key };
 }
 
 /**

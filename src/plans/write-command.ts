@@ -1,0 +1,96 @@
+import type {
+  HistoryUsage,
+  LockedHead,
+  LockedRevision,
+  PlanCommit,
+  ReadKind,
+  RevisionRecord,
+} from "./ports/records";
+import type { StorageCorruptionError } from "./ports/store-errors";
+import { PlanError } from "./errors";
+import type { PlanEvent } from "./events";
+import type { RequestKey } from "./idempotency";
+
+/**
+ * What a write reads inside the serialized region (the same read its commit is fenced on): with
+ * the contents when its command asked for them (`K`), or only the metadata.
+ */
+export interface WriteState<K extends ReadKind = ReadKind> {
+  readonly taskId: string;
+  /** HEAD row, tombstone included; null when the task never had a plan. */
+  readonly head: LockedHead<K> | null;
+  /** The live plan: HEAD unless it is absent or a tombstone. */
+  readonly live: LockedHead<K> | null;
+  /** Newest revision of the task; its number is MAX(revision_number). */
+  readonly latest: LockedRevision<K> | null;
+  /** What the task's history holds before the write (the history budget). */
+  readonly history: HistoryUsage;
+}
+
+/** Inputs of a write that are not in the request: time, settings, id generation. */
+export interface WriteEnv {
+  readonly now: Date;
+  readonly coalesceWindowMs: number;
+  readonly newId: () => string;
+}
+
+/** A decided write: its commit, the events to publish once it is durable, and its answer. */
+export interface Decision<R> {
+  readonly commit: PlanCommit;
+  readonly events: readonly PlanEvent[];
+  readonly result: R;
+  /** What a content write stored (metrics). */
+  readonly stored?: { readonly planBytes: number; readonly coalesced: boolean };
+}
+
+/** A write that changes nothing (a restore of the current plan): its answer only. */
+export interface Unchanged<R> {
+  readonly unchanged: R;
+}
+
+/**
+ * One write, as its use case declares it (pure data: no I/O, no caller): the task, what it reads
+ * under the lock (`reads`, and a revision by id), the request it may be a retry of, and a pure
+ * decision on what it read. The pipeline (write-pipeline.ts) reads exactly as `reads` says, so
+ * `decide` receives the state type it declares; it throws a PlanError to refuse.
+ */
+export interface WriteCommand<K extends ReadKind, R> {
+  readonly taskId: string;
+  readonly reads: K;
+  /** A revision of the task the decision needs, read under the lock (null when it does not exist). */
+  readonly revisionId?: string;
+  readonly request?: RequestKey | undefined;
+  /**
+   * The error to report when the stored plan cannot be read (an append must say PLAN_READ_FAILED,
+   * AC-TASKS-PLAN-APPEND-003.5). A metadata read then also checks the stored text before reporting
+   * a rejection (AC-TASKS-PLAN-APPEND-001.7: a read failure comes before the size limit).
+   */
+  readonly readFailed?: (cause: StorageCorruptionError) => Error;
+  decide(state: WriteState<K>, env: WriteEnv, target: RevisionRecord | null): Decision<R> | Unchanged<R>;
+}
+
+/**
+ * A write whose request failed a check that is reported only after the task's reach (the order of
+ * AC-TASKS-PLAN-APPEND-001.7: mode validity, then reach, then the fields): carried as a value to
+ * the pipeline, which raises it once the caller is known to reach the task.
+ */
+export interface RefusedWrite {
+  readonly taskId: string;
+  readonly refusal: PlanError;
+}
+
+/** A write as a use case hands it to the pipeline. */
+export type Write<R> = WriteCommand<ReadKind, R> | RefusedWrite;
+
+/**
+ * Builds a command from the checks that come after the reach check: a rule's refusal (PlanError)
+ * becomes a RefusedWrite; any other error is a bug and propagates.
+ */
+export function afterReach<R>(taskId: string, build: () => WriteCommand<ReadKind, R>): Write<R> {
+  try {
+    return build();
+  } catch (error) {
+    if (error instanceof PlanError) return { taskId, refusal: error };
+    throw error;
+  }
+}
