@@ -8,6 +8,15 @@ import tseslint from "typescript-eslint";
 // The contract (the one generated tree and contract/rich-status) is shared with the client package,
 // which the server never imports (only the MCP adapter, a client of the service, does).
 const layer = (paths, patterns) => ({ "no-restricted-imports": ["error", { paths, patterns }] });
+const PLANS_PATHS = ["typeorm", "@grpc/grpc-js", "ioredis", "redlock", "mysql2", "better-sqlite3"];
+const PLANS_PATTERNS = [
+  "**/grpc/*",
+  "**/watch/*",
+  "**/storage/*",
+  "**/locking/*",
+  "**/generated/**",
+  "**/clients/**",
+];
 
 export default tseslint.config(
   {
@@ -37,10 +46,54 @@ export default tseslint.config(
   },
   {
     files: ["src/plans/**/*.ts"],
-    rules: layer(
-      ["typeorm", "@grpc/grpc-js", "ioredis", "redlock", "mysql2", "better-sqlite3"],
-      ["**/grpc/*", "**/watch/*", "**/storage/*", "**/locking/*", "**/generated/**", "**/clients/**"],
-    ),
+    rules: {
+      ...layer(PLANS_PATHS, PLANS_PATTERNS),
+      // One pipeline runs every write (write-pipeline.ts): no use case opens a transaction itself.
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector: "CallExpression[callee.property.name='inTransaction']",
+          message: "plan writes run through WritePipeline.execute (write-pipeline.ts)",
+        },
+      ],
+    },
+  },
+  {
+    files: ["src/plans/write-pipeline.ts"],
+    rules: { "no-restricted-syntax": "off" },
+  },
+  {
+    // A write's command and decision are pure (DESIGN.md, STYLE.md 11): the request's checks, what
+    // it reads and how it decides, with no port that does I/O, no pipeline and no logging.
+    files: [
+      "src/plans/*-command.ts",
+      "src/plans/*-write.ts",
+      "src/plans/content-checks.ts",
+      "src/plans/content-commit.ts",
+      "src/plans/compose.ts",
+    ],
+    rules: layer(PLANS_PATHS, [
+      { group: PLANS_PATTERNS, message: "plans/ never imports an adapter, the wire or the generated tree" },
+      {
+        group: [
+          "./ports/plan-store",
+          "./ports/task-lock",
+          "./ports/broadcast",
+          "./write-pipeline",
+          "./*-service",
+        ],
+        message: "commands and decisions are pure: the pipeline does the I/O",
+      },
+      {
+        group: ["../observability/*", "pino"],
+        message: "commands and decisions are pure: no logging or metrics",
+      },
+    ]),
+  },
+  {
+    // Text measurement and the whitespace rule are shared by the rules and the store: a leaf.
+    files: ["src/text/**/*.ts"],
+    rules: layer([], ["../*"]),
   },
   {
     // The ports stand alone: the rules depend on them, never the other way round.
