@@ -30,13 +30,13 @@ export interface RawResult {
 // for tasks far from their budget and the second for tasks it has written before, as these are.
 export const SQL = {
   lockState:
-    "SELECT t.id AS t_id, t.workspace_id AS t_workspace_id, t.title AS t_title, t.created_at AS t_created_at, p.task_id AS p_task_id, p.title AS p_title, p.content_bytes AS p_content_bytes, p.content_chars AS p_content_chars, p.version AS p_version, p.created_by AS p_created_by, p.created_at AS p_created_at, p.updated_at AS p_updated_at, p.latest_revision_number AS p_latest_revision_number, p.deleted AS p_deleted, p.implementation_started_at AS p_implementation_started_at, p.implementation_started_by AS p_implementation_started_by, p.implementation_started_session_id AS p_implementation_started_session_id, p.content_trimmed_chars AS p_trimmed_chars, p.content_trimmed_bytes AS p_trimmed_bytes, NULL AS p_content, r.id AS r_id, r.task_id AS r_task_id, r.revision_number AS r_revision_number, r.title AS r_title, NULL AS r_content, r.content_bytes AS r_content_bytes, r.content_chars AS r_content_chars, r.author_kind AS r_author_kind, r.author_name AS r_author_name, r.revert_of_revision_id AS r_revert_of_revision_id, r.created_at AS r_created_at, r.updated_at AS r_updated_at, r.row_version AS r_row_version FROM tasks t LEFT JOIN task_plans p ON p.task_id = t.id LEFT JOIN task_plan_revisions r ON r.task_id = t.id AND r.revision_number = p.latest_revision_number WHERE t.id = ? FOR UPDATE",
+    "SELECT t.id AS t_id, t.workspace_id AS t_workspace_id, t.title AS t_title, t.created_at AS t_created_at, p.task_id AS p_task_id, p.title AS p_title, p.content_bytes AS p_content_bytes, p.content_chars AS p_content_chars, p.version AS p_version, p.created_by AS p_created_by, p.created_at AS p_created_at, p.updated_at AS p_updated_at, p.latest_revision_number AS p_latest_revision_number, p.deleted AS p_deleted, p.implementation_started_at AS p_implementation_started_at, p.implementation_started_by AS p_implementation_started_by, p.implementation_started_session_id AS p_implementation_started_session_id, p.content_trimmed_chars AS p_trimmed_chars, p.content_trimmed_bytes AS p_trimmed_bytes, p.history_revisions AS p_history_revisions, p.history_bytes AS p_history_bytes, p.history_version AS p_history_version, NULL AS p_content, r.id AS r_id, r.task_id AS r_task_id, r.revision_number AS r_revision_number, r.title AS r_title, NULL AS r_content, r.content_bytes AS r_content_bytes, r.content_chars AS r_content_chars, r.author_kind AS r_author_kind, r.author_name AS r_author_name, r.revert_of_revision_id AS r_revert_of_revision_id, r.created_at AS r_created_at, r.updated_at AS r_updated_at, r.row_version AS r_row_version FROM tasks t LEFT JOIN task_plans p ON p.task_id = t.id LEFT JOIN task_plan_revisions r ON r.task_id = t.id AND r.revision_number = p.latest_revision_number WHERE t.id = ? FOR UPDATE",
   updateHead:
-    "UPDATE task_plans SET title = ?, content = CONCAT(LEFT(content, ?), ?), content_trimmed_chars = ?, content_trimmed_bytes = ?, content_bytes = ?, content_chars = ?, version = ?, created_by = ?, created_at = ?, updated_at = ?, latest_revision_number = ?, deleted = ?, implementation_started_at = ?, implementation_started_by = ?, implementation_started_session_id = ? WHERE task_id = ? AND version = ? AND OCTET_LENGTH(content) = content_bytes",
+    "UPDATE task_plans SET title = ?, content = CONCAT(LEFT(content, ?), ?), content_trimmed_chars = ?, content_trimmed_bytes = ?, content_bytes = ?, content_chars = ?, version = ?, created_by = ?, created_at = ?, updated_at = ?, latest_revision_number = ?, deleted = ?, implementation_started_at = ?, implementation_started_by = ?, implementation_started_session_id = ?, history_revisions = ?, history_bytes = ?, history_version = ? WHERE task_id = ? AND version = ? AND OCTET_LENGTH(content) = content_bytes",
   updateRevision:
     "UPDATE task_plan_revisions SET title = ?, content = '', content_at_head = ?, content_bytes = ?, content_chars = ?, updated_at = ?, row_version = ? WHERE id = ? AND task_id = ? AND row_version = ?",
   recordChange:
-    "INSERT INTO task_plan_changes (task_id, version, step, kind, committed_at, plan, revision_id, revision_number, revision_coalesced, author_kind, author_name, content, content_kept_chars, content_tail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)",
+    "INSERT INTO task_plan_changes (task_id, version, step, kind, committed_at, plan, revision_id, revision_number, revision_coalesced, author_kind, author_name, content, content_kept_chars, content_tail, stored_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)",
 };
 
 type Row = RowDataPacket & Record<string, string | number | null>;
@@ -62,10 +62,14 @@ async function append(connection: PoolConnection, taskId: string, fragment: stri
     const chars = keepChars + suffix.length;
     const now = Date.now();
     const version = Number(s.p_version);
+    // The history usage kept with HEAD, as the service keeps it: the coalesced revision now holds
+    // the new size, and the change row adds its tail (none: the fragments have no trailing space).
+    const historyBytes = Number(s.p_history_bytes) + bytes - Number(s.r_content_bytes);
     // prettier-ignore
     const [head] = await connection.query<import("mysql2").ResultSetHeader>(SQL.updateHead, [
       s.p_title, keepChars, suffix, chars, bytes, bytes, chars, version + 1, s.p_created_by, s.p_created_at, now,
-      s.p_latest_revision_number, 0, null, null, null, taskId, version,
+      s.p_latest_revision_number, 0, null, null, null, s.p_history_revisions, historyBytes, version + 1, taskId,
+      version,
     ]);
     if (head.affectedRows !== 1) throw new Error("fence lost or stored size mismatch");
     const rowVersion = Number(s.r_row_version);
@@ -93,7 +97,7 @@ async function append(connection: PoolConnection, taskId: string, fragment: stri
     // prettier-ignore
     await connection.query(SQL.recordChange, [
       taskId, version + 1, 0, "updated", now, JSON.stringify(plan), s.r_id, s.r_revision_number, 1, s.r_author_kind,
-      s.r_author_name, chars, "",
+      s.r_author_name, chars, "", 0,
     ]);
     await connection.query("COMMIT");
     return { plan, revision: { id: String(s.r_id), number: Number(s.r_revision_number), coalesced: true } };
