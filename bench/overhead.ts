@@ -448,11 +448,14 @@ function print(
   }
   const cpuKey = "1,000 tasks, 16 in flight, Redis";
   const cpuRatio = m(`${cpuKey}|service`, "cpuMsPerAppend") / m(`${cpuKey}|raw`, "cpuMsPerAppend");
+  // The service's own part of an append's CPU: against the same statements behind a bare grpc-js server.
+  const ownRatio = m(`${cpuKey}|service`, "cpuMsPerAppend") / m(`${cpuKey}|ceiling`, "cpuMsPerAppend");
   const [small, large] = sizes;
   const sizeRatio = (large?.p50 ?? 0) / (small?.p50 ?? 1);
   lines.push(
     "",
     `CPU per append (${cpuKey}): service process ${m(`${cpuKey}|service`, "cpuMsPerAppend").toFixed(3)} ms, raw driver process ${m(`${cpuKey}|raw`, "cpuMsPerAppend").toFixed(3)} ms = ${cpuRatio.toFixed(2)}x (target <= 2x ${cpuRatio <= 2 ? "met" : "NOT met"})`,
+    `CPU per append (${cpuKey}): service process ${m(`${cpuKey}|service`, "cpuMsPerAppend").toFixed(3)} ms, ceiling server ${m(`${cpuKey}|ceiling`, "cpuMsPerAppend").toFixed(3)} ms = ${ownRatio.toFixed(2)}x the ceiling's (target <= 1.15x ${ownRatio <= 1.15 ? "met" : "NOT met"})`,
     "",
     "| plan | append p50 ms | bytes exchanged with MariaDB per append |",
     "| --- | ---: | ---: |",
