@@ -27,6 +27,15 @@ export interface WriteState<K extends ReadKind = ReadKind> {
   readonly history: HistoryUsage;
 }
 
+/** The state a write decides on, from what its locking read found (the live plan derived once). */
+export function writeState<K extends ReadKind>(
+  taskId: string,
+  read: Pick<WriteState<K>, "head" | "latest" | "history">,
+): WriteState<K> {
+  const { head, latest, history } = read;
+  return { taskId, head, live: head && !head.deleted ? head : null, latest, history };
+}
+
 /** Inputs of a write that are not in the request: time, settings, id generation. */
 export interface WriteEnv {
   readonly now: Date;

@@ -15,7 +15,7 @@ import {
   historyWithinBudget,
 } from "./history-budget";
 import { TaskWorkspaces, verifyReach } from "./reach";
-import type { Decision, Unchanged, Write, WriteCommand, WriteState } from "./write-command";
+import { type Decision, type Unchanged, type Write, type WriteCommand, writeState } from "./write-command";
 
 /** Settings of the serialized write path. */
 export interface WritePipelineSettings {
@@ -32,10 +32,11 @@ export interface WriteCall {
 
 /**
  * Runs every plan write the same way (invariants 1-3 of DESIGN.md): early reach -> a refusal the
- * request carried -> per-task lock -> one transaction -> locking read of the task, HEAD, newest
- * revision and history usage -> reach on the locked task -> remembered request -> pure decision ->
- * `tx.commit(decision)` (fenced) -> history budget -> remember the request -> transaction commit ->
- * events. A decision or a check that throws rolls the transaction back: nothing changes.
+ * request carried -> per-task lock -> one transaction -> one locking read of what the command
+ * declared (task, HEAD, newest revision, history usage, target revision, remembered request) ->
+ * reach on the locked task -> remembered answer -> pure decision -> `tx.commit(decision, request to
+ * remember)` (fenced) -> history budget -> transaction commit -> events. A decision or a check that
+ * throws rolls the transaction back: nothing changes.
  */
 export class WritePipeline {
   private readonly taskWorkspaces = new TaskWorkspaces();
@@ -108,13 +109,13 @@ export class WritePipeline {
     const locked = await tx.read(taskId, what);
     verifyReach(caller, taskId, locked?.task ?? null);
     if (locked === null) throw planErrors.taskNotFound(taskId);
-    const { head, latest, history, remembered } = locked;
+    const { history, remembered } = locked;
     if (request && remembered) {
       // A retry of a remembered request returns the original result and writes nothing.
       if (remembered.fingerprint !== request.fingerprint) throw planErrors.requestIdReused(request.id);
       return { unchanged: decodeReplay<R>(remembered.result) };
     }
-    const state: WriteState<K> = { taskId, head, live: head && !head.deleted ? head : null, latest, history };
+    const state = writeState(taskId, locked);
     const now = this.deps.clock();
     const env = { now, coalesceWindowMs: this.deps.settings.coalesceWindowMs, newId: this.deps.newId };
     let decided: Decision<R> | Unchanged<R>;

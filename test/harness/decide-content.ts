@@ -3,7 +3,7 @@ import type { WriteResult } from "../../src/plans/content-commit";
 import type { ContentWrite } from "../../src/plans/content-checks";
 import type { LockedHead, LockedRevision } from "../../src/plans/ports/records";
 import { trimmedLengths } from "../../src/text/unicode";
-import type { Decision, WriteEnv, WriteState } from "../../src/plans/write-command";
+import { type Decision, type WriteEnv, type WriteState, writeState } from "../../src/plans/write-command";
 
 /** A HEAD or revision of a test state, with or without content (and a HEAD with or without trimmed lengths). */
 type Row<T> = Omit<T, "content" | "trimmedChars" | "trimmedBytes"> & {
@@ -35,7 +35,7 @@ export function decideContentWrite(
   if (command.reads === "metadata") {
     const head = state.head && { ...state.head, content: null, ...trimmed(state.head) };
     const latest = state.latest && { ...state.latest, content: null };
-    read = { taskId: state.taskId, head, live: head && !head.deleted ? head : null, latest, history };
+    read = writeState(state.taskId, { head, latest, history });
   } else {
     const text = (content: string | null): string => {
       if (content === null) throw new Error("a content read needs the test state's content");
@@ -43,7 +43,7 @@ export function decideContentWrite(
     };
     const head = state.head && { ...state.head, content: text(state.head.content), ...trimmed(state.head) };
     const latest = state.latest && { ...state.latest, content: text(state.latest.content) };
-    read = { taskId: state.taskId, head, live: head && !head.deleted ? head : null, latest, history };
+    read = writeState(state.taskId, { head, latest, history });
   }
   const decided = command.decide(read, env, null);
   if ("unchanged" in decided) throw new Error("a content write decided to change nothing");
