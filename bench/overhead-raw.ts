@@ -15,6 +15,8 @@ export interface RawJob {
   readonly redisUrls: readonly string[];
   readonly tasks: readonly string[];
   readonly appends: number;
+  /** Appends before the measured ones (JIT warm-up, as the servers get), not in the result. */
+  readonly warmupAppends?: number;
   readonly inFlight: number;
   readonly fragmentBytes: number;
 }
@@ -136,20 +138,26 @@ export function openRaw(job: Pick<RawJob, "databaseUrl" | "redisUrls">) {
 
 export async function runRaw(job: RawJob): Promise<RawResult> {
   const raw = openRaw(job);
-  const latenciesMs: number[] = [];
-  let next = 0;
+  // `count` appends at job.inFlight, round robin over the tasks; the latency of each.
+  const load = async (count: number): Promise<number[]> => {
+    const latenciesMs: number[] = [];
+    let next = 0;
+    const worker = async () => {
+      while (next < count) {
+        const i = next++;
+        const taskId = job.tasks[i % job.tasks.length] ?? "";
+        const t0 = performance.now();
+        await raw.append(taskId, `- append ${i} `.padEnd(job.fragmentBytes, "x"));
+        latenciesMs.push(performance.now() - t0);
+      }
+    };
+    await Promise.all(Array.from({ length: job.inFlight }, worker));
+    return latenciesMs;
+  };
+  await load(job.warmupAppends ?? 0);
   const cpu = process.cpuUsage();
   const started = performance.now();
-  const worker = async () => {
-    while (next < job.appends) {
-      const i = next++;
-      const taskId = job.tasks[i % job.tasks.length] ?? "";
-      const t0 = performance.now();
-      await raw.append(taskId, `- append ${i} `.padEnd(job.fragmentBytes, "x"));
-      latenciesMs.push(performance.now() - t0);
-    }
-  };
-  await Promise.all(Array.from({ length: job.inFlight }, worker));
+  const latenciesMs = await load(job.appends);
   const elapsedMs = performance.now() - started;
   const used = process.cpuUsage(cpu);
   await raw.close();

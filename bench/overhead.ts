@@ -2,7 +2,8 @@
  * Benchmark (not a test): what the service costs over the statements it sends. MariaDB with durable
  * commits and 3 Redis nodes; 100-byte appends through the client package against a replica process,
  * and the raw baseline (bench/overhead-raw.ts: the same statements with mysql2 and Redlock, no gRPC,
- * no TypeORM, no service code) in a process of its own. Rounds alternate; medians are compared.
+ * no TypeORM, no service code) in a process of its own. Each is warmed up with two appends per task
+ * before it is measured (the JIT has then seen the append). Rounds alternate; medians are compared.
  *
  *   npm run bench:overhead
  *   BENCH_ROUNDS=5 BENCH_APPENDS=5000 npm run bench:overhead
@@ -117,6 +118,22 @@ async function serviceRun(
   };
 }
 
+const warmupAppends = (tasks: readonly string[], appends: number) => Math.min(2 * tasks.length, appends);
+/**
+ * Two appends per task (at most `appends`), then the measured run: the service, the ceiling and the
+ * raw baseline are all warmed up on the operation they are measured on, the same way.
+ */
+async function warmedRun(
+  server: { readonly port: number; readonly pid: number },
+  tasks: readonly string[],
+  appends: number,
+  inFlight: number,
+  connectTo: Connector = plaintext,
+): Promise<Run> {
+  await serviceRun(server, tasks, warmupAppends(tasks, appends), inFlight, connectTo);
+  return serviceRun(server, tasks, appends, inFlight, connectTo);
+}
+
 function rawRun(job: RawJob): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(__dirname, "overhead-raw.js"), JSON.stringify(job)], {
@@ -154,10 +171,7 @@ async function ceilingRun(
       child.once("error", reject);
       child.once("exit", (code) => reject(new Error(`ceiling server exited ${code}`)));
     });
-    // Warmed up as the service's replica is by seeding (two calls per task) before it is measured.
-    const server = { port, pid: child.pid ?? -1 };
-    await serviceRun(server, tasks, Math.min(2 * tasks.length, appends), inFlight);
-    return await serviceRun(server, tasks, appends, inFlight);
+    return await warmedRun({ port, pid: child.pid ?? -1 }, tasks, appends, inFlight);
   } finally {
     const exited = new Promise((resolve) => child.once("exit", resolve));
     child.kill("SIGTERM");
@@ -289,7 +303,7 @@ async function main(): Promise<void> {
       ] as const) {
         push(
           `${label}|service`,
-          await withSeededDatabase(bench, env, tasks, 200, (r) => serviceRun(r, tasks, APPENDS, IN_FLIGHT)),
+          await withSeededDatabase(bench, env, tasks, 200, (r) => warmedRun(r, tasks, APPENDS, IN_FLIGHT)),
         );
         push(
           `${label}|raw`,
@@ -299,6 +313,7 @@ async function main(): Promise<void> {
               redisUrls: urls,
               tasks,
               appends: APPENDS,
+              warmupAppends: warmupAppends(tasks, APPENDS),
               inFlight: IN_FLIGHT,
               fragmentBytes: FRAGMENT_BYTES,
             }),
@@ -317,9 +332,7 @@ async function main(): Promise<void> {
       const label = "one task, one writer, Redis";
       push(
         `${label}|service`,
-        await withSeededDatabase(bench, withRedis, one, 200, (r) =>
-          serviceRun(r, one, ONE_WRITER_APPENDS, 1),
-        ),
+        await withSeededDatabase(bench, withRedis, one, 200, (r) => warmedRun(r, one, ONE_WRITER_APPENDS, 1)),
       );
       push(
         `${label}|raw`,
@@ -329,6 +342,7 @@ async function main(): Promise<void> {
             redisUrls,
             tasks: one,
             appends: ONE_WRITER_APPENDS,
+            warmupAppends: warmupAppends(one, ONE_WRITER_APPENDS),
             inFlight: 1,
             fragmentBytes: FRAGMENT_BYTES,
           }),
@@ -384,7 +398,7 @@ async function runVariants(
         env,
         tasks,
         200,
-        (r) => serviceRun(r, tasks, APPENDS, IN_FLIGHT, (port) => variant.connect(port)),
+        (r) => warmedRun(r, tasks, APPENDS, IN_FLIGHT, (port) => variant.connect(port)),
         variant,
       ),
     );
