@@ -83,13 +83,22 @@ async function seed(
   client.close();
 }
 
+const warmupAppends = (tasks: readonly string[], appends: number) => Math.min(2 * tasks.length, appends);
+
+/**
+ * `appends` measured appends, after `warmup` unmeasured ones (by default two per task, at most
+ * `appends`): the service, the ceiling and the raw baseline are all warmed up on the operation they
+ * are measured on, the same way.
+ */
 async function serviceRun(
   replica: { readonly port: number; readonly pid: number },
   tasks: readonly string[],
   appends: number,
   inFlight: number,
   connectTo: Connector = plaintext,
+  warmup = warmupAppends(tasks, appends),
 ): Promise<Run> {
+  if (warmup > 0) await serviceRun(replica, tasks, warmup, inFlight, connectTo, 0);
   const clients = Array.from({ length: Math.min(inFlight, 4) }, () => connectTo(replica.port));
   const latencies: number[] = [];
   const cpuBefore = processCpuMs(replica.pid);
@@ -116,22 +125,6 @@ async function serviceRun(
     p99: quantile(latencies, 0.99),
     cpuMsPerAppend: cpuMs / appends,
   };
-}
-
-const warmupAppends = (tasks: readonly string[], appends: number) => Math.min(2 * tasks.length, appends);
-/**
- * Two appends per task (at most `appends`), then the measured run: the service, the ceiling and the
- * raw baseline are all warmed up on the operation they are measured on, the same way.
- */
-async function warmedRun(
-  server: { readonly port: number; readonly pid: number },
-  tasks: readonly string[],
-  appends: number,
-  inFlight: number,
-  connectTo: Connector = plaintext,
-): Promise<Run> {
-  await serviceRun(server, tasks, warmupAppends(tasks, appends), inFlight, connectTo);
-  return serviceRun(server, tasks, appends, inFlight, connectTo);
 }
 
 function rawRun(job: RawJob): Promise<Run> {
@@ -171,7 +164,7 @@ async function ceilingRun(
       child.once("error", reject);
       child.once("exit", (code) => reject(new Error(`ceiling server exited ${code}`)));
     });
-    return await warmedRun({ port, pid: child.pid ?? -1 }, tasks, appends, inFlight);
+    return await serviceRun({ port, pid: child.pid ?? -1 }, tasks, appends, inFlight);
   } finally {
     const exited = new Promise((resolve) => child.once("exit", resolve));
     child.kill("SIGTERM");
@@ -303,7 +296,7 @@ async function main(): Promise<void> {
       ] as const) {
         push(
           `${label}|service`,
-          await withSeededDatabase(bench, env, tasks, 200, (r) => warmedRun(r, tasks, APPENDS, IN_FLIGHT)),
+          await withSeededDatabase(bench, env, tasks, 200, (r) => serviceRun(r, tasks, APPENDS, IN_FLIGHT)),
         );
         push(
           `${label}|raw`,
@@ -332,7 +325,9 @@ async function main(): Promise<void> {
       const label = "one task, one writer, Redis";
       push(
         `${label}|service`,
-        await withSeededDatabase(bench, withRedis, one, 200, (r) => warmedRun(r, one, ONE_WRITER_APPENDS, 1)),
+        await withSeededDatabase(bench, withRedis, one, 200, (r) =>
+          serviceRun(r, one, ONE_WRITER_APPENDS, 1),
+        ),
       );
       push(
         `${label}|raw`,
@@ -365,7 +360,7 @@ async function main(): Promise<void> {
         const sized = Array.from({ length: SIZE_APPENDS }, (_, i) => `sized-${planBytes}-${i}`);
         await withSeededDatabase(bench, withRedis, sized, planBytes, async (replica) => {
           const before = await statusBytes(admin);
-          const run = await serviceRun(replica, sized, SIZE_APPENDS, 1);
+          const run = await serviceRun(replica, sized, SIZE_APPENDS, 1, plaintext, 0);
           bytes.push((await statusBytes(admin)) - before);
           p50s.push(run.p50);
         });
@@ -398,7 +393,7 @@ async function runVariants(
         env,
         tasks,
         200,
-        (r) => warmedRun(r, tasks, APPENDS, IN_FLIGHT, (port) => variant.connect(port)),
+        (r) => serviceRun(r, tasks, APPENDS, IN_FLIGHT, (port) => variant.connect(port)),
         variant,
       ),
     );
