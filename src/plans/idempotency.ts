@@ -43,20 +43,3 @@ export function requestKey(
   const id = requireId("request_id", requestId);
   return { id, storedId: sha256([owner, id]), fingerprint: sha256([method, payload]) };
 }
-
-/** Serializes a write result for replay; Date values are tagged so that only they come back as Dates. */
-export function encodeReplay(result: unknown): string {
-  return JSON.stringify(result, function (this: Record<string, unknown>, key, value: unknown) {
-    const raw = this[key];
-    return raw instanceof Date ? { $date: raw.toISOString() } : value;
-  });
-}
-
-/** Parses a stored write result. */
-export function decodeReplay<R>(text: string): R {
-  return JSON.parse(text, (_key, value: unknown) =>
-    typeof value === "object" && value !== null && "$date" in value
-      ? new Date(String((value as { $date: unknown }).$date))
-      : value,
-  ) as R;
-}

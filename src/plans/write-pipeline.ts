@@ -5,7 +5,7 @@ import type { PlanMetrics } from "../observability/metrics";
 import type { PlanStore, PlanWriteTx } from "./ports/plan-store";
 import type { ChangeRecord, HistoryUsage, PlanCommit, ReadKind } from "./ports/records";
 import { StorageConflictError, StorageCorruptionError } from "./ports/store-errors";
-import { decodeReplay, encodeReplay, REQUEST_ID_RETENTION_MS } from "./idempotency";
+import { REQUEST_ID_RETENTION_MS } from "./idempotency";
 import { planErrors } from "./errors";
 import type { ChangeNotifier, EventSink, PlanEvent } from "./events";
 import {
@@ -113,7 +113,7 @@ export class WritePipeline {
     if (request && remembered) {
       // A retry of a remembered request returns the original result and writes nothing.
       if (remembered.fingerprint !== request.fingerprint) throw planErrors.requestIdReused(request.id);
-      return { unchanged: decodeReplay<R>(remembered.result) };
+      return { unchanged: remembered.result as R };
     }
     const state = writeState(taskId, locked);
     const now = this.deps.clock();
@@ -134,7 +134,7 @@ export class WritePipeline {
             taskId,
             requestId: request.storedId,
             fingerprint: request.fingerprint,
-            result: encodeReplay(decided.result),
+            result: decided.result,
             createdAt: now,
           },
           forgetBefore: new Date(now.getTime() - REQUEST_ID_RETENTION_MS),

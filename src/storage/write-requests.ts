@@ -5,9 +5,27 @@ type WriteRequestRow = Record<"task_id" | "request_id" | "fingerprint" | "result
   readonly created_at: number | string;
 };
 
+/** Serializes a write result for replay; Date values are tagged so that only they come back as Dates. */
+export function encodeReplay(result: unknown): string {
+  return JSON.stringify(result, function (this: Record<string, unknown>, key, value: unknown) {
+    const raw = this[key];
+    return raw instanceof Date ? { $date: raw.toISOString() } : value;
+  });
+}
+
+/** Parses a stored write result. */
+export function decodeReplay(text: string): unknown {
+  return JSON.parse(text, (_key, value: unknown) =>
+    typeof value === "object" && value !== null && "$date" in value
+      ? new Date(String((value as { $date: unknown }).$date))
+      : value,
+  );
+}
+
 /**
  * The remembered write requests of a task (write_requests), read and written inside its write.
- * created_at holds epoch milliseconds (BIGINT), as WriteRequestEntity maps it.
+ * created_at holds epoch milliseconds (BIGINT), as WriteRequestEntity maps it; result holds the
+ * write's answer as encodeReplay writes it.
  */
 export class WriteRequests {
   constructor(private readonly send: Send) {}
@@ -24,7 +42,7 @@ export class WriteRequests {
       taskId: row.task_id,
       requestId: row.request_id,
       fingerprint: row.fingerprint,
-      result: row.result,
+      result: decodeReplay(row.result),
       createdAt: new Date(Number(row.created_at)),
     };
   }
@@ -37,7 +55,13 @@ export class WriteRequests {
     ]);
     await this.send(
       "INSERT INTO write_requests (task_id, request_id, fingerprint, result, created_at) VALUES (?, ?, ?, ?, ?)",
-      [request.taskId, request.requestId, request.fingerprint, request.result, request.createdAt.getTime()],
+      [
+        request.taskId,
+        request.requestId,
+        request.fingerprint,
+        encodeReplay(request.result),
+        request.createdAt.getTime(),
+      ],
     );
   }
 }

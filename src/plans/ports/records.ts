@@ -138,8 +138,8 @@ export interface WriteRequestRecord {
   readonly requestId: string;
   /** SHA-256 (hex) of the request's payload. */
   readonly fingerprint: string;
-  /** The write's result as the service encoded it. */
-  readonly result: string;
+  /** The write's result, as the write answered it (storage keeps it in a form of its own). */
+  readonly result: unknown;
   readonly createdAt: Date;
 }
 
