@@ -1,6 +1,7 @@
 import type { ContentChange, HeadWrite, PlanCommit, RevisionMeta } from "./ports/records";
 import type { Author } from "./author";
 import { contentChange } from "./changes";
+import { historyAllowance } from "./history-budget";
 import { shouldCoalesce } from "./coalesce";
 import { type PlanEvent, type PlanSummary, revisionMeta, summarize } from "./events";
 import { limits } from "./limits";
@@ -135,6 +136,7 @@ export function commitContent(
     fenceVersion: state.head?.version ?? null,
     revision,
     coalesces: coalesce ? { rowVersion: latest.rowVersion, contentBytes: latest.contentBytes } : null,
+    allowance: historyAllowance(env.historyBudget, state.history),
     change: contentChange({
       plan,
       created: live === null,

@@ -1,4 +1,4 @@
-import type { HistoryUsage } from "./ports/records";
+import type { HistoryAllowance, HistoryUsage } from "./ports/records";
 import { planErrors } from "./errors";
 
 /** Most history a task may hold; 0 means no limit (PLAN_HISTORY_MAX_REVISIONS / _BYTES). */
@@ -21,31 +21,29 @@ export function checkHistoryBudget(budget: HistoryBudget, before: HistoryUsage, 
   if (exceeded === "bytes") throw planErrors.historyQuotaExceeded("bytes", budget.maxBytes, before.bytes);
 }
 
-/** Whether checkHistoryBudget passes. */
-export function historyWithinBudget(
-  budget: HistoryBudget,
-  before: HistoryUsage,
-  after: HistoryUsage,
-): boolean {
-  return exceededLimit(budget, before, after) === null;
-}
-
 function exceededLimit(
   budget: HistoryBudget,
   before: HistoryUsage,
   after: HistoryUsage,
 ): "revisions" | "bytes" | null {
-  if (budget.maxRevisions > 0 && after.revisions > budget.maxRevisions && after.revisions > before.revisions)
-    return "revisions";
-  if (budget.maxBytes > 0 && after.bytes > budget.maxBytes && after.bytes > before.bytes) return "bytes";
+  const allowed = historyAllowance(budget, before);
+  if (after.revisions > allowed.revisions) return "revisions";
+  if (after.bytes > allowed.bytes) return "bytes";
   return null;
 }
 
 /**
- * How many bytes the history holds beyond its byte budget (0 when within it, or without one). A
- * write trims that much of the task's change history, oldest first, before checkHistoryBudget: the
- * change history (what WatchPlan resumes from) yields to the budget, the revisions never do.
+ * What a content write may leave the history at, given what it held before (pure): exactly what
+ * checkHistoryBudget then accepts (a measure may grow up to its limit, and never past what it held
+ * before when that was already above). A write that would leave more first trims the task's change
+ * history (what WatchPlan resumes from), oldest rows first, toward the byte budget: the change
+ * history yields to the budget, the revisions never do. Storage fits the history to it in the
+ * write's commit, and recounts a figure it would refuse.
  */
-export function historyOverBudget(budget: HistoryBudget, usage: HistoryUsage): number {
-  return budget.maxBytes > 0 ? Math.max(0, usage.bytes - budget.maxBytes) : 0;
+export function historyAllowance(budget: HistoryBudget, before: HistoryUsage): HistoryAllowance {
+  return {
+    revisions: budget.maxRevisions > 0 ? Math.max(budget.maxRevisions, before.revisions) : Infinity,
+    bytes: budget.maxBytes > 0 ? Math.max(budget.maxBytes, before.bytes) : Infinity,
+    trimToBytes: budget.maxBytes > 0 ? budget.maxBytes : Infinity,
+  };
 }

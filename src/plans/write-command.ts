@@ -9,6 +9,7 @@ import type {
 import type { StorageCorruptionError } from "./ports/store-errors";
 import { PlanError } from "./errors";
 import type { PlanEvent } from "./events";
+import type { HistoryBudget } from "./history-budget";
 import type { RequestKey } from "./idempotency";
 
 /**
@@ -40,6 +41,7 @@ export function writeState<K extends ReadKind>(
 export interface WriteEnv {
   readonly now: Date;
   readonly coalesceWindowMs: number;
+  readonly historyBudget: HistoryBudget;
   readonly newId: () => string;
 }
 

@@ -2,20 +2,15 @@ import type { Logger } from "pino";
 import type { Caller } from "../auth/caller";
 import type { TaskLock } from "./ports/task-lock";
 import type { PlanMetrics } from "../observability/metrics";
-import type { PlanStore, PlanWriteTx } from "./ports/plan-store";
-import type { ChangeRecord, HistoryUsage, PlanCommit, ReadKind } from "./ports/records";
-import { StorageConflictError, StorageCorruptionError } from "./ports/store-errors";
-import { REQUEST_ID_RETENTION_MS } from "./idempotency";
+import type { PlanStore } from "./ports/plan-store";
+import type { ChangeRecord } from "./ports/records";
+import { StorageCorruptionError } from "./ports/store-errors";
 import { planErrors } from "./errors";
 import type { ChangeNotifier, EventSink, PlanEvent } from "./events";
-import {
-  checkHistoryBudget,
-  type HistoryBudget,
-  historyOverBudget,
-  historyWithinBudget,
-} from "./history-budget";
-import { TaskWorkspaces, verifyReach } from "./reach";
-import { type Decision, type Unchanged, type Write, type WriteCommand, writeState } from "./write-command";
+import type { HistoryBudget } from "./history-budget";
+import { TaskWorkspaces } from "./reach";
+import type { Write } from "./write-command";
+import { writeUnderLock } from "./write-under-lock";
 
 /** Settings of the serialized write path. */
 export interface WritePipelineSettings {
@@ -32,11 +27,10 @@ export interface WriteCall {
 
 /**
  * Runs every plan write the same way (invariants 1-3 of DESIGN.md): early reach -> a refusal the
- * request carried -> per-task lock -> one transaction -> one locking read of what the command
- * declared (task, HEAD, newest revision, history usage, target revision, remembered request) ->
- * reach on the locked task -> remembered answer -> pure decision -> `tx.commit(decision, request to
- * remember)` (fenced) -> history budget -> transaction commit -> events. A decision or a check that
- * throws rolls the transaction back: nothing changes.
+ * request carried -> per-task lock -> one transaction -> the work under the lock (write-under-lock.ts:
+ * one locking read of what the command declared, reach on the locked task, remembered answer, pure
+ * decision, its fenced commit with the request to remember, history budget) -> transaction commit
+ * -> events. A decision or a check that throws rolls the transaction back: nothing changes.
  */
 export class WritePipeline {
   private readonly taskWorkspaces = new TaskWorkspaces();
@@ -74,7 +68,14 @@ export class WritePipeline {
         obtained = true;
         metrics.lockWait((performance.now() - asked) / 1000, true);
         txStarted = performance.now();
-        return store.inTransaction((tx) => this.underLock(tx, write, call.caller, lease.signal));
+        const env = {
+          now: this.deps.clock(),
+          coalesceWindowMs: settings.coalesceWindowMs,
+          historyBudget: settings.historyBudget,
+          newId: this.deps.newId,
+        };
+        const locked = { caller: call.caller, lease: lease.signal, env };
+        return store.inTransaction((tx) => writeUnderLock(tx, write, locked));
       });
       metrics.transaction((performance.now() - txStarted) / 1000, "committed");
       if ("unchanged" in outcome) return outcome.unchanged;
@@ -93,80 +94,6 @@ export class WritePipeline {
       if (write.readFailed && error instanceof StorageCorruptionError) throw write.readFailed(error);
       throw error;
     }
-  }
-
-  // In the transaction: the locking read the command declared, reach on the locked task, a
-  // remembered answer, the decision on what was read, its commit (with the request it answers), and
-  // the history budget on what the commit left. Returns the decision, or the remembered answer.
-  private async underLock<K extends ReadKind, R>(
-    tx: PlanWriteTx,
-    command: WriteCommand<K, R>,
-    caller: Caller,
-    lease: AbortSignal,
-  ): Promise<Decision<R> | Unchanged<R>> {
-    const { taskId, request } = command;
-    const what = { reads: command.reads, revisionId: command.revisionId, requestId: request?.storedId };
-    const locked = await tx.read(taskId, what);
-    verifyReach(caller, taskId, locked?.task ?? null);
-    if (locked === null) throw planErrors.taskNotFound(taskId);
-    const { history, remembered } = locked;
-    if (request && remembered) {
-      // A retry of a remembered request returns the original result and writes nothing.
-      if (remembered.fingerprint !== request.fingerprint) throw planErrors.requestIdReused(request.id);
-      return { unchanged: remembered.result as R };
-    }
-    const state = writeState(taskId, locked);
-    const now = this.deps.clock();
-    const env = { now, coalesceWindowMs: this.deps.settings.coalesceWindowMs, newId: this.deps.newId };
-    let decided: Decision<R> | Unchanged<R>;
-    try {
-      decided = command.decide(state, env, locked.target);
-    } catch (error) {
-      // A rejection of a write that never read the stored plan: one that cannot be read is reported first.
-      if (command.readFailed && command.reads === "metadata" && state.live)
-        await tx.verifyStoredContent(taskId);
-      throw error;
-    }
-    if ("unchanged" in decided) return decided;
-    const remember = request
-      ? {
-          request: {
-            taskId,
-            requestId: request.storedId,
-            fingerprint: request.fingerprint,
-            result: decided.result,
-            createdAt: now,
-          },
-          forgetBefore: new Date(now.getTime() - REQUEST_ID_RETENTION_MS),
-        }
-      : null;
-    const after = await tx.commit(decided.commit, remember);
-    await this.checkBudget(tx, decided.commit, history, after);
-    // The lease check is a courtesy; the fences (HEAD's version, the revision's row version) hold.
-    if (lease.aborted) throw new StorageConflictError("lock lease lost before commit");
-    return decided;
-  }
-
-  /**
-   * Refuses the write (HISTORY_QUOTA_EXCEEDED) if it took the history past the budget, after the
-   * change history yielded what it could (the task's oldest change rows before the write's own),
-   * and after a recount confirmed the kept figures.
-   */
-  private async checkBudget(
-    tx: PlanWriteTx,
-    commit: PlanCommit,
-    before: HistoryUsage,
-    after: HistoryUsage,
-  ): Promise<void> {
-    const budget = this.deps.settings.historyBudget;
-    // Only a content write is held to it: a delete always goes through (it is how a task recovers).
-    if (commit.kind !== "content" || historyWithinBudget(budget, before, after)) return;
-    const { taskId, version } = commit.change;
-    let usage = after;
-    const excess = historyOverBudget(budget, usage);
-    if (excess > 0) usage = await tx.yieldChangeHistory(taskId, excess, version);
-    if (!historyWithinBudget(budget, before, usage)) usage = await tx.recountHistory(taskId);
-    checkHistoryBudget(budget, before, usage);
   }
 
   /** Publishes the events of a write that committed outside execute() (the implementation-started mark). */

@@ -1,4 +1,4 @@
-import type { ChangeKey, ChangeRecord, HistoryUsage } from "../plans/ports/records";
+import type { ChangeKey, ChangeRecord, HistoryAllowance, HistoryUsage } from "../plans/ports/records";
 import type { ChangeContent } from "./change-content";
 import {
   AFTER_KEY,
@@ -67,19 +67,38 @@ export class ChangeWrites {
     return { revisions: Number(row?.revisions ?? 0), bytes: Number(row?.bytes ?? 0) };
   }
 
-  /** Keeps `usage` with the task's HEAD, stamped with HEAD's version (see locked-state.ts keptHistoryOf). */
-  async keepHistory(taskId: string, usage: HistoryUsage): Promise<void> {
-    await this.send(
-      "UPDATE task_plans SET history_revisions = ?, history_bytes = ?, history_version = version WHERE task_id = ?",
-      [usage.revisions, usage.bytes, taskId],
-    );
+  /**
+   * A content write's change history yields to its allowance (run before the HEAD write, which keeps
+   * the figures returned): when the write would leave more than the allowance (`usage`, of which
+   * `own` is the write's own rows), the task's oldest change rows, never one of `ownVersion` or
+   * later, are deleted until the history is back at the allowance's byte figure or none is left.
+   * Figures still past it are recounted row by row (the kept ones may have drifted), with the write's
+   * own rows added, so the budget refuses only what the rows hold.
+   */
+  async fitToAllowance(
+    taskId: string,
+    allowance: HistoryAllowance,
+    ownVersion: number,
+    usage: HistoryUsage,
+    own: HistoryUsage,
+  ): Promise<HistoryUsage> {
+    if (withinAllowance(allowance, usage)) return usage;
+    const excess = usage.bytes - allowance.trimToBytes;
+    const freed = excess > 0 ? await this.trimChangeHistory(taskId, excess, ownVersion) : 0;
+    const trimmed = { ...usage, bytes: usage.bytes - freed };
+    if (withinAllowance(allowance, trimmed)) return trimmed;
+    const counted = await this.countHistory(taskId);
+    return { revisions: counted.revisions + own.revisions, bytes: counted.bytes + own.bytes };
   }
 
   private changeStoredBytes(): string {
     return changeStoredBytesSql(this.sql);
   }
 
-  async trimChangeHistory(taskId: string, bytes: number, keepFromVersion: number): Promise<number> {
+  // Deletes the task's oldest change rows before `keepFromVersion` until at least `bytes` of stored
+  // text are freed (or none is left); returns the bytes freed. A watch resuming from before them
+  // ends WATCH_HISTORY_EXPIRED, as after pruning by age.
+  private async trimChangeHistory(taskId: string, bytes: number, keepFromVersion: number): Promise<number> {
     let freed = 0;
     let last: ChangeKey | null = null;
     while (freed < bytes) {
@@ -133,4 +152,8 @@ export class ChangeWrites {
     );
     return affected;
   }
+}
+
+function withinAllowance(allowance: HistoryAllowance, usage: HistoryUsage): boolean {
+  return usage.revisions <= allowance.revisions && usage.bytes <= allowance.bytes;
 }

@@ -217,6 +217,26 @@ describe.each(DATABASES)("the history usage kept with HEAD, on $label", ({ diale
     expect(figures?.kept[0]).toBeGreaterThan(1);
   });
 
+  it("kept figures that would refuse a write are recounted first: the write is judged on what the rows hold", async () => {
+    const taskId = await app.newTask();
+    await app.plans.createPlan({ taskId, content: "# Plan" });
+    await app.plans.updatePlan({ taskId, content: "one", mode: APPEND, author: { kind: 1, name: "one" } });
+    // Kept at HEAD's own version, so trusted, but saying the task is at its revision budget (60).
+    await execSql(app.databaseUrl, "UPDATE task_plans SET history_revisions = 60 WHERE task_id = ?", [
+      taskId,
+    ]);
+    const written = await app.plans.updatePlan({
+      taskId,
+      content: "two",
+      mode: APPEND,
+      author: { kind: 1, name: "two" },
+    });
+    expect(written.revision).toMatchObject({ number: 3, coalesced: false });
+    const figures = await compared(app, taskId);
+    expect(figures?.kept).toEqual(figures?.counted);
+    expect(figures?.kept[0]).toBe(3);
+  });
+
   it("the migration computes the figures of existing tasks, in more than one batch", async () => {
     const tasks: string[] = [];
     for (let i = 0; i < 3; i++) {

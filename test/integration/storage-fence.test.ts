@@ -74,7 +74,7 @@ describe.each(DATABASES)("the database fence on $label", ({ dialect }) => {
 
   it("fences the in-place revision update on its row version", async () => {
     const taskId = await seeded();
-    const latest = (await store.inTransaction((tx) => tx.read(taskId, { reads: "content" })))?.latest;
+    const latest = (await store.inTransaction((tx) => tx.read(taskId, { reads: "content" })))?.state.latest;
     if (!latest) throw new Error("no revision");
     await store.inTransaction((tx) =>
       tx.revisions.update({ ...latest, content: "merged", contentBytes: 6, rowVersion: 2 }, 1),

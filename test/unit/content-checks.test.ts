@@ -7,7 +7,12 @@ import { reasonOf } from "../harness/reason-of";
 import { headRecord } from "../harness/records";
 
 const agent = { kind: "agent" as const, name: "Agent" };
-const env: WriteEnv = { now: new Date(1_000), coalesceWindowMs: 0, newId: () => "id" };
+const env: WriteEnv = {
+  now: new Date(1_000),
+  coalesceWindowMs: 0,
+  historyBudget: { maxRevisions: 0, maxBytes: 0 },
+  newId: () => "id",
+};
 const LIMIT = limits.maxPlanBytes;
 
 const noPlan: TestState = { taskId: "t", head: null, latest: null };

@@ -7,7 +7,12 @@ import type { HeadRecord, RevisionRecord } from "../../src/plans/ports/records";
 import { headRecord, revisionRecord } from "../harness/records";
 
 const now = new Date("2026-11-29T12:00:00.000Z");
-const env: WriteEnv = { now, coalesceWindowMs: 300_000, newId: () => "new-id" };
+const env: WriteEnv = {
+  now,
+  coalesceWindowMs: 300_000,
+  historyBudget: { maxRevisions: 0, maxBytes: 0 },
+  newId: () => "new-id",
+};
 const agent = { kind: "agent" as const, name: "Agent" };
 
 function stateWith(content: string | null, options: { version?: number; deleted?: boolean } = {}): TestState {

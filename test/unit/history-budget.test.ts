@@ -1,4 +1,5 @@
-import { checkHistoryBudget, historyOverBudget } from "../../src/plans/history-budget";
+import { checkHistoryBudget, historyAllowance } from "../../src/plans/history-budget";
+import type { HistoryUsage } from "../../src/plans/ports/records";
 import { reasonOf } from "../harness/reason-of";
 
 const budget = { maxRevisions: 3, maxBytes: 1_000 };
@@ -70,13 +71,58 @@ describe("the per-task history budget (measured before and after the write's row
   });
 });
 
-describe("what the change history yields to the byte budget", () => {
+describe("what a content write may leave the history at (the allowance storage fits it to)", () => {
   it.each([
-    ["within the budget", { maxRevisions: 0, maxBytes: 1_000 }, 999, 0],
-    ["at the budget", { maxRevisions: 0, maxBytes: 1_000 }, 1_000, 0],
-    ["past it", { maxRevisions: 0, maxBytes: 1_000 }, 1_250, 250],
-    ["without a byte budget", { maxRevisions: 5, maxBytes: 0 }, 1e12, 0],
-  ])("%s", (_name, budget, bytes, excess) => {
-    expect(historyOverBudget(budget, { revisions: 1, bytes })).toBe(excess);
+    [
+      "limits above the usage",
+      { maxRevisions: 5, maxBytes: 1_000 },
+      { revisions: 2, bytes: 400 },
+      [5, 1_000, 1_000],
+    ],
+    [
+      "usage already above them",
+      { maxRevisions: 5, maxBytes: 1_000 },
+      { revisions: 9, bytes: 1_500 },
+      [9, 1_500, 1_000],
+    ],
+    [
+      "no limits",
+      { maxRevisions: 0, maxBytes: 0 },
+      { revisions: 9, bytes: 1_500 },
+      [Infinity, Infinity, Infinity],
+    ],
+  ])("%s", (_name, budget, before, [revisions, bytes, trimToBytes]) => {
+    expect(historyAllowance(budget, before)).toEqual({ revisions, bytes, trimToBytes });
+  });
+
+  // The rule as the budget states it: a measure is over when it passes its limit and grew.
+  const overBudget = (b: typeof budget, before: HistoryUsage, after: HistoryUsage) =>
+    (b.maxRevisions > 0 && after.revisions > b.maxRevisions && after.revisions > before.revisions) ||
+    (b.maxBytes > 0 && after.bytes > b.maxBytes && after.bytes > before.bytes);
+
+  it("holds exactly what the budget's rule accepts, and checkHistoryBudget refuses the rest", () => {
+    const figures = [0, 1, 2, 3, 4, 999, 1_000, 1_001, 1_500];
+    for (const maxRevisions of [0, 3])
+      for (const maxBytes of [0, 1_000])
+        for (const revisions of figures)
+          for (const bytes of figures)
+            for (const after of [
+              { revisions: 3, bytes: 1_000 },
+              { revisions: 4, bytes: 999 },
+              { revisions: 2, bytes: 1_001 },
+            ]) {
+              const limits = { maxRevisions, maxBytes };
+              const before = { revisions, bytes };
+              const allowed = historyAllowance(limits, before);
+              const within = after.revisions <= allowed.revisions && after.bytes <= allowed.bytes;
+              const checked = reasonOf(() => checkHistoryBudget(limits, before, after));
+              expect({ limits, before, after, within, checked }).toEqual({
+                limits,
+                before,
+                after,
+                within: !overBudget(limits, before, after),
+                checked: within ? "ok" : "HISTORY_QUOTA_EXCEEDED",
+              });
+            }
   });
 });

@@ -83,7 +83,8 @@ export interface Remember {
 
 /**
  * One write transaction, in the words of the write pipeline: one locking read of what the command
- * declared, and one commit of the decision. How a decision becomes rows is storage's alone.
+ * declared, which hands back the one commit of the decision. How a decision becomes rows is
+ * storage's alone.
  */
 export interface PlanWriteTx {
   /**
@@ -94,29 +95,25 @@ export interface PlanWriteTx {
    * written before they were recorded). Null when the task does not exist. Throws
    * StorageCorruptionError when a text it read does not have its recorded size.
    */
-  read<K extends ReadKind>(taskId: string, what: WriteReads<K>): Promise<LockedState<K> | null>;
+  read<K extends ReadKind>(taskId: string, what: WriteReads<K>): Promise<LockedWrite<K> | null>;
+}
+
+/** A task locked for one write: what its locking read found, and the commit fenced on it. */
+export interface LockedWrite<K extends ReadKind = ReadKind> {
+  readonly state: LockedState<K>;
   /**
    * Checks the stored HEAD text against its recorded size without reading it out (the database
    * measures it); throws StorageCorruptionError on a mismatch.
    */
-  verifyStoredContent(taskId: string): Promise<void>;
+  verifyStoredContent(): Promise<void>;
   /**
-   * Writes the decision, after the locking read of its task in this transaction, and remembers the
-   * request it answers. Throws StorageConflictError when a fence was lost (nothing of it may then
-   * be committed), and StorageCorruptionError when an append's stored text does not have its
-   * recorded size. Returns the task's history usage after it (`delete-task`: none).
+   * Writes the decision on this task and remembers the request it answers. A content write's change
+   * history yields to its allowance first: the task's oldest change rows (never one of this write's
+   * version or later; a watch resuming from before them ends WATCH_HISTORY_EXPIRED, as after pruning
+   * by age), then a recount of figures still past it. Throws StorageConflictError when a fence was
+   * lost (nothing of it may then be committed), and StorageCorruptionError when an append's stored
+   * text does not have its recorded size. Returns the task's history usage after it (`delete-task`:
+   * none), which the caller holds to the budget.
    */
   commit(commit: PlanCommit, remember: Remember | null): Promise<HistoryUsage>;
-  /**
-   * Deletes the task's oldest change rows, oldest first and never one of a version at or after
-   * `keepFromVersion`, until at least `bytes` of stored text are freed (or none is left). Returns the
-   * history usage after. A watch resuming from before them ends WATCH_HISTORY_EXPIRED, as after
-   * pruning by age.
-   */
-  yieldChangeHistory(taskId: string, bytes: number, keepFromVersion: number): Promise<HistoryUsage>;
-  /**
-   * Measures the task's history row by row (what the kept usage stands for), stores the figures and
-   * returns them. For the rare write the kept figures would refuse.
-   */
-  recountHistory(taskId: string): Promise<HistoryUsage>;
 }

@@ -95,6 +95,17 @@ export interface HistoryUsage {
 }
 
 /**
+ * What a content write may leave its task's history at (history-budget.ts `historyAllowance`): the
+ * most revisions and bytes (Infinity: no limit), and the byte figure the change history is trimmed
+ * toward, oldest rows first and never the write's own, when the write would leave more than that.
+ */
+export interface HistoryAllowance {
+  readonly revisions: number;
+  readonly bytes: number;
+  readonly trimToBytes: number;
+}
+
+/**
  * What a write reads under the lock: the task, its HEAD and newest revision, and the task's history
  * usage as kept with HEAD (exact: storage recounts a figure it cannot trust), in one statement; then
  * what the write asked for besides.
@@ -180,7 +191,7 @@ export interface ChangeRecord extends ChangeKey {
  * change rows, the order of its statements, the dialect).
  * - `content`: HEAD set (inserted when `fenceVersion` is null, else updated only where its version
  *   is still `fenceVersion`), and a new revision or the newest rewritten in place (`coalesces`,
- *   fenced on its row version), holding HEAD's new content;
+ *   fenced on its row version), holding HEAD's new content; the change history yields to `allowance`;
  * - `delete`: HEAD turned into a tombstone, revisions kept;
  * - `delete-task`: the task and everything it holds removed.
  * Every kind but `delete-task` records `change` in the same transaction.
@@ -192,6 +203,7 @@ export type PlanCommit =
       readonly fenceVersion: number | null;
       readonly revision: RevisionMeta;
       readonly coalesces: { readonly rowVersion: number; readonly contentBytes: number } | null;
+      readonly allowance: HistoryAllowance;
       readonly change: ChangeRecord;
     }
   | {

@@ -1,0 +1,95 @@
+import type { LockedWrite, Remember } from "../plans/ports/plan-store";
+import type { HistoryUsage, LockedState, PlanCommit, ReadKind } from "../plans/ports/records";
+import { changeContentOf, changeStoredBytes } from "./change-content";
+import type { ChangeWrites } from "./change-writes";
+import type { HeadWrites } from "./head-writes";
+import type { Send } from "./hot-statement";
+import type { RevisionWrites } from "./revision-writes";
+import type { WriteRequests } from "./write-requests";
+
+/** The statements on each table a write transaction sends (write-tx.ts). */
+export interface TableWrites {
+  readonly send: Send;
+  readonly heads: HeadWrites;
+  readonly revisions: RevisionWrites;
+  readonly changes: ChangeWrites;
+  readonly requests: WriteRequests;
+}
+
+/**
+ * A task as its write's locking read found it (write-tx.ts `read`), and the one commit fenced on
+ * that read. `commit` turns a decision into rows: the order of the statements, the content held at
+ * HEAD, the change row, the history usage kept with HEAD and when the change history yields to the
+ * budget are decided here and nowhere else.
+ */
+export class SqlLockedWrite<K extends ReadKind> implements LockedWrite<K> {
+  constructor(
+    private readonly tables: TableWrites,
+    readonly state: LockedState<K>,
+  ) {}
+
+  private get taskId(): string {
+    return this.state.task.id;
+  }
+
+  verifyStoredContent(): Promise<void> {
+    return this.tables.heads.verifyStoredContent(this.taskId);
+  }
+
+  async commit(commit: PlanCommit, remember: Remember | null): Promise<HistoryUsage> {
+    const usage = commit.kind === "delete-task" ? await this.deleteTask() : await this.commitRows(commit);
+    if (remember !== null) await this.tables.requests.remember(remember.request, remember.forgetBefore);
+    return usage;
+  }
+
+  // The rows of a decision, in the order its devices need: change rows that derive from the content
+  // being replaced are materialized first, the change history yields to a content write's allowance
+  // (so HEAD keeps the figures after it), the newest revision takes its own copy of HEAD's content
+  // before HEAD moves, and the change row (which may copy the new HEAD) comes last.
+  private async commitRows(commit: Exclude<PlanCommit, { kind: "delete-task" }>): Promise<HistoryUsage> {
+    const { heads, revisions: revisionRows, changes } = this.tables;
+    const { head, change } = commit;
+    const { taskId } = head;
+    const content = changeContentOf(head);
+    const { revisions } = this.state.history;
+    let { bytes } = this.state.history;
+    // A write other than an append replaces the content older change rows may be derived from.
+    const prior = this.state.head !== null && !this.state.head.deleted ? this.state.head : null;
+    if (prior !== null && content.form !== "prefix")
+      bytes += (await changes.materializeChanges(taskId, prior.version)) * prior.contentBytes;
+    // What the write's own rows add: its change row, and a new revision or the newest one rewritten.
+    const own = { revisions: 0, bytes: changeStoredBytes(content, head) };
+    if (commit.kind === "content") {
+      own.revisions = commit.coalesces === null ? 1 : 0;
+      own.bytes += commit.revision.contentBytes - (commit.coalesces?.contentBytes ?? 0);
+    }
+    let usage: HistoryUsage = { revisions: revisions + own.revisions, bytes: bytes + own.bytes };
+    if (commit.kind === "content")
+      usage = await changes.fitToAllowance(taskId, commit.allowance, change.version, usage, own);
+    // The tombstone holds no content, and a new revision moves HEAD past the newest one (numbered
+    // just below it), which may hold its content as HEAD's: that revision takes its own copy first.
+    if (commit.kind === "delete") await revisionRows.detachContent(taskId, head.latestRevisionNumber);
+    else if (commit.coalesces === null && commit.fenceVersion !== null)
+      await revisionRows.detachContent(taskId, commit.revision.number - 1);
+    if (commit.fenceVersion === null) await heads.insert(head, usage);
+    else await heads.update(head, commit.fenceVersion, usage);
+    if (commit.kind === "content") {
+      if (commit.coalesces === null) await revisionRows.insert(commit.revision);
+      else await revisionRows.update(commit.revision, commit.coalesces.rowVersion);
+    }
+    await changes.recordChange(change, content);
+    return usage;
+  }
+
+  private async deleteTask(): Promise<HistoryUsage> {
+    const { send } = this.tables;
+    const taskId = this.taskId;
+    // Children first: the revisions and HEAD reference the task.
+    await send("DELETE FROM task_plan_changes WHERE task_id = ?", [taskId]);
+    await send("DELETE FROM write_requests WHERE task_id = ?", [taskId]);
+    await send("DELETE FROM task_plan_revisions WHERE task_id = ?", [taskId]);
+    await send("DELETE FROM task_plans WHERE task_id = ?", [taskId]);
+    await send("DELETE FROM tasks WHERE id = ?", [taskId]);
+    return { revisions: 0, bytes: 0 };
+  }
+}
