@@ -68,7 +68,8 @@ export default tseslint.config(
     files: [
       "src/plans/*-command.ts",
       "src/plans/*-write.ts",
-      "src/plans/content-checks.ts",
+      "src/plans/validate.ts",
+      "src/plans/history-budget.ts",
       "src/plans/content-commit.ts",
       "src/plans/compose.ts",
     ],

@@ -1,6 +1,6 @@
 import { commitContent, type WriteResult } from "./content-commit";
 import { composeAppendInStore } from "./compose";
-import type { ContentWrite } from "./content-checks";
+import type { ContentWrite } from "./content-write";
 import { planErrors } from "./errors";
 import { checkSize } from "./validate";
 import type { Decision, WriteEnv, WriteState } from "./write-command";

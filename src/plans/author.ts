@@ -24,10 +24,25 @@ export function resolveAuthor(
   requested: RequestedAuthor | undefined,
   pathKind: AuthorKind,
 ): Author {
-  if (caller.authenticated && caller.kind && caller.name) return { kind: caller.kind, name: caller.name };
+  const { author, requestedName } = authorOf(caller, requested, pathKind);
+  if (requestedName !== null) checkDisplayName("author.name", requestedName);
+  return author;
+}
+
+/**
+ * resolveAuthor without its check: the author, and the name the request gave (trimmed), which
+ * checkDisplayName must accept; null when the token decides.
+ */
+export function authorOf(
+  caller: Caller,
+  requested: RequestedAuthor | undefined,
+  pathKind: AuthorKind,
+): { readonly author: Author; readonly requestedName: string | null } {
+  if (caller.authenticated && caller.kind && caller.name)
+    return { author: { kind: caller.kind, name: caller.name }, requestedName: null };
   const kind = requested?.kind ?? pathKind;
-  const name = checkDisplayName("author.name", requested?.name?.trim() ?? "");
-  return { kind, name: name || defaultName(kind) };
+  const name = requested?.name?.trim() ?? "";
+  return { author: { kind, name: name || defaultName(kind) }, requestedName: name };
 }
 
 function defaultName(kind: AuthorKind): string {

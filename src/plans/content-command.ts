@@ -1,15 +1,31 @@
 import type { Caller } from "../auth/caller";
-import { type RequestedAuthor, resolveAuthor } from "./author";
+import { authorOf, type RequestedAuthor, resolveAuthor } from "./author";
 import type { WriteResult } from "./content-commit";
-import { checkContentWrite, type ContentRequest, type ContentWrite } from "./content-checks";
-import { commandOf } from "./content-write";
+import { commandOf, type ContentPath, type ContentWrite } from "./content-write";
 import { planErrors } from "./errors";
 import { requestIdOwner, requestKey } from "./idempotency";
-import { requireId } from "./validate";
-import { afterReach, type Write } from "./write-command";
-import { parseWriteMode } from "./write-mode";
+import { codePointLength, isBlank, utf8Length } from "../text/unicode";
+import {
+  afterReach,
+  checkMeasuredDisplayName,
+  checkMeasuredTitle,
+  checkSize,
+  optionalId,
+  parseWriteMode,
+  requireId,
+} from "./validate";
+import type { Write } from "./write-command";
 
-export type { ContentRequest } from "./content-checks";
+/** The fields of a CreatePlan, UpdatePlan or SavePlan request that shape the write. */
+export interface ContentRequest {
+  readonly taskId: string;
+  readonly requestId?: string | undefined;
+  readonly title?: string | undefined;
+  readonly content: string;
+  readonly author?: RequestedAuthor | undefined;
+  readonly expectedVersion?: number | undefined;
+  readonly acknowledgeReduction?: boolean;
+}
 
 /** The fields of an EditPlan request. */
 export interface EditRequest {
@@ -27,10 +43,7 @@ export function createCommand(
   caller: Caller,
   request: ContentRequest & { readonly mode: string },
 ): Write<WriteResult> {
-  const taskId = requireId("task_id", request.taskId);
-  if (request.mode !== "") throw planErrors.createHasNoMode(JSON.stringify(request.mode));
-  const use = { path: "agent-create", mode: "replace", method: "CreatePlan" } as const;
-  return afterReach(taskId, () => commandOf(taskId, checkContentWrite(caller, request, use)));
+  return contentCommand(caller, request, "agent-create");
 }
 
 /** The UpdatePlan command: an agent replace or append; never creates a plan. */
@@ -38,17 +51,78 @@ export function updateCommand(
   caller: Caller,
   request: ContentRequest & { readonly mode: string },
 ): Write<WriteResult> {
-  const taskId = requireId("task_id", request.taskId);
-  // AC-TASKS-PLAN-APPEND-001.7: mode validity comes first, before task reach.
-  const use = { path: "agent-update", mode: parseWriteMode(request.mode), method: "UpdatePlan" } as const;
-  return afterReach(taskId, () => commandOf(taskId, checkContentWrite(caller, request, use)));
+  return contentCommand(caller, request, "agent-update");
 }
 
 /** The SavePlan command: an editor save creates or replaces; no mode, no version, empty content allowed. */
 export function saveCommand(caller: Caller, request: ContentRequest): Write<WriteResult> {
+  return contentCommand(caller, { ...request, mode: "" }, "editor-save");
+}
+
+/**
+ * A CreatePlan, UpdatePlan or SavePlan request, read once (pure): its texts are measured, then
+ * checked in the order of AC-TASKS-PLAN-APPEND-001.7. The task id and the mode come before the
+ * task's reach (an UpdatePlan's mode is parsed; a CreatePlan has none); then, carried as a value
+ * until reach is known: the author's name, the request id, the title, content validity (content
+ * given, 001.4; an append's fragment not blank, 001.5; no reduction acknowledgement on an append),
+ * then a replace's size. An append's size is measured once, on the composed content, under the
+ * lock (007.1, 007.5). The agent methods remember request ids under a fingerprint of every field
+ * that shapes the write, the mode as parsed; the editor's SavePlan does not.
+ */
+function contentCommand(
+  caller: Caller,
+  request: ContentRequest & { readonly mode: string },
+  path: Exclude<ContentPath, "agent-edit">,
+): Write<WriteResult> {
+  const { author, requestedName } = authorOf(
+    caller,
+    request.author,
+    path === "editor-save" ? "user" : "agent",
+  );
+  const nameChars = requestedName === null ? 0 : codePointLength(requestedName);
+  const titleChars = request.title === undefined ? 0 : codePointLength(request.title);
+  const contentBytes = utf8Length(request.content);
+  const blank = isBlank(request.content);
   const taskId = requireId("task_id", request.taskId);
-  const use = { path: "editor-save", mode: "replace" } as const;
-  return afterReach(taskId, () => commandOf(taskId, checkContentWrite(caller, request, use)));
+  if (path === "agent-create" && request.mode !== "")
+    throw planErrors.createHasNoMode(JSON.stringify(request.mode));
+  // AC-TASKS-PLAN-APPEND-001.7: mode validity comes first, before task reach.
+  const mode = parseWriteMode(request.mode);
+  return afterReach(taskId, () => {
+    checkMeasuredDisplayName("author.name", nameChars);
+    const requestId = path === "editor-save" ? undefined : optionalId("request_id", request.requestId);
+    const title = checkMeasuredTitle("title", request.title, titleChars);
+    if (path !== "editor-save") {
+      if (request.content === "") throw planErrors.contentRequired();
+      if (mode === "append" && blank) throw planErrors.fragmentBlank();
+      if (mode === "append" && request.acknowledgeReduction) throw planErrors.reductionAckNotApplicable();
+    }
+    if (mode === "replace") checkSize(contentBytes);
+    const acknowledgeReduction = request.acknowledgeReduction ?? false;
+    const key = requestKey(requestId, requestIdOwner(caller, author), methodOf(path), {
+      title: request.title,
+      content: request.content,
+      mode,
+      expectedVersion: request.expectedVersion,
+      acknowledgeReduction,
+      author: request.author,
+    });
+    const write: ContentWrite = {
+      path,
+      mode,
+      title,
+      content: request.content,
+      expectedVersion: request.expectedVersion,
+      acknowledgeReduction,
+      author,
+    };
+    return commandOf(taskId, { write, key });
+  });
+}
+
+// The method an agent write's request id is remembered under (the fingerprint names it).
+function methodOf(path: Exclude<ContentPath, "agent-edit">): string {
+  return path === "agent-create" ? "CreatePlan" : "UpdatePlan";
 }
 
 /** The EditPlan command: replaces the one occurrence of old_text (see decideEdit). */
@@ -57,13 +131,18 @@ export function editCommand(caller: Caller, request: EditRequest): Write<WriteRe
   return afterReach(taskId, () => {
     if (request.oldText === "") throw planErrors.editTextRequired();
     const author = resolveAuthor(caller, request.author, "agent");
-    const key = requestKey(request.requestId, requestIdOwner(caller, author), "EditPlan", {
-      expectedVersion: request.expectedVersion,
-      oldText: request.oldText,
-      newText: request.newText,
-      acknowledgeReduction: request.acknowledgeReduction,
-      author: request.author,
-    });
+    const key = requestKey(
+      optionalId("request_id", request.requestId),
+      requestIdOwner(caller, author),
+      "EditPlan",
+      {
+        expectedVersion: request.expectedVersion,
+        oldText: request.oldText,
+        newText: request.newText,
+        acknowledgeReduction: request.acknowledgeReduction,
+        author: request.author,
+      },
+    );
     const write: ContentWrite = {
       path: "agent-edit",
       mode: "edit",

@@ -1,5 +1,5 @@
 import { decideAppend } from "./append-write";
-import type { CheckedContent, ContentWrite } from "./content-checks";
+import type { Author } from "./author";
 import {
   commitContent,
   type StoredContent,
@@ -11,9 +11,35 @@ import { applyExactEdit } from "./exact-edit";
 import { planErrors } from "./errors";
 import type { LockedHead, ReadKind } from "./ports/records";
 import { isSuspiciousReduction } from "./reduction";
-import { checkSize } from "./validate";
+import type { RequestKey } from "./idempotency";
+import { checkSize, type WriteMode } from "./validate";
 import { requireCurrentVersion } from "./versions";
 import type { Decision, WriteCommand, WriteEnv, WriteState } from "./write-command";
+
+/** The write paths that store content. */
+export type ContentPath = "agent-create" | "agent-update" | "agent-edit" | "editor-save";
+
+/** How the new content is formed: given whole, appended, or an exact-text edit of the stored one. */
+export type ContentMode = WriteMode | "edit";
+
+/** A content write as checked before the lock (content-command.ts: mode parsed, fields checked). */
+export interface ContentWrite {
+  readonly path: ContentPath;
+  readonly mode: ContentMode;
+  /** Edit only: the exact text `content` replaces. */
+  readonly oldText?: string;
+  readonly title: string | undefined;
+  readonly content: string;
+  readonly expectedVersion: number | undefined;
+  readonly acknowledgeReduction: boolean;
+  readonly author: Author;
+}
+
+/** A content write that passed its checks, with the key a retry of it is recognized by. */
+export interface CheckedContent {
+  readonly write: ContentWrite;
+  readonly key: RequestKey | undefined;
+}
 
 /**
  * The command of a checked content write: what it reads under the lock, and how it is decided.

@@ -5,8 +5,8 @@ import { planErrors } from "./errors";
 import { summarize } from "./events";
 import { decideDelete, decideRestore, decideRevert, type RestoreResult } from "./history-write";
 import { requestIdOwner, requestKey } from "./idempotency";
-import { requireId } from "./validate";
-import { afterReach, type Write, type WriteCommand } from "./write-command";
+import { afterReach, optionalId, requireId } from "./validate";
+import type { Write, WriteCommand } from "./write-command";
 
 /** The fields of a RestorePlanRevision request. */
 export interface RestoreRequest {
@@ -24,7 +24,8 @@ export function restoreCommand(caller: Caller, request: RestoreRequest): Write<R
   return afterReach(taskId, () => {
     const revisionId = requireId("revision_id", request.revisionId);
     const author = resolveAuthor(caller, request.author, "agent");
-    const key = requestKey(request.requestId, requestIdOwner(caller, author), "RestorePlanRevision", {
+    const requestId = optionalId("request_id", request.requestId);
+    const key = requestKey(requestId, requestIdOwner(caller, author), "RestorePlanRevision", {
       revisionId,
       expectedVersion: request.expectedVersion,
       expectedRevisionVersion: request.expectedRevisionVersion,

@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Caller } from "../auth/caller";
 import type { Author } from "./author";
-import { requireId } from "./validate";
 
 /** How long a request id is remembered per task. */
 export const REQUEST_ID_RETENTION_MS = 24 * 60 * 60 * 1000;
@@ -28,7 +27,8 @@ export function requestIdOwner(caller: Caller, author: Author): string {
 const sha256 = (value: unknown) => createHash("sha256").update(JSON.stringify(value)).digest("hex");
 
 /**
- * The key of an agent write that carries a request_id (undefined without one). The id is scoped to
+ * The key of an agent write that carries a request_id (undefined without one; checked by the caller,
+ * validate.ts optionalId). The id is scoped to
  * `owner` (requestIdOwner): another caller's write with the same id is a different request. The
  * fingerprint is a SHA-256 over the RPC name and every field that shapes the write, so a reuse of
  * the id with another payload is detected.
@@ -40,6 +40,5 @@ export function requestKey(
   payload: Record<string, unknown>,
 ): RequestKey | undefined {
   if (requestId === undefined) return undefined;
-  const id = requireId("request_id", requestId);
-  return { id, storedId: sha256([owner, id]), fingerprint: sha256([method, payload]) };
+  return { id: requestId, storedId: sha256([owner, requestId]), fingerprint: sha256([method, payload]) };
 }

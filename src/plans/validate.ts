@@ -1,6 +1,38 @@
-import { planErrors } from "./errors";
+import { PlanError, planErrors } from "./errors";
 import { limits } from "./limits";
+import type { ReadKind } from "./ports/records";
 import { codePointLength } from "../text/unicode";
+import type { Write, WriteCommand } from "./write-command";
+
+/** How an agent write composes the stored plan. */
+export type WriteMode = "replace" | "append";
+
+/**
+ * Parses a mode exactly and case-sensitively (AC-TASKS-PLAN-APPEND-001.1 to 001.3): "" means
+ * replace, "replace" and "append" mean themselves, anything else ("Append", "APPEND", an unknown
+ * enum number) is INVALID_WRITE_MODE naming both accepted values. Never falls back to replace:
+ * that is how a typo would overwrite a plan with a fragment.
+ */
+export function parseWriteMode(mode: string): WriteMode {
+  if (mode === "" || mode === "replace") return "replace";
+  if (mode === "append") return "append";
+  throw planErrors.invalidWriteMode(JSON.stringify(mode));
+}
+
+/**
+ * Builds a command from the checks that come after the task's reach (the order of
+ * AC-TASKS-PLAN-APPEND-001.7: mode validity, then reach, then the fields): a rule's refusal
+ * (PlanError) becomes a RefusedWrite, which the pipeline raises once the caller is known to reach
+ * the task; any other error is a bug and propagates.
+ */
+export function afterReach<R>(taskId: string, build: () => WriteCommand<ReadKind, R>): Write<R> {
+  try {
+    return build();
+  } catch (error) {
+    if (error instanceof PlanError) return { taskId, refusal: error };
+    throw error;
+  }
+}
 
 // Printable ASCII without spaces: ids travel in logs, metrics-free labels and URLs unescaped.
 const ID_PATTERN = /^[\x21-\x7e]+$/;
@@ -22,14 +54,28 @@ export function requireId(field: string, value: string): string {
   return value;
 }
 
+/** An optional id field: undefined when absent, else checked as requireId does. */
+export function optionalId(field: string, value: string | undefined): string | undefined {
+  return value === undefined ? undefined : requireId(field, value);
+}
+
 // Control characters (Cc: C0, DEL, C1 including U+0085) and the line and paragraph separators
 // (U+2028, U+2029): a title is one line of text shown in lists, logs and terminals.
 const NOT_IN_TITLES = /[\p{Cc}\p{Zl}\p{Zp}]/u;
 
 /** Checks an optional title: at most 1,000 code points, one line, no control characters. */
 export function checkTitle(field: string, title: string | undefined): string | undefined {
+  return checkMeasuredTitle(field, title, title === undefined ? 0 : codePointLength(title));
+}
+
+/** checkTitle on a title already measured: `chars` is its length in code points (text/unicode.ts). */
+export function checkMeasuredTitle(
+  field: string,
+  title: string | undefined,
+  chars: number,
+): string | undefined {
   if (title === undefined) return undefined;
-  if (codePointLength(title) > limits.maxTitleChars) {
+  if (chars > limits.maxTitleChars) {
     throw planErrors.invalidField(field, `must be at most ${limits.maxTitleChars} characters`);
   }
   if (NOT_IN_TITLES.test(title)) {
@@ -43,10 +89,15 @@ export function checkTitle(field: string, title: string | undefined): string | u
 
 /** Checks a display name (author, actor): at most 200 code points. */
 export function checkDisplayName(field: string, name: string): string {
-  if (codePointLength(name) > limits.maxAuthorNameChars) {
+  checkMeasuredDisplayName(field, codePointLength(name));
+  return name;
+}
+
+/** checkDisplayName on a name already measured: `chars` is its length in code points. */
+export function checkMeasuredDisplayName(field: string, chars: number): void {
+  if (chars > limits.maxAuthorNameChars) {
     throw planErrors.invalidField(field, `must be at most ${limits.maxAuthorNameChars} characters`);
   }
-  return name;
 }
 
 /** Checks content size against the plan limit (exactly the limit is accepted). */

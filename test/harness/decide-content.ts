@@ -1,9 +1,15 @@
 import { commandOf } from "../../src/plans/content-write";
 import type { WriteResult } from "../../src/plans/content-commit";
-import type { ContentWrite } from "../../src/plans/content-checks";
-import type { LockedHead, LockedRevision } from "../../src/plans/ports/records";
+import type { ContentWrite } from "../../src/plans/content-write";
+import type { LockedHead, LockedRevision, ReadKind } from "../../src/plans/ports/records";
 import { trimmedLengths } from "../../src/text/unicode";
-import { type Decision, type WriteEnv, type WriteState, writeState } from "../../src/plans/write-command";
+import {
+  type Decision,
+  type WriteCommand,
+  type WriteEnv,
+  type WriteState,
+  writeState,
+} from "../../src/plans/write-command";
 
 /** A HEAD or revision of a test state, with or without content (and a HEAD with or without trimmed lengths). */
 type Row<T> = Omit<T, "content" | "trimmedChars" | "trimmedBytes"> & {
@@ -29,8 +35,16 @@ export function decideContentWrite(
   state: TestState,
   env: WriteEnv,
 ): Decision<WriteResult> {
+  return decideCommand(commandOf(state.taskId, { write, key: undefined }), state, env);
+}
+
+/** Decides a content write's command on `state` as the write pipeline would (see decideContentWrite). */
+export function decideCommand(
+  command: WriteCommand<ReadKind, WriteResult>,
+  state: TestState,
+  env: WriteEnv,
+): Decision<WriteResult> {
   const history = state.history ?? { revisions: 0, bytes: 0 };
-  const command = commandOf(state.taskId, { write, key: undefined });
   let read: WriteState;
   if (command.reads === "metadata") {
     const head = state.head && { ...state.head, content: null, ...trimmed(state.head) };

@@ -1,5 +1,5 @@
 import { reasonOf as reason } from "../harness/reason-of";
-import type { ContentWrite } from "../../src/plans/content-checks";
+import type { ContentWrite } from "../../src/plans/content-write";
 import { contentCommit, decideContentWrite, type TestState } from "../harness/decide-content";
 import { PlanError } from "../../src/plans/errors";
 import type { WriteEnv } from "../../src/plans/write-command";

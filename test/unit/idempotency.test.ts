@@ -1,6 +1,7 @@
 import { anonymousCaller } from "../../src/auth/caller";
 import { requestIdOwner, requestKey } from "../../src/plans/idempotency";
 import { PlanError } from "../../src/plans/errors";
+import { optionalId } from "../../src/plans/validate";
 
 describe("request keys", () => {
   it("fingerprints the method and payload: same payload same key, any change another", () => {
@@ -27,8 +28,10 @@ describe("request keys", () => {
     ];
     expect(kinds).toEqual(["author:agent:A", "author:user:A", "subject:s"]);
   });
-  it("validates the id like other ids", () => {
-    expect(() => requestKey("", "author:agent:A", "UpdatePlan", {})).toThrow(PlanError);
-    expect(() => requestKey("a b", "author:agent:A", "UpdatePlan", {})).toThrow(PlanError);
+  it("takes the id as its caller checked it: optionalId validates it like other ids", () => {
+    expect(() => optionalId("request_id", "")).toThrow(PlanError);
+    expect(() => optionalId("request_id", "a b")).toThrow(PlanError);
+    expect(optionalId("request_id", undefined)).toBeUndefined();
+    expect(requestKey(optionalId("request_id", "r-1"), "author:agent:A", "UpdatePlan", {})?.id).toBe("r-1");
   });
 });

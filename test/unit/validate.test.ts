@@ -1,9 +1,17 @@
 import { reasonOf as reasonWithField } from "../harness/reason-of";
-import { PlanError } from "../../src/plans/errors";
+import { PlanError, planErrors } from "../../src/plans/errors";
 import { decodePageToken, encodePageToken } from "../../src/plans/page-token";
 import { isSuspiciousReduction } from "../../src/plans/reduction";
-import { checkSize, checkTitle, effectivePageSize, requireId } from "../../src/plans/validate";
-import { parseWriteMode } from "../../src/plans/write-mode";
+import {
+  afterReach,
+  checkSize,
+  checkTitle,
+  effectivePageSize,
+  parseWriteMode,
+  requireId,
+} from "../../src/plans/validate";
+import type { WriteCommand } from "../../src/plans/write-command";
+import type { ReadKind } from "../../src/plans/ports/records";
 
 const reasonOf = (action: () => unknown) => reasonWithField(action, true);
 
@@ -124,5 +132,34 @@ describe("reduction guard thresholds (code points)", () => {
     [16332, 807, true],
   ])("prior %d, new %d -> %s", (prior, next, suspicious) => {
     expect(isSuspiciousReduction(prior, next)).toBe(suspicious);
+  });
+});
+
+const command: WriteCommand<ReadKind, void> = {
+  taskId: "t",
+  reads: "metadata",
+  decide: () => ({ commit: { kind: "delete-task", taskId: "t" }, events: [], result: undefined }),
+};
+
+describe("afterReach (checks reported after the task's reach, AC-TASKS-PLAN-APPEND-001.7)", () => {
+  it("hands on the command its checks built", () => {
+    expect(afterReach("t", () => command)).toBe(command);
+  });
+
+  it("carries a rule's refusal as a value, for the pipeline to raise after reach", () => {
+    const refusal = planErrors.contentRequired();
+    expect(
+      afterReach("t", () => {
+        throw refusal;
+      }),
+    ).toEqual({ taskId: "t", refusal });
+  });
+
+  it("lets any other error through: a bug is not a refusal", () => {
+    expect(() =>
+      afterReach("t", () => {
+        throw new TypeError("bug");
+      }),
+    ).toThrow(TypeError);
   });
 });
