@@ -68,12 +68,14 @@ export class WritePipeline {
         obtained = true;
         metrics.lockWait((performance.now() - asked) / 1000, true);
         txStarted = performance.now();
-        const env = {
+        // The decision's inputs are taken once the task's rows are locked (writeUnderLock), so the
+        // times of one task's writes never go back, even with two of them in flight under a lease.
+        const env = () => ({
           now: this.deps.clock(),
           coalesceWindowMs: settings.coalesceWindowMs,
           historyBudget: settings.historyBudget,
           newId: this.deps.newId,
-        };
+        });
         const locked = { caller: call.caller, lease: lease.signal, env };
         return store.inTransaction((tx) => writeUnderLock(tx, write, locked));
       });

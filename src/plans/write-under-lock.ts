@@ -12,7 +12,8 @@ import { type Decision, type Unchanged, type WriteCommand, type WriteEnv, writeS
 export interface LockedCall {
   readonly caller: Caller;
   readonly lease: AbortSignal;
-  readonly env: WriteEnv;
+  /** Read once the task's rows are locked: the time is then after the previous write's commit. */
+  readonly env: () => WriteEnv;
 }
 
 /**
@@ -39,7 +40,7 @@ export async function writeUnderLock<K extends ReadKind, R>(
     return { unchanged: remembered.result as R };
   }
   const state = writeState(taskId, locked.state);
-  const { env } = call;
+  const env = call.env();
   let decided: Decision<R> | Unchanged<R>;
   try {
     decided = command.decide(state, env, locked.state.target);
