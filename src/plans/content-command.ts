@@ -43,7 +43,7 @@ export function createCommand(
   caller: Caller,
   request: ContentRequest & { readonly mode: string },
 ): Write<WriteResult> {
-  return contentCommand(caller, request, "agent-create");
+  return contentCommand(caller, request, "agent-create", request.mode);
 }
 
 /** The UpdatePlan command: an agent replace or append; never creates a plan. */
@@ -51,12 +51,12 @@ export function updateCommand(
   caller: Caller,
   request: ContentRequest & { readonly mode: string },
 ): Write<WriteResult> {
-  return contentCommand(caller, request, "agent-update");
+  return contentCommand(caller, request, "agent-update", request.mode);
 }
 
 /** The SavePlan command: an editor save creates or replaces; no mode, no version, empty content allowed. */
 export function saveCommand(caller: Caller, request: ContentRequest): Write<WriteResult> {
-  return contentCommand(caller, { ...request, mode: "" }, "editor-save");
+  return contentCommand(caller, request, "editor-save", "");
 }
 
 /**
@@ -71,8 +71,9 @@ export function saveCommand(caller: Caller, request: ContentRequest): Write<Writ
  */
 function contentCommand(
   caller: Caller,
-  request: ContentRequest & { readonly mode: string },
+  request: ContentRequest,
   path: Exclude<ContentPath, "agent-edit">,
+  givenMode: string,
 ): Write<WriteResult> {
   const { author, requestedName } = authorOf(
     caller,
@@ -81,13 +82,16 @@ function contentCommand(
   );
   const nameChars = requestedName === null ? 0 : codePointLength(requestedName);
   const titleChars = request.title === undefined ? 0 : codePointLength(request.title);
-  const contentBytes = utf8Length(request.content);
-  const blank = isBlank(request.content);
+  // Only a replace's size is judged here, and only an append's fragment can be blank (the mode
+  // parses exactly: "append" and nothing else is an append).
+  const appends = givenMode === "append";
+  const contentBytes = appends ? 0 : utf8Length(request.content);
+  const blank = appends && isBlank(request.content);
   const taskId = requireId("task_id", request.taskId);
-  if (path === "agent-create" && request.mode !== "")
-    throw planErrors.createHasNoMode(JSON.stringify(request.mode));
+  if (path === "agent-create" && givenMode !== "")
+    throw planErrors.createHasNoMode(JSON.stringify(givenMode));
   // AC-TASKS-PLAN-APPEND-001.7: mode validity comes first, before task reach.
-  const mode = parseWriteMode(request.mode);
+  const mode = parseWriteMode(givenMode);
   return afterReach(taskId, () => {
     checkMeasuredDisplayName("author.name", nameChars);
     const requestId = path === "editor-save" ? undefined : optionalId("request_id", request.requestId);
@@ -99,7 +103,9 @@ function contentCommand(
     }
     if (mode === "replace") checkSize(contentBytes);
     const acknowledgeReduction = request.acknowledgeReduction ?? false;
-    const key = requestKey(requestId, requestIdOwner(caller, author), methodOf(path), {
+    const method = path === "agent-create" ? "CreatePlan" : "UpdatePlan";
+    // The editor's SavePlan has no request id (requestId is undefined): no key.
+    const key = requestKey(requestId, requestIdOwner(caller, author), method, {
       title: request.title,
       content: request.content,
       mode,
@@ -118,11 +124,6 @@ function contentCommand(
     };
     return commandOf(taskId, { write, key });
   });
-}
-
-// The method an agent write's request id is remembered under (the fingerprint names it).
-function methodOf(path: Exclude<ContentPath, "agent-edit">): string {
-  return path === "agent-create" ? "CreatePlan" : "UpdatePlan";
 }
 
 /** The EditPlan command: replaces the one occurrence of old_text (see decideEdit). */

@@ -9,10 +9,11 @@ export interface HistoryBudget {
 
 /**
  * Refuses a write that takes the task's history past its budget, with RESOURCE_EXHAUSTED
- * HISTORY_QUOTA_EXCEEDED (limit and usage before the write in metadata). `before` and `after` are
- * measured in the write's own transaction, before and after its rows, so every stored copy counts:
- * revisions (reverts and restores included: they are exempt from the plan size limit, not from the
- * budget) and the change history. A write that does not grow a measure always passes it.
+ * HISTORY_QUOTA_EXCEEDED (limit and usage before the write in metadata). `before` is what the
+ * write's locking read found and `after` what its commit left (storage adds the write's own rows to
+ * the figures kept with HEAD, or to a recount), so every stored copy counts: revisions (reverts and
+ * restores included: they are exempt from the plan size limit, not from the budget) and the change
+ * history. A write that does not grow a measure always passes it.
  */
 export function checkHistoryBudget(budget: HistoryBudget, before: HistoryUsage, after: HistoryUsage): void {
   const exceeded = exceededLimit(budget, before, after);

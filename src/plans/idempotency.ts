@@ -27,8 +27,8 @@ export function requestIdOwner(caller: Caller, author: Author): string {
 const sha256 = (value: unknown) => createHash("sha256").update(JSON.stringify(value)).digest("hex");
 
 /**
- * The key of an agent write that carries a request_id (undefined without one; checked by the caller,
- * validate.ts optionalId). The id is scoped to
+ * The key of an agent write that carries a request_id (undefined without one). The id comes as its
+ * caller checked it, in the order of the request's checks (validate.ts optionalId). It is scoped to
  * `owner` (requestIdOwner): another caller's write with the same id is a different request. The
  * fingerprint is a SHA-256 over the RPC name and every field that shapes the write, so a reuse of
  * the id with another payload is detected.
