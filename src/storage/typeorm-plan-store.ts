@@ -141,7 +141,7 @@ export class TypeOrmPlanStore implements PlanStore {
           const runner = manager.queryRunner;
           if (!runner) throw new Error("a write transaction runs on a query runner");
           const send: Send = (sql, parameters) => sendStatement(runner, this.dialect, sql, parameters);
-          await this.writeTx(send).changes.recordChange(change(head), { form: "head" });
+          await this.writeTx(send).tables.changes.recordChange(change(head), { form: "head" });
         }
         return { head, marked };
       }),

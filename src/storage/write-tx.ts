@@ -19,11 +19,7 @@ import { WriteRequests } from "./write-requests";
 export class SqlWriteTx implements PlanWriteTx {
   private readonly sql: SqlDialect;
   // The statements on each table, which storage's own tests also drive one by one.
-  readonly heads: HeadWrites;
-  readonly revisions: RevisionWrites;
-  readonly changes: ChangeWrites;
-  private readonly requests: WriteRequests;
-  private readonly tables: TableWrites;
+  readonly tables: TableWrites;
 
   constructor(
     private readonly send: Send,
@@ -31,16 +27,12 @@ export class SqlWriteTx implements PlanWriteTx {
     contentAtHead: boolean,
   ) {
     this.sql = sqlDialect(dialect);
-    this.heads = new HeadWrites(send, this.sql);
-    this.revisions = new RevisionWrites(send, contentAtHead);
-    this.changes = new ChangeWrites(send, this.sql);
-    this.requests = new WriteRequests(send);
     this.tables = {
       send,
-      heads: this.heads,
-      revisions: this.revisions,
-      changes: this.changes,
-      requests: this.requests,
+      heads: new HeadWrites(send, this.sql),
+      revisions: new RevisionWrites(send, contentAtHead),
+      changes: new ChangeWrites(send, this.sql),
+      requests: new WriteRequests(send),
     };
   }
 
@@ -55,8 +47,9 @@ export class SqlWriteTx implements PlanWriteTx {
       row.p_content = (heads[0] as { content: string } | undefined)?.content ?? null;
     }
     const kept = keptHistoryOf(row);
-    const history = kept === "recount" ? await this.changes.countHistory(taskId) : kept;
-    const remembered = what.requestId === undefined ? null : await this.requests.find(taskId, what.requestId);
+    const history = kept === "recount" ? await this.tables.changes.countHistory(taskId) : kept;
+    const remembered =
+      what.requestId === undefined ? null : await this.tables.requests.find(taskId, what.requestId);
     // The target is read under the lock, so it is the row as of this write.
     const target =
       what.revisionId === undefined ? null : await revisionWithContent(this.query, taskId, what.revisionId);

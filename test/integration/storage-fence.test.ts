@@ -49,17 +49,17 @@ describe.each(DATABASES)("the database fence on $label", ({ dialect }) => {
     const taskId = `fenced-${randomBytes(6).toString("hex")}`;
     await store.createTask({ id: taskId, workspaceId: "ws", title: "", createdAt: at });
     await store.inTransaction(async (tx) => {
-      await tx.heads.insert(head(taskId, 1, "v1"), history);
-      await tx.revisions.insert(revision(taskId, 1, "v1"));
+      await tx.tables.heads.insert(head(taskId, 1, "v1"), history);
+      await tx.tables.revisions.insert(revision(taskId, 1, "v1"));
     });
     return taskId;
   }
 
   it("updates HEAD only where the version is still the fenced one; a stale fence changes nothing", async () => {
     const taskId = await seeded();
-    await store.inTransaction((tx) => tx.heads.update(head(taskId, 2, "v2"), 1, history));
+    await store.inTransaction((tx) => tx.tables.heads.update(head(taskId, 2, "v2"), 1, history));
     await expect(
-      store.inTransaction((tx) => tx.heads.update(head(taskId, 3, "stale writer"), 1, history)),
+      store.inTransaction((tx) => tx.tables.heads.update(head(taskId, 3, "stale writer"), 1, history)),
     ).rejects.toBeInstanceOf(StorageConflictError);
     expect(await store.getPlan(taskId)).toMatchObject({ version: 2, content: "v2" });
   });
@@ -67,7 +67,7 @@ describe.each(DATABASES)("the database fence on $label", ({ dialect }) => {
   it("rejects a second revision with the same number (UNIQUE(task_id, revision_number))", async () => {
     const taskId = await seeded();
     await expect(
-      store.inTransaction((tx) => tx.revisions.insert(revision(taskId, 1, "dup"))),
+      store.inTransaction((tx) => tx.tables.revisions.insert(revision(taskId, 1, "dup"))),
     ).rejects.toBeInstanceOf(StorageConflictError);
     expect(await store.listRevisions(taskId, null, 10)).toHaveLength(1);
   });
@@ -77,11 +77,11 @@ describe.each(DATABASES)("the database fence on $label", ({ dialect }) => {
     const latest = (await store.inTransaction((tx) => tx.read(taskId, { reads: "content" })))?.state.latest;
     if (!latest) throw new Error("no revision");
     await store.inTransaction((tx) =>
-      tx.revisions.update({ ...latest, content: "merged", contentBytes: 6, rowVersion: 2 }, 1),
+      tx.tables.revisions.update({ ...latest, content: "merged", contentBytes: 6, rowVersion: 2 }, 1),
     );
     await expect(
       store.inTransaction((tx) =>
-        tx.revisions.update({ ...latest, content: "late", contentBytes: 4, rowVersion: 2 }, 1),
+        tx.tables.revisions.update({ ...latest, content: "late", contentBytes: 4, rowVersion: 2 }, 1),
       ),
     ).rejects.toBeInstanceOf(StorageConflictError);
     expect((await store.getRevision(taskId, latest.id))?.content).toBe("merged");
@@ -91,8 +91,8 @@ describe.each(DATABASES)("the database fence on $label", ({ dialect }) => {
     const taskId = await seeded();
     await expect(
       store.inTransaction(async (tx) => {
-        await tx.heads.update(head(taskId, 2, "half-written"), 1, history);
-        await tx.revisions.insert(revision(taskId, 1, "collides"));
+        await tx.tables.heads.update(head(taskId, 2, "half-written"), 1, history);
+        await tx.tables.revisions.insert(revision(taskId, 1, "collides"));
       }),
     ).rejects.toBeInstanceOf(StorageConflictError);
     expect(await store.getPlan(taskId)).toMatchObject({ version: 1, content: "v1" });
@@ -105,15 +105,18 @@ describe.each(DATABASES)("the database fence on $label", ({ dialect }) => {
       { kind: "user", name: "ci" },
       at,
     );
-    await store.inTransaction((tx) => tx.changes.recordChange(change, { form: "head" }));
+    await store.inTransaction((tx) => tx.tables.changes.recordChange(change, { form: "head" }));
     await expect(
-      store.inTransaction((tx) => tx.changes.recordChange(change, { form: "none" })),
+      store.inTransaction((tx) => tx.tables.changes.recordChange(change, { form: "none" })),
     ).rejects.toBeInstanceOf(StorageConflictError);
     await expect(
       store.inTransaction(async (tx) => {
-        await tx.heads.update(head(taskId, 2, "v2"), 1, history);
-        await tx.changes.recordChange({ ...change, version: 2, step: 0, kind: "updated" }, { form: "head" });
-        await tx.revisions.insert(revision(taskId, 1, "collides"));
+        await tx.tables.heads.update(head(taskId, 2, "v2"), 1, history);
+        await tx.tables.changes.recordChange(
+          { ...change, version: 2, step: 0, kind: "updated" },
+          { form: "head" },
+        );
+        await tx.tables.revisions.insert(revision(taskId, 1, "collides"));
       }),
     ).rejects.toBeInstanceOf(StorageConflictError);
     const changes = await store.readChanges(taskId, { version: 0, step: 1 }, 10, true);

@@ -112,9 +112,9 @@ describe("a write transaction on a pooled MariaDB connection", () => {
     const revision = revisionRecord("v1", { id: `${randomBytes(8).toString("hex")}-rev`, taskId });
     await expect(
       store.inTransaction(async (tx) => {
-        await tx.heads.insert(headRecord("v1", { taskId }), { revisions: 1, bytes: 2 });
-        await tx.revisions.insert(revision);
-        await tx.revisions.insert(revision);
+        await tx.tables.heads.insert(headRecord("v1", { taskId }), { revisions: 1, bytes: 2 });
+        await tx.tables.revisions.insert(revision);
+        await tx.tables.revisions.insert(revision);
       }),
     ).rejects.toBeInstanceOf(StorageConflictError);
     await store.inTransaction((tx) => tx.read(taskId, { reads: "content" })); // the next write on the connection
