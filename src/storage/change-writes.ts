@@ -8,8 +8,8 @@ import {
   PREFIX_COLUMNS,
   prefixParameters,
 } from "./change-rows";
-import type { Send } from "./hot-statement";
 import type { SqlDialect } from "./sql-dialect";
+import type { WriteStatements } from "./write-statements";
 
 /**
  * The HEAD content the transaction wrote, copied by the database into a revision or change row, so
@@ -50,7 +50,7 @@ export function historyCountSql(sql: SqlDialect, taskId: string): { revisions: s
  */
 export class ChangeWrites {
   constructor(
-    private readonly send: Send,
+    private readonly statements: WriteStatements,
     private readonly sql: SqlDialect,
   ) {}
 
@@ -58,11 +58,10 @@ export class ChangeWrites {
   // with HEAD instead, and counts only figures it cannot trust.
   async countHistory(taskId: string): Promise<HistoryUsage> {
     const count = historyCountSql(this.sql, "?");
-    const { rows } = await this.send(`SELECT ${count.revisions} AS revisions, ${count.bytes} AS bytes`, [
-      taskId,
-      taskId,
-      taskId,
-    ]);
+    const { rows } = await this.statements.send(
+      `SELECT ${count.revisions} AS revisions, ${count.bytes} AS bytes`,
+      [taskId, taskId, taskId],
+    );
     const row = rows[0] as Record<string, number | string | null> | undefined;
     return { revisions: Number(row?.revisions ?? 0), bytes: Number(row?.bytes ?? 0) };
   }
@@ -102,7 +101,7 @@ export class ChangeWrites {
     let freed = 0;
     let last: ChangeKey | null = null;
     while (freed < bytes) {
-      const { rows } = await this.send(
+      const { rows } = await this.statements.send(
         `SELECT version, step, ${this.changeStoredBytes()} AS bytes FROM task_plan_changes WHERE task_id = ?` +
           ` AND version < ?${last ? ` AND ${AFTER_KEY}` : ""} ORDER BY version, step LIMIT 100`,
         [taskId, keepFromVersion, ...(last ? afterKey(last) : [])],
@@ -116,16 +115,17 @@ export class ChangeWrites {
       if (page.length < 100) break;
     }
     if (last === null) return 0;
-    await this.send(`DELETE FROM task_plan_changes WHERE task_id = ? AND NOT ${AFTER_KEY}`, [
+    this.statements.defer(`DELETE FROM task_plan_changes WHERE task_id = ? AND NOT ${AFTER_KEY}`, [
       taskId,
       ...afterKey(last),
     ]);
     return freed;
   }
 
-  async recordChange(change: ChangeRecord, content: ChangeContent): Promise<void> {
+  /** Records the write's change row (deferred, write-statements.ts). */
+  recordChange(change: ChangeRecord, content: ChangeContent): void {
     const copied = content.form === "head";
-    await this.send(
+    this.statements.defer(
       `INSERT INTO task_plan_changes (${CHANGE_COLUMNS}, ${PREFIX_COLUMNS}, stored_bytes)` +
         ` VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${copied ? HEAD_CONTENT : "NULL"}, ?, ?,` +
         ` ${copied ? HEAD_CONTENT_BYTES : "?"})`,
@@ -144,7 +144,7 @@ export class ChangeWrites {
    * stored size is set first: MySQL evaluates SET left to right, on the values already assigned.
    */
   async materializeChanges(taskId: string, version: number): Promise<number> {
-    const { affected } = await this.send(
+    const { affected } = await this.statements.send(
       `UPDATE task_plan_changes SET stored_bytes = ${this.changeStoredBytes()} + ${HEAD_CONTENT_BYTES},` +
         ` content = ${HEAD_CONTENT}` +
         " WHERE task_id = ? AND version = ? AND content IS NULL AND content_kept_chars IS NOT NULL",

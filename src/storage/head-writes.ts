@@ -1,16 +1,18 @@
 import type { HeadWrite, HistoryUsage } from "../plans/ports/records";
-import { StorageConflictError } from "../plans/ports/store-errors";
 import type { Send } from "./hot-statement";
 import { verifySize } from "./record-mapping";
 import type { SqlDialect } from "./sql-dialect";
+import type { WriteStatements } from "./write-statements";
 
 /**
  * The statements of a write on the HEAD row (task_plans): the first insert, the fenced update, and
  * the check of the stored text's size. The history usage is kept with HEAD in the same statement.
+ * The writes are deferred (write-statements.ts): their errors, a lost fence's included, come when
+ * the transaction sends its next statement or commits.
  */
 export class HeadWrites {
   constructor(
-    private readonly send: Send,
+    private readonly statements: WriteStatements,
     private readonly sql: SqlDialect,
   ) {}
 
@@ -19,10 +21,10 @@ export class HeadWrites {
   // epoch milliseconds and flags 0/1, as the entity's columns (entities/plan.entity.ts) hold them.
 
   /** Inserts the first HEAD row of a task (whole content), keeping `history` with it. */
-  async insert(head: HeadWrite, history: HistoryUsage): Promise<void> {
+  insert(head: HeadWrite, history: HistoryUsage): void {
     const { content } = head;
     if (typeof content !== "string") throw new Error("a new HEAD row needs its whole content");
-    await this.send(
+    this.statements.defer(
       "INSERT INTO task_plans (task_id, title, content, content_trimmed_chars, content_trimmed_bytes," +
         " content_bytes, content_chars, version, created_by, created_at, updated_at, latest_revision_number," +
         " deleted, implementation_started_at, implementation_started_by, implementation_started_session_id," +
@@ -34,13 +36,16 @@ export class HeadWrites {
 
   /**
    * The fence: updates HEAD (keeping `history` with it) only where its version is still
-   * `fenceVersion`, and throws StorageConflictError unless exactly one row changed. An append also
-   * requires the stored text to have its recorded size (StorageCorruptionError when it has not).
+   * `fenceVersion`; the write is refused (StorageConflictError) unless exactly one row changed. An
+   * append also requires the stored text to have its recorded size (StorageCorruptionError when it
+   * has not: an append composes on a stored text it never read, and is not made to a truncated or
+   * altered one).
    */
-  async update(head: HeadWrite, fenceVersion: number, history: HistoryUsage): Promise<void> {
+  update(head: HeadWrite, fenceVersion: number, history: HistoryUsage): void {
     const { content } = head;
     const whole = typeof content === "string";
-    const result = await this.send(
+    const { taskId } = head;
+    this.statements.defer(
       "UPDATE task_plans SET title = ?, content = " +
         (whole ? "?" : this.sql.keepPrefixThen("content")) +
         ", content_trimmed_chars = ?, content_trimmed_bytes = ?, content_bytes = ?, content_chars = ?," +
@@ -53,20 +58,19 @@ export class HeadWrites {
         head.title,
         ...(whole ? [content] : [this.sql.keptLength(content), content.suffix]),
         ...headColumns(head, history),
-        head.taskId,
+        taskId,
         fenceVersion,
       ],
+      {
+        lost: "plan version fence lost",
+        check: whole ? undefined : (send) => this.verifyStoredContent(taskId, send),
+      },
     );
-    if (result.affected === 1) return;
-    // An append composes on a stored text it never read: one whose size is not the recorded one
-    // (truncated or altered outside the service) is not appended to.
-    if (!whole) await this.verifyStoredContent(head.taskId);
-    throw new StorageConflictError("plan version fence lost");
   }
 
   /** Throws StorageCorruptionError when the stored text's size is not its recorded one. */
-  async verifyStoredContent(taskId: string): Promise<void> {
-    const { rows } = await this.send(
+  async verifyStoredContent(taskId: string, send: Send = this.statements.send): Promise<void> {
+    const { rows } = await send(
       `SELECT content_bytes, ${this.sql.byteLength("content")} AS stored FROM task_plans WHERE task_id = ?`,
       [taskId],
     );

@@ -26,11 +26,17 @@ export async function sendOn(
   sql: string,
   parameters: unknown[],
 ): Promise<StatementResult> {
-  const result = await new Promise<unknown>((resolve, reject) =>
-    connection.query(sql, parameters, (error, value) => (error ? reject(error) : resolve(value))),
+  return resultOf(
+    await new Promise<unknown>((resolve, reject) =>
+      connection.query(sql, parameters, (error, value) => (error ? reject(error) : resolve(value))),
+    ),
   );
+}
+
+/** What mysql2 returned for one statement: its rows (an array), or a header with the rows it changed. */
+export function resultOf(result: unknown): StatementResult {
   if (Array.isArray(result)) return { rows: result, affected: 0 };
-  return { rows: [], affected: (result as { affectedRows?: number }).affectedRows ?? 0 };
+  return { rows: [], affected: (result as { affectedRows?: number } | undefined)?.affectedRows ?? 0 };
 }
 
 /**

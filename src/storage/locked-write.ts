@@ -3,13 +3,13 @@ import type { HistoryUsage, LockedState, PlanCommit, ReadKind } from "../plans/p
 import { changeContentOf, changeStoredBytes } from "./change-content";
 import type { ChangeWrites } from "./change-writes";
 import type { HeadWrites } from "./head-writes";
-import type { Send } from "./hot-statement";
 import type { RevisionWrites } from "./revision-writes";
 import type { WriteRequests } from "./write-requests";
+import type { WriteStatements } from "./write-statements";
 
 /** The statements on each table a write transaction sends (write-tx.ts). */
 export interface TableWrites {
-  readonly send: Send;
+  readonly statements: WriteStatements;
   readonly heads: HeadWrites;
   readonly revisions: RevisionWrites;
   readonly changes: ChangeWrites;
@@ -20,7 +20,8 @@ export interface TableWrites {
  * A task as its write's locking read found it (write-tx.ts `read`), and the one commit fenced on
  * that read. `commit` turns a decision into rows: the order of the statements, the content held at
  * HEAD, the change row, the history usage kept with HEAD and when the change history yields to the
- * budget are decided here and nowhere else.
+ * budget are decided here and nowhere else. Its rows are deferred (write-statements.ts): on MySQL
+ * they reach the database with the transaction's COMMIT, in the order they were written here.
  */
 export class SqlLockedWrite<K extends ReadKind> implements LockedWrite<K> {
   constructor(
@@ -37,8 +38,8 @@ export class SqlLockedWrite<K extends ReadKind> implements LockedWrite<K> {
   }
 
   async commit(commit: PlanCommit, remember: Remember | null): Promise<HistoryUsage> {
-    const usage = commit.kind === "delete-task" ? await this.deleteTask() : await this.commitRows(commit);
-    if (remember !== null) await this.tables.requests.remember(remember.request, remember.forgetBefore);
+    const usage = commit.kind === "delete-task" ? this.deleteTask() : await this.commitRows(commit);
+    if (remember !== null) this.tables.requests.remember(remember.request, remember.forgetBefore);
     return usage;
   }
 
@@ -68,28 +69,26 @@ export class SqlLockedWrite<K extends ReadKind> implements LockedWrite<K> {
       usage = await changes.fitToAllowance(taskId, commit.allowance, change.version, usage, own);
     // The tombstone holds no content, and a new revision moves HEAD past the newest one (numbered
     // just below it), which may hold its content as HEAD's: that revision takes its own copy first.
-    if (commit.kind === "delete") await revisionRows.detachContent(taskId, head.latestRevisionNumber);
+    if (commit.kind === "delete") revisionRows.detachContent(taskId, head.latestRevisionNumber);
     else if (commit.coalesces === null && commit.fenceVersion !== null)
-      await revisionRows.detachContent(taskId, commit.revision.number - 1);
-    if (commit.fenceVersion === null) await heads.insert(head, usage);
-    else await heads.update(head, commit.fenceVersion, usage);
+      revisionRows.detachContent(taskId, commit.revision.number - 1);
+    if (commit.fenceVersion === null) heads.insert(head, usage);
+    else heads.update(head, commit.fenceVersion, usage);
     if (commit.kind === "content") {
-      if (commit.coalesces === null) await revisionRows.insert(commit.revision);
-      else await revisionRows.update(commit.revision, commit.coalesces.rowVersion);
+      if (commit.coalesces === null) revisionRows.insert(commit.revision);
+      else revisionRows.update(commit.revision, commit.coalesces.rowVersion);
     }
-    await changes.recordChange(change, content);
+    changes.recordChange(change, content);
     return usage;
   }
 
-  private async deleteTask(): Promise<HistoryUsage> {
-    const { send } = this.tables;
+  private deleteTask(): HistoryUsage {
+    const { statements } = this.tables;
     const taskId = this.taskId;
     // Children first: the revisions and HEAD reference the task.
-    await send("DELETE FROM task_plan_changes WHERE task_id = ?", [taskId]);
-    await send("DELETE FROM write_requests WHERE task_id = ?", [taskId]);
-    await send("DELETE FROM task_plan_revisions WHERE task_id = ?", [taskId]);
-    await send("DELETE FROM task_plans WHERE task_id = ?", [taskId]);
-    await send("DELETE FROM tasks WHERE id = ?", [taskId]);
+    for (const table of ["task_plan_changes", "write_requests", "task_plan_revisions", "task_plans"])
+      statements.defer(`DELETE FROM ${table} WHERE task_id = ?`, [taskId]);
+    statements.defer("DELETE FROM tasks WHERE id = ?", [taskId]);
     return { revisions: 0, bytes: 0 };
   }
 }

@@ -1,7 +1,6 @@
 import type { RevisionMeta } from "../plans/ports/records";
-import { StorageConflictError } from "../plans/ports/store-errors";
 import { HEAD_CONTENT } from "./change-writes";
-import type { Send } from "./hot-statement";
+import type { WriteStatements } from "./write-statements";
 
 type RevisionWrite = RevisionMeta & { readonly content?: string };
 
@@ -9,17 +8,17 @@ type RevisionWrite = RevisionMeta & { readonly content?: string };
  * The statements of a write on the revision rows (task_plan_revisions). A revision given without
  * content takes the HEAD content its transaction just wrote instead of the plan being sent again
  * (the plan crosses the wire at most once per write, never for an append): marked as holding HEAD's
- * (`contentAtHead`), or else copied by the database.
+ * (`contentAtHead`), or else copied by the database. Every statement is deferred (write-statements.ts).
  */
 export class RevisionWrites {
   constructor(
-    private readonly send: Send,
+    private readonly statements: WriteStatements,
     private readonly contentAtHead: boolean,
   ) {}
 
-  async insert(revision: RevisionWrite): Promise<void> {
+  insert(revision: RevisionWrite): void {
     const [content, contentParams] = this.contentOf(revision);
-    await this.send(
+    this.statements.defer(
       "INSERT INTO task_plan_revisions (id, task_id, revision_number, title, content, content_at_head," +
         " content_bytes, content_chars, author_kind, author_name, revert_of_revision_id, created_at, updated_at," +
         ` row_version) VALUES (?, ?, ?, ?, ${content}, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -42,9 +41,9 @@ export class RevisionWrites {
   }
 
   /** Coalescing: the newest revision takes the new title, content and sizes (its author and creation stay). */
-  async update(revision: RevisionWrite, fenceRowVersion: number): Promise<void> {
+  update(revision: RevisionWrite, fenceRowVersion: number): void {
     const [content, contentParams] = this.contentOf(revision);
-    const result = await this.send(
+    this.statements.defer(
       `UPDATE task_plan_revisions SET title = ?, content = ${content}, content_at_head = ?, content_bytes = ?,` +
         " content_chars = ?, updated_at = ?, row_version = ? WHERE id = ? AND task_id = ? AND row_version = ?",
       [
@@ -58,8 +57,8 @@ export class RevisionWrites {
         revision.taskId,
         fenceRowVersion,
       ],
+      { lost: "revision row version fence lost" },
     );
-    if (result.affected !== 1) throw new StorageConflictError("revision row version fence lost");
   }
 
   /**
@@ -67,8 +66,8 @@ export class RevisionWrites {
    * (whatever the setting says now: rows may have been marked while it was on). One row, by the
    * (task_id, revision_number) key: the statement never reads the task's history.
    */
-  async detachContent(taskId: string, newestNumber: number): Promise<void> {
-    await this.send(
+  detachContent(taskId: string, newestNumber: number): void {
+    this.statements.defer(
       `UPDATE task_plan_revisions SET content = ${HEAD_CONTENT}, content_at_head = 0` +
         " WHERE task_id = ? AND revision_number = ? AND content_at_head = 1",
       [taskId, taskId, newestNumber],

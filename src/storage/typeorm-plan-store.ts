@@ -14,14 +14,14 @@ import type {
   TaskRecord,
 } from "../plans/ports/records";
 import { ChangeLog } from "./change-log";
-import { type Send, sendStatement } from "./hot-statement";
 import { headFromEntity, revisionMetaFromEntity, taskFromEntity, taskToEntity } from "./record-mapping";
 import { REVISION_META_COLUMNS, revisionWithContent } from "./revision-rows";
 import { noQueue, SerialQueue } from "./serial-queue";
 import { classifyStorageError } from "./storage-errors";
-import { type UnitOfWork, unitOfWork } from "./unit-of-work";
+import { runnerWork, type UnitOfWork, unitOfWork } from "./unit-of-work";
 import { type CheckpointObserver, type CheckpointSettings, WalCheckpointer } from "./wal-checkpointer";
 import { SqlWriteTx } from "./write-tx";
+import type { WriteStatements } from "./write-statements";
 
 /** PlanStore over TypeORM, for SQLite (embedded default) and MySQL/MariaDB (production). */
 export class TypeOrmPlanStore implements PlanStore {
@@ -137,12 +137,10 @@ export class TypeOrmPlanStore implements PlanStore {
         if (!row || row.deleted) return null;
         const head = headFromEntity(row);
         const marked = result.affected === 1;
-        if (marked) {
-          const runner = manager.queryRunner;
-          if (!runner) throw new Error("a write transaction runs on a query runner");
-          const send: Send = (sql, parameters) => sendStatement(runner, this.dialect, sql, parameters);
-          await this.writeTx(send).tables.changes.recordChange(change(head), { form: "head" });
-        }
+        if (marked)
+          await runnerWork(manager.queryRunner, this.dialect, async (statements) =>
+            this.writeTx(statements).tables.changes.recordChange(change(head), { form: "head" }),
+          );
         return { head, marked };
       }),
     );
@@ -176,11 +174,11 @@ export class TypeOrmPlanStore implements PlanStore {
   // The concrete transaction, whose row statements storage's own tests drive one by one. On MySQL
   // it runs on a pooled connection of its own, without a query runner (unit-of-work.ts).
   inTransaction<T>(work: (tx: SqlWriteTx) => Promise<T>): Promise<T> {
-    return this.guard(() => this.transactions.run((send) => work(this.writeTx(send))));
+    return this.guard(() => this.transactions.run((statements) => work(this.writeTx(statements))));
   }
 
-  private writeTx(send: Send): SqlWriteTx {
-    return new SqlWriteTx(send, this.dialect, this.contentAtHead);
+  private writeTx(statements: WriteStatements): SqlWriteTx {
+    return new SqlWriteTx(statements, this.dialect, this.contentAtHead);
   }
 
   ping(): Promise<void> {

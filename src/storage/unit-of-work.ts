@@ -1,6 +1,7 @@
-import type { DataSource } from "typeorm";
+import type { DataSource, QueryRunner } from "typeorm";
 import type { Dialect } from "./data-source";
-import { type Mysql2Connection, type Send, sendOn, sendStatement } from "./hot-statement";
+import { type Mysql2Connection, sendOn, sendStatement } from "./hot-statement";
+import { BatchedStatements, SequentialStatements, type WriteStatements } from "./write-statements";
 
 /** A row lock's longest wait on MySQL before the write gives up (ABORTED), instead of InnoDB's 50 s. */
 export const ROW_LOCK_WAIT_SECONDS = 5;
@@ -8,11 +9,12 @@ export const ROW_LOCK_WAIT_SECONDS = 5;
 /** Runs write transactions, each on one connection it owns from its start to its end. */
 export interface UnitOfWork {
   /**
-   * Runs `work` in one transaction whose statements it sends with `send`: commits them when `work`
-   * resolves, rolls them all back when it throws or the commit fails, and rethrows the error as the
-   * driver raised it (storage-errors.ts classifies it).
+   * Runs `work` in one transaction whose statements it sends or defers (write-statements.ts): commits
+   * them when `work` resolves, rolls them all back when it throws, a fence is lost or the commit
+   * fails, and rethrows the error as the driver raised it (storage-errors.ts classifies it; a lost
+   * fence is a StorageConflictError already).
    */
-  run<T>(work: (send: Send) => Promise<T>): Promise<T>;
+  run<T>(work: (statements: WriteStatements) => Promise<T>): Promise<T>;
 }
 
 /** The unit of work of a data source (initialized): a pooled mysql2 connection, or TypeORM's on SQLite. */
@@ -37,34 +39,31 @@ interface PoolDriver {
  * MySQL: each write takes a connection from TypeORM's own mysql2 pool and drives its transaction
  * with plain statements on the driver's callback API. A QueryRunner (create, connect, start, commit,
  * release, each statement through a promise wrapper and broadcaster events) cost 35 to 50 µs of
- * the service's CPU per append, on top of the statements themselves.
+ * the service's CPU per append, on top of the statements themselves. START TRANSACTION travels with
+ * the first statement the work sends (its locking read), and the rows it defers with the COMMIT: an
+ * append makes two round trips, and holds its task's row locks for one after its decision.
  */
 class PooledUnitOfWork implements UnitOfWork {
   private readonly prepared = new WeakSet<PooledConnection>();
 
   constructor(private readonly dataSource: DataSource) {}
 
-  async run<T>(work: (send: Send) => Promise<T>): Promise<T> {
+  async run<T>(work: (statements: WriteStatements) => Promise<T>): Promise<T> {
     const driver = this.dataSource.driver as unknown as PoolDriver;
     const connection = await driver.obtainMasterConnection();
-    // Nothing reaches the connection once the transaction has ended: a statement the work sent late
-    // would otherwise run outside it (autocommit), or inside the next write that takes the connection.
-    let open = true;
-    const send: Send = (sql, parameters) =>
-      open
-        ? sendOn(connection, sql, parameters)
-        : Promise.reject(new Error("the write transaction has ended"));
+    // Nothing reaches the connection once the transaction has ended (commit, abandon): a statement
+    // the work sent late would otherwise run outside it (autocommit), or inside the next write that
+    // takes the connection.
+    const statements = new BatchedStatements(connection);
     let result: T;
     try {
       await this.prepare(connection);
-      // Plain START TRANSACTION: the isolation level is already set on the session, which saves a
-      // round trip inside every serialized write.
-      await sendOn(connection, "START TRANSACTION", []);
-      result = await work(send);
-      open = false;
-      await sendOn(connection, "COMMIT", []);
+      // Plain START TRANSACTION: the isolation level is already set on the session.
+      statements.defer("START TRANSACTION", []);
+      result = await work(statements);
+      await statements.commit();
     } catch (error) {
-      open = false;
+      statements.abandon();
       await rollBack(connection);
       throw error;
     }
@@ -104,11 +103,25 @@ async function rollBack(connection: PooledConnection): Promise<void> {
 class SqliteUnitOfWork implements UnitOfWork {
   constructor(private readonly dataSource: DataSource) {}
 
-  run<T>(work: (send: Send) => Promise<T>): Promise<T> {
-    return this.dataSource.transaction((manager) => {
-      const runner = manager.queryRunner;
-      if (!runner) throw new Error("a write transaction runs on a query runner");
-      return work((sql, parameters) => sendStatement(runner, "sqlite", sql, parameters));
-    });
+  run<T>(work: (statements: WriteStatements) => Promise<T>): Promise<T> {
+    return this.dataSource.transaction((manager) => runnerWork(manager.queryRunner, "sqlite", work));
   }
+}
+
+/**
+ * `work` on the transaction of a TypeORM query runner, its deferred statements sent one by one
+ * before the runner commits.
+ */
+export async function runnerWork<T>(
+  runner: QueryRunner | undefined,
+  dialect: Dialect,
+  work: (statements: WriteStatements) => Promise<T>,
+): Promise<T> {
+  if (!runner) throw new Error("a write transaction runs on a query runner");
+  const statements = new SequentialStatements((sql, parameters) =>
+    sendStatement(runner, dialect, sql, parameters),
+  );
+  const result = await work(statements);
+  await statements.flush();
+  return result;
 }

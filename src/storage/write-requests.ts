@@ -1,5 +1,5 @@
 import type { WriteRequestRecord } from "../plans/ports/records";
-import type { Send } from "./hot-statement";
+import type { WriteStatements } from "./write-statements";
 
 type WriteRequestRow = Record<"task_id" | "request_id" | "fingerprint" | "result", string> & {
   readonly created_at: number | string;
@@ -28,10 +28,10 @@ export function decodeReplay(text: string): unknown {
  * write's answer as encodeReplay writes it.
  */
 export class WriteRequests {
-  constructor(private readonly send: Send) {}
+  constructor(private readonly statements: WriteStatements) {}
 
   async find(taskId: string, requestId: string): Promise<WriteRequestRecord | null> {
-    const { rows } = await this.send(
+    const { rows } = await this.statements.send(
       "SELECT task_id, request_id, fingerprint, result, created_at FROM write_requests" +
         " WHERE task_id = ? AND request_id = ? LIMIT 1",
       [taskId, requestId],
@@ -47,13 +47,13 @@ export class WriteRequests {
     };
   }
 
-  /** Remembers `request`, forgetting the task's requests made before `forgetBefore`. */
-  async remember(request: WriteRequestRecord, forgetBefore: Date): Promise<void> {
-    await this.send("DELETE FROM write_requests WHERE task_id = ? AND created_at < ?", [
+  /** Remembers `request`, forgetting the task's requests made before `forgetBefore` (deferred). */
+  remember(request: WriteRequestRecord, forgetBefore: Date): void {
+    this.statements.defer("DELETE FROM write_requests WHERE task_id = ? AND created_at < ?", [
       request.taskId,
       forgetBefore.getTime(),
     ]);
-    await this.send(
+    this.statements.defer(
       "INSERT INTO write_requests (task_id, request_id, fingerprint, result, created_at) VALUES (?, ?, ?, ?, ?)",
       [
         request.taskId,

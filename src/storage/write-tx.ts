@@ -3,13 +3,13 @@ import type { PlanWriteTx, WriteReads } from "../plans/ports/plan-store";
 import type { ReadKind } from "../plans/ports/records";
 import { ChangeWrites } from "./change-writes";
 import { HeadWrites } from "./head-writes";
-import type { Send } from "./hot-statement";
 import { keptHistoryOf, lockedStateFromRow, type LockedRow } from "./locked-state";
 import { SqlLockedWrite, type TableWrites } from "./locked-write";
 import { RevisionWrites } from "./revision-writes";
 import { revisionWithContent } from "./revision-rows";
 import { type SqlDialect, sqlDialect } from "./sql-dialect";
 import { WriteRequests } from "./write-requests";
+import type { WriteStatements } from "./write-statements";
 
 /**
  * One write transaction. On MySQL its first read locks the task, HEAD and newest revision rows; it
@@ -21,19 +21,19 @@ export class SqlWriteTx implements PlanWriteTx {
   // The statements on each table, which storage's own tests also drive one by one.
   readonly tables: TableWrites;
 
-  constructor(
-    private readonly send: Send,
-    dialect: Dialect,
-    contentAtHead: boolean,
-  ) {
+  constructor(statements: WriteStatements, dialect: Dialect, contentAtHead: boolean) {
     this.sql = sqlDialect(dialect);
     this.tables = {
-      send,
-      heads: new HeadWrites(send, this.sql),
-      revisions: new RevisionWrites(send, contentAtHead),
-      changes: new ChangeWrites(send, this.sql),
-      requests: new WriteRequests(send),
+      statements,
+      heads: new HeadWrites(statements, this.sql),
+      revisions: new RevisionWrites(statements, contentAtHead),
+      changes: new ChangeWrites(statements, this.sql),
+      requests: new WriteRequests(statements),
     };
+  }
+
+  private get send() {
+    return this.tables.statements.send;
   }
 
   async read<K extends ReadKind>(taskId: string, what: WriteReads<K>): Promise<SqlLockedWrite<K> | null> {

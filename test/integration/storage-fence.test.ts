@@ -49,25 +49,44 @@ describe.each(DATABASES)("the database fence on $label", ({ dialect }) => {
     const taskId = `fenced-${randomBytes(6).toString("hex")}`;
     await store.createTask({ id: taskId, workspaceId: "ws", title: "", createdAt: at });
     await store.inTransaction(async (tx) => {
-      await tx.tables.heads.insert(head(taskId, 1, "v1"), history);
-      await tx.tables.revisions.insert(revision(taskId, 1, "v1"));
+      tx.tables.heads.insert(head(taskId, 1, "v1"), history);
+      tx.tables.revisions.insert(revision(taskId, 1, "v1"));
     });
     return taskId;
   }
 
   it("updates HEAD only where the version is still the fenced one; a stale fence changes nothing", async () => {
     const taskId = await seeded();
-    await store.inTransaction((tx) => tx.tables.heads.update(head(taskId, 2, "v2"), 1, history));
+    await store.inTransaction(async (tx) => tx.tables.heads.update(head(taskId, 2, "v2"), 1, history));
     await expect(
-      store.inTransaction((tx) => tx.tables.heads.update(head(taskId, 3, "stale writer"), 1, history)),
+      store.inTransaction(async (tx) => tx.tables.heads.update(head(taskId, 3, "stale writer"), 1, history)),
     ).rejects.toBeInstanceOf(StorageConflictError);
     expect(await store.getPlan(taskId)).toMatchObject({ version: 2, content: "v2" });
+  });
+
+  it("refuses the whole write when its fence is lost: the rows written before and after the fenced one are rolled back", async () => {
+    const taskId = await seeded();
+    const change = implementationStartedChange(
+      { ...head(taskId, 1, ""), content: undefined } as never,
+      { kind: "user", name: "ci" },
+      at,
+    );
+    await expect(
+      store.inTransaction(async (tx) => {
+        tx.tables.changes.recordChange({ ...change, version: 2, step: 0, kind: "updated" }, { form: "none" });
+        tx.tables.heads.update(head(taskId, 3, "stale writer"), 2, history);
+        tx.tables.revisions.insert(revision(taskId, 2, "v3"));
+      }),
+    ).rejects.toThrow(new StorageConflictError("plan version fence lost"));
+    expect(await store.getPlan(taskId)).toMatchObject({ version: 1, content: "v1" });
+    expect(await store.listRevisions(taskId, null, 10)).toHaveLength(1);
+    expect(await store.readChanges(taskId, { version: 0, step: 1 }, 10, false)).toEqual([]);
   });
 
   it("rejects a second revision with the same number (UNIQUE(task_id, revision_number))", async () => {
     const taskId = await seeded();
     await expect(
-      store.inTransaction((tx) => tx.tables.revisions.insert(revision(taskId, 1, "dup"))),
+      store.inTransaction(async (tx) => tx.tables.revisions.insert(revision(taskId, 1, "dup"))),
     ).rejects.toBeInstanceOf(StorageConflictError);
     expect(await store.listRevisions(taskId, null, 10)).toHaveLength(1);
   });
@@ -76,11 +95,11 @@ describe.each(DATABASES)("the database fence on $label", ({ dialect }) => {
     const taskId = await seeded();
     const latest = (await store.inTransaction((tx) => tx.read(taskId, { reads: "content" })))?.state.latest;
     if (!latest) throw new Error("no revision");
-    await store.inTransaction((tx) =>
+    await store.inTransaction(async (tx) =>
       tx.tables.revisions.update({ ...latest, content: "merged", contentBytes: 6, rowVersion: 2 }, 1),
     );
     await expect(
-      store.inTransaction((tx) =>
+      store.inTransaction(async (tx) =>
         tx.tables.revisions.update({ ...latest, content: "late", contentBytes: 4, rowVersion: 2 }, 1),
       ),
     ).rejects.toBeInstanceOf(StorageConflictError);
@@ -91,8 +110,8 @@ describe.each(DATABASES)("the database fence on $label", ({ dialect }) => {
     const taskId = await seeded();
     await expect(
       store.inTransaction(async (tx) => {
-        await tx.tables.heads.update(head(taskId, 2, "half-written"), 1, history);
-        await tx.tables.revisions.insert(revision(taskId, 1, "collides"));
+        tx.tables.heads.update(head(taskId, 2, "half-written"), 1, history);
+        tx.tables.revisions.insert(revision(taskId, 1, "collides"));
       }),
     ).rejects.toBeInstanceOf(StorageConflictError);
     expect(await store.getPlan(taskId)).toMatchObject({ version: 1, content: "v1" });
@@ -105,18 +124,15 @@ describe.each(DATABASES)("the database fence on $label", ({ dialect }) => {
       { kind: "user", name: "ci" },
       at,
     );
-    await store.inTransaction((tx) => tx.tables.changes.recordChange(change, { form: "head" }));
+    await store.inTransaction(async (tx) => tx.tables.changes.recordChange(change, { form: "head" }));
     await expect(
-      store.inTransaction((tx) => tx.tables.changes.recordChange(change, { form: "none" })),
+      store.inTransaction(async (tx) => tx.tables.changes.recordChange(change, { form: "none" })),
     ).rejects.toBeInstanceOf(StorageConflictError);
     await expect(
       store.inTransaction(async (tx) => {
-        await tx.tables.heads.update(head(taskId, 2, "v2"), 1, history);
-        await tx.tables.changes.recordChange(
-          { ...change, version: 2, step: 0, kind: "updated" },
-          { form: "head" },
-        );
-        await tx.tables.revisions.insert(revision(taskId, 1, "collides"));
+        tx.tables.heads.update(head(taskId, 2, "v2"), 1, history);
+        tx.tables.changes.recordChange({ ...change, version: 2, step: 0, kind: "updated" }, { form: "head" });
+        tx.tables.revisions.insert(revision(taskId, 1, "collides"));
       }),
     ).rejects.toBeInstanceOf(StorageConflictError);
     const changes = await store.readChanges(taskId, { version: 0, step: 1 }, 10, true);

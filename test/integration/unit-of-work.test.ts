@@ -3,6 +3,7 @@ import type { DataSource } from "typeorm";
 import { StorageConflictError, StorageUnavailableError } from "../../src/plans/ports/store-errors";
 import { createDataSource } from "../../src/storage/data-source";
 import type { Send } from "../../src/storage/hot-statement";
+import type { Fence, WriteStatements } from "../../src/storage/write-statements";
 import { runMigrations } from "../../src/storage/migrations-runner";
 import { classifyStorageError } from "../../src/storage/storage-errors";
 import { TypeOrmPlanStore } from "../../src/storage/typeorm-plan-store";
@@ -59,14 +60,14 @@ describe("a write transaction on a pooled MariaDB connection", () => {
     const [failed, next] = [newTaskId(), newTaskId()];
     let failedOn = -1;
     await expect(
-      transactions.run(async (send) => {
+      transactions.run(async ({ send }) => {
         failedOn = (await session(send)).id;
         await insertTask(send, failed);
         throw new Error("the work failed");
       }),
     ).rejects.toThrow("the work failed");
 
-    const reused = await transactions.run(async (send) => {
+    const reused = await transactions.run(async ({ send }) => {
       await insertTask(send, next);
       return session(send);
     });
@@ -82,7 +83,7 @@ describe("a write transaction on a pooled MariaDB connection", () => {
   it("rolls back its earlier statements when one of its statements fails", async () => {
     const [taskId, next] = [newTaskId(), newTaskId()];
     const failure = await transactions
-      .run(async (send) => {
+      .run(async ({ send }) => {
         await insertTask(send, taskId);
         await insertTask(send, taskId);
       })
@@ -90,13 +91,13 @@ describe("a write transaction on a pooled MariaDB connection", () => {
     // The driver's own error, which the store classifies as before (a duplicate key is a conflict).
     expect(failure).toMatchObject({ errno: 1062 });
     expect(classifyStorageError(failure)).toBeInstanceOf(StorageConflictError);
-    await transactions.run((send) => insertTask(send, next));
+    await transactions.run(({ send }) => insertTask(send, next));
     expect(await storedTasks([taskId, next])).toEqual([next]);
   });
 
   it("refuses a statement sent after the transaction ended (it would run outside it, or in the next write)", async () => {
     const sends: Send[] = [];
-    await transactions.run(async (send) => {
+    await transactions.run(async ({ send }) => {
       sends.push(send);
     });
     const taskId = newTaskId();
@@ -106,15 +107,128 @@ describe("a write transaction on a pooled MariaDB connection", () => {
     expect(await storedTasks([taskId])).toEqual([]);
   });
 
+  // A deferred task row (write-statements.ts), fenced or not.
+  const deferTask = (statements: WriteStatements, id: string, fence?: Fence) =>
+    statements.defer(
+      "INSERT INTO tasks (id, workspace_id, title, created_at) VALUES (?, 'ws', '', ?)",
+      [id, FIXTURE_AT.getTime()],
+      fence,
+    );
+  const retitle = (statements: WriteStatements, ids: string[], fence: Fence) =>
+    statements.defer(
+      `UPDATE tasks SET title = 'retitled' WHERE id IN (${ids.map(() => "?").join(", ")})`,
+      [...ids],
+      fence,
+    );
+  const titles = async (ids: string[]) =>
+    (
+      (await execSql(
+        url,
+        `SELECT title FROM tasks WHERE id IN (${ids.map(() => "?").join(", ")}) ORDER BY id`,
+        [...ids],
+      )) as { title: string }[]
+    ).map((row) => row.title);
+
+  it("sends deferred statements, in order, before the next statement the work reads, and with its COMMIT", async () => {
+    const [first, second, third] = [newTaskId(), newTaskId(), newTaskId()].sort() as [string, string, string];
+    const seen = await transactions.run(async (statements) => {
+      deferTask(statements, first);
+      deferTask(statements, second);
+      const { rows } = await statements.send("SELECT COUNT(*) AS n FROM tasks WHERE id IN (?, ?)", [
+        first,
+        second,
+      ]);
+      deferTask(statements, third);
+      retitle(statements, [third], { lost: "third task's title" });
+      return Number((rows[0] as { n: number | string }).n);
+    });
+    expect(seen).toBe(2);
+    expect(await storedTasks([first, second, third])).toEqual([first, second, third]);
+    expect(await titles([third])).toEqual(["retitled"]);
+  });
+
+  it("refuses the whole write when a fenced statement changes no row or two: nothing before or after it is committed", async () => {
+    const [a, b, after] = [newTaskId(), newTaskId(), newTaskId()];
+    const checked: string[] = [];
+    const fence = (name: string): Fence => ({
+      lost: `${name} fence lost`,
+      check: async (send) => {
+        // The check runs in the transaction: it sees the rows the write deferred before the fence.
+        const { rows } = await send("SELECT COUNT(*) AS n FROM tasks WHERE id IN (?, ?)", [a, b]);
+        checked.push(`${name}:${Number((rows[0] as { n: number | string }).n)}`);
+      },
+    });
+    const none = await transactions
+      .run(async (statements) => {
+        deferTask(statements, a);
+        retitle(statements, [newTaskId()], fence("none"));
+        deferTask(statements, after);
+      })
+      .catch((error: unknown) => error);
+    expect(none).toBeInstanceOf(StorageConflictError);
+    expect((none as Error).message).toBe("none fence lost");
+    const two = await transactions
+      .run(async (statements) => {
+        deferTask(statements, a);
+        deferTask(statements, b);
+        retitle(statements, [a, b], fence("two"));
+        deferTask(statements, after);
+      })
+      .catch((error: unknown) => error);
+    expect(two).toBeInstanceOf(StorageConflictError);
+    expect(checked).toEqual(["none:1", "two:2"]);
+    expect(await storedTasks([a, b, after])).toEqual([]);
+    // The connection was rolled back and serves the next write.
+    const next = newTaskId();
+    expect(
+      await transactions.run(async ({ send }) => (await insertTask(send, next), session(send))),
+    ).toMatchObject({
+      inTransaction: 1,
+    });
+    expect(await storedTasks([next])).toEqual([next]);
+  });
+
+  it("refuses with the fence check's own error when it throws one, and rolls back", async () => {
+    const taskId = newTaskId();
+    const failure = await transactions
+      .run(async (statements) => {
+        deferTask(statements, taskId);
+        retitle(statements, [newTaskId()], {
+          lost: "never said",
+          check: () => Promise.reject(new Error("the checked text is damaged")),
+        });
+      })
+      .catch((error: unknown) => error);
+    expect(failure).toEqual(new Error("the checked text is damaged"));
+    expect(await storedTasks([taskId])).toEqual([]);
+  });
+
+  it("never sends what a failed work deferred, and refuses a deferral once the transaction ended", async () => {
+    const [dropped, late] = [newTaskId(), newTaskId()];
+    const ended: WriteStatements[] = [];
+    await expect(
+      transactions.run(async (statements) => {
+        ended.push(statements);
+        deferTask(statements, dropped);
+        throw new Error("the work failed");
+      }),
+    ).rejects.toThrow("the work failed");
+    const [statements] = ended;
+    if (!statements) throw new Error("no transaction ran");
+    expect(() => deferTask(statements, late)).toThrow("the write transaction has ended");
+    await transactions.run(async ({ send }) => session(send)); // the next write on the connection
+    expect(await storedTasks([dropped, late])).toEqual([]);
+  });
+
   it("rolls back a store write whose later step fails: no HEAD, no revision", async () => {
     const taskId = newTaskId();
     await store.createTask({ id: taskId, workspaceId: "ws", title: "", createdAt: FIXTURE_AT });
     const revision = revisionRecord("v1", { id: `${randomBytes(8).toString("hex")}-rev`, taskId });
     await expect(
       store.inTransaction(async (tx) => {
-        await tx.tables.heads.insert(headRecord("v1", { taskId }), { revisions: 1, bytes: 2 });
-        await tx.tables.revisions.insert(revision);
-        await tx.tables.revisions.insert(revision);
+        tx.tables.heads.insert(headRecord("v1", { taskId }), { revisions: 1, bytes: 2 });
+        tx.tables.revisions.insert(revision);
+        tx.tables.revisions.insert(revision);
       }),
     ).rejects.toBeInstanceOf(StorageConflictError);
     await store.inTransaction((tx) => tx.read(taskId, { reads: "content" })); // the next write on the connection
@@ -126,7 +240,7 @@ describe("a write transaction on a pooled MariaDB connection", () => {
     const [taskId, next] = [newTaskId(), newTaskId()];
     let killed = -1;
     const failure = await transactions
-      .run(async (send) => {
+      .run(async ({ send }) => {
         killed = (await session(send)).id;
         await insertTask(send, taskId);
         await execSql(url, `KILL CONNECTION ${killed}`);
@@ -135,7 +249,7 @@ describe("a write transaction on a pooled MariaDB connection", () => {
       .catch((error: unknown) => error);
     expect(classifyStorageError(failure)).toBeInstanceOf(StorageUnavailableError);
 
-    const fresh = await transactions.run(async (send) => {
+    const fresh = await transactions.run(async ({ send }) => {
       await insertTask(send, next);
       return session(send);
     });

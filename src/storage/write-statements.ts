@@ -1,0 +1,144 @@
+import { StorageConflictError } from "../plans/ports/store-errors";
+import { type Mysql2Connection, resultOf, type Send, sendOn, type StatementResult } from "./hot-statement";
+
+/** A deferred statement that must change exactly one row, or its write is refused (StorageConflictError). */
+export interface Fence {
+  /** What the refusal says. */
+  readonly lost: string;
+  /**
+   * Runs in the transaction, before the refusal and the rollback, with the transaction's statements:
+   * may throw an error of its own instead (an append checks the size of the text it composed on).
+   */
+  readonly check?: (send: Send) => Promise<void>;
+}
+
+/**
+ * The statements of one write transaction. A write sends the statements whose result it reads, and
+ * defers the others: these go to the database, in order, just before the next statement it sends,
+ * or with the commit. On MySQL one round trip then carries a write's rows and its COMMIT, which ends
+ * the row locks its locking read took one round trip sooner per statement (unit-of-work.ts).
+ */
+export interface WriteStatements {
+  /** Sends a statement (after every deferred one): its rows, or the number of rows it changed. */
+  readonly send: Send;
+  /** Queues a statement whose result the write does not read; `fence`: it must change one row. */
+  defer(sql: string, parameters: unknown[], fence?: Fence): void;
+}
+
+interface Deferred {
+  readonly sql: string;
+  readonly parameters: unknown[];
+  readonly fence?: Fence;
+}
+
+/** The error a statement raises for a fence lost: no COMMIT in the same query runs after it. */
+const FENCE_LOST_ERRNO = 1172; // ER_TOO_MANY_ROWS
+/**
+ * The check after a fenced statement, in SQL: a SELECT INTO that finds two rows (an error that
+ * stops a multi-statement query there) unless the statement before it changed exactly one row.
+ * MySQL and MariaDB alike, in any sql_mode; with one row changed it finds none (a warning).
+ */
+const FENCE_CHECK =
+  "SELECT fence.lost INTO @taskplans_fence FROM (SELECT 1 AS lost UNION ALL SELECT 2) fence WHERE ROW_COUNT() <> 1";
+
+/** The queue both dialects share; how the deferred statements travel is the subclass's. */
+abstract class DeferringStatements implements WriteStatements {
+  protected pending: Deferred[] = [];
+  private ended = false;
+
+  readonly send: Send = (sql, parameters) => {
+    if (this.ended) return Promise.reject(new Error("the write transaction has ended"));
+    return this.sendAfterPending({ sql, parameters });
+  };
+
+  defer(sql: string, parameters: unknown[], fence?: Fence): void {
+    if (this.ended) throw new Error("the write transaction has ended");
+    this.pending.push({ sql, parameters, fence });
+  }
+
+  /** Nothing the work sends from now on reaches the connection (it would run outside the transaction). */
+  protected end(): void {
+    this.ended = true;
+  }
+
+  /** Sends the deferred statements, then `last` (if any): `last`'s result. */
+  protected abstract sendAfterPending(last: Deferred | null): Promise<StatementResult>;
+
+  // The refusal of a lost fence, after the checks of the fences it may be (run on `send`).
+  protected static async refuse(fences: readonly Fence[], send: Send): Promise<never> {
+    for (const fence of fences) await fence.check?.(send);
+    throw new StorageConflictError(fences.map((fence) => fence.lost).join("; ") || "write fence lost");
+  }
+}
+
+/**
+ * MySQL: the deferred statements travel in one multi-statement query with the statement sent after
+ * them (or the COMMIT), each fenced one followed by FENCE_CHECK. The database stops that query at its
+ * first error, so a lost fence leaves the transaction open, uncommitted, to be checked and rolled back.
+ */
+export class BatchedStatements extends DeferringStatements {
+  constructor(private readonly connection: Mysql2Connection) {
+    super();
+  }
+
+  /** Sends the deferred statements with `COMMIT` in one round trip; nothing can be sent after it. */
+  async commit(): Promise<void> {
+    this.end();
+    await this.sendAfterPending({ sql: "COMMIT", parameters: [] });
+  }
+
+  /** Ends the transaction without sending what is still deferred (it is rolled back). */
+  abandon(): void {
+    this.end();
+    this.pending = [];
+  }
+
+  protected async sendAfterPending(last: Deferred | null): Promise<StatementResult> {
+    const statements = [...this.pending.splice(0), ...(last ? [last] : [])];
+    if (statements.length === 1 && statements[0] && !statements[0].fence)
+      return sendOn(this.connection, statements[0].sql, statements[0].parameters);
+    if (statements.length === 0) return { rows: [], affected: 0 };
+    const sql = statements.flatMap((s) => (s.fence ? [s.sql, FENCE_CHECK] : [s.sql])).join(";\n");
+    const results = await new Promise<unknown[]>((resolve, reject) =>
+      this.connection.query(
+        sql,
+        statements.flatMap((s) => s.parameters),
+        (error, value) => (error ? reject(error) : resolve(value as unknown[])),
+      ),
+    ).catch((error: unknown) => {
+      const fences = statements.flatMap((s) => (s.fence ? [s.fence] : []));
+      if ((error as { errno?: unknown }).errno !== FENCE_LOST_ERRNO || fences.length === 0) throw error;
+      return DeferringStatements.refuse(fences, (query, parameters) =>
+        sendOn(this.connection, query, parameters),
+      );
+    });
+    return resultOf(results[results.length - 1]);
+  }
+}
+
+/**
+ * SQLite (and a transaction of TypeORM's): the deferred statements are sent one by one on `send`, and
+ * a fenced one's row count is read as it comes back. `flush` before the transaction commits.
+ */
+export class SequentialStatements extends DeferringStatements {
+  constructor(private readonly direct: Send) {
+    super();
+  }
+
+  /** Sends what is still deferred; the work is then done and nothing more can be sent. */
+  async flush(): Promise<void> {
+    try {
+      await this.sendAfterPending(null);
+    } finally {
+      this.end();
+    }
+  }
+
+  protected async sendAfterPending(last: Deferred | null): Promise<StatementResult> {
+    for (const { sql, parameters, fence } of this.pending.splice(0)) {
+      const { affected } = await this.direct(sql, parameters);
+      if (fence && affected !== 1) await DeferringStatements.refuse([fence], this.direct);
+    }
+    return last ? this.direct(last.sql, last.parameters) : { rows: [], affected: 0 };
+  }
+}
