@@ -9,6 +9,7 @@
 import { Redlock } from "@sesamecare-oss/redlock";
 import Redis from "ioredis";
 import { createPool, type PoolConnection, type RowDataPacket } from "mysql2/promise";
+import { FENCE_CHECK } from "../src/storage/write-statements";
 
 export interface RawJob {
   readonly databaseUrl: string;
@@ -49,12 +50,15 @@ export interface RawAppended {
   readonly revision: { readonly id: string; readonly number: number; readonly coalesced: boolean };
 }
 
-/** One append, statement for statement what the service does when it coalesces into the newest revision. */
+/**
+ * One append, statement for statement what the service does when it coalesces into the newest
+ * revision, in the same two queries: START TRANSACTION with the locking read, then the rows (each
+ * fenced one followed by the service's check, which stops the query before COMMIT) with the COMMIT.
+ */
 async function append(connection: PoolConnection, taskId: string, fragment: string): Promise<RawAppended> {
-  await connection.query("START TRANSACTION");
   try {
-    const [rows] = await connection.query<Row[]>(SQL.lockState, [taskId]);
-    const s = rows[0];
+    const [opened] = await connection.query<Row[][]>(`START TRANSACTION;\n${SQL.lockState}`, [taskId]);
+    const s = opened[1]?.[0];
     if (!s || s.p_version === null) throw new Error(`task ${taskId} has no plan`);
     // The database composes: keep the stored content without its trailing whitespace, add the
     // separator and the fragment (the bench's fragments have no leading blank lines, no trailing space).
@@ -68,17 +72,13 @@ async function append(connection: PoolConnection, taskId: string, fragment: stri
     // the new size, and the change row adds its tail (none: the fragments have no trailing space).
     const historyBytes = Number(s.p_history_bytes) + bytes - Number(s.r_content_bytes);
     // prettier-ignore
-    const [head] = await connection.query<import("mysql2").ResultSetHeader>(SQL.updateHead, [
+    const head = [
       s.p_title, keepChars, suffix, chars, bytes, bytes, chars, version + 1, s.p_created_by, s.p_created_at, now,
       s.p_latest_revision_number, 0, null, null, null, s.p_history_revisions, historyBytes, version + 1, taskId,
       version,
-    ]);
-    if (head.affectedRows !== 1) throw new Error("fence lost or stored size mismatch");
+    ];
     const rowVersion = Number(s.r_row_version);
-    // prettier-ignore
-    await connection.query(SQL.updateRevision, [
-      s.r_title, 1, bytes, chars, now, rowVersion + 1, s.r_id, taskId, rowVersion,
-    ]);
+    const revision = [s.r_title, 1, bytes, chars, now, rowVersion + 1, s.r_id, taskId, rowVersion];
     // The change WatchPlan streams, with the plan's metadata as the service serializes it; an append's
     // content is held as a prefix of the next version's (the fragment has no trailing whitespace).
     const plan = {
@@ -97,11 +97,15 @@ async function append(connection: PoolConnection, taskId: string, fragment: stri
       implementationStartedSessionId: null,
     };
     // prettier-ignore
-    await connection.query(SQL.recordChange, [
+    const change = [
       taskId, version + 1, 0, "updated", now, JSON.stringify(plan), s.r_id, s.r_revision_number, 1, s.r_author_kind,
       s.r_author_name, chars, "", 0,
-    ]);
-    await connection.query("COMMIT");
+    ];
+    // A lost fence (or a stored size mismatch) raises an error there, and the COMMIT is not reached.
+    await connection.query(
+      [SQL.updateHead, FENCE_CHECK, SQL.updateRevision, FENCE_CHECK, SQL.recordChange, "COMMIT"].join(";\n"),
+      [...head, ...revision, ...change],
+    );
     return { plan, revision: { id: String(s.r_id), number: Number(s.r_revision_number), coalesced: true } };
   } catch (error) {
     await connection.query("ROLLBACK");
@@ -111,7 +115,7 @@ async function append(connection: PoolConnection, taskId: string, fragment: stri
 
 /** A connection pool and, with Redis nodes, a Redlock on them: what one raw append needs. */
 export function openRaw(job: Pick<RawJob, "databaseUrl" | "redisUrls">) {
-  const pool = createPool({ uri: job.databaseUrl, connectionLimit: 10 });
+  const pool = createPool({ uri: job.databaseUrl, connectionLimit: 10, multipleStatements: true });
   const clients = job.redisUrls.map((url) => new Redis(url, { maxRetriesPerRequest: 3 }));
   const redlock = clients.length
     ? new Redlock(clients, { retryCount: 200, retryDelay: 10, retryJitter: 10 })

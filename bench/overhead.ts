@@ -206,7 +206,10 @@ async function statusBytes(admin: Connection): Promise<number> {
   return rows.reduce((sum, row) => sum + Number(row.Value), 0);
 }
 
-/** The statements one append sends, literals replaced by ?, read from MariaDB's general log. */
+/**
+ * The queries one append sends, literals replaced by ?, read from MariaDB's general log (a query of
+ * several statements spans several lines of it).
+ */
 async function statementShapes(
   admin: Connection,
   logFile: string,
@@ -218,12 +221,18 @@ async function statementShapes(
   await action();
   await admin.query("SET GLOBAL general_log = 0");
   const adminId = (await admin.query<RowDataPacket[]>("SELECT CONNECTION_ID() AS id"))[0][0]?.id;
-  return readFileSync(logFile, "utf8")
-    .split("\n")
-    .map((line) => /^(?:\S+\s+\S+)?\s+(\d+) Query\t(.*)$/.exec(line))
-    .filter((m): m is RegExpExecArray => m !== null && Number(m[1]) !== Number(adminId))
-    .map((m) =>
-      (m[2] ?? "")
+  const entries: { connection: number; query: string }[] = [];
+  for (const line of readFileSync(logFile, "utf8").split("\n")) {
+    const entry = /^(?:\S+\s+\S+)?\s+(\d+) (\w[\w ]*?)\t(.*)$/.exec(line);
+    if (entry)
+      entries.push({ connection: Number(entry[1]), query: entry[2] === "Query" ? (entry[3] ?? "") : "" });
+    else if (entries.length > 0 && line !== "")
+      (entries[entries.length - 1] as { query: string }).query += `\n${line}`;
+  }
+  return entries
+    .filter((e) => e.query !== "" && e.connection !== Number(adminId))
+    .map((e) =>
+      e.query
         .replace(/'(?:[^'\\]|\\.)*'/g, "?")
         .replace(/\b\d+\b/g, "?")
         .replace(/\bNULL\b/g, "?"),

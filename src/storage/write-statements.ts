@@ -38,7 +38,7 @@ const FENCE_LOST_ERRNO = 1172; // ER_TOO_MANY_ROWS
  * stops a multi-statement query there) unless the statement before it changed exactly one row.
  * MySQL and MariaDB alike, in any sql_mode; with one row changed it finds none (a warning).
  */
-const FENCE_CHECK =
+export const FENCE_CHECK =
   "SELECT fence.lost INTO @taskplans_fence FROM (SELECT 1 AS lost UNION ALL SELECT 2) fence WHERE ROW_COUNT() <> 1";
 
 /** The queue both dialects share; how the deferred statements travel is the subclass's. */
