@@ -20,6 +20,14 @@ const head = (taskId: string, version: number, content: string): HeadRecord =>
 const revision = (taskId: string, number: number, content: string): RevisionRecord =>
   revisionRecord(content, { id: `${randomBytes(8).toString("hex")}-rev`, taskId, number });
 
+// The change row of marking the seeded task's implementation started (version 1).
+const markedChange = (taskId: string) =>
+  implementationStartedChange(
+    { ...head(taskId, 1, ""), content: undefined } as never,
+    { kind: "user", name: "ci" },
+    at,
+  );
+
 // Each test seeds a task of its own (HEAD at version 1 with revision 1), so that none depends on
 // what another left behind, nor on the order they run in.
 describe.each(DATABASES)("the database fence on $label", ({ dialect }) => {
@@ -66,11 +74,7 @@ describe.each(DATABASES)("the database fence on $label", ({ dialect }) => {
 
   it("refuses the whole write when its fence is lost: the rows written before and after the fenced one are rolled back", async () => {
     const taskId = await seeded();
-    const change = implementationStartedChange(
-      { ...head(taskId, 1, ""), content: undefined } as never,
-      { kind: "user", name: "ci" },
-      at,
-    );
+    const change = markedChange(taskId);
     await expect(
       store.inTransaction(async (tx) => {
         tx.tables.changes.recordChange({ ...change, version: 2, step: 0, kind: "updated" }, { form: "none" });
@@ -119,11 +123,7 @@ describe.each(DATABASES)("the database fence on $label", ({ dialect }) => {
 
   it("records one change per version: a second change for a version is refused, and a rolled-back write leaves none", async () => {
     const taskId = await seeded();
-    const change = implementationStartedChange(
-      { ...head(taskId, 1, ""), content: undefined } as never,
-      { kind: "user", name: "ci" },
-      at,
-    );
+    const change = markedChange(taskId);
     await store.inTransaction(async (tx) => tx.tables.changes.recordChange(change, { form: "head" }));
     await expect(
       store.inTransaction(async (tx) => tx.tables.changes.recordChange(change, { form: "none" })),
