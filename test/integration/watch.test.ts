@@ -104,6 +104,8 @@ describe.each(DATABASES)("WatchPlan on $label", ({ dialect }) => {
     const taskId = await app.newTask();
     await app.plans.createPlan({ taskId, content: "twelve chars" });
     const watcher = new Watcher(app.plans.watchPlan({ taskId }));
+    // The snapshot first: an append that commits before the watch reads its snapshot is in it.
+    await watcher.received(1);
     await app.plans.updatePlan({ taskId, content: "tail", mode: APPEND });
     const [snapshot, appended] = await watcher.received(2);
     expect(snapshot).toMatchObject({
