@@ -294,7 +294,7 @@ async function main(): Promise<void> {
       const rawAppend = raw.filter((s) => !/^(SET |SELECT @@|SHOW )/.test(s));
       sameStatements =
         JSON.stringify(service) === JSON.stringify(rawAppend)
-          ? `yes (${service.length} statements per append)`
+          ? `yes (${service.length} queries per append)`
           : `NO\nservice:\n${service.join("\n")}\nraw:\n${rawAppend.join("\n")}`;
     });
 

@@ -30,7 +30,7 @@ import { PlanQueries } from "./plans/plan-queries";
 import { PlanService } from "./plans/plan-service";
 import { TaskService } from "./plans/task-service";
 import { WritePipeline } from "./plans/write-pipeline";
-import { createDataSource, dialectOf } from "./storage/data-source";
+import { createDataSource, dialectOf, refuseUnsafeSqlMode } from "./storage/data-source";
 import { DEFAULT_CHECKPOINT_SETTINGS } from "./storage/wal-checkpointer";
 import { runMigrations } from "./storage/migrations-runner";
 import { TypeOrmPlanStore } from "./storage/typeorm-plan-store";
@@ -67,6 +67,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
     : null;
   const dataSource = createDataSource(config.databaseUrl, { poolSize: config.databasePoolSize });
   await dataSource.initialize();
+  await refuseUnsafeSqlMode(dataSource);
   if (config.migrateOnStart) await runMigrations(dataSource, { lockWaitMs: config.migrationLockWaitMs });
   const dialect = dialectOf(config.databaseUrl);
   const store = new TypeOrmPlanStore(dataSource, dialect, {

@@ -2,6 +2,7 @@ import { startApp } from "./app";
 import { ConfigError, loadConfig } from "./config/config";
 import { ListenError } from "./config/listen-error";
 import { routeGrpcLogs } from "./grpc/grpc-logs";
+import { UnsafeSqlModeError } from "./storage/data-source";
 import { createLogger } from "./logger";
 
 /** Entry point: config from the environment, serve, drain on SIGTERM/SIGINT. */
@@ -27,7 +28,8 @@ async function main(): Promise<void> {
 // Failures an operator fixes in the configuration are one line naming the setting; anything else
 // keeps its stack.
 main().catch((error: unknown) => {
-  const known = error instanceof ConfigError || error instanceof ListenError;
+  const known =
+    error instanceof ConfigError || error instanceof ListenError || error instanceof UnsafeSqlModeError;
   process.stderr.write(`${known ? error.message : String((error as Error)?.stack ?? error)}\n`);
   process.exit(1);
 });

@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig } from "./config/config";
-import { createDataSource } from "./storage/data-source";
+import { createDataSource, refuseUnsafeSqlMode } from "./storage/data-source";
 import { MigrationError, runMigrations } from "./storage/migrations-runner";
 
 /**
@@ -17,6 +17,7 @@ async function migrate(): Promise<void> {
     );
   });
   try {
+    await refuseUnsafeSqlMode(dataSource);
     const { applied } = await runMigrations(dataSource, { lockWaitMs: config.migrationLockWaitMs });
     process.stdout.write(
       applied.length > 0

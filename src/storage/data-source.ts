@@ -83,3 +83,30 @@ export function createDataSource(url: string, options: { poolSize: number }): Da
 export function sqliteConnection(dataSource: DataSource): BetterSqlite3.Database {
   return (dataSource.driver as unknown as { databaseConnection: BetterSqlite3.Database }).databaseConnection;
 }
+
+/** The database runs in a mode under which the service's statements are not safe to send. */
+export class UnsafeSqlModeError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "UnsafeSqlModeError";
+  }
+}
+
+/**
+ * Refuses a MySQL server whose sql_mode has NO_BACKSLASH_ESCAPES (initialized data source). mysql2
+ * puts every value into the statement's text itself, escaping a quote with a backslash; under that
+ * mode the backslash is an ordinary character, so a value with a quote could end its string and,
+ * with the multi-statement queries of the write path, add statements of its own.
+ */
+export async function refuseUnsafeSqlMode(dataSource: DataSource): Promise<void> {
+  if (dataSource.options.type !== "mysql") return;
+  const rows = (await dataSource.query(
+    "SELECT @@GLOBAL.sql_mode AS global_mode, @@SESSION.sql_mode AS session_mode",
+  )) as { global_mode: string | null; session_mode: string | null }[];
+  const modes = `${rows[0]?.global_mode ?? ""},${rows[0]?.session_mode ?? ""}`;
+  if (/\bNO_BACKSLASH_ESCAPES\b/i.test(modes))
+    throw new UnsafeSqlModeError(
+      "PLAN_DATABASE_URL: the database's sql_mode includes NO_BACKSLASH_ESCAPES, under which the" +
+        " driver's escaping of values is unsafe; remove it from the server's sql_mode",
+    );
+}

@@ -36,7 +36,8 @@ const FENCE_LOST_ERRNO = 1172; // ER_TOO_MANY_ROWS
 /**
  * The check after a fenced statement, in SQL: a SELECT INTO that finds two rows (an error that
  * stops a multi-statement query there) unless the statement before it changed exactly one row.
- * MySQL and MariaDB alike, in any sql_mode; with one row changed it finds none (a warning).
+ * Written for MySQL and MariaDB alike (only MariaDB is run here), in any sql_mode; with one row
+ * changed it finds none (a warning).
  */
 export const FENCE_CHECK =
   "SELECT fence.lost INTO @taskplans_fence FROM (SELECT 1 AS lost UNION ALL SELECT 2) fence WHERE ROW_COUNT() <> 1";

@@ -2,6 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createConnection } from "mysql2/promise";
+import { startMariaDb } from "../harness/mariadb";
 import { runToExit } from "../harness/processes";
 
 // The entry points exactly as shipped (npm start runs `node dist/src/main.js`; the MCP bin is
@@ -77,5 +79,36 @@ describe("start-up errors name the setting", () => {
     );
     expectOneLineNaming(run, "--http", `127.0.0.1:${held.port}`);
     expect(run.stdout).toBe(""); // stdout is the MCP protocol channel
+  });
+});
+
+// A server of its own: its global sql_mode is changed, which no other test may see.
+describe("a MySQL server whose escaping the driver cannot rely on", () => {
+  it("NO_BACKSLASH_ESCAPES in the server's sql_mode ends the server and the migration Job with one line naming it", async () => {
+    const mariadb = await startMariaDb();
+    const dir = mkdtempSync(join(tmpdir(), "taskplans-sqlmode-"));
+    try {
+      const admin = await createConnection({ host: "127.0.0.1", port: mariadb.port, user: "root" });
+      await admin.query("CREATE DATABASE modes");
+      await admin.query("SET GLOBAL sql_mode = CONCAT(@@GLOBAL.sql_mode, ',NO_BACKSLASH_ESCAPES')");
+      await admin.end();
+      const env = {
+        PATH: process.env.PATH ?? "",
+        PLAN_DATABASE_URL: mariadb.urlFor("modes"),
+        PLAN_GRPC_ADDRESS: "127.0.0.1:0",
+        PLAN_METRICS_ADDRESS: "",
+      };
+      for (const entry of [MAIN, join(ROOT, "dist", "src", "migrate.js")]) {
+        const run = await runToExit([process.execPath, entry], { env, cwd: dir, timeoutMs: 60_000 });
+        expect(run.code).toBe(1);
+        const lines = run.stderr.split("\n").filter((line) => line !== "");
+        expect(lines).toHaveLength(1);
+        expect(lines[0]).toContain("NO_BACKSLASH_ESCAPES");
+        expect(lines[0]).toContain("PLAN_DATABASE_URL");
+      }
+    } finally {
+      await mariadb.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -188,6 +188,26 @@ describe("a write transaction on a pooled MariaDB connection", () => {
     expect(await storedTasks([next])).toEqual([next]);
   });
 
+  it("refuses a query of two fences, one of them lost, naming both and running both checks (the database does not say which)", async () => {
+    const [kept, after] = [newTaskId(), newTaskId()];
+    const checked: string[] = [];
+    const fence = (name: string): Fence => ({
+      lost: `${name} lost`,
+      check: async () => void checked.push(name),
+    });
+    const failure = await transactions
+      .run(async (statements) => {
+        deferTask(statements, kept);
+        retitle(statements, [kept], fence("first"));
+        retitle(statements, [newTaskId()], fence("second"));
+        deferTask(statements, after);
+      })
+      .catch((error: unknown) => error);
+    expect(failure).toEqual(new StorageConflictError("first lost; second lost"));
+    expect(checked).toEqual(["first", "second"]);
+    expect(await storedTasks([kept, after])).toEqual([]);
+  });
+
   it("refuses with the fence check's own error when it throws one, and rolls back", async () => {
     const taskId = newTaskId();
     const failure = await transactions
