@@ -26,10 +26,13 @@ export async function sendOn(
   sql: string,
   parameters: unknown[],
 ): Promise<StatementResult> {
-  return resultOf(
-    await new Promise<unknown>((resolve, reject) =>
-      connection.query(sql, parameters, (error, value) => (error ? reject(error) : resolve(value))),
-    ),
+  return resultOf(await queryOn(connection, sql, parameters));
+}
+
+/** What mysql2 returns for `sql` (one statement or several) on its callback API, as it returns it. */
+export function queryOn(connection: Mysql2Connection, sql: string, parameters: unknown[]): Promise<unknown> {
+  return new Promise<unknown>((resolve, reject) =>
+    connection.query(sql, parameters, (error, value) => (error ? reject(error) : resolve(value))),
   );
 }
 

@@ -1,5 +1,12 @@
 import { StorageConflictError } from "../plans/ports/store-errors";
-import { type Mysql2Connection, resultOf, type Send, sendOn, type StatementResult } from "./hot-statement";
+import {
+  type Mysql2Connection,
+  queryOn,
+  resultOf,
+  type Send,
+  sendOn,
+  type StatementResult,
+} from "./hot-statement";
 
 /** A deferred statement that must change exactly one row, or its write is refused (StorageConflictError). */
 export interface Fence {
@@ -64,12 +71,12 @@ abstract class DeferringStatements implements WriteStatements {
 
   /** Sends the deferred statements, then `last` (if any): `last`'s result. */
   protected abstract sendAfterPending(last: Deferred | null): Promise<StatementResult>;
+}
 
-  // The refusal of a lost fence, after the checks of the fences it may be (run on `send`).
-  protected static async refuse(fences: readonly Fence[], send: Send): Promise<never> {
-    for (const fence of fences) await fence.check?.(send);
-    throw new StorageConflictError(fences.map((fence) => fence.lost).join("; ") || "write fence lost");
-  }
+// The refusal of a lost fence, after the checks of the fences it may be (run on `send`).
+async function refuseLostFence(fences: readonly Fence[], send: Send): Promise<never> {
+  for (const fence of fences) await fence.check?.(send);
+  throw new StorageConflictError(fences.map((fence) => fence.lost).join("; "));
 }
 
 /**
@@ -96,23 +103,19 @@ export class BatchedStatements extends DeferringStatements {
 
   protected async sendAfterPending(last: Deferred | null): Promise<StatementResult> {
     const statements = [...this.pending.splice(0), ...(last ? [last] : [])];
-    if (statements.length === 1 && statements[0] && !statements[0].fence)
-      return sendOn(this.connection, statements[0].sql, statements[0].parameters);
-    if (statements.length === 0) return { rows: [], affected: 0 };
+    const fences = statements.flatMap((s) => (s.fence ? [s.fence] : []));
+    const [only] = statements;
+    if (statements.length <= 1 && fences.length === 0)
+      return only ? sendOn(this.connection, only.sql, only.parameters) : { rows: [], affected: 0 };
     const sql = statements.flatMap((s) => (s.fence ? [s.sql, FENCE_CHECK] : [s.sql])).join(";\n");
-    const results = await new Promise<unknown[]>((resolve, reject) =>
-      this.connection.query(
-        sql,
-        statements.flatMap((s) => s.parameters),
-        (error, value) => (error ? reject(error) : resolve(value as unknown[])),
-      ),
+    const results = (await queryOn(
+      this.connection,
+      sql,
+      statements.flatMap((s) => s.parameters),
     ).catch((error: unknown) => {
-      const fences = statements.flatMap((s) => (s.fence ? [s.fence] : []));
       if ((error as { errno?: unknown }).errno !== FENCE_LOST_ERRNO || fences.length === 0) throw error;
-      return DeferringStatements.refuse(fences, (query, parameters) =>
-        sendOn(this.connection, query, parameters),
-      );
-    });
+      return refuseLostFence(fences, (query, parameters) => sendOn(this.connection, query, parameters));
+    })) as unknown[];
     return resultOf(results[results.length - 1]);
   }
 }
@@ -138,7 +141,7 @@ export class SequentialStatements extends DeferringStatements {
   protected async sendAfterPending(last: Deferred | null): Promise<StatementResult> {
     for (const { sql, parameters, fence } of this.pending.splice(0)) {
       const { affected } = await this.direct(sql, parameters);
-      if (fence && affected !== 1) await DeferringStatements.refuse([fence], this.direct);
+      if (fence && affected !== 1) await refuseLostFence([fence], this.direct);
     }
     return last ? this.direct(last.sql, last.parameters) : { rows: [], affected: 0 };
   }
