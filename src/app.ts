@@ -12,6 +12,7 @@ import { planHandlers } from "./grpc/plan-handlers";
 import { bind, buildGrpcServer, setHealth } from "./grpc/server";
 import { serverCredentials } from "./grpc/tls-credentials";
 import { taskHandlers } from "./grpc/task-handlers";
+import { WatchBuffers } from "./grpc/watch-buffers";
 import { writeRateLimit } from "./grpc/write-rate-limit";
 import { InProcessTaskLock } from "./locking/in-process-task-lock";
 import { RedlockTaskLock } from "./locking/redlock-task-lock";
@@ -19,7 +20,7 @@ import { redisBroadcast } from "./locking/redis-broadcast";
 import type { Broadcast } from "./plans/ports/broadcast";
 import type { TaskLock } from "./plans/ports/task-lock";
 import { createLogger } from "./logger";
-import { createMetrics } from "./observability/metrics";
+import { createMetrics, watchGauges } from "./observability/metrics";
 import { startMetricsServer } from "./observability/metrics-server";
 import { tracedBroadcast, tracedLock, tracedMetrics } from "./observability/traced-ports";
 import { startTracingSdk } from "./observability/tracing-sdk";
@@ -142,6 +143,12 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
     slowCallMs: config.slowCallMs,
     writeRateLimit: writeRateLimit(config.rateLimitWrites, config.rateLimitWindowMs),
   };
+  const watchBuffers = new WatchBuffers(config.changes.watchBufferBytes);
+  watchGauges(registry, {
+    streams: () => hub.watchCount,
+    queuedBytes: () => watchBuffers.queuedBytes,
+    writingBytes: () => watchBuffers.writingBytes,
+  });
   const health = new HealthImplementation();
   setHealth(health, true);
   const server = buildGrpcServer(
@@ -150,7 +157,11 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
         new PlanService(store, writes, clock),
         new PlanQueries(store),
         new WatchService(store, hub, clock),
-        { ...deps, streamBuffer: config.changes.streamBuffer },
+        {
+          ...deps,
+          streamBuffer: { messages: config.changes.streamBuffer, bytes: config.changes.streamBufferBytes },
+          watchBuffers,
+        },
       ),
       tasks: taskHandlers(new TaskService(store, writes, clock, randomUUID), deps),
     },
@@ -159,6 +170,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
       maxConnectionAgeMs: config.maxConnectionAgeMs,
       maxConnectionAgeGraceMs: config.shutdownDrainMs,
       keepaliveTimeMs: config.keepaliveTimeMs,
+      maxConcurrentStreams: config.maxConcurrentStreams,
     },
   );
   const port = await bind(server, config.grpcAddress, serverCredentials(grpcTls));

@@ -38,6 +38,8 @@ export interface Config {
   /** Connections are closed (gracefully) after this age so clients rebalance across replicas. */
   readonly maxConnectionAgeMs: number;
   readonly keepaliveTimeMs: number;
+  /** Calls (streams) one client connection may have open at once (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS). */
+  readonly maxConcurrentStreams: number;
   /** Null: no auth (every task reachable, request authors trusted). */
   readonly auth: AuthConfig | null;
   /** Null: the in-process lock (one replica). Else Redlock over these independent Redis nodes. */
@@ -81,6 +83,10 @@ export interface ChangesConfig {
   readonly pruneIntervalMs: number;
   /** Changes one stream may have waiting for its client before it ends RESOURCE_EXHAUSTED WATCH_TOO_SLOW. */
   readonly streamBuffer: number;
+  /** Bytes one stream may have waiting for its client, likewise. */
+  readonly streamBufferBytes: number;
+  /** Bytes all streams of this replica may have waiting for their clients (each message counted once). */
+  readonly watchBufferBytes: number;
   /** How often watched tasks are checked for changes whose notification was lost. */
   readonly pollIntervalMs: number;
   /**
@@ -169,6 +175,7 @@ const schema = z.object({
   PLAN_SLOW_CALL_MS: integer(1, 1_000),
   PLAN_GRPC_MAX_CONNECTION_AGE_MS: integer(1_000, 30 * 60 * 1000),
   PLAN_GRPC_KEEPALIVE_TIME_MS: integer(1_000, 60_000),
+  PLAN_GRPC_MAX_CONCURRENT_STREAMS: integer(1, 100),
   PLAN_AUTH_JWT_SECRET: optionalText.refine((value) => value === null || value.length >= 32, {
     message: "must be at least 32 characters",
   }),
@@ -203,6 +210,9 @@ const schema = z.object({
   PLAN_CHANGES_MAX_VERSIONS: integer(0, 500),
   PLAN_CHANGES_PRUNE_INTERVAL_MS: integer(100, 60_000),
   PLAN_WATCH_STREAM_BUFFER: integer(1, 256),
+  // At least one message of the largest size (grpc/server.ts MAX_MESSAGE_BYTES) must fit a queue.
+  PLAN_WATCH_STREAM_BUFFER_BYTES: integer(1024 * 1024, 4 * 1024 * 1024),
+  PLAN_WATCH_BUFFER_BYTES: integer(1024 * 1024, 64 * 1024 * 1024),
   PLAN_WATCH_POLL_INTERVAL_MS: integer(100, 5_000),
   PLAN_GRPC_TLS_CERT_FILE: optionalText,
   PLAN_GRPC_TLS_KEY_FILE: optionalText,
@@ -283,6 +293,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     slowCallMs: e.PLAN_SLOW_CALL_MS,
     maxConnectionAgeMs: e.PLAN_GRPC_MAX_CONNECTION_AGE_MS,
     keepaliveTimeMs: e.PLAN_GRPC_KEEPALIVE_TIME_MS,
+    maxConcurrentStreams: e.PLAN_GRPC_MAX_CONCURRENT_STREAMS,
     auth: authOn
       ? Object.freeze({
           secret: e.PLAN_AUTH_JWT_SECRET,
@@ -322,6 +333,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       maxVersions: e.PLAN_CHANGES_MAX_VERSIONS,
       pruneIntervalMs: e.PLAN_CHANGES_PRUNE_INTERVAL_MS,
       streamBuffer: e.PLAN_WATCH_STREAM_BUFFER,
+      streamBufferBytes: e.PLAN_WATCH_STREAM_BUFFER_BYTES,
+      watchBufferBytes: e.PLAN_WATCH_BUFFER_BYTES,
       pollIntervalMs: e.PLAN_WATCH_POLL_INTERVAL_MS,
       notifyUrls: Object.freeze(e.PLAN_CHANGES_REDIS_URL ? [e.PLAN_CHANGES_REDIS_URL] : lockUrls),
     }),

@@ -11,16 +11,16 @@ import {
   encodeWriteResult,
 } from "./encode";
 import type { RawServer } from "./received-request";
-import { unary, type UnaryDeps } from "./unary";
+import { unary } from "./unary";
 import type { WatchService } from "../watch/watch-service";
-import { watchPlanHandler } from "./watch-handler";
+import { type WatchDeps, watchPlanHandler } from "./watch-handler";
 
 /** PlanService handlers: decode -> service -> encode. */
 export function planHandlers(
   service: PlanService,
   queries: PlanQueries,
   watches: WatchService,
-  deps: UnaryDeps & { readonly streamBuffer: number },
+  deps: WatchDeps,
 ): RawServer<PlanServiceServer> {
   return {
     watchPlan: watchPlanHandler(watches, deps),

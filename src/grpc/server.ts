@@ -17,7 +17,12 @@ const MAX_MESSAGE_BYTES = 1024 * 1024;
 export function buildGrpcServer(
   services: { plans: RawServer<PlanServiceServer>; tasks: RawServer<TaskServiceServer> },
   health: HealthImplementation,
-  connections: { maxConnectionAgeMs: number; maxConnectionAgeGraceMs: number; keepaliveTimeMs: number },
+  connections: {
+    maxConnectionAgeMs: number;
+    maxConnectionAgeGraceMs: number;
+    keepaliveTimeMs: number;
+    maxConcurrentStreams: number;
+  },
 ): Server {
   const server = new Server({
     // Larger requests fail with RESOURCE_EXHAUSTED before they reach a handler.
@@ -31,6 +36,9 @@ export function buildGrpcServer(
     "grpc.keepalive_time_ms": connections.keepaliveTimeMs,
     "grpc.keepalive_timeout_ms": 20_000,
     "grpc.http2.min_ping_interval_without_data_ms": 10_000,
+    // Streams one connection may hold open: each WatchPlan stream may keep a message its client has
+    // not read (watch-buffers.ts), so what one connection can pin is bounded by this.
+    "grpc.max_concurrent_streams": connections.maxConcurrentStreams,
   });
   // Handlers receive the raw bytes and decode them inside their own error handling (see unary.ts).
   server.addService(

@@ -7,18 +7,24 @@ import { watchMessageBytes } from "./encode-change";
 import type { ReceivedRequest } from "./received-request";
 import { CallScope } from "./call-scope";
 import type { UnaryDeps } from "./unary";
+import type { WatchBuffers } from "./watch-buffers";
+import { type OutboxLimits, WatchOutbox } from "./watch-outbox";
 
 /** What the WatchPlan handler needs besides the unary handlers' dependencies. */
 export interface WatchDeps extends UnaryDeps {
-  /** Messages one stream may have queued for its client before it ends WATCH_TOO_SLOW. */
-  readonly streamBuffer: number;
+  /** What one stream may queue for its client before it ends WATCH_TOO_SLOW. */
+  readonly streamBuffer: OutboxLimits;
+  /** What this replica holds for all its streams. */
+  readonly watchBuffers: WatchBuffers;
 }
 
 /**
  * WatchPlan in its call's scope (call-scope.ts: request id, decoding, caller, one log line when the
- * stream starts and one when it ends, error mapping), then the watch. Writers never wait for a stream: a change
- * is queued on it, and a stream whose client lets `streamBuffer` messages pile up ends
- * RESOURCE_EXHAUSTED WATCH_TOO_SLOW after the messages already queued, with the version to resume after.
+ * stream starts and one when it ends, error mapping), then the watch. Writers never wait for a
+ * stream: a change is queued on its outbox (watch-outbox.ts), and a stream whose queue passes its
+ * limits (messages or bytes, or the replica's bytes) ends RESOURCE_EXHAUSTED WATCH_TOO_SLOW with the
+ * version to resume after, its queue dropped. A catch-up waits for the stream to drain instead
+ * (`drained`), so a client that reads is never told it is slow.
  */
 export function watchPlanHandler(
   service: WatchService,
@@ -26,15 +32,20 @@ export function watchPlanHandler(
 ): handleServerStreamingCall<ReceivedRequest<WatchPlanRequest>, PlanChange | Buffer> {
   return (call) => {
     const scope = new CallScope(deps, "WatchPlan", call, "stream");
+    const outbox = new WatchOutbox(
+      (bytes, written) => call.write(bytes, written),
+      deps.streamBuffer,
+      deps.watchBuffers,
+    );
     let subscription: Subscription | null = null;
     let ended = false;
-    let lastQueued: number | null = null;
     let withContent = false;
 
     const finish = (error: unknown) => {
       if (ended) return;
       ended = true;
       subscription?.cancel();
+      outbox.close();
       if (error === null) {
         scope.succeeded();
         return;
@@ -44,15 +55,14 @@ export function watchPlanHandler(
     };
     const send = (message: WatchMessage) => {
       if (ended) return;
-      if (call.writableLength >= deps.streamBuffer) {
-        finish(planErrors.watchTooSlow(lastQueued));
-        return;
-      }
-      call.write(watchMessageBytes(message, withContent));
-      if (message.kind === "change") lastQueued = message.change.version;
-      else lastQueued = message.plan?.version ?? null;
+      const version = message.kind === "change" ? message.change.version : (message.plan?.version ?? null);
+      if (!outbox.offer(watchMessageBytes(message, withContent), version))
+        finish(planErrors.watchTooSlow(outbox.handedVersion));
     };
-    call.on("cancelled", () => finish(null));
+    call.on("cancelled", () => {
+      finish(null);
+      outbox.abandon();
+    });
 
     scope
       .run(async () => {
@@ -61,7 +71,7 @@ export function watchPlanHandler(
         const watching = await service.watch(
           caller,
           { taskId: request.taskId, afterVersion: request.afterVersion, includeContent: withContent },
-          { send, fail: finish },
+          { send, drained: () => outbox.drained(), fail: finish },
         );
         if (ended) watching.cancel();
         else subscription = watching;

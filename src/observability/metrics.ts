@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Histogram, Registry } from "prom-client";
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 
 /**
  * What the service measures. Labels are bounded sets (method, code, reason, outcome); never plan
@@ -84,4 +84,36 @@ export function createMetrics(): { metrics: PlanMetrics; registry: Registry } {
       changesPruned: (rows) => pruned.inc(rows),
     },
   };
+}
+
+/** What the WatchPlan gauges read when scraped. */
+export interface WatchFigures {
+  streams(): number;
+  queuedBytes(): number;
+  writingBytes(): number;
+}
+
+/**
+ * Gauges of this replica's WatchPlan streams: how many, and the bytes held for their clients
+ * (queued behind the message being written, and being written; grpc/watch-buffers.ts).
+ */
+export function watchGauges(registry: Registry, figures: WatchFigures): void {
+  new Gauge({
+    name: "taskplans_watch_streams",
+    help: "WatchPlan streams open on this replica",
+    registers: [registry],
+    collect() {
+      this.set(figures.streams());
+    },
+  });
+  new Gauge({
+    name: "taskplans_watch_buffer_bytes",
+    help: "Bytes held for WatchPlan clients: queued (bounded by PLAN_WATCH_BUFFER_BYTES) or being written",
+    labelNames: ["state"],
+    registers: [registry],
+    collect() {
+      this.set({ state: "queued" }, figures.queuedBytes());
+      this.set({ state: "writing" }, figures.writingBytes());
+    },
+  });
 }

@@ -16,6 +16,11 @@ export interface ChangeSubscriber {
   readonly withContent: boolean;
   /** Receives the next change, in key order, each exactly once. Must not throw or block. */
   deliver(change: StoredChange): void;
+  /**
+   * null when everything delivered has reached the client; else resolves once it has (or the
+   * subscriber ended). A catch-up waits on it before each change, so it runs at the client's pace.
+   */
+  drained(): Promise<void> | null;
   /** The subscription ended: the task was deleted, reading failed, or the hub closed. */
   end(reason: SubscriptionEnd): void;
 }
@@ -35,8 +40,8 @@ interface Watch {
   readonly subscriber: ChangeSubscriber;
   /** Key of the last change delivered (or the start position). */
   position: ChangeKey;
-  /** Changes the feed read while this watch was still catching up on its own; null once live. */
-  pending: StoredChange[] | null;
+  /** Whether the feed delivers to it; until then it catches up on its own (catchUp). */
+  live: boolean;
   ended: boolean;
 }
 
@@ -58,13 +63,18 @@ interface Feed {
 }
 
 const PAGE = 100;
+// With content, a page holds up to this many plans (each up to the 256 KiB limit): a catch-up keeps
+// its page while its client reads it, so the page is what a watch costs on top of its stream.
+const CONTENT_PAGE = 4;
+
+const pageSize = (withContent: boolean) => (withContent ? CONTENT_PAGE : PAGE);
 
 /**
  * Fans committed changes out to every watch of this replica. Per task, one feed reads the change
  * history after its cursor when a notification (local or from another replica) or the periodic poll
  * says there is more, and hands each change to every watch; a notification that carries the very
  * next change (followsDirectly) spares the read. A new watch first reads its own way up from its
- * resume point, buffering what the feed delivers meanwhile. The change history is the source of
+ * resume point at its client's pace, then joins the feed. The change history is the source of
  * truth: notifications only say what to read, so a lost one delays delivery until the next poll.
  */
 export class ChangeHub {
@@ -135,7 +145,7 @@ export class ChangeHub {
       this.feeds.set(taskId, feed);
       for (const listener of this.feedListeners) listener(taskId);
     }
-    const watch: Watch = { subscriber, position: after, pending: [], ended: false };
+    const watch: Watch = { subscriber, position: after, live: false, ended: false };
     feed.watches.add(watch);
     void this.catchUp(feed, watch);
     return { cancel: () => this.remove(feed, watch) };
@@ -172,10 +182,7 @@ export class ChangeHub {
   private distribute(feed: Feed, change: StoredChange): void {
     feed.cursor = { version: change.version, step: change.step };
     feed.last = lastChangeOf(change);
-    for (const watch of feed.watches) {
-      if (watch.pending) watch.pending.push(change);
-      else this.deliver(watch, change);
-    }
+    for (const watch of feed.watches) if (watch.live) this.deliver(watch, change);
   }
 
   /** Ends every watch (draining for shutdown) and stops polling. */
@@ -185,34 +192,34 @@ export class ChangeHub {
     for (const feed of [...this.feeds.values()]) this.endAll(feed, { kind: "closing" });
   }
 
-  // Reads the history from the watch's own position until it is exhausted and has reached the
-  // feed's cursor (everything up to it is committed, so another read gets there), then delivers what
-  // the feed read meanwhile (each change after the position) and goes live: the feed reads on from
-  // its cursor, and the watch has buffered everything it read since the watch joined.
+  // Reads the history from the watch's own position, one change at a time as its client takes
+  // them, until the history is exhausted and the watch has reached the feed's cursor (everything up
+  // to it is committed, so another read gets there); then the watch goes live, with no await between
+  // that check and joining: the feed delivers whatever comes after its cursor. What the feed
+  // delivered while the watch caught up lies at or before its cursor, so the watch read it itself.
   private async catchUp(feed: Feed, watch: Watch): Promise<void> {
+    const { withContent } = watch.subscriber;
+    const limit = pageSize(withContent);
     try {
       for (;;) {
-        const page = await this.source.readChanges(
-          feed.taskId,
-          watch.position,
-          PAGE,
-          watch.subscriber.withContent,
-        );
+        const page = await this.source.readChanges(feed.taskId, watch.position, limit, withContent);
+        for (const change of page) {
+          const drained = watch.subscriber.drained();
+          if (drained) await drained;
+          if (watch.ended) return;
+          this.deliver(watch, change);
+        }
         if (watch.ended) return;
-        for (const change of page) this.deliver(watch, change);
-        // The feed's cursor as of now (another watch may have set it from a later read than this
-        // one): what lies between this position and it was read before this watch buffered it.
+        // The feed's cursor as of now (another watch may have set it from a later read than this one).
         const { cursor } = feed;
         const reachedFeed = cursor === null || compareChangeKeys(watch.position, cursor) >= 0;
-        if (page.length < PAGE && reachedFeed) break;
+        if (page.length < limit && reachedFeed) break;
       }
     } catch (error) {
       this.end(feed, watch, { kind: "read-failed", error });
       return;
     }
-    const pending = watch.pending ?? [];
-    watch.pending = null;
-    for (const change of pending) this.deliver(watch, change);
+    watch.live = true;
     if (feed.cursor === null) {
       feed.cursor = watch.position;
       void this.read(feed);
@@ -230,9 +237,10 @@ export class ChangeHub {
         const checkExists = feed.checkExists;
         feed.checkExists = false;
         const withContent = [...feed.watches].some((w) => w.subscriber.withContent);
-        const page = await this.source.readChanges(feed.taskId, feed.cursor, PAGE, withContent);
+        const limit = pageSize(withContent);
+        const page = await this.source.readChanges(feed.taskId, feed.cursor, limit, withContent);
         for (const change of page) this.distribute(feed, change);
-        if (page.length === PAGE) feed.again = true;
+        if (page.length === limit) feed.again = true;
         if (checkExists && page.length === 0) {
           const states = await this.source.watchedTaskStates([feed.taskId]);
           if (!states.has(feed.taskId)) this.endAll(feed, { kind: "task-deleted" });

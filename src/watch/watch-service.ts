@@ -15,6 +15,8 @@ export type WatchMessage =
 /** The stream a watch writes to. */
 export interface WatchStream {
   send(message: WatchMessage): void;
+  /** null when the client has been sent everything; else resolves once it has (or the stream ended). */
+  drained(): Promise<void> | null;
   /** Ends the stream with an error (a PlanError, or anything else as INTERNAL). */
   fail(error: unknown): void;
 }
@@ -61,6 +63,7 @@ export class WatchService {
     let gap: PlanError | null = null;
     subscription = this.hub.watch(taskId, position, {
       withContent: request.includeContent,
+      drained: () => stream.drained(),
       deliver: (change) => {
         if (gap) return;
         const follows = change.step === 0 ? change.version === last + 1 : change.version === last;

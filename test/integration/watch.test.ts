@@ -264,6 +264,23 @@ describe.each(DATABASES)("WatchPlan on $label", ({ dialect }) => {
     expect(sizes.changes.map((c) => c.plan?.version)).toEqual([2]);
   });
 
+  it("a client that reads resumes 400 versions back to the end, with and without content: a catch-up goes at its pace and never ends WATCH_TOO_SLOW", async () => {
+    const taskId = await app.newTask();
+    await app.plans.createPlan({ taskId, content: "# Plan\n" });
+    for (let i = 2; i <= 401; i++) await app.plans.updatePlan({ taskId, content: `- ${i}`, mode: APPEND });
+    for (const includeContent of [false, true]) {
+      const head = (await app.plans.getPlan({ taskId, limit: 1 })).plan?.version ?? 0;
+      const watcher = new Watcher(app.plans.watchPlan({ taskId, afterVersion: 1, includeContent }));
+      await watcher.received(head - 1, 60_000);
+      await app.plans.updatePlan({ taskId, content: "- live", mode: APPEND });
+      await watcher.received(head);
+      expect(watcher.end).toBeNull();
+      expect(watcher.versions()).toEqual(Array.from({ length: head }, (_, i) => i + 2));
+      if (includeContent) expect(watcher.changes[399]?.plan?.content).toMatch(/\n- 401$/);
+      watcher.cancel();
+    }
+  }, 120_000);
+
   it("honours the call deadline", async () => {
     const taskId = await app.newTask();
     const watcher = new Watcher(app.plans.watchPlan({ taskId }, { timeoutMs: 500 }));
@@ -374,6 +391,59 @@ describe("WatchPlan retention, slow clients and draining (SQLite)", () => {
       expect(versions.length).toBeLessThan(version - 1);
       expect(Number(end.metadata.resume_after_version)).toBe(versions[versions.length - 1]);
       expect((await app.plans.getPlan({ taskId })).plan?.version).toBe(version);
+    } finally {
+      watching.close();
+      await proxy.close();
+      await app.stop();
+    }
+  });
+
+  it("a stream past its byte bound ends WATCH_TOO_SLOW and frees its queue at once, while its client still reads nothing", async () => {
+    const app = await startTestApp("sqlite", {
+      env: { PLAN_WATCH_STREAM_BUFFER_BYTES: String(1024 * 1024) },
+    });
+    const proxy = await startStallProxy(app.port);
+    const watching = connect(proxy.port);
+    const metric = async (line: string) => {
+      const body = await (await fetch(`http://127.0.0.1:${app.metricsPort}/metrics`)).text();
+      return Number(
+        body
+          .split("\n")
+          .find((l) => l.startsWith(`${line} `))
+          ?.split(" ")[1] ?? 0,
+      );
+    };
+    const cut = 'taskplans_rejections_total{reason="WATCH_TOO_SLOW"}';
+    const queued = 'taskplans_watch_buffer_bytes{state="queued"}';
+    try {
+      const taskId = await app.newTask();
+      await app.plans.createPlan({ taskId, content: "x" });
+      const watcher = new Watcher(
+        watching.plans.watchPlan({ taskId, afterVersion: 1, includeContent: true }),
+      );
+      await app.plans.savePlan({ taskId, content: "first" });
+      await watcher.received(1);
+      proxy.stall();
+      const big = "y".repeat(250_000);
+      let version = 2;
+      let peak = 0;
+      while ((await metric(cut)) === 0 && version < 200) {
+        version += 1;
+        await app.plans.savePlan({ taskId, content: `${version}${big}` });
+        peak = Math.max(peak, await metric(queued));
+      }
+      // Cut by bytes (four plans queued), long before the 256 messages of PLAN_WATCH_STREAM_BUFFER.
+      expect(await metric(cut)).toBe(1);
+      expect(peak).toBeGreaterThan(0);
+      expect(peak).toBeLessThanOrEqual(1024 * 1024);
+      expect(await metric(queued)).toBe(0);
+      proxy.flow();
+      const end = await watcher.ended();
+      expect([end.code, end.reason]).toEqual([8, "WATCH_TOO_SLOW"]);
+      const versions = watcher.versions();
+      expect(versions).toEqual(versions.map((_, i) => i + 2));
+      expect(Number(end.metadata.resume_after_version)).toBe(versions[versions.length - 1]);
+      expect(version).toBeLessThan(100);
     } finally {
       watching.close();
       await proxy.close();

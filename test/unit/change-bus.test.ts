@@ -63,7 +63,12 @@ const change = (taskId: string, version: number): ChangeRecord => ({
 });
 
 const settings = { refreshMs: 1_000, ttlMs: 5_000, settleMs: 300 };
-const subscriber = { withContent: false, deliver: (_c: StoredChange) => undefined, end: () => undefined };
+const subscriber = {
+  withContent: false,
+  deliver: (_c: StoredChange) => undefined,
+  drained: () => null,
+  end: () => undefined,
+};
 
 describe("change notifications between replicas", () => {
   let channel: Channel;

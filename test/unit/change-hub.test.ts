@@ -71,14 +71,23 @@ interface Recorder {
   end: SubscriptionEnd | null;
 }
 
-function recorder(): Recorder & { subscriber: Parameters<ChangeHub["watch"]>[2] } {
+// A client reading at `pace`: after each change, the stream drains after that many event-loop turns
+// (0: at once; Infinity: never). Without a pace it has always drained.
+function recorder(pace?: () => number): Recorder & { subscriber: Parameters<ChangeHub["watch"]>[2] } {
   const keys: string[] = [];
+  let draining: Promise<void> | null = null;
   const self: Recorder & { subscriber: Parameters<ChangeHub["watch"]>[2] } = {
     keys,
     end: null,
     subscriber: {
       withContent: false,
-      deliver: (change) => keys.push(`${change.version}.${change.step}`),
+      deliver: (change) => {
+        keys.push(`${change.version}.${change.step}`);
+        const n = pace?.() ?? 0;
+        if (n === Infinity) draining = new Promise(() => undefined);
+        else if (n > 0) draining = turns(n).then(() => void (draining = null));
+      },
+      drained: () => draining,
       end: (reason) => (self.end = reason),
     },
   };
@@ -104,7 +113,7 @@ describe("ChangeHub", () => {
         if (random() < 0.15) {
           const at = source.log[Math.floor(random() * source.log.length)] as StoredChange;
           const from = { version: at.version, step: at.step };
-          const rec = recorder();
+          const rec = recorder(() => Math.floor(random() * 3));
           hub.watch("t", from, rec.subscriber);
           watches.push({ from, rec });
         }
@@ -125,6 +134,26 @@ describe("ChangeHub", () => {
       }
     },
   );
+
+  it("a catch-up goes at its client's pace: a client that does not read is sent one change and no further page is read", async () => {
+    const source = new MemorySource(() => 0);
+    for (let i = 0; i < 250; i++) source.commit();
+    const hub = new ChangeHub(source, logger, 60_000);
+    const stalled = recorder(() => Infinity);
+    hub.watch("t", { version: 0, step: 1 }, stalled.subscriber);
+    const reading = recorder(() => 1);
+    hub.watch("t", { version: 0, step: 1 }, reading.subscriber);
+    await turns(2_000);
+    expect(stalled.keys).toEqual(["1.0"]);
+    expect(stalled.end).toBeNull();
+    // The reading client got the whole history across pages, and then a live change.
+    expect(reading.keys.length).toBe(250);
+    hub.notify("t", source.commit());
+    await turns(20);
+    expect(reading.keys.at(-1)).toBe("251.0");
+    expect(source.reads).toBeLessThanOrEqual(6);
+    hub.close();
+  });
 
   it("watches of one task share the feed's reads once live", async () => {
     const source = new MemorySource(() => 0);
