@@ -20,7 +20,7 @@ import { redisBroadcast } from "./locking/redis-broadcast";
 import type { Broadcast } from "./plans/ports/broadcast";
 import type { TaskLock } from "./plans/ports/task-lock";
 import { createLogger } from "./logger";
-import { createMetrics, watchGauges } from "./observability/metrics";
+import { connectionReplacements, createMetrics, watchGauges } from "./observability/metrics";
 import { startMetricsServer } from "./observability/metrics-server";
 import { tracedBroadcast, tracedLock, tracedMetrics } from "./observability/traced-ports";
 import { startTracingSdk } from "./observability/tracing-sdk";
@@ -35,6 +35,7 @@ import { createDataSource, dialectOf, refuseUnsafeSqlMode } from "./storage/data
 import { DEFAULT_CHECKPOINT_SETTINGS } from "./storage/wal-checkpointer";
 import { runMigrations } from "./storage/migrations-runner";
 import { TypeOrmPlanStore } from "./storage/typeorm-plan-store";
+import { DEFAULT_WRITE_CONNECTIONS } from "./storage/unit-of-work";
 import { broadcastChangeBus, localChangeBus } from "./watch/change-bus";
 import { ChangeHub } from "./watch/change-hub";
 import { ChangePruner, DEFAULT_PRUNE_BOUNDS, EMBEDDED_PRUNE_BOUNDS } from "./watch/change-pruner";
@@ -71,7 +72,13 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
   await refuseUnsafeSqlMode(dataSource);
   if (config.migrateOnStart) await runMigrations(dataSource, { lockWaitMs: config.migrationLockWaitMs });
   const dialect = dialectOf(config.databaseUrl);
+  const { metrics: plainMetrics, registry } = createMetrics();
   const store = new TypeOrmPlanStore(dataSource, dialect, {
+    // A write's transaction outlives a holder that stopped acting by no more than its lease.
+    writeConnections: {
+      holdSeconds: config.redis ? config.redis.leaseMs / 1000 : DEFAULT_WRITE_CONNECTIONS.holdSeconds,
+      onReplaced: connectionReplacements(registry),
+    },
     revisionContentAtHead: config.revisionContentAtHead,
     walCheckpoints: {
       settings: DEFAULT_CHECKPOINT_SETTINGS,
@@ -87,7 +94,6 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
     (config.redis ? await RedlockTaskLock.connect(config.redis, logger) : new InProcessTaskLock());
   const lock = tracer ? tracedLock(plainLock, tracer) : plainLock;
   const clock = overrides.clock ?? (() => new Date());
-  const { metrics: plainMetrics, registry } = createMetrics();
   const metrics = tracer ? tracedMetrics(plainMetrics, tracer, dialect) : plainMetrics;
   // Changes: recorded by every write's transaction, announced after commit (over Redis when
   // replicas share it), fanned out to this replica's watchers, pruned in the background.

@@ -117,3 +117,19 @@ export function watchGauges(registry: Registry, figures: WatchFigures): void {
     },
   });
 }
+
+/**
+ * `taskplans_db_connections_replaced_total{reason}`: pooled database connections a write did not
+ * keep, because they were found closed (`closed`) or their first statement found them gone (`lost`).
+ * Returns what counts one.
+ */
+export function connectionReplacements(registry: Registry): (reason: "closed" | "lost") => void {
+  const replaced = new Counter({
+    name: "taskplans_db_connections_replaced_total",
+    help: "Pooled database connections replaced before a write used them (closed by the server or the network while idle)",
+    labelNames: ["reason"],
+    registers: [registry],
+  });
+  for (const reason of ["closed", "lost"]) replaced.inc({ reason }, 0);
+  return (reason) => replaced.inc({ reason });
+}

@@ -15,13 +15,15 @@ const UNAVAILABLE_CODES = new Set([
   "PROTOCOL_SEQUENCE_TIMEOUT",
   "ER_CON_COUNT_ERROR",
   "ER_SERVER_SHUTDOWN",
+  "ER_CLIENT_INTERACTION_TIMEOUT",
   "ER_ACCESS_DENIED_ERROR",
   "ER_BAD_DB_ERROR",
   "SQLITE_BUSY",
   "SQLITE_CANTOPEN",
 ]);
-// MySQL errnos for a server going away or refusing work.
-const UNAVAILABLE_ERRNOS = new Set([1040, 1053, 1077, 1078, 1079, 1080, 2002, 2003, 2006, 2013, 1927]);
+// MySQL errnos for a server going away or refusing work (4031: MySQL 8 closed a session idle past
+// its wait_timeout, e.g. a write whose holder stopped acting: unit-of-work.ts sessionBounds).
+const UNAVAILABLE_ERRNOS = new Set([1040, 1053, 1077, 1078, 1079, 1080, 2002, 2003, 2006, 2013, 1927, 4031]);
 
 /** Maps a driver error to StorageConflictError / StorageUnavailableError, or returns it unchanged. */
 export function classifyStorageError(error: unknown): unknown {

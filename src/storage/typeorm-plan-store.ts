@@ -20,6 +20,7 @@ import { noQueue, SerialQueue } from "./serial-queue";
 import { classifyStorageError } from "./storage-errors";
 import { runnerWork, type UnitOfWork, unitOfWork } from "./unit-of-work";
 import { type CheckpointObserver, type CheckpointSettings, WalCheckpointer } from "./wal-checkpointer";
+import type { WriteConnectionOptions } from "./write-connection";
 import { SqlWriteTx } from "./write-tx";
 import type { WriteStatements } from "./write-statements";
 
@@ -43,11 +44,13 @@ export class TypeOrmPlanStore implements PlanStore {
     options: {
       readonly revisionContentAtHead?: boolean;
       readonly walCheckpoints?: CheckpointObserver & { readonly settings: CheckpointSettings };
+      /** MySQL: how long a write's transaction outlives a holder that stopped acting, and who hears of replaced connections. */
+      readonly writeConnections?: WriteConnectionOptions;
     } = {},
   ) {
     this.queue = dialect === "sqlite" ? new SerialQueue() : noQueue;
     this.contentAtHead = options.revisionContentAtHead ?? false;
-    this.transactions = unitOfWork(dataSource, dialect);
+    this.transactions = unitOfWork(dataSource, dialect, options.writeConnections);
     this.changes = new ChangeLog(dataSource, dialect, (job) => this.guard(job));
     const file = dataSource.options.database;
     this.checkpoints =

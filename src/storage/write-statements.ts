@@ -52,21 +52,26 @@ export const FENCE_CHECK =
 /** The queue both dialects share; how the deferred statements travel is the subclass's. */
 abstract class DeferringStatements implements WriteStatements {
   protected pending: Deferred[] = [];
-  private ended = false;
+  private over = false;
+
+  /** The transaction has ended (its COMMIT is on its way, or it was abandoned). */
+  get ended(): boolean {
+    return this.over;
+  }
 
   readonly send: Send = (sql, parameters) => {
-    if (this.ended) return Promise.reject(new Error("the write transaction has ended"));
+    if (this.over) return Promise.reject(new Error("the write transaction has ended"));
     return this.sendAfterPending({ sql, parameters });
   };
 
   defer(sql: string, parameters: unknown[], fence?: Fence): void {
-    if (this.ended) throw new Error("the write transaction has ended");
+    if (this.over) throw new Error("the write transaction has ended");
     this.pending.push({ sql, parameters, fence });
   }
 
   /** Nothing the work sends from now on reaches the connection (it would run outside the transaction). */
   protected end(): void {
-    this.ended = true;
+    this.over = true;
   }
 
   /** Sends the deferred statements, then `last` (if any): `last`'s result. */
@@ -85,14 +90,23 @@ async function refuseLostFence(fences: readonly Fence[], send: Send): Promise<ne
  * first error, so a lost fence leaves the transaction open, uncommitted, to be checked and rolled back.
  */
 export class BatchedStatements extends DeferringStatements {
-  constructor(private readonly connection: Mysql2Connection) {
+  /** `afterCommit`: a statement sent with the COMMIT, after it (the session's settings restored). */
+  constructor(
+    private readonly connection: Mysql2Connection,
+    private readonly afterCommit: string | null = null,
+  ) {
     super();
   }
 
   /** Sends the deferred statements with `COMMIT` in one round trip; nothing can be sent after it. */
   async commit(): Promise<void> {
     this.end();
-    await this.sendAfterPending({ sql: "COMMIT", parameters: [] });
+    if (this.afterCommit === null) {
+      await this.sendAfterPending({ sql: "COMMIT", parameters: [] });
+      return;
+    }
+    this.pending.push({ sql: "COMMIT", parameters: [] });
+    await this.sendAfterPending({ sql: this.afterCommit, parameters: [] });
   }
 
   /** Ends the transaction without sending what is still deferred (it is rolled back). */

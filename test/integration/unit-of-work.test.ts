@@ -11,6 +11,9 @@ import { ROW_LOCK_WAIT_SECONDS, type UnitOfWork, unitOfWork } from "../../src/st
 import { createDatabase } from "../harness/mariadb";
 import { FIXTURE_AT, headRecord, revisionRecord } from "../harness/records";
 import { execSql } from "../harness/sql";
+import { type ForgetfulProxy, startForgetfulProxy } from "../harness/forgetful-proxy";
+import type { ReplacedReason } from "../../src/storage/write-connection";
+import { createConnection } from "mysql2/promise";
 
 // One pooled connection: every transaction runs on the connection the one before it gave back, so
 // whatever a failed one left on it (an open transaction, its rows) would show in the next.
@@ -281,5 +284,112 @@ describe("a write transaction on a pooled MariaDB connection", () => {
     });
     expect(fresh.id).not.toBe(killed);
     expect(await storedTasks([taskId, next])).toEqual([next]);
+  });
+});
+
+// A write's holder that stops acting (frozen, or its host gone) must not keep its task's rows: the
+// database ends its session once it has sent nothing for the lease (unit-of-work.ts sessionBounds).
+describe("a write transaction whose holder stops acting, and connections closed while idle", () => {
+  const HOLD_SECONDS = 1;
+  let url: string;
+  let proxy: ForgetfulProxy;
+  let dataSource: DataSource;
+  let transactions: UnitOfWork;
+  const replaced: ReplacedReason[] = [];
+
+  beforeAll(async () => {
+    const database = `h_${randomBytes(6).toString("hex")}`;
+    const port = Number(process.env.TEST_MARIADB_PORT);
+    await createDatabase(port, database);
+    url = `mysql://root@127.0.0.1:${port}/${database}`;
+    proxy = await startForgetfulProxy(port);
+    dataSource = createDataSource(`mysql://root@127.0.0.1:${proxy.port}/${database}`, { poolSize: 1 });
+    await dataSource.initialize();
+    await runMigrations(dataSource, { lockWaitMs: 10_000 });
+    transactions = unitOfWork(dataSource, "mysql", {
+      holdSeconds: HOLD_SECONDS,
+      onReplaced: (reason) => replaced.push(reason),
+    });
+  });
+  afterAll(async () => {
+    await dataSource.destroy();
+    await proxy.close();
+  });
+
+  const newTaskId = () => `hold-${randomBytes(6).toString("hex")}`;
+  const titleOf = async (id: string) =>
+    ((await execSql(url, "SELECT title FROM tasks WHERE id = ?", [id])) as { title: string }[])[0]?.title;
+  const insertTask = (send: Send, id: string) =>
+    send("INSERT INTO tasks (id, workspace_id, title, created_at) VALUES (?, 'ws', 'first', ?)", [
+      id,
+      FIXTURE_AT.getTime(),
+    ]);
+
+  it("ends the transaction of a holder silent for the bound: a waiter locks its rows while the holder still waits, and nothing the holder wrote commits", async () => {
+    const taskId = newTaskId();
+    await transactions.run(({ send }) => insertTask(send, taskId));
+    let locked!: () => void;
+    const holding = new Promise<void>((resolve) => (locked = resolve));
+    let wake!: () => void;
+    const silent = new Promise<void>((resolve) => (wake = resolve));
+    const holder = transactions
+      .run(async ({ send }) => {
+        await send("SELECT id FROM tasks WHERE id = ? FOR UPDATE", [taskId]);
+        await send("UPDATE tasks SET title = 'holder' WHERE id = ?", [taskId]);
+        locked();
+        await silent; // the holder stops acting, its transaction open
+        await send("UPDATE tasks SET title = 'late' WHERE id = ?", [taskId]);
+      })
+      .catch((error: unknown) => error);
+    await holding;
+
+    // Another writer, on a connection of its own, waits for the row (up to 20 s, as a lease holder would).
+    const waiter = await createConnection({ uri: url });
+    const startedAt = Date.now();
+    try {
+      await waiter.query("SET SESSION innodb_lock_wait_timeout = 20");
+      await waiter.query("SELECT id FROM tasks WHERE id = ? FOR UPDATE", [taskId]);
+    } finally {
+      await waiter.end();
+      wake(); // only now does the holder go on
+    }
+    console.log(
+      `[hold bound] a waiter locked a silent holder's row after ${Date.now() - startedAt} ms (bound ${HOLD_SECONDS} s)`,
+    );
+    expect(classifyStorageError(await holder)).toBeInstanceOf(StorageUnavailableError);
+    expect(await titleOf(taskId)).toBe("first");
+  });
+
+  it("restores the server's own bounds on the connection it gives back, after a commit and after a rollback", async () => {
+    const session = async () =>
+      (await dataSource.query(
+        "SELECT @@SESSION.wait_timeout = @@GLOBAL.wait_timeout AS waitRestored," +
+          " @@SESSION.net_read_timeout = @@GLOBAL.net_read_timeout AS readRestored",
+      )) as { waitRestored: number; readRestored: number }[];
+    const bounds = await transactions.run(async ({ send }) => {
+      await insertTask(send, newTaskId());
+      return (await send("SELECT @@SESSION.wait_timeout AS wait, @@SESSION.net_read_timeout AS netRead", []))
+        .rows[0];
+    });
+    expect(bounds).toEqual({ wait: HOLD_SECONDS, netRead: HOLD_SECONDS });
+    expect(await session()).toEqual([{ waitRestored: 1, readRestored: 1 }]);
+    await expect(
+      transactions.run(async ({ send }) => {
+        await insertTask(send, newTaskId());
+        throw new Error("the work failed");
+      }),
+    ).rejects.toThrow("the work failed");
+    expect(await session()).toEqual([{ waitRestored: 1, readRestored: 1 }]);
+  });
+
+  it("never hands a write a connection the network forgot while it was idle: the write goes through on a new one, counted", async () => {
+    const taskId = newTaskId();
+    await transactions.run(({ send }) => insertTask(send, taskId));
+    const before = { opened: proxy.opened(), replaced: replaced.length };
+    await proxy.forget(); // the pooled connection's session ends; the pool hears nothing
+    await transactions.run(({ send }) => send("UPDATE tasks SET title = 'after' WHERE id = ?", [taskId]));
+    expect(await titleOf(taskId)).toBe("after");
+    expect(proxy.opened()).toBe(before.opened + 1);
+    expect(replaced.slice(before.replaced)).toEqual(["lost"]);
   });
 });
