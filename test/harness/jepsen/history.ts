@@ -11,6 +11,8 @@ export interface OpRecord {
   /** What the write applies: the appended token, the replacing document, or the edit's texts. */
   readonly payload: { token?: string; content?: string; oldText?: string; newText?: string };
   reason?: string;
+  /** When the call was sent (Date.now()). */
+  startedAt?: number;
   /** When the call was answered (Date.now()). */
   endedAt?: number;
 }

@@ -41,7 +41,15 @@ export function startWorkload(options: {
     const roll = Math.random();
     const kind = roll < 0.8 ? "append" : roll < 0.9 ? "replace" : "edit";
     const deadline = () => ({ deadline: Date.now() + options.deadlineMs });
-    const record: OpRecord = { id, taskId, replica, kind, outcome: "unknown", payload: {} };
+    const record: OpRecord = {
+      id,
+      taskId,
+      replica,
+      kind,
+      outcome: "unknown",
+      payload: {},
+      startedAt: Date.now(),
+    };
     history.push(record);
     inFlight[replica] = (inFlight[replica] ?? 0) + 1;
     try {
