@@ -13,6 +13,7 @@ import { bind, buildGrpcServer, setHealth } from "./grpc/server";
 import { serverCredentials } from "./grpc/tls-credentials";
 import { taskHandlers } from "./grpc/task-handlers";
 import { WatchBuffers } from "./grpc/watch-buffers";
+import { writeBudget } from "./grpc/write-budget";
 import { writeRateLimit } from "./grpc/write-rate-limit";
 import { InProcessTaskLock } from "./locking/in-process-task-lock";
 import { RedlockTaskLock } from "./locking/redlock-task-lock";
@@ -148,6 +149,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
     metrics,
     slowCallMs: config.slowCallMs,
     writeRateLimit: writeRateLimit(config.rateLimitWrites, config.rateLimitWindowMs),
+    writeBudget: writeBudget(config.writeBudgetBytes, config.writeBudgetWindowMs),
   };
   const watchBuffers = new WatchBuffers(config.changes.watchBufferBytes);
   watchGauges(registry, {

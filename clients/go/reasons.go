@@ -46,11 +46,14 @@ func IsInvalidArgument(err error) bool { return codeIs(err, codes.InvalidArgumen
 // IsPreconditionFailed: code FAILED_PRECONDITION (the content rules: reduction, size, edit text).
 func IsPreconditionFailed(err error) bool { return codeIs(err, codes.FailedPrecondition) }
 
-// IsRateLimited: RATE_LIMITED or HISTORY_QUOTA_EXCEEDED.
-func IsRateLimited(err error) bool { return reasonIn(err, "RATE_LIMITED", "HISTORY_QUOTA_EXCEEDED") }
+// IsRateLimited: RATE_LIMITED, WRITE_BUDGET_EXCEEDED or HISTORY_QUOTA_EXCEEDED.
+func IsRateLimited(err error) bool {
+	return reasonIn(err, "RATE_LIMITED", "WRITE_BUDGET_EXCEEDED", "HISTORY_QUOTA_EXCEEDED")
+}
 
 // IsRetriable: what the retry policy retries, whatever the method: UNAVAILABLE (any reason or
-// none), RESOURCE_EXHAUSTED RATE_LIMITED and ABORTED WRITE_CONFLICT.
+// none), RESOURCE_EXHAUSTED RATE_LIMITED or WRITE_BUDGET_EXCEEDED (both with RetryInfo) and
+// ABORTED WRITE_CONFLICT.
 func IsRetriable(err error) bool {
 	e := FromError(err)
 	if e == nil {
@@ -60,7 +63,7 @@ func IsRetriable(err error) bool {
 	case codes.Unavailable:
 		return true
 	case codes.ResourceExhausted:
-		return e.Reason == "RATE_LIMITED"
+		return e.Reason == "RATE_LIMITED" || e.Reason == "WRITE_BUDGET_EXCEEDED"
 	case codes.Aborted:
 		return e.Reason == "WRITE_CONFLICT"
 	default:

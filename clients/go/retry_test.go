@@ -34,6 +34,7 @@ func TestWhichErrorsAreRetried(t *testing.T) {
 		{"UNAVAILABLE without details", unavailable(), true},
 		{"UNAVAILABLE STORAGE_UNAVAILABLE", rejection(codes.Unavailable, "STORAGE_UNAVAILABLE", nil, 0), true},
 		{"RESOURCE_EXHAUSTED RATE_LIMITED", rejection(codes.ResourceExhausted, "RATE_LIMITED", nil, time.Millisecond), true},
+		{"RESOURCE_EXHAUSTED WRITE_BUDGET_EXCEEDED", rejection(codes.ResourceExhausted, "WRITE_BUDGET_EXCEEDED", nil, time.Millisecond), true},
 		{"ABORTED WRITE_CONFLICT", rejection(codes.Aborted, "WRITE_CONFLICT", nil, 0), true},
 		{"ABORTED VERSION_MISMATCH", rejection(codes.Aborted, "VERSION_MISMATCH", map[string]string{"next_action": "Read again."}, 0), false},
 		{"RESOURCE_EXHAUSTED HISTORY_QUOTA_EXCEEDED", rejection(codes.ResourceExhausted, "HISTORY_QUOTA_EXCEEDED", nil, 0), false},
@@ -204,14 +205,18 @@ func TestTheCallersRequestIDIsSentOnEveryAttempt(t *testing.T) {
 
 func TestTheDelayHonoursRetryInfo(t *testing.T) {
 	const retryDelay = 300 * time.Millisecond
-	f := newFake().script("GetPlan", rejection(codes.ResourceExhausted, "RATE_LIMITED", nil, retryDelay), nil)
-	client := dialFake(t, f, taskplans.WithRetry(fast))
-	if _, err := client.Plans.GetPlan(background(t), &v1.GetPlanRequest{}); err != nil {
-		t.Fatal(err)
-	}
-	attempts := f.of("GetPlan")
-	if gap := attempts[1].at.Sub(attempts[0].at); gap < retryDelay || gap > retryDelay+3*time.Second {
-		t.Fatalf("second attempt %v after the first; want RetryInfo's %v (the policy's backoff is 5 ms)", gap, retryDelay)
+	for _, reason := range []string{"RATE_LIMITED", "WRITE_BUDGET_EXCEEDED"} {
+		t.Run(reason, func(t *testing.T) {
+			f := newFake().script("GetPlan", rejection(codes.ResourceExhausted, reason, nil, retryDelay), nil)
+			client := dialFake(t, f, taskplans.WithRetry(fast))
+			if _, err := client.Plans.GetPlan(background(t), &v1.GetPlanRequest{}); err != nil {
+				t.Fatal(err)
+			}
+			attempts := f.of("GetPlan")
+			if gap := attempts[1].at.Sub(attempts[0].at); gap < retryDelay || gap > retryDelay+3*time.Second {
+				t.Fatalf("second attempt %v after the first; want RetryInfo's %v (the policy's backoff is 5 ms)", gap, retryDelay)
+			}
+		})
 	}
 }
 

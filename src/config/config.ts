@@ -25,6 +25,13 @@ export interface Config {
    */
   readonly rateLimitWrites: number;
   readonly rateLimitWindowMs: number;
+  /**
+   * Bytes of plan text one caller may store per window, per replica; 0 means no budget. Unset:
+   * 64 MiB with auth on (per token subject: one task's default history budget per minute), none
+   * with auth off (all local callers would share one address).
+   */
+  readonly writeBudgetBytes: number;
+  readonly writeBudgetWindowMs: number;
   /** Per-task history budget; 0 means no limit. */
   readonly historyMaxRevisions: number;
   readonly historyMaxBytes: number;
@@ -163,6 +170,12 @@ const schema = z.object({
     z.coerce.number().int().min(0).nullable(),
   ),
   PLAN_RATE_LIMIT_WINDOW_MS: integer(1, 1_000),
+  // Like PLAN_RATE_LIMIT_WRITES: its default depends on auth, so unset stays apart from 0.
+  PLAN_WRITE_BUDGET_BYTES: z.preprocess(
+    (value) => (value === undefined || (typeof value === "string" && value.trim() === "") ? null : value),
+    z.coerce.number().int().min(0).nullable(),
+  ),
+  PLAN_WRITE_BUDGET_WINDOW_MS: integer(1, 60_000),
   PLAN_HISTORY_MAX_REVISIONS: integer(0, 10_000),
   PLAN_HISTORY_MAX_BYTES: integer(0, 64 * 1024 * 1024),
   PLAN_SHUTDOWN_DRAIN_MS: integer(0, 10_000),
@@ -228,6 +241,9 @@ const schema = z.object({
   ),
 });
 
+/** The write budget with auth on when PLAN_WRITE_BUDGET_BYTES is unset (64 MiB). */
+export const DEFAULT_WRITE_BUDGET_BYTES = 64 * 1024 * 1024;
+
 /** The release, as package.json names it (the spans' service.version). */
 const SERVICE_VERSION = "0.1.0";
 
@@ -284,6 +300,10 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     // one busy back end of the embedded default; an explicit value turns it on, keyed by address.
     rateLimitWrites: e.PLAN_RATE_LIMIT_WRITES ?? (authOn ? 100 : 0),
     rateLimitWindowMs: e.PLAN_RATE_LIMIT_WINDOW_MS,
+    // Issue 40: the history budget bounds a task, not a caller. With auth on a subject may store
+    // one task's default history budget (64 MiB) per minute; off with auth off, as the rate limit.
+    writeBudgetBytes: e.PLAN_WRITE_BUDGET_BYTES ?? (authOn ? DEFAULT_WRITE_BUDGET_BYTES : 0),
+    writeBudgetWindowMs: e.PLAN_WRITE_BUDGET_WINDOW_MS,
     historyMaxRevisions: e.PLAN_HISTORY_MAX_REVISIONS,
     historyMaxBytes: e.PLAN_HISTORY_MAX_BYTES,
     shutdownDrainMs: e.PLAN_SHUTDOWN_DRAIN_MS,

@@ -7,6 +7,7 @@ import { planErrors } from "../plans/errors";
 import { isWellFormedId } from "../plans/validate";
 import { CORRUPT_CONTENT, toWireError, type WireError } from "./error-mapping";
 import type { ReceivedRequest } from "./received-request";
+import type { WriteBudget } from "./write-budget";
 import type { WriteRateLimit } from "./write-rate-limit";
 import type { CallSpan, Tracing } from "../observability/tracing";
 import { PlanServiceService } from "../../generated/ts/taskplans/v1/plan_service";
@@ -34,6 +35,8 @@ export interface CallDeps {
   readonly slowCallMs: number;
   /** Per-caller limit of write calls (RESOURCE_EXHAUSTED RATE_LIMITED with RetryInfo). */
   readonly writeRateLimit: WriteRateLimit;
+  /** Per-caller budget of stored bytes (RESOURCE_EXHAUSTED WRITE_BUDGET_EXCEEDED with RetryInfo). */
+  readonly writeBudget: WriteBudget;
 }
 
 /**
@@ -54,6 +57,20 @@ export const WRITE_METHODS: ReadonlyMap<string, string> = new Map([
   ["MarkImplementationStarted", "Plan was not changed"],
 ]);
 
+/**
+ * The writes that can store plan text, held to the caller's write budget before they run. The
+ * others are not refused by it (DeletePlan and DeleteTask are how a caller recovers; CreateTask and
+ * the implementation-started mark store no plan text), though what a DeletePlan stores is charged.
+ */
+const BUDGETED_METHODS: ReadonlySet<string> = new Set([
+  "CreatePlan",
+  "UpdatePlan",
+  "EditPlan",
+  "RestorePlanRevision",
+  "SavePlan",
+  "RevertPlan",
+]);
+
 /** The call as the scope sees it (grpc-js unary and server-stream calls both are). */
 export interface ScopedCall {
   readonly metadata: Metadata;
@@ -71,7 +88,7 @@ const WORDS = {
  * One call at the edge, unary or stream, from arrival to its end: the request id (x-request-id
  * when well-formed, else a new one; echoed in response metadata), the request decoded once (wire
  * check first: MALFORMED_REQUEST, INVALID_UTF8), the caller (and a write's admission by the rate
- * limit), the client's deadline, and at the end one log line and one metric (never plan content;
+ * limit and the write budget, and the charge of what it stored), the client's deadline, and at the end one log line and one metric (never plan content;
  * ids only when well-formed) with the error as the wire carries it. Handlers only translate; they
  * never choose a status code. This is the one place a call's cross-cutting concerns hook in.
  */
@@ -88,6 +105,8 @@ export class CallScope {
     span_id?: string;
   };
   private readonly span: CallSpan | null;
+  /** The key a write counts against (its caller), once the write was admitted. */
+  private writerKey: string | null = null;
 
   constructor(
     private readonly deps: CallDeps,
@@ -115,7 +134,7 @@ export class CallScope {
     return this.span ? this.span.run(work) : work();
   }
 
-  /** Decodes the request and resolves the caller; a write is admitted by the rate limit first. */
+  /** Decodes the request and resolves the caller; a write is admitted by the rate limit and the write budget first. */
   async open<Req extends object>(received: ReceivedRequest<Req>): Promise<{ request: Req; caller: Caller }> {
     const request = received.decode();
     const taskId = "taskId" in request ? request.taskId : undefined;
@@ -126,6 +145,11 @@ export class CallScope {
     const caller = await this.deps.authenticate(this.call.metadata);
     if (WRITE_METHODS.has(this.method)) await this.admitWrite(caller);
     return { request, caller };
+  }
+
+  /** A committed write stored `bytes` of plan text: they count against its caller's write budget. */
+  stored(bytes: number): void {
+    if (this.writerKey !== null) this.deps.writeBudget.charge(this.writerKey, bytes);
   }
 
   /** A stream is open (its one log line at the start). */
@@ -175,7 +199,9 @@ export class CallScope {
 
   // The caller a write counts against: the token subject with auth on; otherwise the client's
   // address (request fields such as the author are the caller's to choose, so they cannot key a
-  // limit). With auth off the limit is on only when PLAN_RATE_LIMIT_WRITES is set (config.ts).
+  // limit). With auth off the limits are on only when PLAN_RATE_LIMIT_WRITES or
+  // PLAN_WRITE_BUDGET_BYTES is set (config.ts). The rate limit counts first: a refused call is
+  // counted by it, and a write refused by the budget still counts as a call.
   private async admitWrite(caller: Caller): Promise<void> {
     const limit = this.deps.writeRateLimit;
     const peer = this.call
@@ -185,5 +211,7 @@ export class CallScope {
     const key = caller.authenticated && caller.subject ? `subject:${caller.subject}` : `peer:${peer}`;
     const waitMs = await limit.admit(key);
     if (waitMs !== null) throw planErrors.rateLimited(limit.writes, limit.windowMs, waitMs);
+    if (BUDGETED_METHODS.has(this.method)) this.deps.writeBudget.admit(key);
+    this.writerKey = key;
   }
 }

@@ -9,6 +9,8 @@ export interface CallContext {
   readonly requestId: string;
   /** The client's deadline (epoch ms); Infinity when it set none. Writes bound their lock wait by it. */
   readonly deadline: number;
+  /** A plan write reports here, once committed, the bytes of plan text it stored (the write budget). */
+  readonly stored: (bytes: number) => void;
 }
 
 /** What every handler wrapper needs (the call scope's dependencies). */
@@ -25,7 +27,8 @@ export function unary<Req extends object, Res>(
     scope
       .run(async () => {
         const { request, caller } = await scope.open(call.request);
-        return handler(request, { caller, requestId: scope.requestId, deadline: scope.deadline });
+        const { requestId, deadline } = scope;
+        return handler(request, { caller, requestId, deadline, stored: (bytes) => scope.stored(bytes) });
       })
       .then(
         (response) => {

@@ -11,6 +11,8 @@ export interface PlanMetrics {
   planSize(bytes: number): void;
   revision(coalesced: boolean): void;
   rejection(reason: string): void;
+  /** Bytes of plan text a committed write stored (what the write budget counts). */
+  storedBytes(bytes: number): void;
   /** Change rows the background pruner deleted. */
   changesPruned(rows: number): void;
 }
@@ -64,6 +66,11 @@ export function createMetrics(): { metrics: PlanMetrics; registry: Registry } {
     labelNames: ["reason"],
     registers: [registry],
   });
+  const stored = new Counter({
+    name: "taskplans_stored_bytes_total",
+    help: "Bytes of plan text committed writes stored (revisions and change history, before trimming)",
+    registers: [registry],
+  });
   const pruned = new Counter({
     name: "taskplans_changes_pruned_total",
     help: "Change history rows deleted by the background pruner",
@@ -81,6 +88,7 @@ export function createMetrics(): { metrics: PlanMetrics; registry: Registry } {
       planSize: (bytes) => sizes.observe(bytes),
       revision: (coalesced) => revisions.inc({ kind: coalesced ? "coalesced" : "new" }),
       rejection: (reason) => rejections.inc({ reason }),
+      storedBytes: (bytes) => stored.inc(bytes),
       changesPruned: (rows) => pruned.inc(rows),
     },
   };

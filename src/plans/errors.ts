@@ -32,6 +32,7 @@ export type Reason =
   | "REQUEST_ID_REUSED"
   | "HISTORY_QUOTA_EXCEEDED"
   | "RATE_LIMITED"
+  | "WRITE_BUDGET_EXCEEDED"
   | "WATCH_HISTORY_EXPIRED"
   | "WATCH_TOO_SLOW"
   | "WATCH_DRAINING";
@@ -304,6 +305,18 @@ export const planErrors = {
       nextAction: `Wait ${retryDelayMs} ms (google.rpc.RetryInfo) and retry; retry with the same request_id to stay safe.`,
       metadata: {
         limit_writes: String(writes),
+        window_ms: String(windowMs),
+        retry_after_ms: String(retryDelayMs),
+      },
+      retryDelayMs,
+    });
+  },
+  writeBudgetExceeded(bytes: number, windowMs: number, retryDelayMs: number): PlanError {
+    return new PlanError("WRITE_BUDGET_EXCEEDED", {
+      detail: `your writes stored more than ${bytes} bytes of plan text in ${windowMs} ms`,
+      nextAction: `Wait ${retryDelayMs} ms (google.rpc.RetryInfo) and retry; retry with the same request_id to stay safe. Writing smaller changes (mode append, EditPlan) stores fewer bytes.`,
+      metadata: {
+        limit_bytes: String(bytes),
         window_ms: String(windowMs),
         retry_after_ms: String(retryDelayMs),
       },

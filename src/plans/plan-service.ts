@@ -18,15 +18,16 @@ import type { RestoreResult } from "./history-write";
 import type { RequestedAuthor } from "./author";
 import { reachableTask } from "./reach";
 import { checkDisplayName, requireId } from "./validate";
-import type { WritePipeline } from "./write-pipeline";
+import { type WriteOptions, type WritePipeline, writeCall } from "./write-pipeline";
 
 export type { RestoreResult } from "./history-write";
 export type { WriteResult } from "./content-commit";
 
 /**
  * Plan use cases. Each write is a typed command (content-command.ts, history-command.ts: the
- * request's checks, what it reads, a pure decision) that the one write pipeline runs; `deadline`
- * is the caller's (epoch ms), which bounds the lock wait.
+ * request's checks, what it reads, a pure decision) that the one write pipeline runs; `options`
+ * carry the caller's deadline (epoch ms), which bounds the lock wait, and where to report the bytes
+ * the write stored (the caller's write budget).
  */
 export class PlanService {
   constructor(
@@ -39,51 +40,55 @@ export class PlanService {
   createPlan(
     caller: Caller,
     request: ContentRequest & { readonly mode: string },
-    deadline = Infinity,
+    options: WriteOptions = {},
   ): Promise<WriteResult> {
-    return this.pipeline.execute(createCommand(caller, request), { caller, deadline });
+    return this.pipeline.execute(createCommand(caller, request), writeCall(caller, options));
   }
 
   /** Agent update in REPLACE or APPEND mode; never creates a plan. */
   updatePlan(
     caller: Caller,
     request: ContentRequest & { readonly mode: string },
-    deadline = Infinity,
+    options: WriteOptions = {},
   ): Promise<WriteResult> {
-    return this.pipeline.execute(updateCommand(caller, request), { caller, deadline });
+    return this.pipeline.execute(updateCommand(caller, request), writeCall(caller, options));
   }
 
   /** Agent exact-text edit: replaces the one occurrence of oldText (see decideEdit). */
-  editPlan(caller: Caller, request: EditRequest, deadline = Infinity): Promise<WriteResult> {
-    return this.pipeline.execute(editCommand(caller, request), { caller, deadline });
+  editPlan(caller: Caller, request: EditRequest, options: WriteOptions = {}): Promise<WriteResult> {
+    return this.pipeline.execute(editCommand(caller, request), writeCall(caller, options));
   }
 
   /** Agent restore of a revision, conditional on both versions (see decideRestore). */
-  restoreRevision(caller: Caller, request: RestoreRequest, deadline = Infinity): Promise<RestoreResult> {
-    return this.pipeline.execute(restoreCommand(caller, request), { caller, deadline });
+  restoreRevision(
+    caller: Caller,
+    request: RestoreRequest,
+    options: WriteOptions = {},
+  ): Promise<RestoreResult> {
+    return this.pipeline.execute(restoreCommand(caller, request), writeCall(caller, options));
   }
 
   /** Editor save: creates or replaces; no mode, no version, empty content allowed. */
-  savePlan(caller: Caller, request: ContentRequest, deadline = Infinity): Promise<WriteResult> {
-    return this.pipeline.execute(saveCommand(caller, request), { caller, deadline });
+  savePlan(caller: Caller, request: ContentRequest, options: WriteOptions = {}): Promise<WriteResult> {
+    return this.pipeline.execute(saveCommand(caller, request), writeCall(caller, options));
   }
 
   /** Deletes the live plan; revisions are kept. */
   deletePlan(
     caller: Caller,
     request: { taskId: string; expectedVersion?: number | undefined },
-    deadline = Infinity,
+    options: WriteOptions = {},
   ): Promise<void> {
-    return this.pipeline.execute(deletePlanCommand(caller, request), { caller, deadline });
+    return this.pipeline.execute(deletePlanCommand(caller, request), writeCall(caller, options));
   }
 
   /** Editor revert: a new revision copying the target (see decideRevert). */
   revertPlan(
     caller: Caller,
     request: { taskId: string; revisionId: string; author?: RequestedAuthor | undefined },
-    deadline = Infinity,
+    options: WriteOptions = {},
   ): Promise<WriteResult> {
-    return this.pipeline.execute(revertCommand(caller, request), { caller, deadline });
+    return this.pipeline.execute(revertCommand(caller, request), writeCall(caller, options));
   }
 
   /** Sets the implementation-started marker once (first mark wins); no revision, no version change. */

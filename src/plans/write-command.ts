@@ -54,6 +54,11 @@ export interface Decision<R> {
   readonly stored?: { readonly planBytes: number; readonly coalesced: boolean };
 }
 
+/** A decision as its transaction committed it, with the bytes of plan text its rows stored. */
+export interface Committed<R> extends Decision<R> {
+  readonly storedBytes: number;
+}
+
 /** A write that changes nothing (a restore of the current plan): its answer only. */
 export interface Unchanged<R> {
   readonly unchanged: R;

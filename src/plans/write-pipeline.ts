@@ -23,6 +23,19 @@ export interface WritePipelineSettings {
 export interface WriteCall {
   readonly caller: Caller;
   readonly deadline: number;
+  /**
+   * Told once the write committed how many bytes of plan text it stored (0 for a remembered retry
+   * or a restore of the current plan): the edge charges them to the caller's write budget.
+   */
+  readonly stored?: ((bytes: number) => void) | undefined;
+}
+
+/** What the edge passes with a write: the caller's deadline and where to report what it stored. */
+export type WriteOptions = Partial<Omit<WriteCall, "caller">>;
+
+/** The pipeline's call from a caller and the edge's options (no deadline: Infinity). */
+export function writeCall(caller: Caller, options: WriteOptions): WriteCall {
+  return { caller, deadline: options.deadline ?? Infinity, stored: options.stored };
 }
 
 /**
@@ -81,6 +94,8 @@ export class WritePipeline {
       });
       metrics.transaction((performance.now() - txStarted) / 1000, "committed");
       if ("unchanged" in outcome) return outcome.unchanged;
+      call.stored?.(outcome.storedBytes);
+      metrics.storedBytes(outcome.storedBytes);
       if (outcome.stored) {
         metrics.planSize(outcome.stored.planBytes);
         metrics.revision(outcome.stored.coalesced);

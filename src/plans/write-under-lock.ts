@@ -6,7 +6,14 @@ import { REQUEST_ID_RETENTION_MS } from "./idempotency";
 import { planErrors } from "./errors";
 import { checkHistoryBudget } from "./history-budget";
 import { verifyReach } from "./reach";
-import { type Decision, type Unchanged, type WriteCommand, type WriteEnv, writeState } from "./write-command";
+import {
+  type Committed,
+  type Decision,
+  type Unchanged,
+  type WriteCommand,
+  type WriteEnv,
+  writeState,
+} from "./write-command";
 
 /** Who writes, the lease of their task's lock, and the inputs of the decision. */
 export interface LockedCall {
@@ -20,14 +27,14 @@ export interface LockedCall {
  * A write's work in its transaction, under its task's lock: the locking read the command declared,
  * reach on the locked task, a remembered answer, the decision on what was read, its commit (with the
  * request it answers; the change history yields to the decision's allowance there), and the history
- * budget on what the commit left. Returns the decision, or the remembered answer; throws to roll the
- * transaction back.
+ * budget on what the commit left. Returns the decision with the bytes its commit stored, or the
+ * remembered answer; throws to roll the transaction back.
  */
 export async function writeUnderLock<K extends ReadKind, R>(
   tx: PlanWriteTx,
   command: WriteCommand<K, R>,
   call: LockedCall,
-): Promise<Decision<R> | Unchanged<R>> {
+): Promise<Committed<R> | Unchanged<R>> {
   const { taskId, request } = command;
   const what = { reads: command.reads, revisionId: command.revisionId, requestId: request?.storedId };
   const locked = await tx.read(taskId, what);
@@ -63,10 +70,10 @@ export async function writeUnderLock<K extends ReadKind, R>(
         forgetBefore: new Date(now.getTime() - REQUEST_ID_RETENTION_MS),
       }
     : null;
-  const after = await locked.commit(decided.commit, remember);
+  const { usage, storedBytes } = await locked.commit(decided.commit, remember);
   // Only a content write is held to the budget: a delete always goes through (it is how a task recovers).
-  if (decided.commit.kind === "content") checkHistoryBudget(env.historyBudget, history, after);
+  if (decided.commit.kind === "content") checkHistoryBudget(env.historyBudget, history, usage);
   // The lease check is a courtesy; the fences (HEAD's version, the revision's row version) hold.
   if (call.lease.aborted) throw new StorageConflictError("lock lease lost before commit");
-  return decided;
+  return { ...decided, storedBytes };
 }

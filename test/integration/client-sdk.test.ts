@@ -200,12 +200,15 @@ describe("the TypeScript client package against a scripted server", () => {
       expect(server.calls("updatePlan")[5]?.request.requestId).not.toBe(ids[0]);
     });
 
-    it("waits at least RetryInfo's delay before retrying RATE_LIMITED", async () => {
-      server.answers = [{ code: status.RESOURCE_EXHAUSTED, reason: "RATE_LIMITED", retryDelayMs: 300 }];
-      await dial().plans.updatePlan({ taskId: "t", content: "x" });
-      const [first, second] = server.calls("updatePlan");
-      expect((second?.at ?? 0) - (first?.at ?? 0)).toBeGreaterThanOrEqual(290);
-    });
+    it.each(["RATE_LIMITED", "WRITE_BUDGET_EXCEEDED"])(
+      "waits at least RetryInfo's delay before retrying %s",
+      async (reason) => {
+        server.answers = [{ code: status.RESOURCE_EXHAUSTED, reason, retryDelayMs: 300 }];
+        await dial().plans.updatePlan({ taskId: "t", content: "x" });
+        const [first, second] = server.calls("updatePlan");
+        expect((second?.at ?? 0) - (first?.at ?? 0)).toBeGreaterThanOrEqual(290);
+      },
+    );
 
     it.each([
       ["VERSION_MISMATCH", status.ABORTED],
@@ -354,6 +357,10 @@ describe("the TypeScript client package against a scripted server", () => {
         [{ code: status.INVALID_ARGUMENT, reason: "FRAGMENT_BLANK" }, ["isInvalidArgument"]],
         [{ code: status.FAILED_PRECONDITION, reason: "PLAN_TOO_LARGE" }, ["isPreconditionFailed"]],
         [{ code: status.RESOURCE_EXHAUSTED, reason: "RATE_LIMITED" }, ["isRateLimited", "isRetriable"]],
+        [
+          { code: status.RESOURCE_EXHAUSTED, reason: "WRITE_BUDGET_EXCEEDED" },
+          ["isRateLimited", "isRetriable"],
+        ],
         [{ code: status.RESOURCE_EXHAUSTED, reason: "HISTORY_QUOTA_EXCEEDED" }, ["isRateLimited"]],
         [{ code: status.ABORTED, reason: "WRITE_CONFLICT" }, ["isRetriable"]],
         [{ code: status.UNAVAILABLE }, ["isRetriable"]],

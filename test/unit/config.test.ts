@@ -55,6 +55,24 @@ describe("loadConfig", () => {
     expect(loadConfig({ ...auth, PLAN_RATE_LIMIT_WRITES: "0" }).rateLimitWrites).toBe(0);
     expect(() => loadConfig({ PLAN_RATE_LIMIT_WRITES: "many" })).toThrow("PLAN_RATE_LIMIT_WRITES");
   });
+
+  it("budgets stored bytes per caller by default only with auth on (64 MiB a minute); set, the value counts", () => {
+    const auth = { PLAN_AUTH_JWT_SECRET: "s".repeat(32) };
+    const budget = (env: Record<string, string>) => {
+      const config = loadConfig(env);
+      return [config.writeBudgetBytes, config.writeBudgetWindowMs];
+    };
+    expect(budget({})).toEqual([0, 60_000]);
+    expect(budget({ PLAN_WRITE_BUDGET_BYTES: "" })).toEqual([0, 60_000]);
+    expect(budget(auth)).toEqual([64 * 1024 * 1024, 60_000]);
+    expect(budget({ ...auth, PLAN_WRITE_BUDGET_BYTES: " " })).toEqual([64 * 1024 * 1024, 60_000]);
+    expect(budget({ ...auth, PLAN_WRITE_BUDGET_BYTES: "0" })).toEqual([0, 60_000]);
+    expect(budget({ PLAN_WRITE_BUDGET_BYTES: "1000", PLAN_WRITE_BUDGET_WINDOW_MS: "5000" })).toEqual([
+      1000, 5000,
+    ]);
+    expect(() => loadConfig({ PLAN_WRITE_BUDGET_BYTES: "-1" })).toThrow("PLAN_WRITE_BUDGET_BYTES");
+    expect(() => loadConfig({ PLAN_WRITE_BUDGET_WINDOW_MS: "0" })).toThrow("PLAN_WRITE_BUDGET_WINDOW_MS");
+  });
 });
 
 describe("redis lock configuration", () => {

@@ -179,6 +179,12 @@ const TABLE: [string, () => PlanError, string, string][] = [
     "You sent more than 100 writes in 1000 ms. Wait 250 ms (google.rpc.RetryInfo) and retry; retry with the same request_id to stay safe.",
   ],
   [
+    "writeBudgetExceeded(67108864, 60000, 41000)",
+    () => planErrors.writeBudgetExceeded(67108864, 60000, 41000),
+    "WRITE_BUDGET_EXCEEDED",
+    "Your writes stored more than 67108864 bytes of plan text in 60000 ms. Wait 41000 ms (google.rpc.RetryInfo) and retry; retry with the same request_id to stay safe. Writing smaller changes (mode append, EditPlan) stores fewer bytes.",
+  ],
+  [
     'historyQuotaExceeded("revisions", 10000, 10000)',
     () => planErrors.historyQuotaExceeded("revisions", 10000, 10000),
     "HISTORY_QUOTA_EXCEEDED",

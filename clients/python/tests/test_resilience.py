@@ -49,6 +49,8 @@ def status(code: grpc.StatusCode, message: str, reason: Optional[str] = None,
 
 UNAVAILABLE = status(grpc.StatusCode.UNAVAILABLE, "replica restarting", "STORAGE_UNAVAILABLE")
 RATE_LIMITED = status(grpc.StatusCode.RESOURCE_EXHAUSTED, "slow down", "RATE_LIMITED", retry_delay=0.3)
+WRITE_BUDGET_EXCEEDED = status(grpc.StatusCode.RESOURCE_EXHAUSTED, "stored too much", "WRITE_BUDGET_EXCEEDED",
+                               retry_delay=0.3)
 WRITE_CONFLICT = status(grpc.StatusCode.ABORTED, "conflict", "WRITE_CONFLICT")
 VERSION_MISMATCH = status(grpc.StatusCode.ABORTED, "the plan is at version 3", "VERSION_MISMATCH",
                           {"next_action": "read the plan again", "current_version": "3", "request_id": "r-1"})
@@ -153,8 +155,9 @@ def test_unavailable_is_retried_until_an_answer(fake):
         assert len(fake.calls["GetPlan"]) == 3
 
 
-def test_rate_limited_waits_at_least_the_retry_info_delay(fake):
-    fake.script["GetPlan"] = [RATE_LIMITED, plan_response(1)]
+@pytest.mark.parametrize("refusal", [RATE_LIMITED, WRITE_BUDGET_EXCEEDED], ids=["RATE_LIMITED", "WRITE_BUDGET_EXCEEDED"])
+def test_rate_limited_waits_at_least_the_retry_info_delay(fake, refusal):
+    fake.script["GetPlan"] = [refusal, plan_response(1)]
     with connect(fake) as client:
         assert client.plans.GetPlan(ps.GetPlanRequest(task_id="t")).plan.version == 1
     first, second = fake.calls["GetPlan"]
@@ -457,6 +460,8 @@ def test_helpers_take_any_error():
     assert not taskplans.is_retriable(TaskPlansError(grpc.StatusCode.ABORTED, reason="VERSION_MISMATCH"))
     assert not taskplans.is_retriable(TaskPlansError(grpc.StatusCode.DEADLINE_EXCEEDED))
     assert not taskplans.is_retriable(TaskPlansError(grpc.StatusCode.RESOURCE_EXHAUSTED, reason="WATCH_TOO_SLOW"))
+    over_budget = TaskPlansError(grpc.StatusCode.RESOURCE_EXHAUSTED, reason="WRITE_BUDGET_EXCEEDED")
+    assert taskplans.is_retriable(over_budget) and taskplans.is_rate_limited(over_budget)
 
 
 def test_closing_the_client_ends_its_watches_without_error(fake):

@@ -137,8 +137,8 @@ export const isAuthError = (error: unknown): boolean =>
 export const isInvalidArgument = hasCode(status.INVALID_ARGUMENT);
 /** FAILED_PRECONDITION: the content rules (reduction, size, edit text). */
 export const isPreconditionFailed = hasCode(status.FAILED_PRECONDITION);
-/** RATE_LIMITED or HISTORY_QUOTA_EXCEEDED. */
-export const isRateLimited = hasReason("RATE_LIMITED", "HISTORY_QUOTA_EXCEEDED");
+/** RATE_LIMITED, WRITE_BUDGET_EXCEEDED or HISTORY_QUOTA_EXCEEDED. */
+export const isRateLimited = hasReason("RATE_LIMITED", "WRITE_BUDGET_EXCEEDED", "HISTORY_QUOTA_EXCEEDED");
 /** WATCH_HISTORY_EXPIRED: re-read the plan and watch after its version. */
 export const isWatchHistoryExpired = hasReason("WATCH_HISTORY_EXPIRED");
 /** WATCH_TOO_SLOW: resume after `errorInfo.metadata.resume_after_version`. */
@@ -146,12 +146,14 @@ export const isWatchTooSlow = hasReason("WATCH_TOO_SLOW");
 
 /**
  * What the retry policy retries, whatever the method: UNAVAILABLE (any reason or none),
- * RESOURCE_EXHAUSTED RATE_LIMITED and ABORTED WRITE_CONFLICT.
+ * RESOURCE_EXHAUSTED RATE_LIMITED or WRITE_BUDGET_EXCEEDED (both carry RetryInfo: the caller's
+ * rate limit and write budget) and ABORTED WRITE_CONFLICT.
  */
 export function isRetriable(error: unknown): boolean {
   if (!isServiceError(error)) return false;
   const reason = reasonOf(error);
   if (error.code === status.UNAVAILABLE) return true;
-  if (error.code === status.RESOURCE_EXHAUSTED) return reason === "RATE_LIMITED";
+  if (error.code === status.RESOURCE_EXHAUSTED)
+    return reason === "RATE_LIMITED" || reason === "WRITE_BUDGET_EXCEEDED";
   return error.code === status.ABORTED && reason === "WRITE_CONFLICT";
 }

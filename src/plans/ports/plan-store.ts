@@ -2,7 +2,7 @@ import type {
   ChangeKey,
   ChangeRecord,
   HeadRecord,
-  HistoryUsage,
+  CommittedUsage,
   LockedState,
   PlanCommit,
   ReadKind,
@@ -113,7 +113,7 @@ export interface LockedWrite<K extends ReadKind = ReadKind> {
    * by age), then a recount of figures still past it. Throws StorageConflictError when a fence was
    * lost (nothing of it may then be committed), and StorageCorruptionError when an append's stored
    * text does not have its recorded size. Returns the task's history usage after it (`delete-task`:
-   * none), which the caller holds to the budget.
+   * none), which the caller holds to the budget, and the bytes the write stored.
    */
-  commit(commit: PlanCommit, remember: Remember | null): Promise<HistoryUsage>;
+  commit(commit: PlanCommit, remember: Remember | null): Promise<CommittedUsage>;
 }

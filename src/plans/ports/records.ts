@@ -95,6 +95,17 @@ export interface HistoryUsage {
 }
 
 /**
+ * What a commit did to its task's history: the usage after it (held to the history budget), and
+ * the bytes of plan text its own rows added before the change history yielded to the budget (held
+ * to the caller's write budget): its revision (or what a coalesced one grew by), its change row and
+ * any change rows it materialized. Never negative.
+ */
+export interface CommittedUsage {
+  readonly usage: HistoryUsage;
+  readonly storedBytes: number;
+}
+
+/**
  * What a content write may leave its task's history at (history-budget.ts `historyAllowance`): the
  * most revisions and bytes (Infinity: no limit), and the byte figure the change history is trimmed
  * toward, oldest rows first and never the write's own, when the write would leave more than that.

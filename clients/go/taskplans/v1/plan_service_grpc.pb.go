@@ -58,7 +58,10 @@ const (
 // GetPlanRevision and GetTask) may return RESOURCE_EXHAUSTED RATE_LIMITED (the caller's write rate
 // limit, with a google.rpc.RetryInfo detail); writes that store a revision may return
 // RESOURCE_EXHAUSTED HISTORY_QUOTA_EXCEEDED (the task's history budget; limit and usage in
-// ErrorInfo.metadata). None of these changes anything.
+// ErrorInfo.metadata) and RESOURCE_EXHAUSTED WRITE_BUDGET_EXCEEDED (the caller's writes stored
+// more plan text than its write budget in the window; limit_bytes, window_ms and retry_after_ms in
+// ErrorInfo.metadata, with a google.rpc.RetryInfo detail: retry after it). None of these changes
+// anything.
 type PlanServiceClient interface {
 	// Reads the current plan of a task, whole or a range of it (offset/limit in code points).
 	// Errors: NOT_FOUND TASK_NOT_FOUND, NOT_FOUND PLAN_NOT_FOUND (the task has no plan), ABORTED
@@ -324,7 +327,10 @@ type PlanService_WatchPlanClient = grpc.ServerStreamingClient[PlanChange]
 // GetPlanRevision and GetTask) may return RESOURCE_EXHAUSTED RATE_LIMITED (the caller's write rate
 // limit, with a google.rpc.RetryInfo detail); writes that store a revision may return
 // RESOURCE_EXHAUSTED HISTORY_QUOTA_EXCEEDED (the task's history budget; limit and usage in
-// ErrorInfo.metadata). None of these changes anything.
+// ErrorInfo.metadata) and RESOURCE_EXHAUSTED WRITE_BUDGET_EXCEEDED (the caller's writes stored
+// more plan text than its write budget in the window; limit_bytes, window_ms and retry_after_ms in
+// ErrorInfo.metadata, with a google.rpc.RetryInfo detail: retry after it). None of these changes
+// anything.
 type PlanServiceServer interface {
 	// Reads the current plan of a task, whole or a range of it (offset/limit in code points).
 	// Errors: NOT_FOUND TASK_NOT_FOUND, NOT_FOUND PLAN_NOT_FOUND (the task has no plan), ABORTED

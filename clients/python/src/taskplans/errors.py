@@ -210,20 +210,20 @@ def is_precondition_failed(error: BaseException) -> bool:
 
 
 def is_rate_limited(error: BaseException) -> bool:
-    """Reason RATE_LIMITED or HISTORY_QUOTA_EXCEEDED."""
-    return _reason_in(error, "RATE_LIMITED", "HISTORY_QUOTA_EXCEEDED")
+    """Reason RATE_LIMITED, WRITE_BUDGET_EXCEEDED or HISTORY_QUOTA_EXCEEDED."""
+    return _reason_in(error, "RATE_LIMITED", "WRITE_BUDGET_EXCEEDED", "HISTORY_QUOTA_EXCEEDED")
 
 
 def is_retriable(error: BaseException) -> bool:
-    """What the retry policy retries: UNAVAILABLE (any reason), RESOURCE_EXHAUSTED RATE_LIMITED and
-    ABORTED WRITE_CONFLICT, whatever the method."""
+    """What the retry policy retries: UNAVAILABLE (any reason), RESOURCE_EXHAUSTED RATE_LIMITED or
+    WRITE_BUDGET_EXCEEDED (both with RetryInfo) and ABORTED WRITE_CONFLICT, whatever the method."""
     typed = as_error(error)
     if typed is None:
         return False
     code, reason = typed.status_code, typed.reason
     return (
         code == grpc.StatusCode.UNAVAILABLE
-        or (code == grpc.StatusCode.RESOURCE_EXHAUSTED and reason == "RATE_LIMITED")
+        or (code == grpc.StatusCode.RESOURCE_EXHAUSTED and reason in ("RATE_LIMITED", "WRITE_BUDGET_EXCEEDED"))
         or (code == grpc.StatusCode.ABORTED and reason == "WRITE_CONFLICT")
     )
 

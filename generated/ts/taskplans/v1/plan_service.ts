@@ -2970,7 +2970,10 @@ export const PlanChange: MessageFns<PlanChange> = {
  * GetPlanRevision and GetTask) may return RESOURCE_EXHAUSTED RATE_LIMITED (the caller's write rate
  * limit, with a google.rpc.RetryInfo detail); writes that store a revision may return
  * RESOURCE_EXHAUSTED HISTORY_QUOTA_EXCEEDED (the task's history budget; limit and usage in
- * ErrorInfo.metadata). None of these changes anything.
+ * ErrorInfo.metadata) and RESOURCE_EXHAUSTED WRITE_BUDGET_EXCEEDED (the caller's writes stored
+ * more plan text than its write budget in the window; limit_bytes, window_ms and retry_after_ms in
+ * ErrorInfo.metadata, with a google.rpc.RetryInfo detail: retry after it). None of these changes
+ * anything.
  */
 export type PlanServiceService = typeof PlanServiceService;
 export const PlanServiceService = {

@@ -47,7 +47,10 @@ class PlanServiceStub(object):
     GetPlanRevision and GetTask) may return RESOURCE_EXHAUSTED RATE_LIMITED (the caller's write rate
     limit, with a google.rpc.RetryInfo detail); writes that store a revision may return
     RESOURCE_EXHAUSTED HISTORY_QUOTA_EXCEEDED (the task's history budget; limit and usage in
-    ErrorInfo.metadata). None of these changes anything.
+    ErrorInfo.metadata) and RESOURCE_EXHAUSTED WRITE_BUDGET_EXCEEDED (the caller's writes stored
+    more plan text than its write budget in the window; limit_bytes, window_ms and retry_after_ms in
+    ErrorInfo.metadata, with a google.rpc.RetryInfo detail: retry after it). None of these changes
+    anything.
     """
 
     def __init__(self, channel):
@@ -140,7 +143,10 @@ class PlanServiceServicer(object):
     GetPlanRevision and GetTask) may return RESOURCE_EXHAUSTED RATE_LIMITED (the caller's write rate
     limit, with a google.rpc.RetryInfo detail); writes that store a revision may return
     RESOURCE_EXHAUSTED HISTORY_QUOTA_EXCEEDED (the task's history budget; limit and usage in
-    ErrorInfo.metadata). None of these changes anything.
+    ErrorInfo.metadata) and RESOURCE_EXHAUSTED WRITE_BUDGET_EXCEEDED (the caller's writes stored
+    more plan text than its write budget in the window; limit_bytes, window_ms and retry_after_ms in
+    ErrorInfo.metadata, with a google.rpc.RetryInfo detail: retry after it). None of these changes
+    anything.
     """
 
     def GetPlan(self, request, context):
@@ -395,7 +401,10 @@ class PlanService(object):
     GetPlanRevision and GetTask) may return RESOURCE_EXHAUSTED RATE_LIMITED (the caller's write rate
     limit, with a google.rpc.RetryInfo detail); writes that store a revision may return
     RESOURCE_EXHAUSTED HISTORY_QUOTA_EXCEEDED (the task's history budget; limit and usage in
-    ErrorInfo.metadata). None of these changes anything.
+    ErrorInfo.metadata) and RESOURCE_EXHAUSTED WRITE_BUDGET_EXCEEDED (the caller's writes stored
+    more plan text than its write budget in the window; limit_bytes, window_ms and retry_after_ms in
+    ErrorInfo.metadata, with a google.rpc.RetryInfo detail: retry after it). None of these changes
+    anything.
     """
 
     @staticmethod

@@ -239,7 +239,10 @@ class PlanServiceStub(typing.Generic[_PlanServiceGetPlanType, _PlanServiceCreate
     GetPlanRevision and GetTask) may return RESOURCE_EXHAUSTED RATE_LIMITED (the caller's write rate
     limit, with a google.rpc.RetryInfo detail); writes that store a revision may return
     RESOURCE_EXHAUSTED HISTORY_QUOTA_EXCEEDED (the task's history budget; limit and usage in
-    ErrorInfo.metadata). None of these changes anything.
+    ErrorInfo.metadata) and RESOURCE_EXHAUSTED WRITE_BUDGET_EXCEEDED (the caller's writes stored
+    more plan text than its write budget in the window; limit_bytes, window_ms and retry_after_ms in
+    ErrorInfo.metadata, with a google.rpc.RetryInfo detail: retry after it). None of these changes
+    anything.
     """
 
     @typing.overload
@@ -542,7 +545,10 @@ class PlanServiceServicer(metaclass=abc.ABCMeta):
     GetPlanRevision and GetTask) may return RESOURCE_EXHAUSTED RATE_LIMITED (the caller's write rate
     limit, with a google.rpc.RetryInfo detail); writes that store a revision may return
     RESOURCE_EXHAUSTED HISTORY_QUOTA_EXCEEDED (the task's history budget; limit and usage in
-    ErrorInfo.metadata). None of these changes anything.
+    ErrorInfo.metadata) and RESOURCE_EXHAUSTED WRITE_BUDGET_EXCEEDED (the caller's writes stored
+    more plan text than its write budget in the window; limit_bytes, window_ms and retry_after_ms in
+    ErrorInfo.metadata, with a google.rpc.RetryInfo detail: retry after it). None of these changes
+    anything.
     """
 
     @abc.abstractmethod

@@ -44,7 +44,7 @@ public final class TaskPlansErrors {
     return test(error, TaskPlansException::isPreconditionFailed);
   }
 
-  /** {@code RATE_LIMITED} or {@code HISTORY_QUOTA_EXCEEDED}. */
+  /** {@code RATE_LIMITED}, {@code WRITE_BUDGET_EXCEEDED} or {@code HISTORY_QUOTA_EXCEEDED}. */
   public static boolean isRateLimited(Throwable error) {
     return test(error, TaskPlansException::isRateLimited);
   }

@@ -198,19 +198,20 @@ public final class TaskPlansException extends RuntimeException {
     return code() == Status.Code.FAILED_PRECONDITION;
   }
 
-  /** {@code RATE_LIMITED} or {@code HISTORY_QUOTA_EXCEEDED}. */
+  /** {@code RATE_LIMITED}, {@code WRITE_BUDGET_EXCEEDED} or {@code HISTORY_QUOTA_EXCEEDED}. */
   public boolean isRateLimited() {
-    return reasonIn("RATE_LIMITED", "HISTORY_QUOTA_EXCEEDED");
+    return reasonIn("RATE_LIMITED", "WRITE_BUDGET_EXCEEDED", "HISTORY_QUOTA_EXCEEDED");
   }
 
   /**
    * What the retry policy retries, whatever the method: {@code UNAVAILABLE} (any reason or none),
-   * {@code RESOURCE_EXHAUSTED RATE_LIMITED} and {@code ABORTED WRITE_CONFLICT}.
+   * {@code RESOURCE_EXHAUSTED RATE_LIMITED} or {@code WRITE_BUDGET_EXCEEDED} (both with RetryInfo) and
+   * {@code ABORTED WRITE_CONFLICT}.
    */
   public boolean isRetriable() {
     return switch (code()) {
       case UNAVAILABLE -> true;
-      case RESOURCE_EXHAUSTED -> reasonIn("RATE_LIMITED");
+      case RESOURCE_EXHAUSTED -> reasonIn("RATE_LIMITED", "WRITE_BUDGET_EXCEEDED");
       case ABORTED -> reasonIn("WRITE_CONFLICT");
       default -> false;
     };

@@ -84,12 +84,14 @@ class ErrorsTest {
             TaskPlansErrors::isRateLimited,
                 List.of(
                     typed(Status.Code.RESOURCE_EXHAUSTED, "RATE_LIMITED"),
+                    typed(Status.Code.RESOURCE_EXHAUSTED, "WRITE_BUDGET_EXCEEDED"),
                     typed(Status.Code.RESOURCE_EXHAUSTED, "HISTORY_QUOTA_EXCEEDED")),
             TaskPlansErrors::isRetriable,
                 List.of(
                     typed(Status.Code.UNAVAILABLE, null),
                     typed(Status.Code.UNAVAILABLE, "WATCH_DRAINING"),
                     typed(Status.Code.RESOURCE_EXHAUSTED, "RATE_LIMITED"),
+                    typed(Status.Code.RESOURCE_EXHAUSTED, "WRITE_BUDGET_EXCEEDED"),
                     typed(Status.Code.ABORTED, "WRITE_CONFLICT")),
             TaskPlansErrors::isWatchHistoryExpired, List.of(typed(Status.Code.OUT_OF_RANGE, "WATCH_HISTORY_EXPIRED")),
             TaskPlansErrors::isWatchTooSlow, List.of(typed(Status.Code.RESOURCE_EXHAUSTED, "WATCH_TOO_SLOW")));

@@ -92,6 +92,22 @@ class RetryTest {
   }
 
   @Test
+  void aWriteBudgetRefusalIsRetriedNoSoonerThanItsRetryInfoSays() {
+    server.script(
+        "GetPlan",
+        fail(
+            Status.Code.RESOURCE_EXHAUSTED,
+            "WRITE_BUDGET_EXCEEDED",
+            Map.of("next_action", "Wait."),
+            Duration.ofMillis(400)),
+        reply(PLAN));
+    assertEquals(7, client.getPlan(READ).getPlan().getVersion());
+    assertEquals(2, server.received("GetPlan").size());
+    long gap = gapsMillis("GetPlan").get(0);
+    assertTrue(gap >= 400, "the retry came " + gap + " ms after, before RetryInfo's 400 ms");
+  }
+
+  @Test
   void aWriteConflictIsRetriedWithTheSameRequestIdTheClientSet() {
     server.script(
         "UpdatePlan",
