@@ -20,7 +20,7 @@ import { redisBroadcast } from "./locking/redis-broadcast";
 import type { Broadcast } from "./plans/ports/broadcast";
 import type { TaskLock } from "./plans/ports/task-lock";
 import { createLogger } from "./logger";
-import { createMetrics, watchGauges } from "./observability/metrics";
+import { createMetrics, edgeCounters, type EdgeCounters, watchGauges } from "./observability/metrics";
 import { startMetricsServer } from "./observability/metrics-server";
 import { tracedBroadcast, tracedLock, tracedMetrics } from "./observability/traced-ports";
 import { startTracingSdk } from "./observability/tracing-sdk";
@@ -133,7 +133,8 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
     logger,
     metrics,
   });
-  const verifier = config.auth ? verifierOf(config.auth, logger) : null;
+  const edge = edgeCounters(registry);
+  const verifier = config.auth ? verifierOf(config.auth, logger, edge) : null;
   if (!verifier) logger.warn("auth is off: every task is reachable and request authors are trusted");
   const deps = {
     tracing: traces?.tracing ?? null,
@@ -230,11 +231,11 @@ function drain(server: import("@grpc/grpc-js").Server, drainMs: number): Promise
 
 // With JWKS, the key set is fetched at once (a provider that is down does not stop the start: calls
 // fail UNAUTHENTICATED TOKEN_KEY_UNKNOWN until a fetch succeeds).
-function verifierOf(auth: AuthConfig, logger: Logger): TokenVerifier {
+function verifierOf(auth: AuthConfig, logger: Logger, edge: EdgeCounters): TokenVerifier {
   if (!auth.jwks) return createTokenVerifier(auth);
   const { caFile } = auth.jwks;
   const ca = caFile ? readSettingFile({ path: caFile, setting: "PLAN_AUTH_JWKS_CA_FILE" }) : null;
-  const keys = jwksKeySet({ ...auth.jwks, ca }, logger);
+  const keys = jwksKeySet({ ...auth.jwks, ca }, logger, (outcome) => edge.jwksFetch(outcome));
   void keys.prefetch();
   return createTokenVerifier(auth, keys.getKey);
 }

@@ -1,7 +1,7 @@
-import { get } from "node:https";
 import { createLocalJWKSet, errors as joseErrors, type JSONWebKeySet, type JWTVerifyGetKey } from "jose";
 import type { Logger } from "pino";
 import { AuthenticationError } from "./authentication-error";
+import { fetchJson, type FetchJsonOptions } from "./fetch-json";
 
 /** Where the identity provider's signing keys are published, and how often to read them. */
 export interface JwksSettings {
@@ -15,8 +15,12 @@ export interface JwksSettings {
   readonly refreshMs: number;
   /** At most one fetch per this interval, however many tokens name a key the set does not hold. */
   readonly cooldownMs: number;
+  /** One fetch (discovery and the key set together) fails once it has taken this long. */
   readonly timeoutMs: number;
 }
+
+/** What a fetch ended with (`ok`: a key set is in use now). */
+export type JwksFetchOutcome = "ok" | "failed";
 
 /** The key lookup jose verifies with, plus what an operator wants to see. */
 export interface JwksKeySet {
@@ -32,9 +36,15 @@ export interface JwksKeySet {
  * one was tried within `cooldownMs` (so a flood of unknown `kid`s makes at most one request per
  * cooldown, whether the provider is up or down); stale keys are fetched again in the background. A
  * failed fetch keeps the cached keys: tokens signed by them keep working while the provider is down,
- * and others fail UNAUTHENTICATED TOKEN_KEY_UNKNOWN. jose selects and imports the keys.
+ * and others fail UNAUTHENTICATED TOKEN_KEY_UNKNOWN. A fetch ends, fetched or failed, within
+ * `timeoutMs`, so no call waits on one longer than that; `onFetch` hears each outcome. jose selects
+ * and imports the keys.
  */
-export function jwksKeySet(settings: JwksSettings, logger: Logger): JwksKeySet {
+export function jwksKeySet(
+  settings: JwksSettings,
+  logger: Logger,
+  onFetch: (outcome: JwksFetchOutcome) => void = () => undefined,
+): JwksKeySet {
   let keys: { set: ReturnType<typeof createLocalJWKSet>; fetchedAt: number } | null = null;
   let triedAt = Number.NEGATIVE_INFINITY;
   let pending: Promise<void> | null = null;
@@ -45,12 +55,15 @@ export function jwksKeySet(settings: JwksSettings, logger: Logger): JwksKeySet {
     pending ??= (async () => {
       triedAt = Date.now();
       fetches++;
+      const fetch = { ca: settings.ca, deadline: triedAt + settings.timeoutMs };
       try {
-        jwksUrl ??= await discover(settings);
-        const set = (await fetchJson(jwksUrl, settings)) as JSONWebKeySet;
+        jwksUrl ??= await discover(settings.discoveryIssuer, fetch);
+        const set = (await fetchJson(jwksUrl, fetch)) as JSONWebKeySet;
         keys = { set: createLocalJWKSet(set), fetchedAt: Date.now() };
         logger.info({ url: jwksUrl, keys: set.keys.length }, "JWKS fetched");
+        onFetch("ok");
       } catch (error) {
+        onFetch("failed");
         logger.warn(
           {
             url: jwksUrl ?? settings.discoveryIssuer,
@@ -93,50 +106,12 @@ export function jwksKeySet(settings: JwksSettings, logger: Logger): JwksKeySet {
   };
 }
 
-async function discover(settings: JwksSettings): Promise<string> {
-  const issuer = (settings.discoveryIssuer ?? "").replace(/\/+$/, "");
-  const document = (await fetchJson(`${issuer}/.well-known/openid-configuration`, settings)) as {
+async function discover(discoveryIssuer: string | null, fetch: FetchJsonOptions): Promise<string> {
+  const issuer = (discoveryIssuer ?? "").replace(/\/+$/, "");
+  const document = (await fetchJson(`${issuer}/.well-known/openid-configuration`, fetch)) as {
     jwks_uri?: unknown;
   };
   if (typeof document.jwks_uri !== "string" || !document.jwks_uri.startsWith("https://"))
     throw new Error(`${issuer}/.well-known/openid-configuration names no https jwks_uri`);
   return document.jwks_uri;
-}
-
-// A JSON document by HTTPS GET (200 only, no redirects, at most 1 MiB), within the timeout.
-function fetchJson(url: string, settings: JwksSettings): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const request = get(
-      url,
-      {
-        ...(settings.ca ? { ca: settings.ca } : {}),
-        timeout: settings.timeoutMs,
-        headers: { accept: "application/json" },
-      },
-      (response) => {
-        if (response.statusCode !== 200) {
-          response.resume();
-          return reject(new Error(`${url} answered HTTP ${response.statusCode}`));
-        }
-        const chunks: Buffer[] = [];
-        let size = 0;
-        response.on("data", (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > 1024 * 1024) request.destroy(new Error(`${url} sent more than 1 MiB`));
-          else chunks.push(chunk);
-        });
-        response.on("end", () => {
-          try {
-            resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")));
-          } catch {
-            reject(new Error(`${url} did not send JSON`));
-          }
-        });
-      },
-    );
-    request.on("timeout", () =>
-      request.destroy(new Error(`${url} did not answer within ${settings.timeoutMs} ms`)),
-    );
-    request.on("error", reject);
-  });
 }

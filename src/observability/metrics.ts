@@ -117,3 +117,21 @@ export function watchGauges(registry: Registry, figures: WatchFigures): void {
     },
   });
 }
+
+/** Counters of what the service depends on at its edge: the identity provider's keys. */
+export interface EdgeCounters {
+  /** A JWK Set fetch ended (`ok`, or `failed`: the cached keys stay in use). */
+  jwksFetch(outcome: "ok" | "failed"): void;
+}
+
+export function edgeCounters(registry: Registry): EdgeCounters {
+  const jwksFetches = new Counter({
+    name: "taskplans_jwks_fetches_total",
+    help: "Fetches of the identity provider's JWK Set, by outcome (ok, failed)",
+    labelNames: ["outcome"],
+    registers: [registry],
+  });
+  return {
+    jwksFetch: (outcome) => jwksFetches.inc({ outcome }),
+  };
+}

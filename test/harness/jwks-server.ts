@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
+import type { ServerResponse } from "node:http";
 import { createServer, type Server } from "node:https";
 import type { Socket } from "node:net";
 import { exportJWK, generateKeyPair, type CryptoKey, SignJWT, type JWTPayload } from "jose";
@@ -14,7 +15,8 @@ export interface SigningKey {
 /**
  * A local HTTPS identity provider: an OIDC discovery document at
  * `<issuer>/.well-known/openid-configuration` and a JWK Set at `/jwks`, serving the keys it is told
- * to publish, counting the requests it answers, and able to go down and come back on its port.
+ * to publish, counting the requests it answers, and able to go down and come back on its port or
+ * to answer one JWK Set request badly.
  */
 export interface JwksServer {
   readonly port: number;
@@ -28,16 +30,24 @@ export interface JwksServer {
   sign(key: SigningKey, claims: JWTPayload, options?: { audience?: string; kid?: string }): Promise<string>;
   /** JWK Set requests answered so far. */
   jwksRequests(): number;
+  /**
+   * The next JWK Set request only: `cut-off` answers 200 with the full Content-Length, sends 100
+   * bytes and closes the connection; `trickle` sends the document one byte per 100 ms.
+   */
+  misbehaveOnce(fault: JwksFault): void;
   down(): Promise<void>;
   up(): Promise<void>;
   stop(): Promise<void>;
 }
+
+export type JwksFault = "cut-off" | "trickle";
 
 export async function startJwksServer(ca: TestCa, audience: string): Promise<JwksServer> {
   const identity = ca.issue(`idp-${randomBytes(3).toString("hex")}`);
   const options = { cert: readFileSync(identity.certFile), key: readFileSync(identity.keyFile) };
   let published: object[] = [];
   let requests = 0;
+  let fault: JwksFault | null = null;
   let port = 0;
   const sockets = new Set<Socket>();
   let server: Server | null = null;
@@ -53,8 +63,13 @@ export async function startJwksServer(ca: TestCa, audience: string): Promise<Jwk
         }
         if (req.url !== "/jwks") return void res.writeHead(404).end();
         requests++;
-        res.writeHead(200, { "content-type": "application/jwk-set+json" });
-        res.end(JSON.stringify({ keys: published }));
+        const body = Buffer.from(JSON.stringify({ keys: published }));
+        res.writeHead(200, { "content-type": "application/jwk-set+json", "content-length": body.length });
+        const now = fault;
+        fault = null;
+        if (now === "cut-off") return void res.write(body.subarray(0, 100), () => res.socket?.destroy());
+        if (now === "trickle") return trickle(res, body);
+        res.end(body);
       });
       next.on("connection", (socket: Socket) => {
         sockets.add(socket);
@@ -101,8 +116,21 @@ export async function startJwksServer(ca: TestCa, audience: string): Promise<Jwk
         .setExpirationTime("10m")
         .sign(key.privateKey),
     jwksRequests: () => requests,
+    misbehaveOnce: (next) => {
+      fault = next;
+    },
     down: close,
     up: () => listen(port),
     stop: close,
   };
+}
+
+// One byte per 100 ms until the body is sent or the client goes away.
+function trickle(res: ServerResponse, body: Buffer): void {
+  let sent = 0;
+  const timer = setInterval(() => {
+    if (sent < body.length) res.write(body.subarray(sent, ++sent));
+    else res.end();
+  }, 100);
+  res.once("close", () => clearInterval(timer));
 }

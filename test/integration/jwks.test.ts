@@ -229,3 +229,74 @@ describe("JWKS that cannot be fetched at start, and OIDC discovery (PLAN_AUTH_OI
     expect(() => loadConfig(env)).toThrow(message);
   });
 });
+
+describe("a JWK Set answer cut off mid-body or trickled (PLAN_AUTH_JWKS_TIMEOUT_MS)", () => {
+  const TIMEOUT_MS = 1_000;
+  let app: RunningApp;
+  let lines: string[];
+  let current: SigningKey;
+  let taskId: string;
+
+  beforeAll(async () => {
+    current = await idp.newKey();
+    await idp.publish([current]);
+    ({ app, lines } = await startWith({
+      PLAN_AUTH_JWKS_URL: idp.jwksUrl,
+      PLAN_AUTH_ISSUER: idp.issuer,
+      PLAN_AUTH_JWKS_TIMEOUT_MS: String(TIMEOUT_MS),
+      PLAN_METRICS_ADDRESS: "127.0.0.1:0",
+    }));
+    taskId = await writeWith(app, await accessToken(current));
+  });
+  afterAll(() => app.stop());
+
+  const read = async (token: string, timeoutMs: number) => {
+    const client = connect(app.port, token);
+    try {
+      return await client.plans.getPlan({ taskId }, { timeoutMs });
+    } finally {
+      client.close();
+    }
+  };
+  const failedFetches = async () => {
+    const body = await (await fetch(`http://127.0.0.1:${app.metricsPort}/metrics`)).text();
+    return Number(/^taskplans_jwks_fetches_total\{outcome="failed"\} (\d+)$/m.exec(body)?.[1] ?? 0);
+  };
+
+  it.each([
+    ["cut-off", "closed the connection before the body ended"],
+    ["trickle", `did not send its document within ${TIMEOUT_MS} ms`],
+  ] as const)(
+    "%s: the fetch fails within the timeout (the call is refused, not left waiting), is logged and counted, and the next fetch verifies the new key",
+    async (fault, logged) => {
+      const next = await idp.newKey();
+      await idp.publish([current, next]);
+      idp.misbehaveOnce(fault);
+      await new Promise((resolve) => setTimeout(resolve, COOLDOWN_MS)); // past the last fetch's cooldown
+      const failedBefore = await failedFetches();
+      const started = Date.now();
+      // Before the fix the fetch never settled (cut-off) or lasted the whole trickle (about 40 s), and
+      // this call ran into its own deadline.
+      const refused = await rpcError(read(await accessToken(next), 4 * TIMEOUT_MS));
+      expect([refused.code, refused.reason]).toEqual([status.UNAUTHENTICATED, "TOKEN_KEY_UNKNOWN"]);
+      expect((await read(await accessToken(current), 4 * TIMEOUT_MS)).plan?.version).toBe(1); // cached key
+      const token = await accessToken(next);
+      await waitFor(
+        "the new key to verify",
+        () =>
+          read(token, 4 * TIMEOUT_MS).then(
+            () => true,
+            () => false,
+          ),
+        10_000,
+      );
+      const recoveryMs = Date.now() - started;
+      process.stderr.write(
+        `JWKS ${fault}: ${recoveryMs} ms from the failed fetch to the next verified call (cooldown ${COOLDOWN_MS} ms, timeout ${TIMEOUT_MS} ms)\n`,
+      );
+      expect(lines.some((line) => line.includes("JWKS fetch failed") && line.includes(logged))).toBe(true);
+      expect(await failedFetches()).toBe(failedBefore + 1);
+      current = next;
+    },
+  );
+});
