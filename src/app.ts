@@ -2,14 +2,15 @@ import { randomUUID } from "node:crypto";
 import type { Tracer } from "@opentelemetry/api";
 import { HealthImplementation } from "grpc-health-check";
 import type { Logger } from "pino";
-import { jwksKeySet } from "./auth/jwks-key-set";
+import { type JwksFetchOutcome, jwksKeySet } from "./auth/jwks-key-set";
 import { createTokenVerifier, type TokenVerifier } from "./auth/token-verifier";
 import type { AuthConfig, Config } from "./config/config";
 import { readSettingFile } from "./config/setting-file";
 import { authenticator } from "./grpc/authenticate";
 import { startHealthMonitor } from "./grpc/health-monitor";
 import { planHandlers } from "./grpc/plan-handlers";
-import { bind, buildGrpcServer, setHealth } from "./grpc/server";
+import { bind, buildGrpcServer } from "./grpc/server";
+import { ServingConditions } from "./grpc/serving-conditions";
 import { serverCredentials } from "./grpc/tls-credentials";
 import { taskHandlers } from "./grpc/task-handlers";
 import { WatchBuffers } from "./grpc/watch-buffers";
@@ -20,7 +21,7 @@ import { redisBroadcast } from "./locking/redis-broadcast";
 import type { Broadcast } from "./plans/ports/broadcast";
 import type { TaskLock } from "./plans/ports/task-lock";
 import { createLogger } from "./logger";
-import { createMetrics, edgeCounters, type EdgeCounters, watchGauges } from "./observability/metrics";
+import { createMetrics, edgeCounters, watchGauges } from "./observability/metrics";
 import { startMetricsServer } from "./observability/metrics-server";
 import { tracedBroadcast, tracedLock, tracedMetrics } from "./observability/traced-ports";
 import { startTracingSdk } from "./observability/tracing-sdk";
@@ -134,7 +135,19 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
     metrics,
   });
   const edge = edgeCounters(registry);
-  const verifier = config.auth ? verifierOf(config.auth, logger, edge) : null;
+  const health = new HealthImplementation();
+  // With JWKS, the plan and task services are NOT_SERVING until the first key set is fetched.
+  const serving = new ServingConditions(health, {
+    database: true,
+    identity: !config.auth?.jwks,
+    running: true,
+  });
+  const verifier = config.auth
+    ? verifierOf(config.auth, logger, (outcome) => {
+        edge.jwksFetch(outcome);
+        if (outcome === "ok") serving.set("identity", true);
+      })
+    : null;
   if (!verifier) logger.warn("auth is off: every task is reachable and request authors are trusted");
   const deps = {
     tracing: traces?.tracing ?? null,
@@ -150,8 +163,6 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
     queuedBytes: () => watchBuffers.queuedBytes,
     writingBytes: () => watchBuffers.writingBytes,
   });
-  const health = new HealthImplementation();
-  setHealth(health, true);
   const server = buildGrpcServer(
     {
       plans: planHandlers(
@@ -178,7 +189,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
   const metricsServer = config.metricsAddress
     ? await startMetricsServer(registry, config.metricsAddress, metricsTls)
     : null;
-  const monitor = startHealthMonitor(() => store.ping(), health, config.healthIntervalMs, logger);
+  const monitor = startHealthMonitor(() => store.ping(), serving, config.healthIntervalMs, logger);
   logger.info(
     {
       port,
@@ -230,12 +241,16 @@ function drain(server: import("@grpc/grpc-js").Server, drainMs: number): Promise
 }
 
 // With JWKS, the key set is fetched at once (a provider that is down does not stop the start: calls
-// fail UNAUTHENTICATED TOKEN_KEY_UNKNOWN until a fetch succeeds).
-function verifierOf(auth: AuthConfig, logger: Logger, edge: EdgeCounters): TokenVerifier {
+// fail UNAUTHENTICATED TOKEN_KEY_UNKNOWN until a fetch succeeds); `onFetch` hears every outcome.
+function verifierOf(
+  auth: AuthConfig,
+  logger: Logger,
+  onFetch: (outcome: JwksFetchOutcome) => void,
+): TokenVerifier {
   if (!auth.jwks) return createTokenVerifier(auth);
   const { caFile } = auth.jwks;
   const ca = caFile ? readSettingFile({ path: caFile, setting: "PLAN_AUTH_JWKS_CA_FILE" }) : null;
-  const keys = jwksKeySet({ ...auth.jwks, ca }, logger, (outcome) => edge.jwksFetch(outcome));
+  const keys = jwksKeySet({ ...auth.jwks, ca }, logger, onFetch);
   void keys.prefetch();
   return createTokenVerifier(auth, keys.getKey);
 }

@@ -6,6 +6,7 @@ import { AuthorKind } from "../../generated/ts/taskplans/v1/plan";
 import { type RunningApp, startApp } from "../../src/app";
 import { loadConfig } from "../../src/config/config";
 import { capturingLogger } from "../harness/capturing-logger";
+import { checkHealth, healthClient } from "../harness/grpc-clients";
 import { type JwksServer, type SigningKey, startJwksServer } from "../harness/jwks-server";
 import { makeCa, type TestCa } from "../harness/pki";
 import { waitFor } from "../harness/processes";
@@ -185,19 +186,32 @@ describe("JWKS (PLAN_AUTH_JWKS_URL)", () => {
 });
 
 describe("JWKS that cannot be fetched at start, and OIDC discovery (PLAN_AUTH_OIDC_DISCOVERY)", () => {
-  it("refuses every token with TOKEN_KEY_UNKNOWN until the provider answers, then verifies without a restart", async () => {
+  it("refuses every token with TOKEN_KEY_UNKNOWN and reports the plan and task services NOT_SERVING until the provider answers, then verifies and serves without a restart", async () => {
     const key = await idp.newKey();
     await idp.publish([key]);
     await idp.down();
     const { app } = await startWith({ PLAN_AUTH_JWKS_URL: idp.jwksUrl, PLAN_AUTH_ISSUER: idp.issuer });
+    const health = healthClient(app.port);
+    const statuses = async () =>
+      Promise.all(
+        ["", "taskplans.v1.PlanService", "taskplans.v1.TaskService"].map((name) => checkHealth(health, name)),
+      );
     try {
       const refused = await refusal(app, await accessToken(key), "task-x");
       expect([refused.code, refused.reason]).toEqual([status.UNAUTHENTICATED, "TOKEN_KEY_UNKNOWN"]);
       expect(refused.message).toContain("could not be fetched");
+      // The whole server ("": startup and liveness) is up; what needs a verified caller is not.
+      expect(await statuses()).toEqual(["SERVING", "NOT_SERVING", "NOT_SERVING"]);
       await idp.up();
       await new Promise((resolve) => setTimeout(resolve, COOLDOWN_MS));
       await writeWith(app, await accessToken(key));
+      expect(await statuses()).toEqual(["SERVING", "SERVING", "SERVING"]);
+      await idp.down(); // keys once fetched stay in use: the provider going away changes nothing
+      await new Promise((resolve) => setTimeout(resolve, COOLDOWN_MS));
+      await refusal(app, await accessToken(await idp.newKey()), "task-x"); // an unknown kid: a failed fetch
+      expect(await statuses()).toEqual(["SERVING", "SERVING", "SERVING"]);
     } finally {
+      health.close();
       await app.stop();
       await idp.up().catch(() => undefined);
     }
