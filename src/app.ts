@@ -252,7 +252,7 @@ function verifierOf(
   const ca = caFile ? readSettingFile({ path: caFile, setting: "PLAN_AUTH_JWKS_CA_FILE" }) : null;
   const keys = jwksKeySet({ ...auth.jwks, ca }, logger, onFetch);
   void keys.prefetch();
-  return createTokenVerifier(auth, keys.getKey);
+  return createTokenVerifier(auth, (header) => keys.keysFor(header));
 }
 
 const traced = (broadcast: Broadcast, tracer: Tracer | null): Broadcast =>

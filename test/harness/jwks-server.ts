@@ -3,12 +3,14 @@ import { readFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
 import { createServer, type Server } from "node:https";
 import type { Socket } from "node:net";
-import { exportJWK, generateKeyPair, type CryptoKey, SignJWT, type JWTPayload } from "jose";
+import { exportJWK, generateKeyPair, importJWK, type CryptoKey, SignJWT, type JWTPayload } from "jose";
 import type { TestCa } from "./pki";
 
 /** A signing key of the test identity provider. */
 export interface SigningKey {
   readonly kid: string;
+  /** The algorithm the key signs with and is published for. */
+  readonly alg: "ES256" | "RS256";
   readonly privateKey: CryptoKey;
 }
 
@@ -22,12 +24,19 @@ export interface JwksServer {
   readonly port: number;
   readonly issuer: string;
   readonly jwksUrl: string;
-  /** A new ES256 key (not published until `publish` names it). */
-  newKey(): Promise<SigningKey>;
-  /** The keys the JWK Set lists from now on. */
+  /** A new ES256 (or RS256) key, not published until `publish` names it. */
+  newKey(alg?: SigningKey["alg"]): Promise<SigningKey>;
+  /** The keys the JWK Set lists from now on (each with its `alg`). */
   publish(keys: readonly SigningKey[]): Promise<void>;
-  /** A token signed by `key` (its kid in the header), with the standard claims and `claims`. */
-  sign(key: SigningKey, claims: JWTPayload, options?: { audience?: string; kid?: string }): Promise<string>;
+  /**
+   * A token signed by `key` (its kid in the header; `kid: null`: no kid), with the standard claims
+   * and `claims`; `alg` signs with another algorithm than the key's (PS256 with an RS256 key).
+   */
+  sign(
+    key: SigningKey,
+    claims: JWTPayload,
+    options?: { audience?: string; kid?: string | null; alg?: string },
+  ): Promise<string>;
   /** JWK Set requests answered so far. */
   jwksRequests(): number;
   /**
@@ -95,26 +104,35 @@ export async function startJwksServer(ca: TestCa, audience: string): Promise<Jwk
     port,
     issuer: issuerOf(),
     jwksUrl: `https://127.0.0.1:${port}/jwks`,
-    async newKey() {
-      const { privateKey } = await generateKeyPair("ES256", { extractable: true });
-      return { kid: `key-${randomBytes(4).toString("hex")}`, privateKey };
+    async newKey(alg = "ES256") {
+      const { privateKey } = await generateKeyPair(alg, { extractable: true });
+      return { kid: `key-${randomBytes(4).toString("hex")}`, alg, privateKey };
     },
     async publish(keys) {
       published = await Promise.all(
         keys.map(async (key) => {
           const { d: _private, ...jwk } = await exportJWK(key.privateKey);
-          return { ...jwk, kid: key.kid, alg: "ES256", use: "sig" };
+          return { ...jwk, kid: key.kid, alg: key.alg, use: "sig" };
         }),
       );
     },
-    sign: (key, claims, signOptions = {}) =>
-      new SignJWT(claims)
-        .setProtectedHeader({ alg: "ES256", kid: signOptions.kid ?? key.kid, typ: "JWT" })
+    async sign(key, claims, signOptions = {}) {
+      const alg = signOptions.alg ?? key.alg;
+      // The same key material under another algorithm (WebCrypto keys are bound to one).
+      const signingKey =
+        alg === key.alg ? key.privateKey : await importJWK(await exportJWK(key.privateKey), alg);
+      return new SignJWT(claims)
+        .setProtectedHeader({
+          alg,
+          ...(signOptions.kid === null ? {} : { kid: signOptions.kid ?? key.kid }),
+          typ: "JWT",
+        })
         .setIssuer(issuerOf())
         .setAudience(signOptions.audience ?? audience)
         .setIssuedAt()
         .setExpirationTime("10m")
-        .sign(key.privateKey),
+        .sign(signingKey);
+    },
     jwksRequests: () => requests,
     misbehaveOnce: (next) => {
       fault = next;

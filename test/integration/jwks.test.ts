@@ -39,7 +39,7 @@ afterAll(async () => {
 });
 
 /** An access token as a Keycloak realm issues it for a service account, with the two mapped claims. */
-const accessToken = (key: SigningKey, options: { kid?: string } = {}) =>
+const accessToken = (key: SigningKey, options: { kid?: string | null; alg?: string } = {}) =>
   idp.sign(
     key,
     {
@@ -182,6 +182,48 @@ describe("JWKS (PLAN_AUTH_JWKS_URL)", () => {
     } finally {
       await idp.up();
     }
+  });
+});
+
+describe("JWKS key selection: no kid, several keys of a type; an algorithm the key is not published for", () => {
+  let app: RunningApp;
+  let keys: SigningKey[];
+
+  beforeAll(async () => {
+    // A rotation overlap: two RSA keys and an EC key published at once.
+    keys = [await idp.newKey("RS256"), await idp.newKey("RS256"), await idp.newKey("ES256")];
+    await idp.publish(keys);
+    ({ app } = await startWith({ PLAN_AUTH_JWKS_URL: idp.jwksUrl, PLAN_AUTH_ISSUER: idp.issuer }));
+  });
+  afterAll(() => app.stop());
+
+  it("verifies a token without kid against each key of its type: either RSA key of the overlap, and the EC key", async () => {
+    for (const key of keys) await writeWith(app, await accessToken(key, { kid: null }));
+  });
+
+  it("refuses a token without kid that no published key signed with TOKEN_INVALID", async () => {
+    const taskId = await writeWith(app, await accessToken(keys[0] as SigningKey));
+    const forged = await refusal(app, await accessToken(await idp.newKey("RS256"), { kid: null }), taskId);
+    expect([forged.code, forged.reason]).toEqual([status.UNAUTHENTICATED, "TOKEN_INVALID"]);
+    await expectUnchanged(app, await accessToken(keys[0] as SigningKey), taskId);
+  });
+
+  it("refuses a PS256 token signed by a key published for RS256 as TOKEN_INVALID ALGORITHM_NOT_ALLOWED, without fetching the key set", async () => {
+    const rsa = keys[1] as SigningKey;
+    const taskId = await writeWith(app, await accessToken(rsa));
+    await new Promise((resolve) => setTimeout(resolve, COOLDOWN_MS)); // a fetch would be allowed
+    const before = idp.jwksRequests();
+    for (const kid of [rsa.kid, null]) {
+      const refused = await refusal(app, await accessToken(rsa, { alg: "PS256", kid }), taskId);
+      expect([refused.code, refused.reason, refused.metadata.cause]).toEqual([
+        status.UNAUTHENTICATED,
+        "TOKEN_INVALID",
+        "ALGORITHM_NOT_ALLOWED",
+      ]);
+      expect(refused.message).toContain("algorithm");
+    }
+    expect(idp.jwksRequests()).toBe(before);
+    await expectUnchanged(app, await accessToken(rsa), taskId);
   });
 });
 
