@@ -4,7 +4,7 @@ import { HealthImplementation } from "grpc-health-check";
 import type { Logger } from "pino";
 import { type JwksFetchOutcome, jwksKeySet } from "./auth/jwks-key-set";
 import { createTokenVerifier, type TokenVerifier } from "./auth/token-verifier";
-import type { AuthConfig, Config } from "./config/config";
+import type { AuthConfig, Config, TlsFilesConfig } from "./config/config";
 import { readSettingFile } from "./config/setting-file";
 import { authenticator } from "./grpc/authenticate";
 import { startHealthMonitor } from "./grpc/health-monitor";
@@ -62,11 +62,13 @@ export interface AppOverrides {
 /** The composition root: builds every adapter from config, wires the services and starts serving. */
 export async function startApp(config: Config, overrides: AppOverrides = {}): Promise<RunningApp> {
   const logger = overrides.logger ?? createLogger(config.logLevel);
-  // Certificates first: unusable TLS files fail the start before anything is opened.
-  const grpcTls = config.grpcTls ? watchTlsFiles(config.grpcTls, config.tlsReloadIntervalMs, logger) : null;
-  const metricsTls = config.metricsTls
-    ? watchTlsFiles(config.metricsTls, config.tlsReloadIntervalMs, logger)
-    : null;
+  const { metrics: plainMetrics, registry } = createMetrics();
+  const edge = edgeCounters(registry);
+  // Certificates first: unusable TLS files (expired ones included) fail the start before anything is opened.
+  const tlsFiles = (files: TlsFilesConfig) =>
+    watchTlsFiles(files, config.tlsReloadIntervalMs, logger, (outcome) => edge.tlsReload(outcome));
+  const grpcTls = config.grpcTls ? tlsFiles(config.grpcTls) : null;
+  const metricsTls = config.metricsTls ? tlsFiles(config.metricsTls) : null;
   const dataSource = createDataSource(config.databaseUrl, { poolSize: config.databasePoolSize });
   await dataSource.initialize();
   await refuseUnsafeSqlMode(dataSource);
@@ -88,7 +90,6 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
     (config.redis ? await RedlockTaskLock.connect(config.redis, logger) : new InProcessTaskLock());
   const lock = tracer ? tracedLock(plainLock, tracer) : plainLock;
   const clock = overrides.clock ?? (() => new Date());
-  const { metrics: plainMetrics, registry } = createMetrics();
   const metrics = tracer ? tracedMetrics(plainMetrics, tracer, dialect) : plainMetrics;
   // Changes: recorded by every write's transaction, announced after commit (over Redis when
   // replicas share it), fanned out to this replica's watchers, pruned in the background.
@@ -134,7 +135,6 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
     logger,
     metrics,
   });
-  const edge = edgeCounters(registry);
   const health = new HealthImplementation();
   // With JWKS, the plan and task services are NOT_SERVING until the first key set is fetched.
   const serving = new ServingConditions(health, {
