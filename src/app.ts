@@ -2,14 +2,15 @@ import { randomUUID } from "node:crypto";
 import type { Tracer } from "@opentelemetry/api";
 import { HealthImplementation } from "grpc-health-check";
 import type { Logger } from "pino";
-import { jwksKeySet } from "./auth/jwks-key-set";
+import { type JwksFetchOutcome, jwksKeySet } from "./auth/jwks-key-set";
 import { createTokenVerifier, type TokenVerifier } from "./auth/token-verifier";
-import type { AuthConfig, Config } from "./config/config";
+import type { AuthConfig, Config, TlsFilesConfig } from "./config/config";
 import { readSettingFile } from "./config/setting-file";
 import { authenticator } from "./grpc/authenticate";
 import { startHealthMonitor } from "./grpc/health-monitor";
 import { planHandlers } from "./grpc/plan-handlers";
-import { bind, buildGrpcServer, setHealth } from "./grpc/server";
+import { bind, buildGrpcServer } from "./grpc/server";
+import { ServingConditions } from "./grpc/serving-conditions";
 import { serverCredentials } from "./grpc/tls-credentials";
 import { taskHandlers } from "./grpc/task-handlers";
 import { WatchBuffers } from "./grpc/watch-buffers";
@@ -21,7 +22,7 @@ import { redisBroadcast } from "./locking/redis-broadcast";
 import type { Broadcast } from "./plans/ports/broadcast";
 import type { TaskLock } from "./plans/ports/task-lock";
 import { createLogger } from "./logger";
-import { connectionReplacements, createMetrics, watchGauges } from "./observability/metrics";
+import { connectionReplacements, createMetrics, edgeCounters, watchGauges } from "./observability/metrics";
 import { startMetricsServer } from "./observability/metrics-server";
 import { tracedBroadcast, tracedLock, tracedMetrics } from "./observability/traced-ports";
 import { startTracingSdk } from "./observability/tracing-sdk";
@@ -63,17 +64,18 @@ export interface AppOverrides {
 /** The composition root: builds every adapter from config, wires the services and starts serving. */
 export async function startApp(config: Config, overrides: AppOverrides = {}): Promise<RunningApp> {
   const logger = overrides.logger ?? createLogger(config.logLevel);
-  // Certificates first: unusable TLS files fail the start before anything is opened.
-  const grpcTls = config.grpcTls ? watchTlsFiles(config.grpcTls, config.tlsReloadIntervalMs, logger) : null;
-  const metricsTls = config.metricsTls
-    ? watchTlsFiles(config.metricsTls, config.tlsReloadIntervalMs, logger)
-    : null;
+  const { metrics: plainMetrics, registry } = createMetrics();
+  const edge = edgeCounters(registry);
+  // Certificates first: unusable TLS files (expired ones included) fail the start before anything is opened.
+  const tlsFiles = (files: TlsFilesConfig) =>
+    watchTlsFiles(files, config.tlsReloadIntervalMs, logger, (outcome) => edge.tlsReload(outcome));
+  const grpcTls = config.grpcTls ? tlsFiles(config.grpcTls) : null;
+  const metricsTls = config.metricsTls ? tlsFiles(config.metricsTls) : null;
   const dataSource = createDataSource(config.databaseUrl, { poolSize: config.databasePoolSize });
   await dataSource.initialize();
   await refuseUnsafeSqlMode(dataSource);
   if (config.migrateOnStart) await runMigrations(dataSource, { lockWaitMs: config.migrationLockWaitMs });
   const dialect = dialectOf(config.databaseUrl);
-  const { metrics: plainMetrics, registry } = createMetrics();
   const store = new TypeOrmPlanStore(dataSource, dialect, {
     // A write's transaction outlives a holder that stopped acting by no more than its lease.
     writeConnections: {
@@ -140,7 +142,19 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
     logger,
     metrics,
   });
-  const verifier = config.auth ? verifierOf(config.auth, logger) : null;
+  const health = new HealthImplementation();
+  // With JWKS, the plan and task services are NOT_SERVING until the first key set is fetched.
+  const serving = new ServingConditions(health, {
+    database: true,
+    identity: !config.auth?.jwks,
+    running: true,
+  });
+  const verifier = config.auth
+    ? verifierOf(config.auth, logger, (outcome) => {
+        edge.jwksFetch(outcome);
+        if (outcome === "ok") serving.set("identity", true);
+      })
+    : null;
   if (!verifier) logger.warn("auth is off: every task is reachable and request authors are trusted");
   const deps = {
     tracing: traces?.tracing ?? null,
@@ -157,8 +171,6 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
     queuedBytes: () => watchBuffers.queuedBytes,
     writingBytes: () => watchBuffers.writingBytes,
   });
-  const health = new HealthImplementation();
-  setHealth(health, true);
   const server = buildGrpcServer(
     {
       plans: planHandlers(
@@ -185,7 +197,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
   const metricsServer = config.metricsAddress
     ? await startMetricsServer(registry, config.metricsAddress, metricsTls)
     : null;
-  const monitor = startHealthMonitor(() => store.ping(), health, config.healthIntervalMs, logger);
+  const monitor = startHealthMonitor(() => store.ping(), serving, config.healthIntervalMs, logger);
   logger.info(
     {
       port,
@@ -237,14 +249,18 @@ function drain(server: import("@grpc/grpc-js").Server, drainMs: number): Promise
 }
 
 // With JWKS, the key set is fetched at once (a provider that is down does not stop the start: calls
-// fail UNAUTHENTICATED TOKEN_KEY_UNKNOWN until a fetch succeeds).
-function verifierOf(auth: AuthConfig, logger: Logger): TokenVerifier {
+// fail UNAUTHENTICATED TOKEN_KEY_UNKNOWN until a fetch succeeds); `onFetch` hears every outcome.
+function verifierOf(
+  auth: AuthConfig,
+  logger: Logger,
+  onFetch: (outcome: JwksFetchOutcome) => void,
+): TokenVerifier {
   if (!auth.jwks) return createTokenVerifier(auth);
   const { caFile } = auth.jwks;
   const ca = caFile ? readSettingFile({ path: caFile, setting: "PLAN_AUTH_JWKS_CA_FILE" }) : null;
-  const keys = jwksKeySet({ ...auth.jwks, ca }, logger);
+  const keys = jwksKeySet({ ...auth.jwks, ca }, logger, onFetch);
   void keys.prefetch();
-  return createTokenVerifier(auth, keys.getKey);
+  return createTokenVerifier(auth, (header) => keys.keysFor(header));
 }
 
 const traced = (broadcast: Broadcast, tracer: Tracer | null): Broadcast =>

@@ -6,7 +6,11 @@ export type AuthenticationReason = "TOKEN_MISSING" | "TOKEN_INVALID" | "TOKEN_EX
  * malformed header and a token that is not valid yet are both TOKEN_INVALID.
  */
 export type AuthenticationProblem =
-  AuthenticationReason | "HEADER_MALFORMED" | "TOKEN_NOT_YET_VALID" | "KEYS_UNAVAILABLE";
+  | AuthenticationReason
+  | "HEADER_MALFORMED"
+  | "TOKEN_NOT_YET_VALID"
+  | "KEYS_UNAVAILABLE"
+  | "ALGORITHM_NOT_ALLOWED";
 
 const REASONS: Record<AuthenticationProblem, AuthenticationReason> = {
   TOKEN_MISSING: "TOKEN_MISSING",
@@ -16,6 +20,7 @@ const REASONS: Record<AuthenticationProblem, AuthenticationReason> = {
   TOKEN_NOT_YET_VALID: "TOKEN_INVALID",
   TOKEN_KEY_UNKNOWN: "TOKEN_KEY_UNKNOWN",
   KEYS_UNAVAILABLE: "TOKEN_KEY_UNKNOWN",
+  ALGORITHM_NOT_ALLOWED: "TOKEN_INVALID",
 };
 
 const MESSAGES: Record<AuthenticationProblem, string> = {
@@ -29,6 +34,8 @@ const MESSAGES: Record<AuthenticationProblem, string> = {
     "The bearer token is signed by a key the identity provider does not publish (unknown kid).",
   KEYS_UNAVAILABLE:
     "The identity provider's signing keys could not be fetched yet, so the bearer token cannot be verified.",
+  ALGORITHM_NOT_ALLOWED:
+    "The bearer token's signing algorithm (alg) is not accepted here, or is not the one its key is published for.",
 };
 
 const NEXT_ACTIONS: Record<AuthenticationProblem, string> = {
@@ -42,12 +49,19 @@ const NEXT_ACTIONS: Record<AuthenticationProblem, string> = {
     "Send a token signed by a current key of the identity provider; right after a key rotation, retry in a minute.",
   KEYS_UNAVAILABLE:
     "Retry in a minute; if it persists, the service cannot reach its identity provider's keys.",
+  ALGORITHM_NOT_ALLOWED:
+    "Send a token signed with the algorithm its key is published for (the key's alg in the identity provider's key set).",
 };
 
 /** The call carries no usable credentials; nothing was read or changed. */
 export class AuthenticationError extends Error {
   /** ErrorInfo.reason: what clients branch on. */
   readonly reason: AuthenticationReason;
+  /**
+   * The problem when it is not the reason itself (ErrorInfo.metadata["cause"], e.g.
+   * ALGORITHM_NOT_ALLOWED under TOKEN_INVALID); null otherwise.
+   */
+  readonly detail: AuthenticationProblem | null;
   /** What the caller should do (ErrorInfo.metadata["next_action"]). */
   readonly nextAction: string;
 
@@ -55,6 +69,7 @@ export class AuthenticationError extends Error {
     super(MESSAGES[problem]);
     this.name = "AuthenticationError";
     this.reason = REASONS[problem];
+    this.detail = problem === this.reason ? null : problem;
     this.nextAction = NEXT_ACTIONS[problem];
   }
 }

@@ -1,5 +1,12 @@
 import { createPublicKey, type KeyObject } from "node:crypto";
-import { errors as joseErrors, type JWTVerifyGetKey, jwtVerify } from "jose";
+import {
+  decodeProtectedHeader,
+  errors as joseErrors,
+  type JWSHeaderParameters,
+  type JWTPayload,
+  type JWTVerifyOptions,
+  jwtVerify,
+} from "jose";
 import { z } from "zod";
 import { AuthenticationError, type AuthenticationProblem } from "./authentication-error";
 import type { Caller } from "./caller";
@@ -35,6 +42,12 @@ export interface ClaimNames {
 
 export const DEFAULT_CLAIMS: ClaimNames = { workspaces: "workspaces", kind: "kind", name: "name" };
 
+/**
+ * The keys a token with this header may be verified with, in order (a key set: jwks-key-set.ts);
+ * throws AuthenticationError when there are none.
+ */
+export type KeyCandidates = (header: JWSHeaderParameters) => Promise<readonly (KeyObject | Uint8Array)[]>;
+
 /** Turns a bearer token into a Caller or throws AuthenticationError. */
 export interface TokenVerifier {
   verify(token: string | null): Promise<Caller>;
@@ -55,27 +68,24 @@ const identitySchema = z.object({
  */
 export function createTokenVerifier(
   settings: TokenVerifierSettings,
-  keySet: JWTVerifyGetKey | null = null,
+  keySet: KeyCandidates | null = null,
 ): TokenVerifier {
-  const key: Uint8Array | KeyObject | JWTVerifyGetKey = keySet
-    ? keySet
-    : settings.secret
-      ? new TextEncoder().encode(settings.secret)
-      : createPublicKey(settings.publicKeyPem ?? "");
+  const candidates = keySet ?? fixedKey(settings);
   const algorithms = settings.secret && !keySet ? ["HS256"] : ["RS256", "PS256", "ES256", "EdDSA"];
+  const options: JWTVerifyOptions = {
+    algorithms,
+    ...(settings.issuer ? { issuer: settings.issuer } : {}),
+    ...(settings.audience ? { audience: settings.audience } : {}),
+    requiredClaims: ["exp"],
+    clockTolerance: settings.clockSkewMs / 1000,
+  };
   const names = settings.claims;
   return {
     async verify(token) {
       if (!token) throw new AuthenticationError("TOKEN_MISSING");
-      let payload: unknown;
+      let payload: JWTPayload;
       try {
-        ({ payload } = await jwtVerify(token, key as Parameters<typeof jwtVerify>[1], {
-          algorithms,
-          ...(settings.issuer ? { issuer: settings.issuer } : {}),
-          ...(settings.audience ? { audience: settings.audience } : {}),
-          requiredClaims: ["exp"],
-          clockTolerance: settings.clockSkewMs / 1000,
-        }));
+        payload = await verifiedPayload(token, candidates, options);
       } catch (error) {
         throw new AuthenticationError(problemOf(error));
       }
@@ -103,9 +113,43 @@ export function createTokenVerifier(
   };
 }
 
+// The one key of a secret or a PEM public key.
+function fixedKey(settings: TokenVerifierSettings): KeyCandidates {
+  const keys = [
+    settings.secret
+      ? new TextEncoder().encode(settings.secret)
+      : createPublicKey(settings.publicKeyPem ?? ""),
+  ];
+  return () => Promise.resolve(keys);
+}
+
+// The token's payload once one of its candidate keys verifies its signature (a token without kid
+// may have several); claims are checked with that key. The algorithm is checked first, so a token
+// of an algorithm not accepted never makes the key set fetch.
+async function verifiedPayload(
+  token: string,
+  candidates: KeyCandidates,
+  options: JWTVerifyOptions,
+): Promise<JWTPayload> {
+  const header = decodeProtectedHeader(token);
+  if (!header.alg || !options.algorithms?.includes(header.alg))
+    throw new AuthenticationError("ALGORITHM_NOT_ALLOWED");
+  let failure: unknown = new joseErrors.JWSSignatureVerificationFailed();
+  for (const key of await candidates(header)) {
+    try {
+      return (await jwtVerify(token, key, options)).payload;
+    } catch (error) {
+      if (!(error instanceof joseErrors.JWSSignatureVerificationFailed)) throw error;
+      failure = error;
+    }
+  }
+  throw failure;
+}
+
 function problemOf(error: unknown): AuthenticationProblem {
   if (error instanceof AuthenticationError) return error.problem; // from the key set
   if (error instanceof joseErrors.JWTExpired) return "TOKEN_EXPIRED";
+  if (error instanceof joseErrors.JOSEAlgNotAllowed) return "ALGORITHM_NOT_ALLOWED";
   if (error instanceof joseErrors.JWTClaimValidationFailed && error.claim === "nbf")
     return "TOKEN_NOT_YET_VALID";
   return "TOKEN_INVALID";

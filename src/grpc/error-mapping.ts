@@ -110,7 +110,11 @@ export function toWireError(error: unknown, requestId: string, notDone: string |
     return wire(CODE_OF_REASON[error.reason], error.message, error.reason, metadata, violations);
   }
   if (error instanceof AuthenticationError) {
-    const metadata = { next_action: error.nextAction, request_id: requestId };
+    const metadata = {
+      ...(error.detail ? { cause: error.detail } : {}),
+      next_action: error.nextAction,
+      request_id: requestId,
+    };
     return wire(CODE_OF_REASON[error.reason], error.message, error.reason, metadata, []);
   }
   return {

@@ -1,19 +1,18 @@
-import type { HealthImplementation } from "grpc-health-check";
 import type { Logger } from "pino";
 import { every } from "../background/periodic";
-import { setHealth } from "./server";
+import type { ServingConditions } from "./serving-conditions";
 
 /**
- * Polls the database and reports NOT_SERVING while it does not answer, SERVING once it does again.
- * `stop()` ends polling and leaves the server NOT_SERVING (shutdown).
+ * Polls the database and sets the `database` condition: NOT_SERVING while it does not answer,
+ * SERVING once it does again. `stop()` ends polling and clears `running` (shutdown: NOT_SERVING).
  */
 export function startHealthMonitor(
   ping: () => Promise<void>,
-  health: HealthImplementation,
+  serving: ServingConditions,
   intervalMs: number,
   logger: Logger,
 ): { stop(): void } {
-  let serving = true;
+  let reachable = true;
   let stopped = false;
   const check = async () => {
     let ok = true;
@@ -22,9 +21,9 @@ export function startHealthMonitor(
     } catch {
       ok = false;
     }
-    if (stopped || ok === serving) return;
-    serving = ok;
-    setHealth(health, ok);
+    if (stopped || ok === reachable) return;
+    reachable = ok;
+    serving.set("database", ok);
     logger[ok ? "info" : "error"]({ serving: ok }, ok ? "database reachable again" : "database unreachable");
   };
   // A ping that hangs (a partitioned database) delays the next one instead of piling up beside it.
@@ -33,7 +32,7 @@ export function startHealthMonitor(
     stop() {
       stopped = true;
       timer.stop();
-      setHealth(health, false);
+      serving.set("running", false);
     },
   };
 }

@@ -54,11 +54,6 @@ export function buildGrpcServer(
   return server;
 }
 
-/** Every service healthy-or-not at once. */
-export function setHealth(health: HealthImplementation, serving: boolean): void {
-  for (const name of SERVICE_NAMES) health.setStatus(name, serving ? "SERVING" : "NOT_SERVING");
-}
-
 /**
  * Binds `address` (PLAN_GRPC_ADDRESS: host:port, port 0 picks a free one) and resolves the bound
  * port (plaintext unless `credentials` say otherwise); rejects with a ListenError naming the setting when the address cannot be bound.

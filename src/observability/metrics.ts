@@ -141,3 +141,30 @@ export function connectionReplacements(registry: Registry): (reason: "closed" | 
   for (const reason of ["closed", "lost"]) replaced.inc({ reason }, 0);
   return (reason) => replaced.inc({ reason });
 }
+
+/** Counters of what the service depends on at its edge: the identity provider's keys, its certificates. */
+export interface EdgeCounters {
+  /** A JWK Set fetch ended (`ok`, or `failed`: the cached keys stay in use). */
+  jwksFetch(outcome: "ok" | "failed"): void;
+  /** Changed TLS files were served (`reloaded`) or refused (`unusable`, `expired`, `not_yet_valid`). */
+  tlsReload(outcome: string): void;
+}
+
+export function edgeCounters(registry: Registry): EdgeCounters {
+  const jwksFetches = new Counter({
+    name: "taskplans_jwks_fetches_total",
+    help: "Fetches of the identity provider's JWK Set, by outcome (ok, failed)",
+    labelNames: ["outcome"],
+    registers: [registry],
+  });
+  const tlsReloads = new Counter({
+    name: "taskplans_tls_reloads_total",
+    help: "Changed TLS files served (reloaded) or refused, the pair in use staying (unusable, expired, not_yet_valid)",
+    labelNames: ["outcome"],
+    registers: [registry],
+  });
+  return {
+    jwksFetch: (outcome) => jwksFetches.inc({ outcome }),
+    tlsReload: (outcome) => tlsReloads.inc({ outcome }),
+  };
+}

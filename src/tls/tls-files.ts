@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import { every } from "../background/periodic";
 import { ConfigError, type TlsFilesConfig } from "../config/config";
 import { readSettingFile, type SettingFile } from "../config/setting-file";
+import { validityProblem, type ValidityProblem } from "./certificate-validity";
 
 /** A checked certificate chain, its private key and (for mTLS) the CA bundle that signs clients. */
 export interface TlsMaterial {
@@ -15,6 +16,9 @@ export interface TlsMaterial {
   readonly validTo: string;
 }
 
+/** What became of changed files: served, or refused (the material in use stays). */
+export type TlsReloadOutcome = "reloaded" | "unusable" | ValidityProblem;
+
 /** The material a listener serves now, and a way to hear of a rotated one. */
 export interface TlsSource {
   current(): TlsMaterial;
@@ -25,20 +29,28 @@ export interface TlsSource {
 
 /**
  * Serves the files' material and reads them again every `intervalMs` (Kubernetes and cert-manager
- * replace them in place). Changed files that pass the checks replace the material; changed files
- * that fail keep the material in use and log one error per distinct content, so a bad rotation never
- * takes a listener down. Throws a ConfigError when the files are unusable at start.
+ * replace them in place). Changed files that pass the checks (a matching pair, valid now) replace
+ * the material; changed files that fail keep the material in use and are checked again at every
+ * pass (a certificate not valid yet is taken once it is), logging and counting (`onReload`) each
+ * distinct problem once, so a bad rotation never takes a listener down. Throws a ConfigError when
+ * the files are unusable at start, expired or not valid yet included.
  */
-export function watchTlsFiles(files: TlsFilesConfig, intervalMs: number, logger: Logger): TlsSource {
+export function watchTlsFiles(
+  files: TlsFilesConfig,
+  intervalMs: number,
+  logger: Logger,
+  onReload: (outcome: TlsReloadOutcome) => void = () => undefined,
+): TlsSource {
   let raw = readRaw(files);
   let material = checked(files, raw);
   const listeners = new Set<(material: TlsMaterial) => void>();
-  // Each distinct problem is logged once, not at every pass while it lasts.
+  // Each distinct problem is logged (and counted) once, not at every pass while it lasts.
   let reported = "";
-  const report = (problem: string, message: string, level: "warn" | "error") => {
+  const report = (problem: string, message: string, level: "warn" | "error", outcome?: TlsReloadOutcome) => {
     if (problem === reported) return;
     reported = problem;
-    logger[level]({ reason: problem, serial: material.serial }, message);
+    logger[level]({ reason: problem, serial: material.serial, validTo: material.validTo }, message);
+    if (outcome) onReload(outcome);
   };
   const loop = every(intervalMs, async () => {
     let next: RawFiles;
@@ -49,18 +61,23 @@ export function watchTlsFiles(files: TlsFilesConfig, intervalMs: number, logger:
       return report((error as Error).message, "TLS files unreadable; keeping the certificate in use", "warn");
     }
     if (sameRaw(next, raw)) return;
-    raw = next;
     try {
       material = checked(files, next);
     } catch (error) {
+      const problem = error instanceof CertificatePeriodError ? error.problem : null;
       return report(
         (error as Error).message,
-        "TLS files changed but are not usable; keeping the certificate in use",
-        "error",
+        problem
+          ? "TLS certificate expired or not valid yet; keeping the certificate in use"
+          : "TLS files changed but are not usable; keeping the certificate in use",
+        problem ? "warn" : "error",
+        problem ?? "unusable",
       );
     }
+    raw = next;
     reported = "";
     logger.info({ serial: material.serial, validTo: material.validTo }, "TLS certificate reloaded");
+    onReload("reloaded");
     for (const listener of listeners) listener(material);
   });
   return {
@@ -95,6 +112,13 @@ const sameRaw = (a: RawFiles, b: RawFiles) =>
 function checked(files: TlsFilesConfig, raw: RawFiles): TlsMaterial {
   const leaf = parse(files.certFile, () => new X509Certificate(raw.cert), "is not a PEM certificate");
   const key = parse(files.keyFile, () => createPrivateKey(raw.key), "is not a PEM private key");
+  const problem = validityProblem(new Date(leaf.validFrom), new Date(leaf.validTo), new Date());
+  if (problem) {
+    throw new CertificatePeriodError(
+      `invalid configuration: ${files.certFile.setting} ${files.certFile.path} ${problem === "expired" ? `expired on ${leaf.validTo}` : `is not valid before ${leaf.validFrom}`}`,
+      problem,
+    );
+  }
   if (!leaf.checkPrivateKey(key)) {
     throw new ConfigError(
       `invalid configuration: ${files.keyFile.setting} is not the key of the certificate in ${files.certFile.setting}`,
@@ -126,5 +150,15 @@ function parse<T>(file: SettingFile, read: () => T, problem: string): T {
     throw new ConfigError(
       `invalid configuration: ${file.setting} ${file.path} ${problem} (${(error as Error).message})`,
     );
+  }
+}
+
+/** The certificate is outside its validity period (at start: the start fails; later: not loaded). */
+class CertificatePeriodError extends ConfigError {
+  constructor(
+    message: string,
+    readonly problem: ValidityProblem,
+  ) {
+    super(message);
   }
 }

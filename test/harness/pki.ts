@@ -14,8 +14,14 @@ export interface CertFiles {
 
 /** A test certificate authority made with the openssl command line (P-256 keys, valid 2 days). */
 export interface TestCa extends CertFiles {
-  /** A leaf certificate signed by this CA for `names` (IP addresses or DNS names, as SANs). */
-  issue(name: string, options?: { names?: readonly string[]; uri?: string }): CertFiles;
+  /**
+   * A leaf certificate signed by this CA for `names` (IP addresses or DNS names, as SANs), valid 2
+   * days from now or over `validity` (openssl dates, `YYYYMMDDHHMMSSZ`: an expired or future one).
+   */
+  issue(
+    name: string,
+    options?: { names?: readonly string[]; uri?: string; validity?: { from: string; to: string } },
+  ): CertFiles;
   pem(): Buffer;
 }
 
@@ -81,25 +87,83 @@ export function makeCa(dir: string, name: string): TestCa {
       );
       const leafSerial = serialHex();
       openssl(["req", "-new", ...newKey(leafKey), "-out", csr, "-subj", `/CN=${leaf}`]);
-      openssl([
-        "x509",
-        "-req",
-        "-in",
-        csr,
-        "-CA",
-        certFile,
-        "-CAkey",
-        keyFile,
-        "-set_serial",
-        `0x${leafSerial}`,
-        "-days",
-        "2",
-        "-extfile",
-        extensions,
-        "-out",
-        leafCert,
-      ]);
+      if (options.validity) signWithin(dir, leaf, { certFile, keyFile }, leafSerial, options.validity);
+      else {
+        openssl([
+          "x509",
+          "-req",
+          "-in",
+          csr,
+          "-CA",
+          certFile,
+          "-CAkey",
+          keyFile,
+          "-set_serial",
+          `0x${leafSerial}`,
+          "-days",
+          "2",
+          "-extfile",
+          extensions,
+          "-out",
+          leafCert,
+        ]);
+      }
       return { certFile: leafCert, keyFile: leafKey, serial: leafSerial };
     },
   };
+}
+
+// `openssl x509 -req` (OpenSSL 3.0) takes only a number of days from now; `openssl ca` takes dates.
+function signWithin(
+  dir: string,
+  leaf: string,
+  ca: { certFile: string; keyFile: string },
+  serial: string,
+  validity: { from: string; to: string },
+): void {
+  const config = join(dir, `${leaf}.ca.cnf`);
+  writeFileSync(join(dir, `${leaf}.index`), "");
+  writeFileSync(join(dir, `${leaf}.serial`), `${serial}\n`);
+  writeFileSync(
+    config,
+    [
+      "[ca]",
+      "default_ca = test",
+      "[test]",
+      `database = ${join(dir, `${leaf}.index`)}`,
+      `serial = ${join(dir, `${leaf}.serial`)}`,
+      `new_certs_dir = ${dir}`,
+      "default_md = sha256",
+      "policy = any",
+      "unique_subject = no",
+      "[any]",
+      "commonName = supplied",
+      "[leaf]",
+      ...readFileSync(join(dir, `${leaf}.ext`), "utf8")
+        .trim()
+        .split("\n"),
+      "",
+    ].join("\n"),
+  );
+  openssl([
+    "ca",
+    "-batch",
+    "-notext",
+    "-config",
+    config,
+    "-cert",
+    ca.certFile,
+    "-keyfile",
+    ca.keyFile,
+    "-in",
+    join(dir, `${leaf}.csr`),
+    "-out",
+    join(dir, `${leaf}.crt`),
+    "-startdate",
+    validity.from,
+    "-enddate",
+    validity.to,
+    "-extensions",
+    "leaf",
+  ]);
 }

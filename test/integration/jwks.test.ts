@@ -6,6 +6,7 @@ import { AuthorKind } from "../../generated/ts/taskplans/v1/plan";
 import { type RunningApp, startApp } from "../../src/app";
 import { loadConfig } from "../../src/config/config";
 import { capturingLogger } from "../harness/capturing-logger";
+import { checkHealth, healthClient } from "../harness/grpc-clients";
 import { type JwksServer, type SigningKey, startJwksServer } from "../harness/jwks-server";
 import { makeCa, type TestCa } from "../harness/pki";
 import { waitFor } from "../harness/processes";
@@ -38,7 +39,7 @@ afterAll(async () => {
 });
 
 /** An access token as a Keycloak realm issues it for a service account, with the two mapped claims. */
-const accessToken = (key: SigningKey, options: { kid?: string } = {}) =>
+const accessToken = (key: SigningKey, options: { kid?: string | null; alg?: string } = {}) =>
   idp.sign(
     key,
     {
@@ -184,20 +185,75 @@ describe("JWKS (PLAN_AUTH_JWKS_URL)", () => {
   });
 });
 
+describe("JWKS key selection: no kid, several keys of a type; an algorithm the key is not published for", () => {
+  let app: RunningApp;
+  let keys: SigningKey[];
+
+  beforeAll(async () => {
+    // A rotation overlap: two RSA keys and an EC key published at once.
+    keys = [await idp.newKey("RS256"), await idp.newKey("RS256"), await idp.newKey("ES256")];
+    await idp.publish(keys);
+    ({ app } = await startWith({ PLAN_AUTH_JWKS_URL: idp.jwksUrl, PLAN_AUTH_ISSUER: idp.issuer }));
+  });
+  afterAll(() => app.stop());
+
+  it("verifies a token without kid against each key of its type: either RSA key of the overlap, and the EC key", async () => {
+    for (const key of keys) await writeWith(app, await accessToken(key, { kid: null }));
+  });
+
+  it("refuses a token without kid that no published key signed with TOKEN_INVALID", async () => {
+    const taskId = await writeWith(app, await accessToken(keys[0] as SigningKey));
+    const forged = await refusal(app, await accessToken(await idp.newKey("RS256"), { kid: null }), taskId);
+    expect([forged.code, forged.reason]).toEqual([status.UNAUTHENTICATED, "TOKEN_INVALID"]);
+    await expectUnchanged(app, await accessToken(keys[0] as SigningKey), taskId);
+  });
+
+  it("refuses a PS256 token signed by a key published for RS256 as TOKEN_INVALID ALGORITHM_NOT_ALLOWED, without fetching the key set", async () => {
+    const rsa = keys[1] as SigningKey;
+    const taskId = await writeWith(app, await accessToken(rsa));
+    await new Promise((resolve) => setTimeout(resolve, COOLDOWN_MS)); // a fetch would be allowed
+    const before = idp.jwksRequests();
+    for (const kid of [rsa.kid, null]) {
+      const refused = await refusal(app, await accessToken(rsa, { alg: "PS256", kid }), taskId);
+      expect([refused.code, refused.reason, refused.metadata.cause]).toEqual([
+        status.UNAUTHENTICATED,
+        "TOKEN_INVALID",
+        "ALGORITHM_NOT_ALLOWED",
+      ]);
+      expect(refused.message).toContain("algorithm");
+    }
+    expect(idp.jwksRequests()).toBe(before);
+    await expectUnchanged(app, await accessToken(rsa), taskId);
+  });
+});
+
 describe("JWKS that cannot be fetched at start, and OIDC discovery (PLAN_AUTH_OIDC_DISCOVERY)", () => {
-  it("refuses every token with TOKEN_KEY_UNKNOWN until the provider answers, then verifies without a restart", async () => {
+  it("refuses every token with TOKEN_KEY_UNKNOWN and reports the plan and task services NOT_SERVING until the provider answers, then verifies and serves without a restart", async () => {
     const key = await idp.newKey();
     await idp.publish([key]);
     await idp.down();
     const { app } = await startWith({ PLAN_AUTH_JWKS_URL: idp.jwksUrl, PLAN_AUTH_ISSUER: idp.issuer });
+    const health = healthClient(app.port);
+    const statuses = async () =>
+      Promise.all(
+        ["", "taskplans.v1.PlanService", "taskplans.v1.TaskService"].map((name) => checkHealth(health, name)),
+      );
     try {
       const refused = await refusal(app, await accessToken(key), "task-x");
       expect([refused.code, refused.reason]).toEqual([status.UNAUTHENTICATED, "TOKEN_KEY_UNKNOWN"]);
       expect(refused.message).toContain("could not be fetched");
+      // The whole server ("": startup and liveness) is up; what needs a verified caller is not.
+      expect(await statuses()).toEqual(["SERVING", "NOT_SERVING", "NOT_SERVING"]);
       await idp.up();
       await new Promise((resolve) => setTimeout(resolve, COOLDOWN_MS));
       await writeWith(app, await accessToken(key));
+      expect(await statuses()).toEqual(["SERVING", "SERVING", "SERVING"]);
+      await idp.down(); // keys once fetched stay in use: the provider going away changes nothing
+      await new Promise((resolve) => setTimeout(resolve, COOLDOWN_MS));
+      await refusal(app, await accessToken(await idp.newKey()), "task-x"); // an unknown kid: a failed fetch
+      expect(await statuses()).toEqual(["SERVING", "SERVING", "SERVING"]);
     } finally {
+      health.close();
       await app.stop();
       await idp.up().catch(() => undefined);
     }
@@ -228,4 +284,75 @@ describe("JWKS that cannot be fetched at start, and OIDC discovery (PLAN_AUTH_OI
   ])("refuses %j at start", (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
   });
+});
+
+describe("a JWK Set answer cut off mid-body or trickled (PLAN_AUTH_JWKS_TIMEOUT_MS)", () => {
+  const TIMEOUT_MS = 1_000;
+  let app: RunningApp;
+  let lines: string[];
+  let current: SigningKey;
+  let taskId: string;
+
+  beforeAll(async () => {
+    current = await idp.newKey();
+    await idp.publish([current]);
+    ({ app, lines } = await startWith({
+      PLAN_AUTH_JWKS_URL: idp.jwksUrl,
+      PLAN_AUTH_ISSUER: idp.issuer,
+      PLAN_AUTH_JWKS_TIMEOUT_MS: String(TIMEOUT_MS),
+      PLAN_METRICS_ADDRESS: "127.0.0.1:0",
+    }));
+    taskId = await writeWith(app, await accessToken(current));
+  });
+  afterAll(() => app.stop());
+
+  const read = async (token: string, timeoutMs: number) => {
+    const client = connect(app.port, token);
+    try {
+      return await client.plans.getPlan({ taskId }, { timeoutMs });
+    } finally {
+      client.close();
+    }
+  };
+  const failedFetches = async () => {
+    const body = await (await fetch(`http://127.0.0.1:${app.metricsPort}/metrics`)).text();
+    return Number(/^taskplans_jwks_fetches_total\{outcome="failed"\} (\d+)$/m.exec(body)?.[1] ?? 0);
+  };
+
+  it.each([
+    ["cut-off", "closed the connection before the body ended"],
+    ["trickle", `did not send its document within ${TIMEOUT_MS} ms`],
+  ] as const)(
+    "%s: the fetch fails within the timeout (the call is refused, not left waiting), is logged and counted, and the next fetch verifies the new key",
+    async (fault, logged) => {
+      const next = await idp.newKey();
+      await idp.publish([current, next]);
+      idp.misbehaveOnce(fault);
+      await new Promise((resolve) => setTimeout(resolve, COOLDOWN_MS)); // past the last fetch's cooldown
+      const failedBefore = await failedFetches();
+      const started = Date.now();
+      // Before the fix the fetch never settled (cut-off) or lasted the whole trickle (about 40 s), and
+      // this call ran into its own deadline.
+      const refused = await rpcError(read(await accessToken(next), 4 * TIMEOUT_MS));
+      expect([refused.code, refused.reason]).toEqual([status.UNAUTHENTICATED, "TOKEN_KEY_UNKNOWN"]);
+      expect((await read(await accessToken(current), 4 * TIMEOUT_MS)).plan?.version).toBe(1); // cached key
+      const token = await accessToken(next);
+      await waitFor(
+        "the new key to verify",
+        () =>
+          read(token, 4 * TIMEOUT_MS).then(
+            () => true,
+            () => false,
+          ),
+        10_000,
+      );
+      const recoveryMs = Date.now() - started;
+      process.stderr.write(
+        `JWKS ${fault}: ${recoveryMs} ms from the failed fetch to the next verified call (cooldown ${COOLDOWN_MS} ms, timeout ${TIMEOUT_MS} ms)\n`,
+      );
+      expect(lines.some((line) => line.includes("JWKS fetch failed") && line.includes(logged))).toBe(true);
+      expect(await failedFetches()).toBe(failedBefore + 1);
+      current = next;
+    },
+  );
 });

@@ -95,6 +95,12 @@ async function writePlan(client: TaskPlansClient, content: string): Promise<stri
 
 describe("TLS on gRPC (PLAN_GRPC_TLS_CERT_FILE, PLAN_GRPC_TLS_KEY_FILE)", () => {
   let app: RunningApp;
+  /** A counter's value on the replica's /metrics (plaintext here), 0 before its first count. */
+  const metric = async (series: string) => {
+    const body = await (await fetch(`http://127.0.0.1:${app.metricsPort}/metrics`)).text();
+    const line = body.split("\n").find((l) => l.startsWith(`${series} `));
+    return Number(line?.split(" ")[1] ?? 0);
+  };
   let lines: string[];
   let served: { cert: string; key: string };
 
@@ -224,6 +230,39 @@ describe("TLS on gRPC (PLAN_GRPC_TLS_CERT_FILE, PLAN_GRPC_TLS_KEY_FILE)", () => 
       throw new Error(`${error.message}: ${lines.filter((l) => l.includes("TLS")).join("")}`);
     });
   });
+
+  it("does not load an expired pair written during a rotation: the pair in use stays served, one warning is logged and the refusal counted", async () => {
+    const inUse = await servedSerial(app.port);
+    const logged = lines.length;
+    const refusals = () => metric('taskplans_tls_reloads_total{outcome="expired"}');
+    const before = await refusals();
+    const expired = ca.issue("server-expired", {
+      validity: { from: "20200101000000Z", to: "20200201000000Z" },
+    });
+    copyFileSync(expired.keyFile, served.key);
+    copyFileSync(expired.certFile, served.cert);
+    const warned = () =>
+      lines.slice(logged).filter((line) => line.includes("TLS certificate expired or not valid yet"));
+    await waitFor("the expired pair to be refused", async () => warned().length > 0, 10_000);
+    await new Promise((resolve) => setTimeout(resolve, RELOAD_MS * 5)); // several more passes
+    expect(await servedSerial(app.port)).toBe(inUse);
+    expect(warned()).toHaveLength(1);
+    expect(warned()[0]).toContain('"level":40');
+    expect(warned()[0]).toContain("PLAN_GRPC_TLS_CERT_FILE");
+    expect(lines.slice(logged).some((line) => line.includes("TLS certificate reloaded"))).toBe(false);
+    expect(await refusals()).toBe(before + 1);
+    const client = clientOf(app.port, trusting());
+    try {
+      await writePlan(client, "# still served\n");
+    } finally {
+      client.close();
+    }
+
+    const renewed = ca.issue("server-renewed");
+    copyFileSync(renewed.keyFile, served.key);
+    copyFileSync(renewed.certFile, served.cert);
+    await waitFor("the renewed pair", async () => (await servedSerial(app.port)) === renewed.serial, 10_000);
+  });
 });
 
 describe("mTLS (PLAN_GRPC_TLS_CLIENT_CA_FILE)", () => {
@@ -328,8 +367,12 @@ describe("TLS settings that cannot work are refused at start with one line namin
     expect(() => loadConfig({ ...env })).toThrow(message);
   });
 
-  it("names the setting whose file is missing, is not PEM, or is not the certificate's key", async () => {
+  it("names the setting whose file is missing, is not PEM, is not the certificate's key, or holds a certificate expired or not valid yet", async () => {
     const server = ca.issue("bad-start");
+    const expired = ca.issue("expired-start", {
+      validity: { from: "20200101000000Z", to: "20200201000000Z" },
+    });
+    const future = ca.issue("future-start", { validity: { from: "20990101000000Z", to: "20990201000000Z" } });
     const other = ca.issue("bad-start-other");
     const garbage = join(dir, "garbage.pem");
     writeFileSync(garbage, "not a certificate\n");
@@ -353,6 +396,14 @@ describe("TLS settings that cannot work are refused at start with one line namin
           PLAN_GRPC_TLS_CLIENT_CA_FILE: garbage,
         },
         "PLAN_GRPC_TLS_CLIENT_CA_FILE",
+      ],
+      [
+        { PLAN_GRPC_TLS_CERT_FILE: expired.certFile, PLAN_GRPC_TLS_KEY_FILE: expired.keyFile },
+        `PLAN_GRPC_TLS_CERT_FILE ${expired.certFile} expired on Feb  1 00:00:00 2020 GMT`,
+      ],
+      [
+        { PLAN_GRPC_TLS_CERT_FILE: future.certFile, PLAN_GRPC_TLS_KEY_FILE: future.keyFile },
+        `PLAN_GRPC_TLS_CERT_FILE ${future.certFile} is not valid before Jan  1 00:00:00 2099 GMT`,
       ],
     ];
     for (const [env, message] of cases) {
