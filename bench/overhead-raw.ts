@@ -10,6 +10,11 @@ import { Redlock } from "@sesamecare-oss/redlock";
 import Redis from "ioredis";
 import { createPool, type PoolConnection, type RowDataPacket } from "mysql2/promise";
 import { FENCE_CHECK } from "../src/storage/write-statements";
+import {
+  DEFAULT_WRITE_CONNECTIONS,
+  RESTORE_SESSION_BOUNDS,
+  sessionBounds,
+} from "../src/storage/unit-of-work";
 
 export interface RawJob {
   readonly databaseUrl: string;
@@ -52,13 +57,17 @@ export interface RawAppended {
 
 /**
  * One append, statement for statement what the service does when it coalesces into the newest
- * revision, in the same two queries: START TRANSACTION with the locking read, then the rows (each
- * fenced one followed by the service's check, which stops the query before COMMIT) with the COMMIT.
+ * revision, in the same two queries: the session's bounds and START TRANSACTION with the locking
+ * read, then the rows (each fenced one followed by the service's check, which stops the query before
+ * COMMIT) with the COMMIT and the bounds restored.
  */
 async function append(connection: PoolConnection, taskId: string, fragment: string): Promise<RawAppended> {
   try {
-    const [opened] = await connection.query<Row[][]>(`START TRANSACTION;\n${SQL.lockState}`, [taskId]);
-    const s = opened[1]?.[0];
+    const [opened] = await connection.query<Row[][]>(
+      `${sessionBounds(DEFAULT_WRITE_CONNECTIONS.holdSeconds)};\nSTART TRANSACTION;\n${SQL.lockState}`,
+      [taskId],
+    );
+    const s = opened[2]?.[0];
     if (!s || s.p_version === null) throw new Error(`task ${taskId} has no plan`);
     // The database composes: keep the stored content without its trailing whitespace, add the
     // separator and the fragment (the bench's fragments have no leading blank lines, no trailing space).
@@ -103,12 +112,20 @@ async function append(connection: PoolConnection, taskId: string, fragment: stri
     ];
     // A lost fence (or a stored size mismatch) raises an error there, and the COMMIT is not reached.
     await connection.query(
-      [SQL.updateHead, FENCE_CHECK, SQL.updateRevision, FENCE_CHECK, SQL.recordChange, "COMMIT"].join(";\n"),
+      [
+        SQL.updateHead,
+        FENCE_CHECK,
+        SQL.updateRevision,
+        FENCE_CHECK,
+        SQL.recordChange,
+        "COMMIT",
+        RESTORE_SESSION_BOUNDS,
+      ].join(";\n"),
       [...head, ...revision, ...change],
     );
     return { plan, revision: { id: String(s.r_id), number: Number(s.r_revision_number), coalesced: true } };
   } catch (error) {
-    await connection.query("ROLLBACK");
+    await connection.query(`ROLLBACK;\n${RESTORE_SESSION_BOUNDS}`);
     throw error;
   }
 }
