@@ -1,8 +1,28 @@
 import type { MigrationInterface, QueryRunner } from "typeorm";
-import { historyCountSql } from "../change-writes";
-import { sqlDialect } from "../sql-dialect";
 
 const BATCH = 500;
+
+// FROZEN as shipped on 2026-12-01: a copy of what `historyCountSql` (change-writes.ts) and
+// `sqlDialect(...).byteLength` (sql-dialect.ts) produced for this migration that day. A fresh
+// install replays this migration years later; it must compute the figures it computed then, so
+// this text never follows later changes to the write path's SQL (issue 42, "Migrations frozen").
+// Do not edit it: a change of how history is counted ships as a new migration.
+const BYTE_LENGTH = {
+  mysql: (column: string) => `OCTET_LENGTH(${column})`,
+  sqlite: (column: string) => `length(CAST(${column} AS BLOB))`,
+};
+
+function historyCountAsShipped(dialect: "mysql" | "sqlite"): { revisions: string; bytes: string } {
+  const byteLength = BYTE_LENGTH[dialect];
+  const storedBytes = `COALESCE(stored_bytes, COALESCE(${byteLength("content")}, 0) + COALESCE(${byteLength("content_tail")}, 0))`;
+  return {
+    revisions: "(SELECT COUNT(*) FROM task_plan_revisions r WHERE r.task_id = task_plans.task_id)",
+    bytes:
+      "((SELECT COALESCE(SUM(r.content_bytes), 0) FROM task_plan_revisions r WHERE r.task_id = task_plans.task_id)" +
+      ` + (SELECT COALESCE(SUM(${storedBytes}), 0) FROM task_plan_changes` +
+      " WHERE task_plan_changes.task_id = task_plans.task_id))",
+  };
+}
 
 /**
  * The history usage kept with HEAD (`history_revisions`, `history_bytes`, and `history_version`,
@@ -30,7 +50,7 @@ export class HistoryUsage1765100000000 implements MigrationInterface {
       if (!(await queryRunner.hasColumn("task_plans", column)))
         await queryRunner.query(`ALTER TABLE task_plans ADD COLUMN ${column} ${type}`);
     }
-    const count = historyCountSql(sqlDialect(mysql ? "mysql" : "sqlite"), "task_plans.task_id");
+    const count = historyCountAsShipped(mysql ? "mysql" : "sqlite");
     let after = "";
     for (;;) {
       const rows = (await queryRunner.query(

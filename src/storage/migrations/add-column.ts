@@ -3,6 +3,11 @@ import type { MigrationInterface, QueryRunner } from "typeorm";
 /**
  * A migration that adds one column to one table, spelled for each dialect (`ALTER TABLE ... ADD
  * COLUMN` is additive: replicas of the previous release keep working while it rolls out).
+ *
+ * FROZEN: a migrations-only helper, used by RevisionContentAtHead1764900000000 and
+ * ChangeStoredBytes1765000000000 (shipped 2026-12-01). Its behaviour (the SQL it sends, per dialect)
+ * may never change once a shipped migration uses it, and it imports nothing but TypeORM's types; a
+ * migration that needs something else gets its own helper (issue 42, "Migrations frozen").
  */
 export abstract class AddColumn implements MigrationInterface {
   abstract readonly name: string;
