@@ -3,7 +3,7 @@ import type { DataSource } from "typeorm";
 import { StorageConflictError, StorageUnavailableError } from "../../src/plans/ports/store-errors";
 import { createDataSource } from "../../src/storage/data-source";
 import type { Send } from "../../src/storage/hot-statement";
-import type { Fence, WriteStatements } from "../../src/storage/write-statements";
+import { FENCE_CHECK, type Fence, type WriteStatements } from "../../src/storage/write-statements";
 import { runMigrations } from "../../src/storage/migrations-runner";
 import { classifyStorageError } from "../../src/storage/storage-errors";
 import { TypeOrmPlanStore } from "../../src/storage/typeorm-plan-store";
@@ -189,6 +189,46 @@ describe("a write transaction on a pooled MariaDB connection", () => {
       inTransaction: 1,
     });
     expect(await storedTasks([next])).toEqual([next]);
+  });
+
+  it("raises its fence check (errno 1242) exactly when the statement before it changed no row or two, stopping the query before its COMMIT", async () => {
+    const [a, b, after] = [newTaskId(), newTaskId(), newTaskId()];
+    await transactions.run(async ({ send }) => (await insertTask(send, a), insertTask(send, b)));
+    const connection = await createConnection({ uri: url, multipleStatements: true });
+    const outcomes: string[] = [];
+    try {
+      for (const [changed, ids] of [
+        [0, [newTaskId()]],
+        [1, [a]],
+        [2, [a, b]],
+      ] as const) {
+        // Each case in one query, as BatchedStatements sends it: fenced UPDATE, check, a row, COMMIT.
+        const sql = [
+          "START TRANSACTION",
+          `UPDATE tasks SET title = 'fenced' WHERE id IN (${ids.map(() => "?").join(", ")})`,
+          FENCE_CHECK,
+          "INSERT INTO tasks (id, workspace_id, title, created_at) VALUES (?, 'ws', '', 0)",
+          "COMMIT",
+        ].join(";\n");
+        const errno = await connection
+          .query(sql, [...ids, after])
+          .then(() => "ok")
+          .catch((error: { errno?: number }) => `errno ${error.errno}`);
+        const [[open]] = (await connection.query("SELECT @@in_transaction AS open")) as unknown as [
+          { open: number }[],
+        ];
+        await connection.query("ROLLBACK");
+        outcomes.push(`${changed}: ${errno}, open ${open?.open}`);
+        if (errno === "ok") await execSql(url, "DELETE FROM tasks WHERE id = ?", [after]);
+      }
+    } finally {
+      await connection.end();
+    }
+    // One row changed: the check finds no row and the query commits; otherwise nothing after it ran.
+    expect(outcomes).toEqual(["0: errno 1242, open 1", "1: ok, open 0", "2: errno 1242, open 1"]);
+    expect(await storedTasks([after])).toEqual([]);
+    // Only the one-row case committed its UPDATE.
+    expect([await titles([a]), await titles([b])]).toEqual([["fenced"], [""]]);
   });
 
   it("refuses a query of two fences, one of them lost, naming both and running both checks (the database does not say which)", async () => {
