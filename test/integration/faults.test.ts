@@ -5,15 +5,13 @@ import { randomBytes } from "node:crypto";
 import { createDatabase, type MariaDb, startMariaDb } from "../harness/mariadb";
 import { checkRun } from "../harness/jepsen/check-run";
 import { ResumingWatcher } from "../harness/jepsen/resuming-watcher";
-import { startWorkload, type Workload } from "../harness/jepsen/workload";
+import { recordFailure, startWorkload, type Workload } from "../harness/jepsen/workload";
 import { createPodNetwork, type Pod, type PodNetwork } from "../harness/pod-network";
 import { type RedisNode, startRedisNodes } from "../harness/redis";
 import { type Replica, startReplica } from "../harness/replica";
 import { connect } from "../harness/rpc";
-import { type OpRecord, outcomeOf } from "../harness/jepsen/history";
+import type { OpRecord } from "../harness/jepsen/history";
 import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
-import { decodeStatusDetails } from "../../clients/ts/src/errors";
-import type { Metadata } from "@grpc/grpc-js";
 import { execSql } from "../harness/sql";
 import Redis from "ioredis";
 import { redisKeys } from "../../src/locking/redis-keys";
@@ -194,10 +192,7 @@ async function firstWritesAfter(
             [record.outcome, record.version] = ["ok", answer.plan?.version];
             return Date.now() - from;
           } catch (error) {
-            const reason =
-              decodeStatusDetails((error as { metadata?: Metadata }).metadata)?.errorInfo?.reason ?? "";
-            record.reason = reason || `transport code ${(error as { code?: number }).code}`;
-            record.outcome = outcomeOf(reason);
+            recordFailure(record, error);
           } finally {
             record.endedAt = Date.now();
           }
@@ -445,6 +440,42 @@ describe("network partitions: replicas in network namespaces, MariaDB and each R
   const HOLDER_FROZEN_MS = 30_000;
   const RECOVERY_BOUND_MS = LEASE_MS + 5_000;
 
+  /**
+   * Interrupts replica 1 once it holds a task's rows (interruptHoldingRows) and measures how soon
+   * every task is written through replica 0 again (firstWritesAfter, for up to 30 s), which must be
+   * within the lease plus 5 s: the moment of the interruption, the attempts it took, the recovery.
+   */
+  async function recoveryFromVanishedHolder(
+    cluster: Pick<Cluster, "replicas" | "pods"> & { taskIds: readonly string[]; mariadb: MariaDb },
+    workload: Workload,
+    fault: { interrupt(): void; restore(): void },
+    what: string,
+  ): Promise<{ at: number; attempts: number; recovered: number | null }> {
+    const { replicas, pods, taskIds, mariadb: database } = cluster;
+    const address = pods[1]?.address ?? "";
+    const { at, attempts } = await interruptHoldingRows(
+      fault,
+      workload,
+      1,
+      address,
+      database.urlFor("mysql"),
+    );
+    const recovered = await firstWritesAfter(
+      workload,
+      replicas[0] as Replica,
+      0,
+      taskIds,
+      at,
+      HOLDER_FROZEN_MS,
+    );
+    console.log(
+      `[holder vanished] ${what} holding rows: every task written through another replica after ${recovered ?? `more than ${HOLDER_FROZEN_MS}`} ms`,
+    );
+    expect(recovered).not.toBeNull();
+    expect(recovered).toBeLessThanOrEqual(RECOVERY_BOUND_MS);
+    return { at, attempts, recovered };
+  }
+
   it("a replica frozen (SIGSTOP) for 30 s while holding a task's rows: the others write to every task again within the lease plus 5 s; resumed, its write does not commit twice", async () => {
     await runScenario(
       "SIGSTOP 30 s holding rows",
@@ -453,20 +484,11 @@ describe("network partitions: replicas in network namespaces, MariaDB and each R
         await untilProgress(workload, 0.1);
         const frozen = replicas[1] as Replica;
         const fault = { interrupt: () => frozen.pause(), restore: () => frozen.resume() };
-        const { at, attempts } = await interruptHoldingRows(
+        const { at, attempts, recovered } = await recoveryFromVanishedHolder(
+          { replicas, pods, taskIds, mariadb },
+          workload,
           fault,
-          workload,
-          1,
-          pods[1]?.address ?? "",
-          mariadb.urlFor("mysql"),
-        );
-        const recovered = await firstWritesAfter(
-          workload,
-          replicas[0] as Replica,
-          0,
-          taskIds,
-          at,
-          HOLDER_FROZEN_MS,
+          "frozen 30 s",
         );
         await sleep(at + HOLDER_FROZEN_MS - Date.now());
         fault.restore();
@@ -479,11 +501,6 @@ describe("network partitions: replicas in network namespaces, MariaDB and each R
         )
           await sleep(100);
         stop();
-        console.log(
-          `[holder vanished] frozen 30 s holding rows: every task written through another replica after ${recovered ?? "more than 30000"} ms`,
-        );
-        expect(recovered).not.toBeNull();
-        expect(recovered).toBeLessThanOrEqual(RECOVERY_BOUND_MS);
         return `froze replica 1 holding rows (attempt ${attempts}) for 30 s: every task written through replica 0 after ${recovered} ms; resumed, replica 1 wrote again`;
       },
       { topology, openEnded: true },
@@ -499,27 +516,13 @@ describe("network partitions: replicas in network namespaces, MariaDB and each R
         const pod = pods[1] as Pod;
         const everything = [addresses?.database ?? "", ...(addresses?.redis ?? [])];
         const fault = { interrupt: () => pod.cut(everything), restore: () => pod.heal(everything) };
-        const { at, attempts } = await interruptHoldingRows(
+        const { attempts, recovered } = await recoveryFromVanishedHolder(
+          { replicas, pods, taskIds, mariadb },
+          workload,
           fault,
-          workload,
-          1,
-          pod.address,
-          mariadb.urlFor("mysql"),
-        );
-        const recovered = await firstWritesAfter(
-          workload,
-          replicas[0] as Replica,
-          0,
-          taskIds,
-          at,
-          HOLDER_FROZEN_MS,
+          "cut off for good",
         );
         stop(); // never healed: the replica is stopped with the rest
-        console.log(
-          `[holder vanished] cut off for good holding rows: every task written through another replica after ${recovered ?? "more than 30000"} ms`,
-        );
-        expect(recovered).not.toBeNull();
-        expect(recovered).toBeLessThanOrEqual(RECOVERY_BOUND_MS);
         return `cut replica 1 off from every server for good, holding rows (attempt ${attempts}): every task written through replica 0 after ${recovered} ms`;
       },
       { topology, openEnded: true, unwatched: 1 },

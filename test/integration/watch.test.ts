@@ -289,6 +289,22 @@ describe.each(DATABASES)("WatchPlan on $label", ({ dialect }) => {
   });
 });
 
+/**
+ * A content watch of a new task through a proxy that then stalls: the watcher has received the
+ * task's second version, and from now on reads nothing until `proxy.flow()`.
+ */
+async function stalledContentWatch(app: TestApp) {
+  const proxy = await startStallProxy(app.port);
+  const watching = connect(proxy.port);
+  const taskId = await app.newTask();
+  await app.plans.createPlan({ taskId, content: "x" });
+  const watcher = new Watcher(watching.plans.watchPlan({ taskId, afterVersion: 1, includeContent: true }));
+  await app.plans.savePlan({ taskId, content: "first" });
+  await watcher.received(1);
+  proxy.stall();
+  return { proxy, watching, taskId, watcher };
+}
+
 describe("WatchPlan retention, slow clients and draining (SQLite)", () => {
   it("a resume from before the retained history is OUT_OF_RANGE WATCH_HISTORY_EXPIRED with a resume hint", async () => {
     const app = await startTestApp("sqlite", {
@@ -364,17 +380,8 @@ describe("WatchPlan retention, slow clients and draining (SQLite)", () => {
 
   it("a client that does not read ends RESOURCE_EXHAUSTED WATCH_TOO_SLOW after what was queued; writers are not held up", async () => {
     const app = await startTestApp("sqlite", { env: { PLAN_WATCH_STREAM_BUFFER: "4" } });
-    const proxy = await startStallProxy(app.port);
-    const watching = connect(proxy.port);
+    const { proxy, watching, taskId, watcher } = await stalledContentWatch(app);
     try {
-      const taskId = await app.newTask();
-      await app.plans.createPlan({ taskId, content: "x" });
-      const watcher = new Watcher(
-        watching.plans.watchPlan({ taskId, afterVersion: 1, includeContent: true }),
-      );
-      await app.plans.savePlan({ taskId, content: "first" });
-      await watcher.received(1);
-      proxy.stall();
       // Enough to fill the socket buffers between the server and the stalled reader, then the stream's.
       const big = "y".repeat(250_000);
       let version = 2;
@@ -402,8 +409,7 @@ describe("WatchPlan retention, slow clients and draining (SQLite)", () => {
     const app = await startTestApp("sqlite", {
       env: { PLAN_WATCH_STREAM_BUFFER_BYTES: String(1024 * 1024) },
     });
-    const proxy = await startStallProxy(app.port);
-    const watching = connect(proxy.port);
+    const { proxy, watching, taskId, watcher } = await stalledContentWatch(app);
     const metric = async (line: string) => {
       const body = await (await fetch(`http://127.0.0.1:${app.metricsPort}/metrics`)).text();
       return Number(
@@ -416,14 +422,6 @@ describe("WatchPlan retention, slow clients and draining (SQLite)", () => {
     const cut = 'taskplans_rejections_total{reason="WATCH_TOO_SLOW"}';
     const queued = 'taskplans_watch_buffer_bytes{state="queued"}';
     try {
-      const taskId = await app.newTask();
-      await app.plans.createPlan({ taskId, content: "x" });
-      const watcher = new Watcher(
-        watching.plans.watchPlan({ taskId, afterVersion: 1, includeContent: true }),
-      );
-      await app.plans.savePlan({ taskId, content: "first" });
-      await watcher.received(1);
-      proxy.stall();
       const big = "y".repeat(250_000);
       let version = 2;
       let peak = 0;

@@ -98,10 +98,7 @@ export function startWorkload(options: {
       record.outcome = "ok";
       record.version = response.plan?.version;
     } catch (error) {
-      const reason =
-        decodeStatusDetails((error as { metadata?: Metadata }).metadata)?.errorInfo?.reason ?? "";
-      record.reason = reason || `transport code ${(error as { code?: number }).code}`;
-      record.outcome = outcomeOf(reason);
+      recordFailure(record, error);
     } finally {
       record.endedAt = Date.now();
       inFlight[replica] = (inFlight[replica] ?? 1) - 1;
@@ -116,4 +113,11 @@ export function startWorkload(options: {
     return history;
   });
   return { history, inFlight, done: () => finished };
+}
+
+/** A call that failed: its ErrorInfo reason (or transport code), and whether it may have applied. */
+export function recordFailure(record: OpRecord, error: unknown): void {
+  const reason = decodeStatusDetails((error as { metadata?: Metadata }).metadata)?.errorInfo?.reason ?? "";
+  record.reason = reason || `transport code ${(error as { code?: number }).code}`;
+  record.outcome = outcomeOf(reason);
 }
