@@ -1,18 +1,14 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { WriteMetrics } from "../plans/ports/write-metrics";
 
 /**
- * What the service measures. Labels are bounded sets (method, code, reason, outcome); never plan
+ * What the service measures: the write pipeline's port (plans/ports/write-metrics) and what the edge
+ * and the background report. Labels are bounded sets (method, code, reason, outcome); never plan
  * content, titles or task ids.
  */
-export interface PlanMetrics {
+export interface PlanMetrics extends WriteMetrics {
   rpc(method: string, code: string, seconds: number): void;
-  lockWait(seconds: number, obtained: boolean): void;
-  transaction(seconds: number, outcome: "committed" | "rolled_back"): void;
-  planSize(bytes: number): void;
-  revision(coalesced: boolean): void;
   rejection(reason: string): void;
-  /** Bytes of plan text a committed write stored (what the write budget counts). */
-  storedBytes(bytes: number): void;
   /** Change rows the background pruner deleted. */
   changesPruned(rows: number): void;
 }

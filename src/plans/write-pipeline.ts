@@ -1,10 +1,10 @@
 import type { Logger } from "pino";
 import type { Caller } from "../auth/caller";
 import type { TaskLock } from "./ports/task-lock";
-import type { PlanMetrics } from "../observability/metrics";
 import type { PlanStore } from "./ports/plan-store";
 import type { ChangeRecord } from "./ports/records";
 import { StorageCorruptionError } from "./ports/store-errors";
+import type { WriteMetrics } from "./ports/write-metrics";
 import { planErrors } from "./errors";
 import type { ChangeNotifier, EventSink, PlanEvent } from "./events";
 import type { HistoryBudget } from "./history-budget";
@@ -58,7 +58,7 @@ export class WritePipeline {
       readonly clock: () => Date;
       readonly newId: () => string;
       readonly logger: Logger;
-      readonly metrics: PlanMetrics;
+      readonly metrics: WriteMetrics;
     },
   ) {}
 
