@@ -6,7 +6,6 @@ import { planErrors } from "./errors";
 import { requestIdOwner, requestKey } from "./idempotency";
 import { codePointLength, isBlank, utf8Length } from "../text/unicode";
 import {
-  afterReach,
   checkMeasuredDisplayName,
   checkMeasuredTitle,
   checkSize,
@@ -14,7 +13,7 @@ import {
   parseWriteMode,
   requireId,
 } from "./validate";
-import type { Write } from "./write-command";
+import { afterReach, type Write } from "./write-command";
 
 /** The fields of a CreatePlan, UpdatePlan or SavePlan request that shape the write. */
 export interface ContentRequest {

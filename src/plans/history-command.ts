@@ -5,8 +5,8 @@ import { planErrors } from "./errors";
 import { summarize } from "./events";
 import { decideDelete, decideRestore, decideRevert, type RestoreResult } from "./history-write";
 import { requestIdOwner, requestKey } from "./idempotency";
-import { afterReach, optionalId, requireId } from "./validate";
-import type { Write, WriteCommand } from "./write-command";
+import { optionalId, requireId } from "./validate";
+import { afterReach, type Write, type WriteCommand } from "./write-command";
 
 /** The fields of a RestorePlanRevision request. */
 export interface RestoreRequest {

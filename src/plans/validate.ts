@@ -1,8 +1,6 @@
-import { PlanError, planErrors } from "./errors";
+import { planErrors } from "./errors";
 import { limits } from "./limits";
-import type { ReadKind } from "./ports/records";
 import { codePointLength } from "../text/unicode";
-import type { Write, WriteCommand } from "./write-command";
 
 /** How an agent write composes the stored plan. */
 export type WriteMode = "replace" | "append";
@@ -17,21 +15,6 @@ export function parseWriteMode(mode: string): WriteMode {
   if (mode === "" || mode === "replace") return "replace";
   if (mode === "append") return "append";
   throw planErrors.invalidWriteMode(JSON.stringify(mode));
-}
-
-/**
- * Builds a command from the checks that come after the task's reach (the order of
- * AC-TASKS-PLAN-APPEND-001.7: mode validity, then reach, then the fields): a rule's refusal
- * (PlanError) becomes a RefusedWrite, which the pipeline raises once the caller is known to reach
- * the task; any other error is a bug and propagates.
- */
-export function afterReach<R>(taskId: string, build: () => WriteCommand<ReadKind, R>): Write<R> {
-  try {
-    return build();
-  } catch (error) {
-    if (error instanceof PlanError) return { taskId, refusal: error };
-    throw error;
-  }
 }
 
 // Printable ASCII without spaces: ids travel in logs, metrics-free labels and URLs unescaped.

@@ -7,7 +7,7 @@ import type {
   RevisionRecord,
 } from "./ports/records";
 import type { StorageCorruptionError } from "./ports/store-errors";
-import type { PlanError } from "./errors";
+import { PlanError } from "./errors";
 import type { PlanEvent } from "./events";
 import type { HistoryBudget } from "./history-budget";
 import type { RequestKey } from "./idempotency";
@@ -97,3 +97,18 @@ export interface RefusedWrite {
 
 /** A write as a use case hands it to the pipeline. */
 export type Write<R> = WriteCommand<ReadKind, R> | RefusedWrite;
+
+/**
+ * Builds a command from the checks that come after the task's reach (the order of
+ * AC-TASKS-PLAN-APPEND-001.7: mode validity, then reach, then the fields): a rule's refusal
+ * (PlanError) becomes a RefusedWrite, which the pipeline raises once the caller is known to reach
+ * the task; any other error is a bug and propagates.
+ */
+export function afterReach<R>(taskId: string, build: () => WriteCommand<ReadKind, R>): Write<R> {
+  try {
+    return build();
+  } catch (error) {
+    if (error instanceof PlanError) return { taskId, refusal: error };
+    throw error;
+  }
+}

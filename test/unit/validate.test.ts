@@ -3,14 +3,13 @@ import { PlanError, planErrors } from "../../src/plans/errors";
 import { decodePageToken, encodePageToken } from "../../src/plans/page-token";
 import { isSuspiciousReduction } from "../../src/plans/reduction";
 import {
-  afterReach,
   checkSize,
   checkTitle,
   effectivePageSize,
   parseWriteMode,
   requireId,
 } from "../../src/plans/validate";
-import type { WriteCommand } from "../../src/plans/write-command";
+import { afterReach, type WriteCommand } from "../../src/plans/write-command";
 import type { ReadKind } from "../../src/plans/ports/records";
 
 const reasonOf = (action: () => unknown) => reasonWithField(action, true);
