@@ -1,9 +1,21 @@
 import { commitContent, type WriteResult } from "./content-commit";
 import { composeAppendInStore } from "./compose";
-import type { ContentWrite } from "./content-write";
+import type { Author } from "./author";
 import { planErrors } from "./errors";
 import { checkSize } from "./validate";
 import type { Decision, WriteEnv, WriteState } from "./write-command";
+
+/**
+ * The fields of a checked content write (content-write.ts ContentWrite) that an append is decided
+ * on, declared here so the decision needs nothing of the paths that dispatch to it.
+ */
+export interface AppendWrite {
+  readonly title: string | undefined;
+  /** The fragment to append. */
+  readonly content: string;
+  readonly expectedVersion: number | undefined;
+  readonly author: Author;
+}
 
 /**
  * An append (pure: no I/O), decided on a read of the metadata only. Order after the lock: plan
@@ -15,7 +27,7 @@ import type { Decision, WriteEnv, WriteState } from "./write-command";
  * stays eligible for coalescing (004.2).
  */
 export function decideAppend(
-  write: ContentWrite,
+  write: AppendWrite,
   state: WriteState<"metadata">,
   env: WriteEnv,
 ): Decision<WriteResult> {
