@@ -1,5 +1,6 @@
 import { startApp } from "./app";
-import { ConfigError, loadConfig } from "./config/config";
+import { loadConfig } from "./config/config";
+import { ConfigError } from "./config/config-error";
 import { ListenError } from "./config/listen-error";
 import { routeGrpcLogs } from "./grpc/grpc-logs";
 import { UnsafeSqlModeError } from "./storage/data-source";

@@ -1,4 +1,5 @@
-import { ConfigError, loadConfig } from "./config/config";
+import { loadConfig } from "./config/config";
+import { ConfigError } from "./config/config-error";
 import { createDataSource, refuseUnsafeSqlMode } from "./storage/data-source";
 import { MigrationError, runMigrations } from "./storage/migrations-runner";
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ConfigError } from "./config-error";
 import type { SettingFile } from "./setting-file";
 
 /** Typed, validated service configuration (see the README's configuration table). */
@@ -246,14 +247,6 @@ export const DEFAULT_WRITE_BUDGET_BYTES = 64 * 1024 * 1024;
 
 /** The release, as package.json names it (the spans' service.version). */
 const SERVICE_VERSION = "0.1.0";
-
-/** Thrown for invalid configuration; the message names every offending variable. */
-export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "ConfigError";
-  }
-}
 
 /** Parses the environment once into a frozen Config, or throws ConfigError. */
 export function loadConfig(env: Readonly<Record<string, string | undefined>>): Config {

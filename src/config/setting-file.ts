@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { ConfigError } from "./config";
+import { ConfigError } from "./config-error";
 
 /** A file a setting names: its path, and the setting, for error messages. */
 export interface SettingFile {

@@ -2,7 +2,8 @@ import { createPrivateKey, X509Certificate } from "node:crypto";
 import { createSecureContext } from "node:tls";
 import type { Logger } from "pino";
 import { every } from "../background/periodic";
-import { ConfigError, type TlsFilesConfig } from "../config/config";
+import type { TlsFilesConfig } from "../config/config";
+import { ConfigError } from "../config/config-error";
 import { readSettingFile, type SettingFile } from "../config/setting-file";
 import { validityProblem, type ValidityProblem } from "./certificate-validity";
 
