@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `npm run check`: generate-drift (server and client packages), typecheck, lint (buf + eslint), format check and all tests.
+# `npm run check`: generate-drift (server and client packages), typecheck, lint (buf + eslint + the import
+# gate: no circles in src/, plans/ imports only inward), format check and all tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,7 +17,7 @@ fi
 echo "generated code (server and clients) matches proto/"
 
 npm run -s typecheck
-npm run -s lint
+npm run -s lint # ends with `npm run imports`, the import gate (.dependency-cruiser.js)
 npm run -s format:check
 npm run -s build # the fault suite runs the built server as separate processes
 npx tsc -p tsconfig.bench.json # the soak test runs the built soak (dist-bench/bench/soak.js)
