@@ -2,7 +2,7 @@
 # `npm run test:kube`: the chart on a real single-node Kubernetes cluster. Builds what is missing
 # (cached: cold about 25 minutes on two cores, warm seconds), brings the cluster up, runs the
 # scenarios in test/kube, and tears everything down again, also when a scenario fails.
-# Needs root (a kubelet); never run it beside `npm test` (the README says why).
+# Needs root (a kubelet); never run it beside `npm test` (docs/testing.md says why).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/kube/lib.sh

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { ConfigError } from "./config-error";
 import type { SettingFile } from "./setting-file";
 
-/** Typed, validated service configuration (see the README's configuration table). */
+/** Typed, validated service configuration (see docs/configuration.md). */
 export interface Config {
   /** host:port the gRPC server listens on. */
   readonly grpcAddress: string;
@@ -13,7 +13,7 @@ export interface Config {
   readonly migrateOnStart: boolean;
   /**
    * The newest revision keeps no copy of its content while HEAD holds it (a coalescing append then
-   * writes the plan once). Off until every replica runs a release that knows it (see README).
+   * writes the plan once). Off until every replica runs a release that knows it (see docs/configuration.md).
    */
   readonly revisionContentAtHead: boolean;
   /** Longest wait for another process's migration run on the same database (MySQL advisory lock). */

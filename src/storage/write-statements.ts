@@ -50,7 +50,7 @@ const FENCE_LOST_ERRNO = 1242; // ER_SUBQUERY_NO_1_ROW
  * TiDB does): ROW_COUNT() holds the previous statement's count for the whole of this one. It sets
  * no variable and needs no INTO, SIGNAL or procedure, none of which TiDB or Vitess runs; MySQL,
  * MariaDB, TiDB and Vitess (which binds ROW_COUNT() to the count it tracks) all raise 1242 for a
- * scalar subquery of two rows (README, "SQL the service relies on"). MariaDB is run here, in every
+ * scalar subquery of two rows (docs/architecture.md, "SQL the service relies on"). MariaDB is run here, in every
  * case (test/integration/unit-of-work.test.ts).
  */
 export const FENCE_CHECK =

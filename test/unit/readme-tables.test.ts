@@ -3,11 +3,11 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { CODE_OF_REASON } from "../../src/grpc/error-mapping";
 
-// The README's API tables are derived from the contract: every RPC of the proto services has a row
+// The API tables (docs/api.md) are derived from the contract: every RPC of the proto services has a row
 // (and no row names an RPC that does not exist), and every reason of the error catalogue is listed
 // under the code it maps to (and no other reason is listed).
 const ROOT = join(__dirname, "..", "..");
-const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+const readme = readFileSync(join(ROOT, "docs", "api.md"), "utf8");
 
 function section(from: string, to: string): string[] {
   const start = readme.indexOf(from);
@@ -29,7 +29,7 @@ function rpcsOfProto(): string[] {
   return rpcs.sort();
 }
 
-describe("the README's API tables", () => {
+describe("the API tables of docs/api.md", () => {
   it("list every RPC of the proto services, one row each, and nothing else", () => {
     const rows = section("| RPC ", "Write RPCs answer").slice(2);
     const documented = rows.map((row) => /^\| `(\w+\.\w+)`/.exec(row)?.[1] ?? row).sort();
