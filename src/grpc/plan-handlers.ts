@@ -33,7 +33,7 @@ export function planHandlers(
       });
       return encodeRange(plan, range);
     }),
-    editPlan: unary("EditPlan", deps, async (request, { caller, deadline, stored }) =>
+    editPlan: unary("EditPlan", deps, async (request, { caller, write }) =>
       encodeWriteResult(
         await service.editPlan(
           caller,
@@ -46,11 +46,11 @@ export function planHandlers(
             author: decodeAuthor(request.author),
             requestId: request.requestId,
           },
-          { deadline, stored },
+          write,
         ),
       ),
     ),
-    restorePlanRevision: unary("RestorePlanRevision", deps, async (request, { caller, deadline, stored }) =>
+    restorePlanRevision: unary("RestorePlanRevision", deps, async (request, { caller, write }) =>
       encodeRestoreResult(
         await service.restoreRevision(
           caller,
@@ -62,11 +62,11 @@ export function planHandlers(
             author: decodeAuthor(request.author),
             requestId: request.requestId,
           },
-          { deadline, stored },
+          write,
         ),
       ),
     ),
-    createPlan: unary("CreatePlan", deps, async (request, { caller, deadline, stored }) =>
+    createPlan: unary("CreatePlan", deps, async (request, { caller, write }) =>
       encodeWriteResult(
         await service.createPlan(
           caller,
@@ -81,11 +81,11 @@ export function planHandlers(
             mode: decodeWriteMode(request.mode),
             requestId: request.requestId,
           },
-          { deadline, stored },
+          write,
         ),
       ),
     ),
-    updatePlan: unary("UpdatePlan", deps, async (request, { caller, deadline, stored }) =>
+    updatePlan: unary("UpdatePlan", deps, async (request, { caller, write }) =>
       encodeWriteResult(
         await service.updatePlan(
           caller,
@@ -99,11 +99,11 @@ export function planHandlers(
             author: decodeAuthor(request.author),
             requestId: request.requestId,
           },
-          { deadline, stored },
+          write,
         ),
       ),
     ),
-    savePlan: unary("SavePlan", deps, async (request, { caller, deadline, stored }) =>
+    savePlan: unary("SavePlan", deps, async (request, { caller, write }) =>
       encodeWriteResult(
         await service.savePlan(
           caller,
@@ -113,15 +113,15 @@ export function planHandlers(
             content: request.content,
             author: decodeAuthor(request.author),
           },
-          { deadline, stored },
+          write,
         ),
       ),
     ),
-    deletePlan: unary("DeletePlan", deps, async (request, { caller, deadline, stored }) => {
+    deletePlan: unary("DeletePlan", deps, async (request, { caller, write }) => {
       await service.deletePlan(
         caller,
         { taskId: request.taskId, expectedVersion: request.expectedVersion },
-        { deadline, stored },
+        write,
       );
       return {};
     }),
@@ -138,7 +138,7 @@ export function planHandlers(
         await queries.getRevision(caller, { taskId: request.taskId, revisionId: request.revisionId }),
       ),
     })),
-    revertPlan: unary("RevertPlan", deps, async (request, { caller, deadline, stored }) =>
+    revertPlan: unary("RevertPlan", deps, async (request, { caller, write }) =>
       encodeWriteResult(
         await service.revertPlan(
           caller,
@@ -147,7 +147,7 @@ export function planHandlers(
             revisionId: request.revisionId,
             author: decodeAuthor(request.author),
           },
-          { deadline, stored },
+          write,
         ),
       ),
     ),

@@ -19,8 +19,8 @@ export function taskHandlers(service: TaskService, deps: UnaryDeps): RawServer<T
     getTask: unary("GetTask", deps, async (request, { caller }) => ({
       task: encodeTask(await service.getTask(caller, request.taskId)),
     })),
-    deleteTask: unary("DeleteTask", deps, async (request, { caller, deadline }) => {
-      await service.deleteTask(caller, request.taskId, deadline);
+    deleteTask: unary("DeleteTask", deps, async (request, { caller, write }) => {
+      await service.deleteTask(caller, request.taskId, write.deadline);
       return {};
     }),
   };

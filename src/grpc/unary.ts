@@ -7,10 +7,12 @@ import type { ReceivedRequest } from "./received-request";
 export interface CallContext {
   readonly caller: Caller;
   readonly requestId: string;
-  /** The client's deadline (epoch ms); Infinity when it set none. Writes bound their lock wait by it. */
-  readonly deadline: number;
-  /** A plan write reports here, once committed, the bytes of plan text it stored (the write budget). */
-  readonly stored: (bytes: number) => void;
+  /**
+   * What a write passes to its use case: the client's deadline (epoch ms; Infinity when it set none),
+   * which bounds the lock wait, and where a plan write reports, once committed, the bytes of plan
+   * text it stored (the write budget).
+   */
+  readonly write: { readonly deadline: number; readonly stored: (bytes: number) => void };
 }
 
 /** What every handler wrapper needs (the call scope's dependencies). */
@@ -27,8 +29,8 @@ export function unary<Req extends object, Res>(
     scope
       .run(async () => {
         const { request, caller } = await scope.open(call.request);
-        const { requestId, deadline } = scope;
-        return handler(request, { caller, requestId, deadline, stored: (bytes) => scope.stored(bytes) });
+        const write = { deadline: scope.deadline, stored: (bytes: number) => scope.stored(bytes) };
+        return handler(request, { caller, requestId: scope.requestId, write });
       })
       .then(
         (response) => {
