@@ -14,6 +14,8 @@ import {
 } from "../../src/storage/wal-checkpointer";
 
 const TASKS = 4_000;
+// Commits made while a reader holds its snapshot: about 1,600 log frames (two per commit), past 1,024.
+const HELD_TASKS = 800;
 const at = new Date("2026-12-01T00:00:00Z");
 
 /** What 4,000 commits through a store with background checkpoints did to the log and the database. */
@@ -38,6 +40,7 @@ async function commitThroughStore(dir: string, settings: CheckpointSettings): Pr
     walCheckpoints: { settings, onPass: (pass) => passes.push(pass), onFailure: (r) => failures.push(r) },
   });
   let walPeak = 0;
+  let reader: Database.Database | null = null;
   let autocheckpointWhileOpen: unknown;
   let synchronousWhileOpen: unknown;
   try {
@@ -47,7 +50,14 @@ async function commitThroughStore(dir: string, settings: CheckpointSettings): Pr
     await waitFor("the worker's first pass", async () => passes.length > 0, 10_000);
     // Every task is one commit; the log's file never shrinks, so its size is its peak. Between two
     // commits the event loop turns, as it does between the calls a server serves.
+    // A reader holds a snapshot over the first commits, as a long read does: no checkpoint can
+    // complete meanwhile, so the log grows past the restart bound however fast the worker is (a
+    // worker that keeps up lets SQLite wrap the log before it ever reaches 1,024 frames).
+    reader = new Database(file, { readonly: true });
+    reader.prepare("BEGIN").run();
+    reader.prepare("SELECT COUNT(*) FROM tasks").get();
     for (let i = 0; i < TASKS; i++) {
+      if (i === HELD_TASKS) reader.close();
       await store.createTask({ id: `wal-${i}`, workspaceId: "ws", title: "", createdAt: at });
       await new Promise((resolve) => setImmediate(resolve));
       walPeak = Math.max(walPeak, statSync(`${file}-wal`).size);
@@ -58,6 +68,7 @@ async function commitThroughStore(dir: string, settings: CheckpointSettings): Pr
       10_000,
     );
   } finally {
+    if (reader?.open) reader.close();
     await store.close();
   }
   const db = new Database(file, { readonly: true });
