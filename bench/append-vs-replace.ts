@@ -12,13 +12,8 @@ import { join } from "node:path";
 import pino from "pino";
 import { startApp } from "../src/app";
 import { loadConfig } from "../src/config/config";
-import { WriteMode } from "../generated/ts/taskplans/v1/plan";
-import {
-  GetPlanRequest,
-  GetPlanResponse,
-  UpdatePlanRequest,
-  WritePlanResponse,
-} from "../generated/ts/taskplans/v1/plan_service";
+import { WriteMode } from "@taskplans/contract";
+import { GetPlanRequest, GetPlanResponse, UpdatePlanRequest, WritePlanResponse } from "@taskplans/contract";
 import { connect } from "../test/harness/rpc";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 40);

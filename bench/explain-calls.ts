@@ -1,4 +1,4 @@
-import { WriteMode } from "../clients/ts/src";
+import { WriteMode } from "@taskplans/client";
 import { connect } from "../test/harness/rpc";
 
 /** A statement's shape: its literals replaced, so that one EXPLAIN stands for every call of it. */

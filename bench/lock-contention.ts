@@ -10,7 +10,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { WriteMode } from "../generated/ts/taskplans/v1/plan";
+import { WriteMode } from "@taskplans/contract";
 import { createDatabase, startMariaDb } from "../test/harness/mariadb";
 import { startRedisNodes } from "../test/harness/redis";
 import { type Replica, startReplica } from "../test/harness/replica";

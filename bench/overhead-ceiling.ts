@@ -8,11 +8,7 @@
  *   node dist-bench/bench/overhead-ceiling.js '{"databaseUrl":"mysql://...","redisUrls":[...]}'
  */
 import { Server, ServerCredentials, status, type UntypedHandleCall } from "@grpc/grpc-js";
-import {
-  PlanServiceService,
-  type UpdatePlanRequest,
-  type WritePlanResponse,
-} from "../generated/ts/taskplans/v1/plan_service";
+import { PlanServiceService, type UpdatePlanRequest, type WritePlanResponse } from "@taskplans/contract";
 import { openRaw, type RawJob } from "./overhead-raw";
 
 const dateOf = (value: unknown) => (value === null ? undefined : new Date(Number(value)));

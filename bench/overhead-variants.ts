@@ -4,7 +4,7 @@
  * to the test OTLP receiver (a real OTLP/gRPC server; every span is decoded and written to a file).
  */
 import { readFileSync } from "node:fs";
-import { createClient, type TaskPlansClient } from "../clients/ts/src";
+import { createClient, type TaskPlansClient } from "@taskplans/client";
 import { type OtlpReceiver, startOtlpReceiver } from "../test/harness/otlp-receiver";
 import { makeCa } from "../test/harness/pki";
 import type { ReplicaTls } from "../test/harness/replica";

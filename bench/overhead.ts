@@ -15,7 +15,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createConnection, type Connection, type RowDataPacket } from "mysql2/promise";
-import { WriteMode } from "../clients/ts/src";
+import { WriteMode } from "@taskplans/client";
 import { createDatabase, type MariaDb, startMariaDb } from "../test/harness/mariadb";
 import { type RedisNode, startRedisNodes } from "../test/harness/redis";
 import { type Replica, startReplica } from "../test/harness/replica";

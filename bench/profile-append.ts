@@ -18,7 +18,7 @@ import { spawn } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
-import { WriteMode } from "../clients/ts/src";
+import { WriteMode } from "@taskplans/client";
 import { createDatabase, startMariaDb } from "../test/harness/mariadb";
 import { startRedisNodes } from "../test/harness/redis";
 import { startReplica } from "../test/harness/replica";

@@ -27,7 +27,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createConnection } from "mysql2/promise";
-import { WriteMode } from "../clients/ts/src";
+import { WriteMode } from "@taskplans/client";
 import { createDatabase, type MariaDb, startMariaDb } from "../test/harness/mariadb";
 import { type Replica, startReplica } from "../test/harness/replica";
 import { type Clients, connect } from "../test/harness/rpc";

@@ -1,5 +1,5 @@
 import { status } from "@grpc/grpc-js";
-import { createClient, reasonOf } from "../clients/ts/src";
+import { createClient, reasonOf } from "@taskplans/client";
 import type { Clients } from "../test/harness/rpc";
 import type { Findings } from "./soak-findings";
 import type { LatencyBook } from "./soak-latency";

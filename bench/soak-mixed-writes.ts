@@ -1,4 +1,4 @@
-import { AuthorKind, RestoreStatus, WriteMode, type WritePlanResponse } from "../clients/ts/src";
+import { AuthorKind, RestoreStatus, WriteMode, type WritePlanResponse } from "@taskplans/client";
 import type { LoadContext } from "./soak-workload";
 import { codePoints, markdown } from "./soak-random";
 import { composeAppend, type SoakTask, utf8 } from "./soak-tasks";

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { WritePlanResponse } from "../clients/ts/src";
+import type { WritePlanResponse } from "@taskplans/client";
 import type { Findings } from "./soak-findings";
 
 /**

@@ -1,5 +1,5 @@
 import type { ClientReadableStream, ServiceError } from "@grpc/grpc-js";
-import { type PlanChange, PlanChangeKind, reasonOf } from "../clients/ts/src";
+import { type PlanChange, PlanChangeKind, reasonOf } from "@taskplans/client";
 import type { Clients } from "../test/harness/rpc";
 import type { Findings } from "./soak-findings";
 import type { LatencyBook } from "./soak-latency";

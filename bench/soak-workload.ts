@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { AuthorKind, WriteMode } from "../clients/ts/src";
+import { AuthorKind, WriteMode } from "@taskplans/client";
 import type { CallFailure, SoakCalls } from "./soak-calls";
 import type { Findings } from "./soak-findings";
 import { mixedWrite } from "./soak-mixed-writes";

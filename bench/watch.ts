@@ -11,7 +11,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type PlanChange, WriteMode } from "../clients/ts/src";
+import { type PlanChange, WriteMode } from "@taskplans/client";
 import { createDatabase, startMariaDb } from "../test/harness/mariadb";
 import { startRedisNodes } from "../test/harness/redis";
 import { type Replica, startReplica } from "../test/harness/replica";

@@ -15,8 +15,8 @@ import { join } from "node:path";
 import pino from "pino";
 import { startApp } from "../src/app";
 import { DEFAULT_WRITE_BUDGET_BYTES, loadConfig } from "../src/config/config";
-import { RevertPlanRequest } from "../generated/ts/taskplans/v1/plan_service";
-import { reasonOf } from "../clients/ts/src";
+import { RevertPlanRequest } from "@taskplans/contract";
+import { reasonOf } from "@taskplans/client";
 import { connect } from "../test/harness/rpc";
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 1000);

@@ -20,5 +20,6 @@ npm run -s typecheck
 npm run -s lint # ends with `npm run imports`, the import gate (.dependency-cruiser.js)
 npm run -s format:check
 npm run -s build # the fault suite runs the built server as separate processes
+npm run -s build:packages # the workspaces (contract, client, MCP server): the MCP tests run its bin, OTLP a client
 npx tsc -p tsconfig.bench.json # the soak test runs the built soak (dist-bench/bench/soak.js)
 npx jest --ci --maxWorkers=2

@@ -10,8 +10,8 @@ import type { ReceivedRequest } from "./received-request";
 import type { WriteBudget } from "./write-budget";
 import type { WriteRateLimit } from "./write-rate-limit";
 import type { CallSpan, Tracing } from "../observability/tracing";
-import { PlanServiceService } from "../../generated/ts/taskplans/v1/plan_service";
-import { TaskServiceService } from "../../generated/ts/taskplans/v1/task";
+import { PlanServiceService } from "@taskplans/contract";
+import { TaskServiceService } from "@taskplans/contract";
 
 // The full service name of each method (rpc.service), from the generated definitions' paths.
 const SERVICE_OF: ReadonlyMap<string, string> = new Map(

@@ -1,4 +1,4 @@
-import type { PlanServiceServer } from "../../generated/ts/taskplans/v1/plan_service";
+import type { PlanServiceServer } from "@taskplans/contract";
 import type { PlanQueries } from "../plans/plan-queries";
 import type { PlanService } from "../plans/plan-service";
 import {

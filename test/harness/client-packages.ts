@@ -1,7 +1,8 @@
-import { cpSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runToExit } from "./processes";
 import { repoRoot } from "./repo-root";
+import { packWorkspace } from "./workspace-packages";
 
 /**
  * Each client package used the way a back end outside the repository uses it: the TypeScript package
@@ -30,19 +31,25 @@ export interface PackedClient {
   readonly tarball: string;
   /** Paths inside the tarball. */
   readonly files: readonly string[];
+  /** The contract's tarball (@taskplans/contract), the client's one dependency of this repository. */
+  readonly contract: string;
 }
 
-/** Packs clients/ts with `npm pack` into `dir`, from no build at all: the package builds itself (prepack). */
+/**
+ * Packs clients/ts with `npm pack` into `dir`, and the contract it depends on: each package builds
+ * itself (prepack, `tsc -b`), so what is packed is always the build of the sources.
+ */
 export async function packTsClient(dir: string): Promise<PackedClient> {
-  rmSync(join(ROOT, "clients/ts/dist"), { recursive: true, force: true });
-  const out = await run(["npm", "pack", "./clients/ts", "--pack-destination", dir, "--json"]);
-  const [info] = JSON.parse(out) as { filename: string; files: { path: string }[] }[];
-  if (!info) throw new Error(`npm pack printed nothing: ${out}`);
-  return { tarball: join(dir, info.filename), files: info.files.map((f) => f.path) };
+  const contract = await packWorkspace("generated", dir);
+  const client = await packWorkspace("clients/ts", dir);
+  return { ...client, contract: contract.tarball };
 }
 
-/** A Node project in `dir` depending on the tarball; resolves the argv that runs its conformance program. */
-export async function prepareTsConsumer(dir: string, tarball: string): Promise<string[]> {
+/**
+ * A Node project in `dir` depending on the client's tarball (and the contract's, which a registry
+ * would provide); resolves the argv that runs its conformance program.
+ */
+export async function prepareTsConsumer(dir: string, packed: PackedClient): Promise<string[]> {
   const root = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
     dependencies: Record<string, string>;
     devDependencies: Record<string, string>;
@@ -52,7 +59,8 @@ export async function prepareTsConsumer(dir: string, tarball: string): Promise<s
     name: "taskplans-conformance-ts",
     private: true,
     dependencies: {
-      "@taskplans/client": `file:${tarball}`,
+      "@taskplans/client": `file:${packed.tarball}`,
+      "@taskplans/contract": `file:${packed.contract}`,
       "@grpc/grpc-js": root.dependencies["@grpc/grpc-js"],
     },
     devDependencies: {

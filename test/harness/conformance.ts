@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { createClient, type TlsOptions } from "../../clients/ts/src";
+import { createClient, type TlsOptions } from "@taskplans/client";
 import { startFailoverProxy, type FailoverProxy } from "./failover-proxy";
 import { waitFor } from "./processes";
 import { type Replica, type ReplicaTls, startReplica } from "./replica";

@@ -1,5 +1,5 @@
-import { isServiceError } from "../../clients/ts/src";
-import { AuthorKind, type Plan, type WrittenRevision } from "../../generated/ts/taskplans/v1/plan";
+import { isServiceError } from "@taskplans/client";
+import { AuthorKind, type Plan, type WrittenRevision } from "@taskplans/contract";
 import type { ModelAuthor, PlanModel, PlannedWrite, Rejection } from "./plan-model";
 import { codePoints, utf8Bytes } from "./plan-text-rules";
 import { type PlanApi, type RpcFailure, rpcError } from "./rpc";

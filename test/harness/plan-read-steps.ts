@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { PlanChangeKind } from "../../generated/ts/taskplans/v1/plan_service";
+import { PlanChangeKind } from "@taskplans/contract";
 import {
   type Sut,
   Divergence,

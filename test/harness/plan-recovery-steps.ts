@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { RestoreStatus } from "../../generated/ts/taskplans/v1/plan_service";
+import { RestoreStatus } from "@taskplans/contract";
 import {
   type Sut,
   Divergence,

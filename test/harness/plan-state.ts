@@ -1,6 +1,6 @@
 import type { PlanApi } from "./rpc";
 
-import type { PlanRevision } from "../../generated/ts/taskplans/v1/plan";
+import type { PlanRevision } from "@taskplans/contract";
 
 /** Everything a rejected write must leave unchanged, read through the API. */
 export interface PlanState {

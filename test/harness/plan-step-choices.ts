@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { type Author, AuthorKind } from "../../generated/ts/taskplans/v1/plan";
+import { type Author, AuthorKind } from "@taskplans/contract";
 import type { SizedText } from "./hostile-text";
 import type { ModelAuthor, PlanModel } from "./plan-model";
 import { show } from "./plan-checks";

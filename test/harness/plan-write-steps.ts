@@ -1,6 +1,6 @@
 import type fc from "fast-check";
-import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
-import type { WritePlanResponse } from "../../generated/ts/taskplans/v1/plan_service";
+import { WriteMode } from "@taskplans/contract";
+import type { WritePlanResponse } from "@taskplans/contract";
 import type { SizedText } from "./hostile-text";
 import {
   type Sut,

@@ -1,5 +1,5 @@
 import { Client, credentials, Metadata, type ServiceError } from "@grpc/grpc-js";
-import { decodeStatusDetails, type StatusDetails } from "../../clients/ts/src/errors";
+import { decodeStatusDetails, type StatusDetails } from "@taskplans/client";
 
 /** What a raw call got back: the response headers, the response bytes, or the error with its decoded rich details. */
 export interface RawOutcome {

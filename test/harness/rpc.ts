@@ -4,7 +4,7 @@ import {
   statusDetailsOf,
   type TaskApi,
   type TaskPlansClient,
-} from "../../clients/ts/src";
+} from "@taskplans/client";
 
 /** The client package's promise API of both services (what every integration test calls). */
 export type Clients = TaskPlansClient;

@@ -1,5 +1,5 @@
 import { connect, type ClientHttp2Session, type ClientHttp2Stream } from "node:http2";
-import { WatchPlanRequest } from "../../generated/ts/taskplans/v1/plan_service";
+import { WatchPlanRequest } from "@taskplans/contract";
 
 /** WatchPlan streams on one raw HTTP/2 connection whose client never reads a byte of them. */
 export interface StalledWatches {

@@ -1,6 +1,6 @@
 import type { ClientReadableStream, ServiceError } from "@grpc/grpc-js";
-import type { PlanChange } from "../../generated/ts/taskplans/v1/plan_service";
-import { statusDetailsOf } from "../../clients/ts/src";
+import type { PlanChange } from "@taskplans/contract";
+import { statusDetailsOf } from "@taskplans/client";
 
 /** How a stream ended: code, ErrorInfo reason and metadata (code 1 CANCELLED when the test cancelled). */
 export interface WatchEnd {

@@ -1,4 +1,4 @@
-import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
+import { WriteMode } from "@taskplans/contract";
 import { GatedLock } from "../harness/gated-lock";
 import { planState } from "../harness/plan-state";
 import { rpcError } from "../harness/rpc";

@@ -1,6 +1,6 @@
 import { Metadata } from "@grpc/grpc-js";
 import { SignJWT } from "jose";
-import { AuthorKind, WriteMode } from "../../generated/ts/taskplans/v1/plan";
+import { AuthorKind, WriteMode } from "@taskplans/contract";
 import { planState } from "../harness/plan-state";
 import { rpcError } from "../harness/rpc";
 import { DATABASES, randomId, startTestApp, type TestApp } from "../harness/test-app";

@@ -9,7 +9,7 @@ import { CHART, renderChart, ROOT } from "../harness/helm";
 import { type ChannelCredentials, credentials, status } from "@grpc/grpc-js";
 import { get as httpGet } from "node:http";
 import { get as httpsGet } from "node:https";
-import { createClient } from "../../clients/ts/src";
+import { createClient } from "@taskplans/client";
 import {
   type ContainerSpec,
   type ExternalSecrets,

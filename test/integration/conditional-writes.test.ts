@@ -1,7 +1,7 @@
 import { Client, credentials, Metadata, type ServiceError } from "@grpc/grpc-js";
 import { SignJWT } from "jose";
-import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
-import { SavePlanRequest, WritePlanResponse } from "../../generated/ts/taskplans/v1/plan_service";
+import { WriteMode } from "@taskplans/contract";
+import { SavePlanRequest, WritePlanResponse } from "@taskplans/contract";
 import { rpcError } from "../harness/rpc";
 import { expectRejected as rejectedWithoutChange } from "../harness/expect-rejected";
 import { DATABASES, randomId, startTestApp, type TestApp } from "../harness/test-app";

@@ -1,4 +1,4 @@
-import { RestoreStatus } from "../../generated/ts/taskplans/v1/plan_service";
+import { RestoreStatus } from "@taskplans/contract";
 import { GatedLock } from "../harness/gated-lock";
 import { planState } from "../harness/plan-state";
 import { rpcError } from "../harness/rpc";

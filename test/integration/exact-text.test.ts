@@ -1,5 +1,5 @@
-import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
-import { PlanChangeKind } from "../../generated/ts/taskplans/v1/plan_service";
+import { WriteMode } from "@taskplans/contract";
+import { PlanChangeKind } from "@taskplans/contract";
 import { capturingLogger } from "../harness/capturing-logger";
 import { rpcError } from "../harness/rpc";
 import { execSql } from "../harness/sql";

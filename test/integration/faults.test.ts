@@ -11,7 +11,7 @@ import { type RedisNode, startRedisNodes } from "../harness/redis";
 import { type Replica, startReplica } from "../harness/replica";
 import { connect } from "../harness/rpc";
 import type { OpRecord } from "../harness/jepsen/history";
-import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
+import { WriteMode } from "@taskplans/contract";
 import { execSql } from "../harness/sql";
 import Redis from "ioredis";
 import { redisKeys } from "../../src/locking/redis-keys";

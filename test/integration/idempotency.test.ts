@@ -1,5 +1,5 @@
 import { SignJWT } from "jose";
-import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
+import { WriteMode } from "@taskplans/contract";
 import { planState } from "../harness/plan-state";
 import { rpcError } from "../harness/rpc";
 import { DATABASES, startTestApp, type TestApp } from "../harness/test-app";

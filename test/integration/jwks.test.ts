@@ -2,7 +2,7 @@ import { status } from "@grpc/grpc-js";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AuthorKind } from "../../generated/ts/taskplans/v1/plan";
+import { AuthorKind } from "@taskplans/contract";
 import { type RunningApp, startApp } from "../../src/app";
 import { loadConfig } from "../../src/config/config";
 import { capturingLogger } from "../harness/capturing-logger";

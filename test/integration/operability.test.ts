@@ -1,7 +1,7 @@
 import { Writable } from "node:stream";
 import { Metadata } from "@grpc/grpc-js";
 import pino from "pino";
-import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
+import { WriteMode } from "@taskplans/contract";
 import { bytesField, rawCall } from "../harness/raw-call";
 import { rpcError } from "../harness/rpc";
 import { startTestApp, type TestApp } from "../harness/test-app";

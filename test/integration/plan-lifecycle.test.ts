@@ -1,4 +1,4 @@
-import { AuthorKind } from "../../generated/ts/taskplans/v1/plan";
+import { AuthorKind } from "@taskplans/contract";
 import { planState } from "../harness/plan-state";
 import { rpcError } from "../harness/rpc";
 import { DATABASES, randomId, startTestApp, type TestApp } from "../harness/test-app";

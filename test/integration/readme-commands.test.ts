@@ -30,6 +30,7 @@ beforeAll(async () => {
     "generated",
     "proto",
     "clients",
+    "mcp",
   ]) {
     cpSync(join(ROOT, entry), join(checkout, entry), { recursive: true });
   }

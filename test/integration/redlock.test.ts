@@ -2,7 +2,7 @@ import { once } from "node:events";
 import { Redlock } from "@sesamecare-oss/redlock";
 import Redis from "ioredis";
 import pino from "pino";
-import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
+import { WriteMode } from "@taskplans/contract";
 import { RedlockTaskLock, type RedlockSettings } from "../../src/locking/redlock-task-lock";
 import { redisKeys } from "../../src/locking/redis-keys";
 import { GatedLock } from "../harness/gated-lock";

@@ -1,4 +1,4 @@
-import { AuthorKind, WriteMode } from "../../generated/ts/taskplans/v1/plan";
+import { AuthorKind, WriteMode } from "@taskplans/contract";
 import { execSql } from "../harness/sql";
 import { DATABASES, startTestApp, type TestApp } from "../harness/test-app";
 

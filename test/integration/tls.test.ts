@@ -4,7 +4,7 @@ import { request } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect as tlsConnect } from "node:tls";
-import { createClient, type TaskPlansClient } from "../../clients/ts/src";
+import { createClient, type TaskPlansClient } from "@taskplans/client";
 import { type RunningApp, startApp } from "../../src/app";
 import { loadConfig } from "../../src/config/config";
 import { capturingLogger } from "../harness/capturing-logger";

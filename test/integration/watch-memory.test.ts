@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
+import { WriteMode } from "@taskplans/contract";
 import { type Replica, startReplica } from "../harness/replica";
 import { type Clients, connect } from "../harness/rpc";
 import { openStalledWatches } from "../harness/stalled-watches";

@@ -1,5 +1,5 @@
 import Redis from "ioredis";
-import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
+import { WriteMode } from "@taskplans/contract";
 import { type RedisNode, startRedisNodes } from "../harness/redis";
 import { startTestApp, type TestApp } from "../harness/test-app";
 import { Watcher } from "../harness/watcher";

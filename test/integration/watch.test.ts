@@ -1,5 +1,5 @@
-import { AuthorKind, WriteMode } from "../../generated/ts/taskplans/v1/plan";
-import { type PlanChange, PlanChangeKind } from "../../generated/ts/taskplans/v1/plan_service";
+import { AuthorKind, WriteMode } from "@taskplans/contract";
+import { type PlanChange, PlanChangeKind } from "@taskplans/contract";
 import { connect, rpcError } from "../harness/rpc";
 import { startStallProxy } from "../harness/stall-proxy";
 import { execSql } from "../harness/sql";

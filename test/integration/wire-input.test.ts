@@ -1,6 +1,6 @@
 import { Metadata, status } from "@grpc/grpc-js";
-import { PlanServiceService } from "../../generated/ts/taskplans/v1/plan_service";
-import { TaskServiceService } from "../../generated/ts/taskplans/v1/task";
+import { PlanServiceService } from "@taskplans/contract";
+import { TaskServiceService } from "@taskplans/contract";
 import { capturingLogger } from "../harness/capturing-logger";
 import { planState } from "../harness/plan-state";
 import { bytesField, rawCall, varintField } from "../harness/raw-call";

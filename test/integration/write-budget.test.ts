@@ -1,5 +1,5 @@
 import { SignJWT } from "jose";
-import { statusDetailsOf } from "../../clients/ts/src";
+import { statusDetailsOf } from "@taskplans/client";
 import { planState } from "../harness/plan-state";
 import { rpcError } from "../harness/rpc";
 import { DATABASES, randomId, startTestApp, type TestApp } from "../harness/test-app";

@@ -1,5 +1,5 @@
 import type { ServiceError } from "@grpc/grpc-js";
-import type { PlanChange } from "../../../generated/ts/taskplans/v1/plan_service";
+import type { PlanChange } from "@taskplans/contract";
 import { type Clients, connect } from "../rpc";
 
 /**

@@ -1,6 +1,6 @@
 import { Metadata } from "@grpc/grpc-js";
-import { WriteMode } from "../../../generated/ts/taskplans/v1/plan";
-import { decodeStatusDetails } from "../../../clients/ts/src/errors";
+import { WriteMode } from "@taskplans/contract";
+import { decodeStatusDetails } from "@taskplans/client";
 import { type Clients, connect } from "../rpc";
 import { type OpRecord, outcomeOf } from "./history";
 

@@ -1,9 +1,9 @@
 import { createServer, type RequestListener, type Server } from "node:http";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import type { TaskPlansClient } from "../../clients/ts/src";
-import { ListenError } from "../config/listen-error";
-import { httpsServer } from "../tls/https-server";
-import type { TlsSource } from "../tls/tls-files";
+import type { TaskPlansClient } from "@taskplans/client";
+import { ListenError } from "./tls/listen-error";
+import { httpsServer } from "./tls/https-server";
+import type { TlsSource } from "./tls/tls-files";
 import { createPlanMcpServer } from "./mcp-server";
 import { guardRequests } from "./request-guard";
 

@@ -2,8 +2,7 @@
 import { parseArgs } from "node:util";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import pino from "pino";
-import { createLogger } from "../logger";
-import { type TlsSource, watchTlsFiles } from "../tls/tls-files";
+import { type TlsSource, watchTlsFiles } from "./tls/tls-files";
 import { startMcpHttpServer } from "./http-server";
 import { createPlanMcpServer } from "./mcp-server";
 import { connectPlanService } from "./plan-gateway";
@@ -82,7 +81,14 @@ function servingTls(cert: string | undefined, key: string | undefined): TlsSourc
     keyFile: { path: key, setting: "PLAN_MCP_TLS_KEY_FILE" },
     clientCaFile: null,
   };
-  return watchTlsFiles(files, 10_000, createLogger("info", pino.destination(2)));
+  return watchTlsFiles(
+    files,
+    10_000,
+    pino(
+      { level: "info", base: { service: "taskplans-mcp" }, timestamp: pino.stdTimeFunctions.isoTime },
+      pino.destination(2),
+    ),
+  );
 }
 
 main().catch((error: unknown) => {

@@ -1,5 +1,5 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { TaskPlansClient } from "../../clients/ts/src";
+import type { TaskPlansClient } from "@taskplans/client";
 import { planGateway } from "./plan-gateway";
 import { registerPlanTools } from "./plan-tools";
 

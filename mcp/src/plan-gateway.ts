@@ -12,7 +12,7 @@ import {
   type TaskPlansClient,
   type TlsOptions,
   type UpdatePlanRequest,
-} from "../../clients/ts/src";
+} from "@taskplans/client";
 
 /** The plan service as the MCP tools use it: the client package, the caller's token, a deadline. */
 export type PlanGateway = ReturnType<typeof planGateway>;

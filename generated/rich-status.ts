@@ -1,6 +1,6 @@
 import { Metadata } from "@grpc/grpc-js";
-import { BadRequest, ErrorInfo, RetryInfo } from "../../generated/ts/google/rpc/error_details";
-import { Status } from "../../generated/ts/google/rpc/status";
+import { BadRequest, ErrorInfo, RetryInfo } from "./ts/google/rpc/error_details";
+import { Status } from "./ts/google/rpc/status";
 
 /**
  * The service's rich error model on the wire, both ways: the server encodes it into a failed call's

@@ -1,7 +1,7 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { RestoreStatus, WriteMode } from "../../clients/ts/src";
+import { RestoreStatus, WriteMode } from "@taskplans/client";
 import type { PlanGateway } from "./plan-gateway";
 import {
   acknowledge,

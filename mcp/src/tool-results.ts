@@ -1,6 +1,6 @@
 import { type Metadata, type ServiceError, status } from "@grpc/grpc-js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { decodeStatusDetails, type Plan } from "../../clients/ts/src";
+import { decodeStatusDetails, type Plan } from "@taskplans/client";
 
 /** A successful write: one short acknowledgement line, never the document (AC-TASKS-PLAN-APPEND-006.6). */
 export function acknowledge(verb: string, plan: Plan | undefined, extra = ""): CallToolResult {
