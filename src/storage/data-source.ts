@@ -1,3 +1,4 @@
+import type { Dialect } from "./sql-dialect";
 import "reflect-metadata";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
@@ -17,10 +18,10 @@ import { HistoryUsage1765100000000 } from "./migrations/1765100000000-history-us
 import { RevisionLocality1765200000000 } from "./migrations/1765200000000-revision-locality";
 import { WriteRequestEntity } from "./entities/write-request.entity";
 
-/** Which database a URL names: `sqlite:<path>` (or `sqlite::memory:`) or `mysql://user:pass@host:port/db`. */
-export type Dialect = "sqlite" | "mysql";
-
-/** The dialect of a database URL; throws on anything else. */
+/**
+ * The dialect of a database URL: `sqlite:<path>` (or `sqlite::memory:`) or
+ * `mysql://user:pass@host:port/db`; throws on anything else.
+ */
 export function dialectOf(url: string): Dialect {
   if (url.startsWith("sqlite:")) return "sqlite";
   if (url.startsWith("mysql://") || url.startsWith("mariadb://")) return "mysql";

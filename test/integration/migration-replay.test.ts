@@ -3,7 +3,8 @@ import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DataSource } from "typeorm";
-import { createDataSource, type Dialect } from "../../src/storage/data-source";
+import { createDataSource } from "../../src/storage/data-source";
+import type { Dialect } from "../../src/storage/sql-dialect";
 import { runMigrations } from "../../src/storage/migrations-runner";
 import { createDatabase } from "../harness/mariadb";
 

@@ -1,0 +1,28 @@
+import type { TaskRecord } from "../../plans/ports/records";
+import { type Cell, date, placeholders, str } from "./row";
+
+/**
+ * The `tasks` table: its columns, its row codec, and its statements. A task's other rows reference
+ * it; deleting a task deletes them first (locked-task.ts).
+ */
+export const TASK_COLUMNS = ["id", "workspace_id", "title", "created_at"] as const;
+
+export function taskFromRow(cell: Cell): TaskRecord {
+  return {
+    id: str(cell("id")),
+    workspaceId: str(cell("workspace_id")),
+    title: str(cell("title")),
+    createdAt: date(cell("created_at")),
+  };
+}
+
+export const SELECT_TASK = `SELECT ${TASK_COLUMNS.join(", ")} FROM tasks WHERE id = ?`;
+
+export const INSERT_TASK = `INSERT INTO tasks (${TASK_COLUMNS.join(", ")}) VALUES (${placeholders(TASK_COLUMNS.length)})`;
+
+/** The values of TASK_COLUMNS, in order. */
+export function taskValues(task: TaskRecord): unknown[] {
+  return [task.id, task.workspaceId, task.title, task.createdAt.getTime()];
+}
+
+export const DELETE_TASK = "DELETE FROM tasks WHERE id = ?";
