@@ -4,9 +4,9 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
 import { DataSource } from "typeorm";
-import { PlanEntity } from "./entities/plan.entity";
-import { RevisionEntity } from "./entities/revision.entity";
-import { TaskEntity } from "./entities/task.entity";
+import { PlanEntity } from "./tables/heads";
+import { RevisionEntity } from "./tables/revisions";
+import { TaskEntity } from "./tables/tasks";
 import { InitialSchema1764400000000 } from "./migrations/1764400000000-initial-schema";
 import { WriteRequests1764500000000 } from "./migrations/1764500000000-write-requests";
 import { AppendComposition1764600000000 } from "./migrations/1764600000000-append-composition";
@@ -16,7 +16,7 @@ import { RevisionContentAtHead1764900000000 } from "./migrations/1764900000000-r
 import { ChangeStoredBytes1765000000000 } from "./migrations/1765000000000-change-stored-bytes";
 import { HistoryUsage1765100000000 } from "./migrations/1765100000000-history-usage";
 import { RevisionLocality1765200000000 } from "./migrations/1765200000000-revision-locality";
-import { WriteRequestEntity } from "./entities/write-request.entity";
+import { WriteRequestEntity } from "./tables/write-requests";
 
 /**
  * The dialect of a database URL: `sqlite:<path>` (or `sqlite::memory:`) or

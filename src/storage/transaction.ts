@@ -35,7 +35,7 @@ export interface Fence {
  * The statements of one write transaction. A write sends the statements whose result it reads, and
  * defers the others: these go to the database, in order, just before the next statement it sends,
  * or with the commit. On MySQL one round trip then carries a write's rows and its COMMIT, which ends
- * the row locks its locking read took one round trip sooner per statement (unit-of-work.ts).
+ * the row locks its locking read took one round trip sooner per statement (transaction.ts).
  */
 export interface WriteStatements {
   /** Sends a statement (after every deferred one): its rows, or the number of rows it changed. */
@@ -63,7 +63,7 @@ const FENCE_LOST_ERRNO = 1242; // ER_SUBQUERY_NO_1_ROW
  * no variable and needs no INTO, SIGNAL or procedure, none of which TiDB or Vitess runs; MySQL,
  * MariaDB, TiDB and Vitess (which binds ROW_COUNT() to the count it tracks) all raise 1242 for a
  * scalar subquery of two rows (docs/architecture.md, "SQL the service relies on"). MariaDB is run here, in every
- * case (test/integration/unit-of-work.test.ts).
+ * case (test/integration/transaction.test.ts).
  */
 export const FENCE_CHECK =
   "SELECT (SELECT 1 FROM (SELECT 1 AS k UNION ALL SELECT 2) AS two WHERE ROW_COUNT() <> 1) AS fence";
@@ -186,7 +186,7 @@ export const ROW_LOCK_WAIT_SECONDS = 5;
 /** Runs write transactions, each on one connection it owns from its start to its end. */
 export interface UnitOfWork {
   /**
-   * Runs `work` in one transaction whose statements it sends or defers (write-statements.ts): commits
+   * Runs `work` in one transaction whose statements it sends or defers (transaction.ts): commits
    * them when `work` resolves, rolls them all back when it throws, a fence is lost or the commit
    * fails, and rethrows the error as the driver raised it (storage-errors.ts classifies it; a lost
    * fence is a StorageConflictError already).

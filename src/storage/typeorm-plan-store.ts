@@ -129,7 +129,7 @@ export class TypeOrmPlanStore implements PlanStore {
   }
 
   // The concrete transaction, whose row statements storage's own tests drive one by one. On MySQL
-  // it runs on a pooled connection of its own, without a query runner (unit-of-work.ts).
+  // it runs on a pooled connection of its own, without a query runner (transaction.ts).
   inTransaction<T>(work: (tx: SqlWriteTx) => Promise<T>): Promise<T> {
     return this.guard(() =>
       this.transactions.run((statements) =>

@@ -23,8 +23,8 @@ import { type ChangeContent, changeStoredBytes } from "./prefix-changes";
  * transaction (giveBack). Figures not stamped with HEAD's version (a replica of an older release
  * wrote HEAD) are recounted under the lock.
  *
- * Tested by test/integration/history-usage.test.ts ("the history usage kept with HEAD"), and by the
- * differential property test's twin.
+ * Tested by test/integration/history-usage.test.ts ("the history usage kept with HEAD ... equals a
+ * full recount after every step of random writes").
  */
 
 /** The figures kept with HEAD (its row read under `cell`), when they can be trusted; a task without a HEAD row has no history. */

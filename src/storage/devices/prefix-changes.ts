@@ -26,8 +26,9 @@ import type { Send } from "../write-connection";
  * rows always ends at a copy or at HEAD. A reader that cannot follow a chain (a version missing in
  * between, a deletion) gives the row no content, as it would for pruned history.
  *
- * Tested by test/unit/prefix-changes.test.ts (the pure rules) and test/integration/watch.test.ts
- * (content of every change as WatchPlan reads it), and by the differential property test's twin.
+ * Tested by test/unit/prefix-changes.test.ts (every version's content derived back exactly from
+ * composed appends) and test/integration/watch.test.ts (the content of every change as WatchPlan
+ * reads it).
  */
 
 /**

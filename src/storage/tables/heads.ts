@@ -1,3 +1,4 @@
+import { Column, Entity, PrimaryColumn } from "typeorm";
 import type {
   HeadMeta,
   HeadRecord,
@@ -27,7 +28,7 @@ import {
 /**
  * The HEAD table (`task_plans`): one row per task that ever had a plan, a tombstone once deleted.
  * Its columns, its row codec (the locking read, the plain reads and the writes all use it), and its
- * statements. Times are epoch milliseconds and flags 0/1, as entities/plan.entity.ts declares them.
+ * statements. Times are epoch milliseconds and flags 0/1, as PlanEntity (below) declares them.
  * The history columns are the history usage device's (devices/history-usage.ts): HEAD only stores
  * the figures it is given.
  */
@@ -231,4 +232,73 @@ export async function verifyStoredContent(send: Send, sql: SqlDialect, taskId: s
   );
   const row = rows[0] as { content_bytes: number | string; stored: number | string } | undefined;
   if (row) verifySize(Number(row.stored), Number(row.content_bytes), { taskId, row: "plan" });
+}
+
+// The table as TypeORM declares it: the schema the migrations must leave (test/integration/
+// migration-replay.test.ts compares them). Never used to read or write rows: the codec above does.
+/** Row of `task_plans`: the HEAD of a task's plan (a tombstone once deleted). */
+@Entity({ name: "task_plans" })
+export class PlanEntity {
+  @PrimaryColumn({ name: "task_id", type: "varchar", length: 128 })
+  taskId: string;
+
+  @Column({ type: "varchar", length: 1000 })
+  title: string;
+
+  @Column({ type: "text" })
+  content: string;
+
+  @Column({ name: "content_bytes", type: "integer" })
+  contentBytes: number;
+
+  @Column({ name: "content_chars", type: "integer" })
+  contentChars: number;
+
+  /** Code points of the content without its trailing whitespace (null: written before it was recorded). */
+  @Column({ name: "content_trimmed_chars", type: "integer", nullable: true })
+  trimmedChars: number | null;
+
+  /** UTF-8 bytes of the content without its trailing whitespace. */
+  @Column({ name: "content_trimmed_bytes", type: "integer", nullable: true })
+  trimmedBytes: number | null;
+
+  @Column({ type: "bigint" })
+  version: number;
+
+  @Column({ name: "created_by", type: "varchar", length: 16 })
+  createdBy: string;
+
+  @Column({ name: "created_at", type: "bigint" })
+  createdAt: number;
+
+  @Column({ name: "updated_at", type: "bigint" })
+  updatedAt: number;
+
+  @Column({ name: "latest_revision_number", type: "integer" })
+  latestRevisionNumber: number;
+
+  @Column({ type: "integer" })
+  deleted: boolean;
+
+  @Column({ name: "implementation_started_at", type: "bigint", nullable: true })
+  implementationStartedAt: number | null;
+
+  @Column({ name: "implementation_started_by", type: "varchar", length: 1000, nullable: true })
+  implementationStartedBy: string | null;
+
+  @Column({ name: "implementation_started_session_id", type: "varchar", length: 128, nullable: true })
+  implementationStartedSessionId: string | null;
+
+  /**
+   * The task's history usage (revisions, and bytes of every stored copy of plan text), kept by every
+   * write in its transaction; trusted only while `historyVersion` is HEAD's version (null: not kept).
+   */
+  @Column({ name: "history_revisions", type: "integer", nullable: true })
+  historyRevisions?: number | null;
+
+  @Column({ name: "history_bytes", type: "bigint", nullable: true })
+  historyBytes?: number | null;
+
+  @Column({ name: "history_version", type: "bigint", nullable: true })
+  historyVersion?: number | null;
 }

@@ -1,3 +1,4 @@
+import { Column, Entity, PrimaryColumn } from "typeorm";
 import type { LockedRevision, ReadKind, RevisionMeta, RevisionRecord } from "../../plans/ports/records";
 import type { WriteStatements } from "../transaction";
 import {
@@ -180,4 +181,51 @@ export function updateRevision(
     ],
     { lost: "revision row version fence lost" },
   );
+}
+
+// The table as TypeORM declares it: the schema the migrations must leave (test/integration/
+// migration-replay.test.ts compares them). Never used to read or write rows: the codec above does.
+/** Row of `task_plan_revisions`; UNIQUE(task_id, revision_number). */
+@Entity({ name: "task_plan_revisions" })
+export class RevisionEntity {
+  // The entity's identity; on MySQL the table's primary key is (task_id, revision_number), and `id`
+  // a unique key (migration RevisionLocality1765200000000: one task's rows stored together).
+  @PrimaryColumn({ type: "varchar", length: 36 })
+  id: string;
+
+  @Column({ name: "task_id", type: "varchar", length: 128 })
+  taskId: string;
+
+  @Column({ name: "revision_number", type: "integer" })
+  revisionNumber: number;
+
+  @Column({ type: "varchar", length: 1000 })
+  title: string;
+
+  @Column({ type: "text" })
+  content: string;
+
+  @Column({ name: "content_bytes", type: "integer" })
+  contentBytes: number;
+
+  @Column({ name: "content_chars", type: "integer" })
+  contentChars: number;
+
+  @Column({ name: "author_kind", type: "varchar", length: 16 })
+  authorKind: string;
+
+  @Column({ name: "author_name", type: "varchar", length: 1000 })
+  authorName: string;
+
+  @Column({ name: "revert_of_revision_id", type: "varchar", length: 36, nullable: true })
+  revertOfRevisionId: string | null;
+
+  @Column({ name: "created_at", type: "bigint" })
+  createdAt: number;
+
+  @Column({ name: "updated_at", type: "bigint" })
+  updatedAt: number;
+
+  @Column({ name: "row_version", type: "integer" })
+  rowVersion: number;
 }

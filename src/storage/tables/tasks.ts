@@ -1,3 +1,4 @@
+import { Column, Entity, PrimaryColumn } from "typeorm";
 import type { TaskRecord } from "../../plans/ports/records";
 import { type Cell, date, placeholders, str } from "./row";
 
@@ -26,3 +27,21 @@ export function taskValues(task: TaskRecord): unknown[] {
 }
 
 export const DELETE_TASK = "DELETE FROM tasks WHERE id = ?";
+
+// The table as TypeORM declares it: the schema the migrations must leave (test/integration/
+// migration-replay.test.ts compares them). Never used to read or write rows: the codec above does.
+/** Row of `tasks`. Schema: migrations/ (entities never synchronize). */
+@Entity({ name: "tasks" })
+export class TaskEntity {
+  @PrimaryColumn({ type: "varchar", length: 128 })
+  id: string;
+
+  @Column({ name: "workspace_id", type: "varchar", length: 128 })
+  workspaceId: string;
+
+  @Column({ type: "varchar", length: 1000 })
+  title: string;
+
+  @Column({ name: "created_at", type: "bigint" })
+  createdAt: number;
+}

@@ -1,3 +1,4 @@
+import { Column, Entity, PrimaryColumn } from "typeorm";
 import type { WriteRequestRecord } from "../../plans/ports/records";
 import type { WriteStatements } from "../transaction";
 import type { Send } from "../write-connection";
@@ -69,4 +70,25 @@ export function rememberRequest(
       request.createdAt.getTime(),
     ],
   );
+}
+
+// The table as TypeORM declares it: the schema the migrations must leave (test/integration/
+// migration-replay.test.ts compares them). Never used to read or write rows: the codec above does.
+/** Row of `write_requests`: an agent write's request id, payload fingerprint and result. */
+@Entity({ name: "write_requests" })
+export class WriteRequestEntity {
+  @PrimaryColumn({ name: "task_id", type: "varchar", length: 128 })
+  taskId: string;
+
+  @PrimaryColumn({ name: "request_id", type: "varchar", length: 128 })
+  requestId: string;
+
+  @Column({ type: "varchar", length: 64 })
+  fingerprint: string;
+
+  @Column({ type: "text" })
+  result: string;
+
+  @Column({ name: "created_at", type: "bigint" })
+  createdAt: number;
 }

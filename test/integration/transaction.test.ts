@@ -118,7 +118,7 @@ describe("a write transaction on a pooled MariaDB connection", () => {
     expect(await storedTasks([taskId])).toEqual([]);
   });
 
-  // A deferred task row (write-statements.ts), fenced or not.
+  // A deferred task row (transaction.ts), fenced or not.
   const deferTask = (statements: WriteStatements, id: string, fence?: Fence) =>
     statements.defer(
       "INSERT INTO tasks (id, workspace_id, title, created_at) VALUES (?, 'ws', '', ?)",
@@ -336,7 +336,7 @@ describe("a write transaction on a pooled MariaDB connection", () => {
 });
 
 // A write's holder that stops acting (frozen, or its host gone) must not keep its task's rows: the
-// database ends its session once it has sent nothing for the lease (unit-of-work.ts sessionBounds).
+// database ends its session once it has sent nothing for the lease (transaction.ts sessionBounds).
 describe("a write transaction whose holder stops acting, and connections closed while idle", () => {
   const HOLD_SECONDS = 1;
   let url: string;
