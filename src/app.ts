@@ -129,7 +129,11 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
   const writes = new WritePipeline({
     store,
     lock,
-    listeners: [pruner, changesListener(bus), eventsListener(overrides.events ?? new LogEventSink(logger))],
+    listeners: [
+      pruner,
+      changesListener(bus),
+      overrides.events ? eventsListener(overrides.events) : new LogEventSink(logger),
+    ],
     settings: {
       coalesceWindowMs: config.coalesceWindowMs,
       lockWaitMs: config.lockWaitMs,

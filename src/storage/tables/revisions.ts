@@ -2,6 +2,7 @@ import { Column, Entity, PrimaryColumn } from "typeorm";
 import type { LockedRevision, ReadKind, RevisionMeta, RevisionRecord } from "../../plans/ports/records";
 import type { WriteStatements } from "../transaction";
 import {
+  authorKindOf,
   type Cell,
   cellsOf,
   date,
@@ -43,15 +44,17 @@ export const REVISION_META_COLUMNS = [
  */
 export const REVISION_CONTENT = "CASE WHEN r.content_at_head = 1 THEN p.content ELSE r.content END";
 
-export function revisionMetaFromRow(cell: Cell): RevisionMeta {
+// One revision row as a literal (no spread: V8 builds a spread object many times slower).
+function revisionOf<C>(cell: Cell, content: C) {
   return {
     id: str(cell("id")),
     taskId: str(cell("task_id")),
     number: num(cell("revision_number")),
     title: str(cell("title")),
+    content,
     contentBytes: num(cell("content_bytes")),
     contentChars: num(cell("content_chars")),
-    authorKind: str(cell("author_kind")) === "user" ? "user" : "agent",
+    authorKind: authorKindOf(cell("author_kind")),
     authorName: str(cell("author_name")),
     revertOfRevisionId: strOrNull(cell("revert_of_revision_id")),
     createdAt: date(cell("created_at")),
@@ -60,24 +63,27 @@ export function revisionMetaFromRow(cell: Cell): RevisionMeta {
   };
 }
 
+// The row's content (when the read selected it), checked against its recorded size.
+const contentOfRevision = (cell: Cell) =>
+  checkedContent(cell, num(cell("content_bytes")), {
+    taskId: str(cell("task_id")),
+    row: `revision ${str(cell("id"))}`,
+  });
+
+/** A revision's metadata (a listing reads no text). */
+export function revisionMetaFromRow(cell: Cell): RevisionMeta {
+  const { content: _none, ...meta } = revisionOf(cell, null);
+  return meta;
+}
+
 /** A revision with its content (checked against its recorded size: StorageCorruptionError). */
 export function revisionFromRow(cell: Cell): RevisionRecord {
-  const meta = revisionMetaFromRow(cell);
-  return {
-    ...meta,
-    content:
-      checkedContent(cell, meta.contentBytes, { taskId: meta.taskId, row: `revision ${meta.id}` }) ?? "",
-  };
+  return revisionOf(cell, contentOfRevision(cell) ?? "");
 }
 
 /** The newest revision as a write's locking read found it, with its content when it read it. */
 export function lockedRevisionFromRow<K extends ReadKind>(cell: Cell): LockedRevision<K> {
-  const meta = revisionMetaFromRow(cell);
-  const content = checkedContent(cell, meta.contentBytes, {
-    taskId: meta.taskId,
-    row: `revision ${meta.id}`,
-  });
-  return { ...meta, content: content as LockedRevision<K>["content"] };
+  return revisionOf(cell, contentOfRevision(cell) as LockedRevision<K>["content"]);
 }
 
 const META = REVISION_META_COLUMNS.map((column) => `r.${column}`).join(", ");

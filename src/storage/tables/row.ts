@@ -17,6 +17,9 @@ export const cellsOf =
 export const num = (value: string | number | null | undefined): number => Number(value);
 export const str = (value: string | number | null | undefined): string => String(value ?? "");
 export const date = (value: string | number | null | undefined): Date => new Date(Number(value));
+/** An author kind as stored ("user", else "agent"). */
+export const authorKindOf = (value: string | number | null | undefined): "agent" | "user" =>
+  value === "user" ? "user" : "agent";
 export const flag = (value: string | number | null | undefined): boolean => Number(value) !== 0;
 export const isNull = (value: unknown): value is null | undefined => value === null || value === undefined;
 export const numOrNull = (value: string | number | null | undefined): number | null =>
