@@ -27,7 +27,7 @@ import { startMetricsServer } from "./observability/metrics-server";
 import { tracedBroadcast, tracedLock, tracedMetrics } from "./observability/traced-ports";
 import { startTracingSdk } from "./observability/tracing-sdk";
 import { watchTlsFiles } from "./tls/tls-files";
-import type { EventSink } from "./plans/events";
+import { changesListener, type EventSink, eventsListener } from "./plans/events";
 import { LogEventSink } from "./plans/log-event-sink";
 import { PlanQueries } from "./plans/plan-queries";
 import { PlanService } from "./plans/plan-service";
@@ -37,7 +37,7 @@ import { createDataSource, dialectOf, refuseUnsafeSqlMode } from "./storage/data
 import { DEFAULT_CHECKPOINT_SETTINGS } from "./storage/wal-checkpointer";
 import { runMigrations } from "./storage/migrations-runner";
 import { TypeOrmPlanStore } from "./storage/typeorm-plan-store";
-import { DEFAULT_WRITE_CONNECTIONS } from "./storage/unit-of-work";
+import { DEFAULT_WRITE_CONNECTIONS } from "./storage/transaction";
 import { broadcastChangeBus, localChangeBus } from "./watch/change-bus";
 import { ChangeHub } from "./watch/change-hub";
 import { ChangePruner, DEFAULT_PRUNE_BOUNDS, EMBEDDED_PRUNE_BOUNDS } from "./watch/change-pruner";
@@ -116,7 +116,6 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
       : localChangeBus(hub);
   const pruner = new ChangePruner(
     store,
-    bus,
     {
       maxAgeMs: config.changes.maxAgeMs,
       maxVersions: config.changes.maxVersions,
@@ -130,8 +129,11 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
   const writes = new WritePipeline({
     store,
     lock,
-    events: overrides.events ?? new LogEventSink(logger),
-    changes: pruner,
+    listeners: [
+      pruner,
+      changesListener(bus),
+      overrides.events ? eventsListener(overrides.events) : new LogEventSink(logger),
+    ],
     settings: {
       coalesceWindowMs: config.coalesceWindowMs,
       lockWaitMs: config.lockWaitMs,
@@ -174,7 +176,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
   const server = buildGrpcServer(
     {
       plans: planHandlers(
-        new PlanService(store, writes, clock),
+        new PlanService(writes),
         new PlanQueries(store),
         new WatchService(store, hub, clock),
         {

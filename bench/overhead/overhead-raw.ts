@@ -9,12 +9,12 @@
 import { Redlock } from "@sesamecare-oss/redlock";
 import Redis from "ioredis";
 import { createPool, type PoolConnection, type RowDataPacket } from "mysql2/promise";
-import { FENCE_CHECK } from "../../src/storage/write-statements";
 import {
   DEFAULT_WRITE_CONNECTIONS,
+  FENCE_CHECK,
   RESTORE_SESSION_BOUNDS,
   sessionBounds,
-} from "../../src/storage/unit-of-work";
+} from "../../src/storage/transaction";
 
 export interface RawJob {
   readonly databaseUrl: string;
@@ -38,11 +38,11 @@ export interface RawResult {
 // for tasks far from their budget and the second for tasks it has written before, as these are.
 export const SQL = {
   lockState:
-    "SELECT t.id AS t_id, t.workspace_id AS t_workspace_id, t.title AS t_title, t.created_at AS t_created_at, p.task_id AS p_task_id, p.title AS p_title, p.content_bytes AS p_content_bytes, p.content_chars AS p_content_chars, p.version AS p_version, p.created_by AS p_created_by, p.created_at AS p_created_at, p.updated_at AS p_updated_at, p.latest_revision_number AS p_latest_revision_number, p.deleted AS p_deleted, p.implementation_started_at AS p_implementation_started_at, p.implementation_started_by AS p_implementation_started_by, p.implementation_started_session_id AS p_implementation_started_session_id, p.content_trimmed_chars AS p_trimmed_chars, p.content_trimmed_bytes AS p_trimmed_bytes, p.history_revisions AS p_history_revisions, p.history_bytes AS p_history_bytes, p.history_version AS p_history_version, NULL AS p_content, r.id AS r_id, r.task_id AS r_task_id, r.revision_number AS r_revision_number, r.title AS r_title, NULL AS r_content, r.content_bytes AS r_content_bytes, r.content_chars AS r_content_chars, r.author_kind AS r_author_kind, r.author_name AS r_author_name, r.revert_of_revision_id AS r_revert_of_revision_id, r.created_at AS r_created_at, r.updated_at AS r_updated_at, r.row_version AS r_row_version FROM tasks t LEFT JOIN task_plans p ON p.task_id = t.id LEFT JOIN task_plan_revisions r ON r.task_id = t.id AND r.revision_number = p.latest_revision_number WHERE t.id = ? FOR UPDATE",
+    "SELECT t.id AS t_id, t.workspace_id AS t_workspace_id, t.title AS t_title, t.created_at AS t_created_at, p.task_id AS p_task_id, p.title AS p_title, p.content_bytes AS p_content_bytes, p.content_chars AS p_content_chars, p.content_trimmed_chars AS p_content_trimmed_chars, p.content_trimmed_bytes AS p_content_trimmed_bytes, p.version AS p_version, p.created_by AS p_created_by, p.created_at AS p_created_at, p.updated_at AS p_updated_at, p.latest_revision_number AS p_latest_revision_number, p.deleted AS p_deleted, p.implementation_started_at AS p_implementation_started_at, p.implementation_started_by AS p_implementation_started_by, p.implementation_started_session_id AS p_implementation_started_session_id, p.history_revisions AS p_history_revisions, p.history_bytes AS p_history_bytes, p.history_version AS p_history_version, NULL AS p_content, r.id AS r_id, r.task_id AS r_task_id, r.revision_number AS r_revision_number, r.title AS r_title, r.content_bytes AS r_content_bytes, r.content_chars AS r_content_chars, r.author_kind AS r_author_kind, r.author_name AS r_author_name, r.revert_of_revision_id AS r_revert_of_revision_id, r.created_at AS r_created_at, r.updated_at AS r_updated_at, r.row_version AS r_row_version, NULL AS r_content FROM tasks t LEFT JOIN task_plans p ON p.task_id = t.id LEFT JOIN task_plan_revisions r ON r.task_id = t.id AND r.revision_number = p.latest_revision_number WHERE t.id = ? FOR UPDATE",
   updateHead:
-    "UPDATE task_plans SET title = ?, content = CONCAT(LEFT(content, ?), ?), content_trimmed_chars = ?, content_trimmed_bytes = ?, content_bytes = ?, content_chars = ?, version = ?, created_by = ?, created_at = ?, updated_at = ?, latest_revision_number = ?, deleted = ?, implementation_started_at = ?, implementation_started_by = ?, implementation_started_session_id = ?, history_revisions = ?, history_bytes = ?, history_version = ? WHERE task_id = ? AND version = ? AND OCTET_LENGTH(content) = content_bytes",
+    "UPDATE task_plans SET title = ?, content_bytes = ?, content_chars = ?, content_trimmed_chars = ?, content_trimmed_bytes = ?, version = ?, created_by = ?, created_at = ?, updated_at = ?, latest_revision_number = ?, deleted = ?, implementation_started_at = ?, implementation_started_by = ?, implementation_started_session_id = ?, history_revisions = ?, history_bytes = ?, history_version = ?, content = CONCAT(LEFT(content, ?), ?) WHERE task_id = ? AND version = ? AND OCTET_LENGTH(content) = content_bytes",
   updateRevision:
-    "UPDATE task_plan_revisions SET title = ?, content = '', content_at_head = ?, content_bytes = ?, content_chars = ?, updated_at = ?, row_version = ? WHERE id = ? AND task_id = ? AND row_version = ?",
+    "UPDATE task_plan_revisions SET title = ?, content_bytes = ?, content_chars = ?, updated_at = ?, row_version = ?, content_at_head = ?, content = '' WHERE id = ? AND task_id = ? AND row_version = ?",
   recordChange:
     "INSERT INTO task_plan_changes (task_id, version, step, kind, committed_at, plan, revision_id, revision_number, revision_coalesced, author_kind, author_name, content, content_kept_chars, content_tail, stored_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)",
 };
@@ -71,9 +71,9 @@ async function append(connection: PoolConnection, taskId: string, fragment: stri
     if (!s || s.p_version === null) throw new Error(`task ${taskId} has no plan`);
     // The database composes: keep the stored content without its trailing whitespace, add the
     // separator and the fragment (the bench's fragments have no leading blank lines, no trailing space).
-    const keepChars = Number(s.p_trimmed_chars);
+    const keepChars = Number(s.p_content_trimmed_chars);
     const suffix = `\n\n${fragment}`;
-    const bytes = Number(s.p_trimmed_bytes) + Buffer.byteLength(suffix);
+    const bytes = Number(s.p_content_trimmed_bytes) + Buffer.byteLength(suffix);
     const chars = keepChars + suffix.length;
     const now = Date.now();
     const version = Number(s.p_version);
@@ -82,12 +82,12 @@ async function append(connection: PoolConnection, taskId: string, fragment: stri
     const historyBytes = Number(s.p_history_bytes) + bytes - Number(s.r_content_bytes);
     // prettier-ignore
     const head = [
-      s.p_title, keepChars, suffix, chars, bytes, bytes, chars, version + 1, s.p_created_by, s.p_created_at, now,
-      s.p_latest_revision_number, 0, null, null, null, s.p_history_revisions, historyBytes, version + 1, taskId,
-      version,
+      s.p_title, bytes, chars, chars, bytes, version + 1, s.p_created_by, s.p_created_at, now,
+      s.p_latest_revision_number, 0, null, null, null, s.p_history_revisions, historyBytes, version + 1, keepChars,
+      suffix, taskId, version,
     ];
     const rowVersion = Number(s.r_row_version);
-    const revision = [s.r_title, 1, bytes, chars, now, rowVersion + 1, s.r_id, taskId, rowVersion];
+    const revision = [s.r_title, bytes, chars, now, rowVersion + 1, 1, s.r_id, taskId, rowVersion];
     // The change WatchPlan streams, with the plan's metadata as the service serializes it; an append's
     // content is held as a prefix of the next version's (the fragment has no trailing whitespace).
     const plan = {

@@ -3,7 +3,7 @@ import type { Author } from "./author";
 import { contentChange } from "./changes";
 import { historyAllowance } from "./history-budget";
 import { shouldCoalesce } from "./coalesce";
-import { type PlanEvent, type PlanSummary, revisionMeta, summarize } from "./events";
+import { type PlanSummary, summarize } from "./events";
 import { limits } from "./limits";
 import { codePointLength, trimTrailingWhitespace, utf8Length } from "../text/unicode";
 import type { Decision, WriteEnv, WriteState } from "./write-command";
@@ -124,14 +124,9 @@ export function commitContent(
   };
   const plan = summarize(head);
   const written = { id: revision.id, number: revision.number, coalesced: coalesce };
-  const events: PlanEvent[] = [
-    { type: live ? "plan.updated" : "plan.created", plan },
-    { type: "plan.revision.created", revision: revisionMeta(revision), coalesced: coalesce },
-  ];
-  if (write.revertOfRevisionId !== null)
-    events.push({ type: "plan.reverted", revision: revisionMeta(revision) });
   const commit: PlanCommit = {
     kind: "content",
+    created: live === null,
     head,
     fenceVersion: state.head?.version ?? null,
     revision,
@@ -148,7 +143,6 @@ export function commitContent(
   };
   return {
     commit,
-    events,
     stored: { planBytes: contentBytes, coalesced: coalesce },
     result: { plan, revision: written, truncation: write.truncation },
   };

@@ -1,4 +1,4 @@
-import type { ChangeRecord, HeadRecord, RevisionMeta } from "./ports/records";
+import type { ChangeRecord, HeadRecord, PlanCommit, RevisionMeta } from "./ports/records";
 
 /** What a plan event says about the plan (never its content, nor storage's trimmed lengths). */
 export type PlanSummary = Omit<HeadRecord, "content" | "trimmedChars" | "trimmedBytes">;
@@ -67,4 +67,55 @@ export function revisionMeta(revision: RevisionMeta): RevisionMeta {
  */
 export interface ChangeNotifier {
   changed(taskId: string, change: ChangeRecord | null): void;
+}
+
+/**
+ * Told of every write that committed, once it is durable (never of a rolled-back write, nor of one
+ * that changed nothing): the pipeline's post-commit work (change notification, pruning, events).
+ * Must not throw; a listener that does is logged and never fails the write.
+ */
+export interface CommitListener {
+  committed(taskId: string, commit: PlanCommit): void;
+}
+
+/**
+ * kandev's events of a commit, in AC-TASKS-PLAN-APPEND-005.4's order, derived from the commit (the
+ * one model of a change): plan event, then revision event; a revert adds plan.reverted. A deleted
+ * plan is reported at the version it had.
+ */
+export function planEventsOf(commit: PlanCommit): PlanEvent[] {
+  switch (commit.kind) {
+    case "content": {
+      const { change, revision } = commit;
+      const events: PlanEvent[] = [
+        { type: commit.created ? "plan.created" : "plan.updated", plan: change.plan },
+        {
+          type: "plan.revision.created",
+          revision: revisionMeta(revision),
+          coalesced: commit.coalesces !== null,
+        },
+      ];
+      if (change.kind === "reverted")
+        events.push({ type: "plan.reverted", revision: revisionMeta(revision) });
+      return events;
+    }
+    case "delete":
+      return [{ type: "plan.deleted", plan: { ...commit.change.plan, version: commit.fenceVersion } }];
+    case "mark":
+      return [{ type: "plan.implementation-started", plan: commit.change.plan }];
+    case "delete-task":
+      return commit.plan === null ? [] : [{ type: "plan.deleted", plan: commit.plan }];
+  }
+}
+
+/** The listener that publishes each commit's events to `sink`. */
+export function eventsListener(sink: EventSink): CommitListener {
+  return { committed: (taskId, commit) => sink.publish(taskId, planEventsOf(commit)) };
+}
+
+/** The listener that tells `notifier` the change each commit recorded (none for a task delete). */
+export function changesListener(notifier: ChangeNotifier): CommitListener {
+  return {
+    committed: (taskId, commit) => notifier.changed(taskId, "change" in commit ? commit.change : null),
+  };
 }

@@ -97,8 +97,7 @@ export function deleteTaskCommand(taskId: string): Write<void> {
     taskId: requireId("task_id", taskId),
     reads: "metadata",
     decide: (state) => ({
-      commit: { kind: "delete-task", taskId },
-      events: state.live ? [{ type: "plan.deleted", plan: summarize(state.live) }] : [],
+      commit: { kind: "delete-task", taskId, plan: state.live ? summarize(state.live) : null },
       result: undefined,
     }),
   };

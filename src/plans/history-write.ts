@@ -115,7 +115,6 @@ export function decideDelete(
       fenceVersion: live.version,
       change: deleteChange(deleted, head.version, author, env.now),
     },
-    events: [{ type: "plan.deleted", plan: deleted }],
     result: undefined,
   };
 }

@@ -1,12 +1,17 @@
 import type { Logger } from "pino";
-import type { EventSink, PlanEvent } from "./events";
+import type { PlanCommit } from "./ports/records";
+import { type CommitListener, planEventsOf } from "./events";
 
-/** Publishes events as debug log lines (metadata only) until event streaming exists. */
-export class LogEventSink implements EventSink {
+/**
+ * Publishes kandev's events of each commit as debug log lines (metadata only) until event streaming
+ * exists; derives them only when debug lines are written.
+ */
+export class LogEventSink implements CommitListener {
   constructor(private readonly logger: Logger) {}
 
-  publish(taskId: string, events: readonly PlanEvent[]): void {
-    for (const event of events) {
+  committed(taskId: string, commit: PlanCommit): void {
+    if (!this.logger.isLevelEnabled("debug")) return;
+    for (const event of planEventsOf(commit)) {
       const version = "plan" in event ? event.plan.version : undefined;
       const revision = "revision" in event ? event.revision.number : undefined;
       this.logger.debug({ taskId, event: event.type, version, revision }, "plan event");

@@ -1,7 +1,5 @@
 import type { Caller } from "../auth/caller";
-import type { PlanStore } from "./ports/plan-store";
-import type { ChangeRecord, HeadRecord, TaskRecord } from "./ports/records";
-import { implementationStartedChange } from "./changes";
+import type { HeadRecord } from "./ports/records";
 import type { WriteResult } from "./content-commit";
 import {
   type ContentRequest,
@@ -11,13 +9,10 @@ import {
   saveCommand,
   updateCommand,
 } from "./content-command";
-import { planErrors } from "./errors";
-import { summarize } from "./events";
 import { deletePlanCommand, restoreCommand, type RestoreRequest, revertCommand } from "./history-command";
 import type { RestoreResult } from "./history-write";
 import type { RequestedAuthor } from "./author";
-import { reachableTask } from "./reach";
-import { checkDisplayName, requireId } from "./validate";
+import { markCommand, type MarkRequest } from "./mark-command";
 import { type WriteOptions, type WritePipeline, writeCall } from "./write-pipeline";
 
 export type { RestoreResult } from "./history-write";
@@ -30,11 +25,7 @@ export type { WriteResult } from "./content-commit";
  * the write stored (the caller's write budget).
  */
 export class PlanService {
-  constructor(
-    private readonly store: PlanStore,
-    private readonly pipeline: WritePipeline,
-    private readonly clock: () => Date = () => new Date(),
-  ) {}
+  constructor(private readonly pipeline: WritePipeline) {}
 
   /** Agent create (or conditional replace with expected_version). CreatePlan has no mode (AC-005.2). */
   createPlan(
@@ -92,43 +83,11 @@ export class PlanService {
   }
 
   /** Sets the implementation-started marker once (first mark wins); no revision, no version change. */
-  async markImplementationStarted(
+  markImplementationStarted(
     caller: Caller,
-    request: { taskId: string; sessionId: string; actor: string },
+    request: MarkRequest,
+    options: WriteOptions = {},
   ): Promise<HeadRecord> {
-    await this.reach(caller, requireId("task_id", request.taskId));
-    const sessionId = requireId("session_id", request.sessionId);
-    const by =
-      caller.authenticated && caller.name
-        ? caller.name
-        : checkDisplayName("actor", request.actor.trim()) || "user";
-    const at = this.clock();
-    const author = { kind: caller.authenticated && caller.kind ? caller.kind : ("user" as const), name: by };
-    let recorded: ChangeRecord | null = null;
-    const outcome = await this.store.markImplementationStarted(
-      request.taskId,
-      { at, by, sessionId },
-      (marked) => {
-        recorded = implementationStartedChange(summarize(marked), author, at);
-        return recorded;
-      },
-    );
-    if (outcome === null) throw planErrors.planNotFound(request.taskId);
-    if (outcome.marked) {
-      this.pipeline.publishCommitted(
-        request.taskId,
-        [{ type: "plan.implementation-started", plan: summarize(outcome.head) }],
-        recorded,
-      );
-    }
-    return outcome.head;
-  }
-
-  /**
-   * The task, if the caller reaches it. Checked before existence: with auth on, a missing task is
-   * reported exactly like an unreachable one, so nothing is disclosed.
-   */
-  private reach(caller: Caller, taskId: string): Promise<TaskRecord> {
-    return reachableTask(this.store, caller, taskId);
+    return this.pipeline.execute(markCommand(caller, request), writeCall(caller, options));
   }
 }

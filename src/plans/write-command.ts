@@ -8,7 +8,6 @@ import type {
 } from "./ports/records";
 import type { StorageCorruptionError } from "./ports/store-errors";
 import { PlanError } from "./errors";
-import type { PlanEvent } from "./events";
 import type { HistoryBudget } from "./history-budget";
 import type { RequestKey } from "./idempotency";
 
@@ -45,10 +44,9 @@ export interface WriteEnv {
   readonly newId: () => string;
 }
 
-/** A decided write: its commit, the events to publish once it is durable, and its answer. */
+/** A decided write: its commit (what is published once it is durable derives from it), and its answer. */
 export interface Decision<R> {
   readonly commit: PlanCommit;
-  readonly events: readonly PlanEvent[];
   readonly result: R;
   /** What a content write stored (metrics). */
   readonly stored?: { readonly planBytes: number; readonly coalesced: boolean };

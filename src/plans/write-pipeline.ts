@@ -2,11 +2,11 @@ import type { Logger } from "pino";
 import type { Caller } from "../auth/caller";
 import type { TaskLock } from "./ports/task-lock";
 import type { PlanStore } from "./ports/plan-store";
-import type { ChangeRecord } from "./ports/records";
+import type { PlanCommit } from "./ports/records";
 import { StorageCorruptionError } from "./ports/store-errors";
 import type { WriteMetrics } from "./ports/write-metrics";
 import { planErrors } from "./errors";
-import type { ChangeNotifier, EventSink, PlanEvent } from "./events";
+import type { CommitListener } from "./events";
 import type { HistoryBudget } from "./history-budget";
 import { TaskWorkspaces } from "./reach";
 import type { Write } from "./write-command";
@@ -43,7 +43,8 @@ export function writeCall(caller: Caller, options: WriteOptions): WriteCall {
  * request carried -> per-task lock -> one transaction -> the work under the lock (write-under-lock.ts:
  * one locking read of what the command declared, reach on the locked task, remembered answer, pure
  * decision, its fenced commit with the request to remember, history budget) -> transaction commit
- * -> events. A decision or a check that throws rolls the transaction back: nothing changes.
+ * -> the listeners (change notification, pruning, events), each told of the commit. A decision or a
+ * check that throws rolls the transaction back: nothing changes, and no listener hears of it.
  */
 export class WritePipeline {
   private readonly taskWorkspaces = new TaskWorkspaces();
@@ -52,8 +53,8 @@ export class WritePipeline {
     private readonly deps: {
       readonly store: PlanStore;
       readonly lock: TaskLock;
-      readonly events: EventSink;
-      readonly changes: ChangeNotifier;
+      /** Post-commit work, in order: each is told of every commit once it is durable. */
+      readonly listeners: readonly CommitListener[];
       readonly settings: WritePipelineSettings;
       readonly clock: () => Date;
       readonly newId: () => string;
@@ -100,7 +101,7 @@ export class WritePipeline {
         metrics.planSize(outcome.stored.planBytes);
         metrics.revision(outcome.stored.coalesced);
       }
-      this.publish(taskId, outcome.events, "change" in outcome.commit ? outcome.commit.change : null);
+      this.publish(taskId, outcome.commit);
       return outcome.result;
     } catch (error) {
       if (!obtained) metrics.lockWait((performance.now() - asked) / 1000, false);
@@ -113,18 +114,14 @@ export class WritePipeline {
     }
   }
 
-  /** Publishes the events of a write that committed outside execute() (the implementation-started mark). */
-  publishCommitted(taskId: string, events: readonly PlanEvent[], change: ChangeRecord | null): void {
-    this.publish(taskId, events, change);
-  }
-
-  private publish(taskId: string, events: readonly PlanEvent[], change: ChangeRecord | null): void {
-    try {
-      this.deps.changes.changed(taskId, change);
-      this.deps.events.publish(taskId, events);
-    } catch (error) {
-      // The write is committed; a failing sink must not turn it into an error.
-      this.deps.logger.error({ taskId, err: error }, "event publication failed");
+  private publish(taskId: string, commit: PlanCommit): void {
+    for (const listener of this.deps.listeners) {
+      try {
+        listener.committed(taskId, commit);
+      } catch (error) {
+        // The write is committed; a failing listener must not turn it into an error.
+        this.deps.logger.error({ taskId, err: error }, "post-commit work failed");
+      }
     }
   }
 }

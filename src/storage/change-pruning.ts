@@ -1,8 +1,8 @@
 import type { DataSource, EntityManager } from "typeorm";
-import type { Dialect } from "./data-source";
-import { changeStoredBytesSql } from "./change-writes";
-import { sendStatement } from "./hot-statement";
-import { sqlDialect } from "./sql-dialect";
+import { type Dialect, sqlDialect } from "./sql-dialect";
+import { giveBack } from "./devices/history-usage";
+import { changeStoredBytesSql } from "./tables/changes";
+import { sendStatement } from "./transaction";
 
 /** Which change rows a prune batch takes, oldest first: by age (every task's), or one task's up to a version. */
 export type PruneScope =
@@ -12,7 +12,7 @@ type Row = { task_id: string; version: number | string; step: number | string; b
 
 /**
  * Deletes at most `limit` change rows of `scope`, oldest first, and gives the text they held back
- * to their tasks' history usage (kept with HEAD), in one transaction; returns the rows deleted.
+ * to their tasks' history usage (kept with HEAD: devices/history-usage.ts), in one transaction; returns the rows deleted.
  *
  * Writers lock a task's HEAD row first and then write its change rows, so a batch does the same:
  * it picks its tasks without locking, locks their HEAD rows in key order, and only then reads the
@@ -69,12 +69,8 @@ export async function pruneBatch(
         ` (${rows.map(() => "(?, ?, ?)").join(", ")})`,
       [...taskIds, ...rows.flatMap((row) => [row.task_id, Number(row.version), Number(row.step)])],
     );
-    const tasks = [...freed.keys()];
-    await query(
-      `UPDATE task_plans SET history_bytes = history_bytes - CASE task_id ${tasks.map(() => "WHEN ? THEN ?").join(" ")} END` +
-        ` WHERE task_id IN (${tasks.map(() => "?").join(", ")})`,
-      [...tasks.flatMap((taskId) => [taskId, freed.get(taskId)]), ...tasks],
-    );
+    const given = giveBack(freed);
+    await query(given.sql, given.parameters);
     return deleted;
   });
 }

@@ -1,11 +1,12 @@
+import type { Dialect } from "./sql-dialect";
 import "reflect-metadata";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
 import { DataSource } from "typeorm";
-import { PlanEntity } from "./entities/plan.entity";
-import { RevisionEntity } from "./entities/revision.entity";
-import { TaskEntity } from "./entities/task.entity";
+import { PlanEntity } from "./tables/heads";
+import { RevisionEntity } from "./tables/revisions";
+import { TaskEntity } from "./tables/tasks";
 import { InitialSchema1764400000000 } from "./migrations/1764400000000-initial-schema";
 import { WriteRequests1764500000000 } from "./migrations/1764500000000-write-requests";
 import { AppendComposition1764600000000 } from "./migrations/1764600000000-append-composition";
@@ -15,12 +16,12 @@ import { RevisionContentAtHead1764900000000 } from "./migrations/1764900000000-r
 import { ChangeStoredBytes1765000000000 } from "./migrations/1765000000000-change-stored-bytes";
 import { HistoryUsage1765100000000 } from "./migrations/1765100000000-history-usage";
 import { RevisionLocality1765200000000 } from "./migrations/1765200000000-revision-locality";
-import { WriteRequestEntity } from "./entities/write-request.entity";
+import { WriteRequestEntity } from "./tables/write-requests";
 
-/** Which database a URL names: `sqlite:<path>` (or `sqlite::memory:`) or `mysql://user:pass@host:port/db`. */
-export type Dialect = "sqlite" | "mysql";
-
-/** The dialect of a database URL; throws on anything else. */
+/**
+ * The dialect of a database URL: `sqlite:<path>` (or `sqlite::memory:`) or
+ * `mysql://user:pass@host:port/db`; throws on anything else.
+ */
 export function dialectOf(url: string): Dialect {
   if (url.startsWith("sqlite:")) return "sqlite";
   if (url.startsWith("mysql://") || url.startsWith("mariadb://")) return "mysql";

@@ -22,7 +22,7 @@ const UNAVAILABLE_CODES = new Set([
   "SQLITE_CANTOPEN",
 ]);
 // MySQL errnos for a server going away or refusing work (4031: MySQL 8 closed a session idle past
-// its wait_timeout, e.g. a write whose holder stopped acting: unit-of-work.ts sessionBounds).
+// its wait_timeout, e.g. a write whose holder stopped acting: transaction.ts sessionBounds).
 const UNAVAILABLE_ERRNOS = new Set([1040, 1053, 1077, 1078, 1079, 1080, 2002, 2003, 2006, 2013, 1927, 4031]);
 
 /** Maps a driver error to StorageConflictError / StorageUnavailableError, or returns it unchanged. */

@@ -1,12 +1,9 @@
 import type { DataSource } from "typeorm";
-import { type Dialect, sqliteConnection } from "./data-source";
-import { PlanEntity } from "./entities/plan.entity";
-import { RevisionEntity } from "./entities/revision.entity";
-import { TaskEntity } from "./entities/task.entity";
+import { sqliteConnection } from "./data-source";
+import type { Dialect } from "./sql-dialect";
 import type { PlanStore } from "../plans/ports/plan-store";
 import type {
   ChangeKey,
-  ChangeRecord,
   HeadRecord,
   RevisionMeta,
   RevisionRecord,
@@ -14,15 +11,17 @@ import type {
   TaskRecord,
 } from "../plans/ports/records";
 import { ChangeLog } from "./change-log";
-import { headFromEntity, revisionMetaFromEntity, taskFromEntity, taskToEntity } from "./record-mapping";
-import { REVISION_META_COLUMNS, revisionWithContent } from "./revision-rows";
+import { pruneBatch } from "./change-pruning";
+import { SqlWriteTx } from "./locked-task";
+import { headFromRow, SELECT_HEAD } from "./tables/heads";
+import { listRevisions, revisionWithContent } from "./tables/revisions";
+import { cellsOf, type Query, type Row } from "./tables/row";
+import { INSERT_TASK, SELECT_TASK, taskFromRow, taskValues } from "./tables/tasks";
 import { noQueue, SerialQueue } from "./serial-queue";
 import { classifyStorageError } from "./storage-errors";
-import { runnerWork, type UnitOfWork, unitOfWork } from "./unit-of-work";
+import { type UnitOfWork, unitOfWork } from "./transaction";
 import { type CheckpointObserver, type CheckpointSettings, WalCheckpointer } from "./wal-checkpointer";
 import type { WriteConnectionOptions } from "./write-connection";
-import { SqlWriteTx } from "./write-tx";
-import type { WriteStatements } from "./write-statements";
 
 /** PlanStore over TypeORM, for SQLite (embedded default) and MySQL/MariaDB (production). */
 export class TypeOrmPlanStore implements PlanStore {
@@ -67,87 +66,42 @@ export class TypeOrmPlanStore implements PlanStore {
 
   getTask(taskId: string): Promise<TaskRecord | null> {
     return this.guard(async () => {
-      const row = await this.dataSource.getRepository(TaskEntity).findOneBy({ id: taskId });
-      return row ? taskFromEntity(row) : null;
+      const [row] = (await this.query(SELECT_TASK, [taskId])) as Row[];
+      return row ? taskFromRow(cellsOf(row, "")) : null;
     });
   }
 
   createTask(task: TaskRecord): Promise<void> {
     return this.guard(async () => {
-      await this.dataSource.getRepository(TaskEntity).insert(taskToEntity(task));
+      await this.query(INSERT_TASK, taskValues(task));
     });
   }
 
   getPlan(taskId: string): Promise<HeadRecord | null> {
     return this.guard(async () => {
-      const row = await this.dataSource.getRepository(PlanEntity).findOneBy({ taskId });
-      return row && !row.deleted ? headFromEntity(row) : null;
+      const head = await this.head(taskId);
+      return head && !head.deleted ? head : null;
     });
   }
 
   listRevisions(taskId: string, beforeNumber: number | null, limit: number): Promise<RevisionMeta[]> {
-    return this.guard(async () => {
-      const query = this.dataSource
-        .getRepository(RevisionEntity)
-        .createQueryBuilder("r")
-        .select(REVISION_META_COLUMNS)
-        .where("r.taskId = :taskId", { taskId })
-        .orderBy("r.revisionNumber", "DESC")
-        .limit(limit);
-      if (beforeNumber !== null) query.andWhere("r.revisionNumber < :beforeNumber", { beforeNumber });
-      return (await query.getMany()).map(revisionMetaFromEntity);
-    });
+    return this.guard(() => listRevisions(this.query, taskId, beforeNumber, limit));
   }
 
   getRevision(taskId: string, revisionId: string): Promise<RevisionRecord | null> {
-    return this.guard(async () => {
-      return revisionWithContent(
-        (sql, parameters) => this.dataSource.query(sql, parameters),
-        taskId,
-        revisionId,
-      );
-    });
+    return this.guard(() => revisionWithContent(this.query, taskId, revisionId));
   }
 
   getHead(taskId: string): Promise<HeadRecord | null> {
-    return this.guard(async () => {
-      const row = await this.dataSource.getRepository(PlanEntity).findOneBy({ taskId });
-      return row ? headFromEntity(row) : null;
-    });
+    return this.guard(() => this.head(taskId));
   }
 
-  markImplementationStarted(
-    taskId: string,
-    mark: { at: Date; by: string; sessionId: string },
-    change: (marked: HeadRecord) => ChangeRecord,
-  ): Promise<{ head: HeadRecord; marked: boolean } | null> {
-    return this.guard(() =>
-      this.dataSource.transaction(async (manager) => {
-        const result = await manager
-          .createQueryBuilder()
-          .update(PlanEntity)
-          .set({
-            implementationStartedAt: mark.at.getTime(),
-            implementationStartedBy: mark.by,
-            implementationStartedSessionId: mark.sessionId,
-            updatedAt: mark.at.getTime(),
-            // The change row this records holds a copy of the content (see below).
-            historyBytes: () => "history_bytes + content_bytes",
-          })
-          .where("task_id = :taskId AND deleted = 0 AND implementation_started_at IS NULL", { taskId })
-          .execute();
-        const row = await manager.findOneBy(PlanEntity, { taskId });
-        if (!row || row.deleted) return null;
-        const head = headFromEntity(row);
-        const marked = result.affected === 1;
-        if (marked)
-          await runnerWork(manager.queryRunner, this.dialect, async (statements) =>
-            this.writeTx(statements).tables.changes.recordChange(change(head), { form: "head" }),
-          );
-        return { head, marked };
-      }),
-    );
+  private async head(taskId: string): Promise<HeadRecord | null> {
+    const [row] = (await this.query(SELECT_HEAD, [taskId])) as Row[];
+    return row ? headFromRow(cellsOf(row, "")) : null;
   }
+
+  private readonly query: Query = (sql, parameters) => this.dataSource.query(sql, parameters);
 
   readChanges(
     taskId: string,
@@ -167,21 +121,21 @@ export class TypeOrmPlanStore implements PlanStore {
   }
 
   pruneChangesBefore(olderThan: Date, limit: number): Promise<number> {
-    return this.changes.pruneChangesBefore(olderThan, limit);
+    return this.guard(() => pruneBatch(this.dataSource, this.dialect, { olderThan }, limit));
   }
 
   pruneTaskChanges(taskId: string, upToVersion: number, limit: number): Promise<number> {
-    return this.changes.pruneTaskChanges(taskId, upToVersion, limit);
+    return this.guard(() => pruneBatch(this.dataSource, this.dialect, { taskId, upToVersion }, limit));
   }
 
   // The concrete transaction, whose row statements storage's own tests drive one by one. On MySQL
-  // it runs on a pooled connection of its own, without a query runner (unit-of-work.ts).
+  // it runs on a pooled connection of its own, without a query runner (transaction.ts).
   inTransaction<T>(work: (tx: SqlWriteTx) => Promise<T>): Promise<T> {
-    return this.guard(() => this.transactions.run((statements) => work(this.writeTx(statements))));
-  }
-
-  private writeTx(statements: WriteStatements): SqlWriteTx {
-    return new SqlWriteTx(statements, this.dialect, this.contentAtHead);
+    return this.guard(() =>
+      this.transactions.run((statements) =>
+        work(new SqlWriteTx(statements, this.dialect, this.contentAtHead)),
+      ),
+    );
   }
 
   ping(): Promise<void> {

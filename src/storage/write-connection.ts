@@ -1,4 +1,43 @@
-import type { Mysql2Connection } from "./hot-statement";
+/** What a hand-written statement returned: its rows (a SELECT), or the number of rows it changed. */
+export interface StatementResult {
+  readonly rows: unknown[];
+  readonly affected: number;
+}
+
+/** A statement of a write transaction, with `?` placeholders: its rows, or the rows it changed. */
+export type Send = (sql: string, parameters: unknown[]) => Promise<StatementResult>;
+
+/** A mysql2 connection, as its callback API sends a statement. */
+export interface Mysql2Connection {
+  query(sql: string, values: unknown[], callback: (error: Error | null, result: unknown) => void): void;
+}
+
+/**
+ * Sends a statement on a mysql2 connection through its callback API: TypeORM's `query()` wraps
+ * every call in a new promise connection, four awaits and query events this service does not use
+ * (its logging is off and it has no subscribers). Errors are the driver's own, which
+ * storage-errors classifies the same way as TypeORM's wrapped ones.
+ */
+export async function sendOn(
+  connection: Mysql2Connection,
+  sql: string,
+  parameters: unknown[],
+): Promise<StatementResult> {
+  return resultOf(await queryOn(connection, sql, parameters));
+}
+
+/** What mysql2 returns for `sql` (one statement or several) on its callback API, as it returns it. */
+export function queryOn(connection: Mysql2Connection, sql: string, parameters: unknown[]): Promise<unknown> {
+  return new Promise<unknown>((resolve, reject) =>
+    connection.query(sql, parameters, (error, value) => (error ? reject(error) : resolve(value))),
+  );
+}
+
+/** What mysql2 returned for one statement: its rows (an array), or a header with the rows it changed. */
+export function resultOf(result: unknown): StatementResult {
+  if (Array.isArray(result)) return { rows: result, affected: 0 };
+  return { rows: [], affected: (result as { affectedRows?: number } | undefined)?.affectedRows ?? 0 };
+}
 
 /** Why a write did not keep the pooled connection it was first given. */
 export type ReplacedReason =

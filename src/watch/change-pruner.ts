@@ -1,9 +1,9 @@
 import type { Logger } from "pino";
 import { setTimeout as sleep } from "node:timers/promises";
 import { every, yieldToEventLoop } from "../background/periodic";
-import type { ChangeNotifier } from "../plans/events";
+import type { CommitListener } from "../plans/events";
 import type { PlanStore } from "../plans/ports/plan-store";
-import type { ChangeRecord } from "../plans/ports/records";
+import type { PlanCommit } from "../plans/ports/records";
 
 /** Retention of the change history. */
 export interface ChangeRetention {
@@ -69,13 +69,13 @@ export interface PruneOutcome {
  * Prunes the change history in the background, outside any write's lock and transaction: changes
  * older than the age limit (every replica's, in batches), and of each task this replica wrote to
  * since the last pass, the changes older than its newest `maxVersions` versions (the newest version
- * is what this replica wrote: another replica's later writes only keep more). Wraps the notifier to
- * learn which tasks were written. Each statement deletes at most one batch and the pass yields to
+ * is what this replica wrote: another replica's later writes only keep more). Listens to the write
+ * pipeline's commits to learn which tasks were written. Each statement deletes at most one batch and the pass yields to
  * the event loop after each one (and rests, as its bounds say): serving is never starved, whatever
  * the backlog (better-sqlite3 answers synchronously). Each rule has its own bounds and half of the
  * pass's time to begin with, so neither starves the other.
  */
-export class ChangePruner implements ChangeNotifier {
+export class ChangePruner implements CommitListener {
   /** Task -> the newest version this replica wrote since it was last pruned. */
   private readonly written = new Map<string, number>();
   private readonly timer: { stop(): void };
@@ -83,7 +83,6 @@ export class ChangePruner implements ChangeNotifier {
 
   constructor(
     private readonly store: Pick<PlanStore, "pruneChangesBefore" | "pruneTaskChanges">,
-    private readonly next: ChangeNotifier,
     private readonly retention: ChangeRetention,
     private readonly logger: Logger,
     private readonly clock: () => Date = () => new Date(),
@@ -93,10 +92,9 @@ export class ChangePruner implements ChangeNotifier {
     this.timer = every(retention.intervalMs, () => this.prune());
   }
 
-  changed(taskId: string, change: ChangeRecord | null): void {
-    if (change !== null && this.retention.maxVersions > 0)
-      this.written.set(taskId, Math.max(change.version, this.written.get(taskId) ?? 0));
-    this.next.changed(taskId, change);
+  committed(taskId: string, commit: PlanCommit): void {
+    if ("change" in commit && this.retention.maxVersions > 0)
+      this.written.set(taskId, Math.max(commit.change.version, this.written.get(taskId) ?? 0));
   }
 
   /** One pruning pass (also run by the timer; a call during a pass waits for it and runs its own). */
@@ -150,7 +148,7 @@ export class ChangePruner implements ChangeNotifier {
   }
 
   // Returns whether every written task was pruned. A task written again meanwhile is added back by
-  // changed(); one left over (bounds, a full batch, a failure) is put back here.
+  // committed(); one left over (bounds, a full batch, a failure) is put back here.
   private async pruneWritten(run: (statement: () => Promise<number>) => Promise<number>, started: number) {
     const { batch, maxPassMs, maxTaskStatements } = this.bounds;
     const tasks = [...this.written];

@@ -435,7 +435,7 @@ describe("network partitions: replicas in network namespaces, MariaDB and each R
   });
 
   // A lease holder that stops acting inside its transaction (frozen, or its host gone) holds its
-  // task's rows until the database ends its session: within the lease (unit-of-work.ts sessionBounds),
+  // task's rows until the database ends its session: within the lease (transaction.ts sessionBounds),
   // instead of until it wakes up, or wait_timeout (8 hours) for a host that never comes back.
   const HOLDER_FROZEN_MS = 30_000;
   const RECOVERY_BOUND_MS = LEASE_MS + 5_000;

@@ -3,7 +3,8 @@ import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DataSource } from "typeorm";
-import { createDataSource, type Dialect } from "../../src/storage/data-source";
+import { createDataSource } from "../../src/storage/data-source";
+import type { Dialect } from "../../src/storage/sql-dialect";
 import { runMigrations } from "../../src/storage/migrations-runner";
 import { createDatabase } from "../harness/mariadb";
 
@@ -32,13 +33,13 @@ const TABLES_WITHOUT_ENTITY: Record<string, string> = {
 const KNOWN: Record<Dialect, Record<string, string>> = {
   sqlite: {
     "task_plan_revisions.content_at_head: migrated INTEGER NOT NULL, entities absent":
-      "read and written only by the write path's SQL (REVISION_CONTENT in sql-dialect.ts); no entity field",
+      "read and written only by the write path's SQL (REVISION_CONTENT in tables/revisions.ts); no entity field",
   },
   mysql: {
     "task_plan_revisions.content_at_head: migrated tinyint NOT NULL, entities absent":
-      "read and written only by the write path's SQL (REVISION_CONTENT in sql-dialect.ts); no entity field",
+      "read and written only by the write path's SQL (REVISION_CONTENT in tables/revisions.ts); no entity field",
     // RevisionLocality1765200000000 clusters one task's revisions together (MySQL only); the entity
-    // keeps `id` as its identity and the table a unique key on it (see revision.entity.ts).
+    // keeps `id` as its identity and the table a unique key on it (see RevisionEntity in tables/revisions.ts).
     "task_plan_revisions.id: migrated varchar(36) NOT NULL, entities varchar(36) NOT NULL PK1":
       "primary key (task_id, revision_number) since RevisionLocality1765200000000; id is a unique key",
     "task_plan_revisions.task_id: migrated varchar(128) NOT NULL PK1, entities varchar(128) NOT NULL":

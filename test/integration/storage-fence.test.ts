@@ -7,6 +7,13 @@ import { createDataSource, dialectOf } from "../../src/storage/data-source";
 import { runMigrations } from "../../src/storage/migrations-runner";
 import type { HeadRecord, RevisionRecord } from "../../src/plans/ports/records";
 import { StorageConflictError } from "../../src/plans/ports/store-errors";
+import { revisionContent } from "../../src/storage/devices/content-at-head";
+import { type ChangeContent, changeContentValues } from "../../src/storage/devices/prefix-changes";
+import type { SqlWriteTx } from "../../src/storage/locked-task";
+import { sqlDialect } from "../../src/storage/sql-dialect";
+import { insertChange } from "../../src/storage/tables/changes";
+import { insertHead, markHead, updateHead } from "../../src/storage/tables/heads";
+import { insertRevision, updateRevision } from "../../src/storage/tables/revisions";
 import { TypeOrmPlanStore } from "../../src/storage/typeorm-plan-store";
 import { createDatabase } from "../harness/mariadb";
 import { FIXTURE_AT, headRecord, revisionRecord } from "../harness/records";
@@ -27,6 +34,26 @@ const markedChange = (taskId: string) =>
     { kind: "user", name: "ci" },
     at,
   );
+
+type ChangeRow = Parameters<typeof insertChange>[1];
+
+// The row statements of one table at a time, which these tests send one by one (locked-task.ts
+// sends them in a write's order).
+function rowsOf(tx: SqlWriteTx, dialect: "mysql" | "sqlite") {
+  const { statements } = tx;
+  const sql = sqlDialect(dialect);
+  return {
+    insertHead: (row: HeadRecord, usage = history) => insertHead(statements, row, usage),
+    updateHead: (row: HeadRecord, fence: number, usage = history) =>
+      updateHead(statements, sql, row, fence, usage),
+    markHead: (row: HeadRecord, usage = history) => markHead(statements, row, usage),
+    insertRevision: (row: RevisionRecord) => insertRevision(statements, row, revisionContent(row, false)),
+    updateRevision: (row: RevisionRecord, fence: number) =>
+      updateRevision(statements, row, revisionContent(row, false), fence),
+    recordChange: (change: ChangeRow, content: ChangeContent) =>
+      insertChange(statements, change, changeContentValues(change, content)),
+  };
+}
 
 // Each test seeds a task of its own (HEAD at version 1 with revision 1), so that none depends on
 // what another left behind, nor on the order they run in.
@@ -57,17 +84,17 @@ describe.each(DATABASES)("the database fence on $label", ({ dialect }) => {
     const taskId = `fenced-${randomBytes(6).toString("hex")}`;
     await store.createTask({ id: taskId, workspaceId: "ws", title: "", createdAt: at });
     await store.inTransaction(async (tx) => {
-      tx.tables.heads.insert(head(taskId, 1, "v1"), history);
-      tx.tables.revisions.insert(revision(taskId, 1, "v1"));
+      rowsOf(tx, dialect).insertHead(head(taskId, 1, "v1"));
+      rowsOf(tx, dialect).insertRevision(revision(taskId, 1, "v1"));
     });
     return taskId;
   }
 
   it("updates HEAD only where the version is still the fenced one; a stale fence changes nothing", async () => {
     const taskId = await seeded();
-    await store.inTransaction(async (tx) => tx.tables.heads.update(head(taskId, 2, "v2"), 1, history));
+    await store.inTransaction(async (tx) => rowsOf(tx, dialect).updateHead(head(taskId, 2, "v2"), 1));
     await expect(
-      store.inTransaction(async (tx) => tx.tables.heads.update(head(taskId, 3, "stale writer"), 1, history)),
+      store.inTransaction(async (tx) => rowsOf(tx, dialect).updateHead(head(taskId, 3, "stale writer"), 1)),
     ).rejects.toBeInstanceOf(StorageConflictError);
     expect(await store.getPlan(taskId)).toMatchObject({ version: 2, content: "v2" });
   });
@@ -77,9 +104,12 @@ describe.each(DATABASES)("the database fence on $label", ({ dialect }) => {
     const change = markedChange(taskId);
     await expect(
       store.inTransaction(async (tx) => {
-        tx.tables.changes.recordChange({ ...change, version: 2, step: 0, kind: "updated" }, { form: "none" });
-        tx.tables.heads.update(head(taskId, 3, "stale writer"), 2, history);
-        tx.tables.revisions.insert(revision(taskId, 2, "v3"));
+        rowsOf(tx, dialect).recordChange(
+          { ...change, version: 2, step: 0, kind: "updated" },
+          { form: "none" },
+        );
+        rowsOf(tx, dialect).updateHead(head(taskId, 3, "stale writer"), 2);
+        rowsOf(tx, dialect).insertRevision(revision(taskId, 2, "v3"));
       }),
     ).rejects.toThrow(new StorageConflictError("plan version fence lost"));
     expect(await store.getPlan(taskId)).toMatchObject({ version: 1, content: "v1" });
@@ -90,7 +120,7 @@ describe.each(DATABASES)("the database fence on $label", ({ dialect }) => {
   it("rejects a second revision with the same number (UNIQUE(task_id, revision_number))", async () => {
     const taskId = await seeded();
     await expect(
-      store.inTransaction(async (tx) => tx.tables.revisions.insert(revision(taskId, 1, "dup"))),
+      store.inTransaction(async (tx) => rowsOf(tx, dialect).insertRevision(revision(taskId, 1, "dup"))),
     ).rejects.toBeInstanceOf(StorageConflictError);
     expect(await store.listRevisions(taskId, null, 10)).toHaveLength(1);
   });
@@ -100,11 +130,11 @@ describe.each(DATABASES)("the database fence on $label", ({ dialect }) => {
     const latest = (await store.inTransaction((tx) => tx.read(taskId, { reads: "content" })))?.state.latest;
     if (!latest) throw new Error("no revision");
     await store.inTransaction(async (tx) =>
-      tx.tables.revisions.update({ ...latest, content: "merged", contentBytes: 6, rowVersion: 2 }, 1),
+      rowsOf(tx, dialect).updateRevision({ ...latest, content: "merged", contentBytes: 6, rowVersion: 2 }, 1),
     );
     await expect(
       store.inTransaction(async (tx) =>
-        tx.tables.revisions.update({ ...latest, content: "late", contentBytes: 4, rowVersion: 2 }, 1),
+        rowsOf(tx, dialect).updateRevision({ ...latest, content: "late", contentBytes: 4, rowVersion: 2 }, 1),
       ),
     ).rejects.toBeInstanceOf(StorageConflictError);
     expect((await store.getRevision(taskId, latest.id))?.content).toBe("merged");
@@ -114,8 +144,8 @@ describe.each(DATABASES)("the database fence on $label", ({ dialect }) => {
     const taskId = await seeded();
     await expect(
       store.inTransaction(async (tx) => {
-        tx.tables.heads.update(head(taskId, 2, "half-written"), 1, history);
-        tx.tables.revisions.insert(revision(taskId, 1, "collides"));
+        rowsOf(tx, dialect).updateHead(head(taskId, 2, "half-written"), 1);
+        rowsOf(tx, dialect).insertRevision(revision(taskId, 1, "collides"));
       }),
     ).rejects.toBeInstanceOf(StorageConflictError);
     expect(await store.getPlan(taskId)).toMatchObject({ version: 1, content: "v1" });
@@ -124,20 +154,42 @@ describe.each(DATABASES)("the database fence on $label", ({ dialect }) => {
   it("records one change per version: a second change for a version is refused, and a rolled-back write leaves none", async () => {
     const taskId = await seeded();
     const change = markedChange(taskId);
-    await store.inTransaction(async (tx) => tx.tables.changes.recordChange(change, { form: "head" }));
+    await store.inTransaction(async (tx) => rowsOf(tx, dialect).recordChange(change, { form: "head" }));
     await expect(
-      store.inTransaction(async (tx) => tx.tables.changes.recordChange(change, { form: "none" })),
+      store.inTransaction(async (tx) => rowsOf(tx, dialect).recordChange(change, { form: "none" })),
     ).rejects.toBeInstanceOf(StorageConflictError);
     await expect(
       store.inTransaction(async (tx) => {
-        tx.tables.heads.update(head(taskId, 2, "v2"), 1, history);
-        tx.tables.changes.recordChange({ ...change, version: 2, step: 0, kind: "updated" }, { form: "head" });
-        tx.tables.revisions.insert(revision(taskId, 1, "collides"));
+        rowsOf(tx, dialect).updateHead(head(taskId, 2, "v2"), 1);
+        rowsOf(tx, dialect).recordChange(
+          { ...change, version: 2, step: 0, kind: "updated" },
+          { form: "head" },
+        );
+        rowsOf(tx, dialect).insertRevision(revision(taskId, 1, "collides"));
       }),
     ).rejects.toBeInstanceOf(StorageConflictError);
     const changes = await store.readChanges(taskId, { version: 0, step: 1 }, 10, true);
     expect(changes.map((c) => [c.version, c.step, c.kind, c.content])).toEqual([
       [1, 1, "implementation-started", "v1"],
     ]);
+  });
+
+  it("sets the implementation-started mark once: a second mark at the same version finds its fence lost", async () => {
+    const taskId = await seeded();
+    const marked = (by: string) => ({
+      ...head(taskId, 1, "v1"),
+      implementationStartedAt: at,
+      implementationStartedBy: by,
+      implementationStartedSessionId: "s",
+    });
+    await store.inTransaction(async (tx) => rowsOf(tx, dialect).markHead(marked("first")));
+    await expect(
+      store.inTransaction(async (tx) => rowsOf(tx, dialect).markHead(marked("second"))),
+    ).rejects.toThrow(new StorageConflictError("plan version or implementation-started fence lost"));
+    expect(await store.getPlan(taskId)).toMatchObject({
+      version: 1,
+      content: "v1",
+      implementationStartedBy: "first",
+    });
   });
 });

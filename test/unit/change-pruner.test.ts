@@ -1,6 +1,6 @@
 import pino from "pino";
 import { ChangePruner, type PruneBounds } from "../../src/watch/change-pruner";
-import type { ChangeRecord } from "../../src/plans/ports/records";
+import type { PlanCommit } from "../../src/plans/ports/records";
 
 // A change history of `old` rows past the age limit and per-task rows, answering synchronously as
 // better-sqlite3 does (a resolved promise): only an explicit yield lets a timer run in between.
@@ -29,7 +29,6 @@ class MemoryHistory {
 }
 
 const silent = pino({ level: "silent" });
-const noNotifier = { changed: () => undefined };
 const retention = { maxAgeMs: 1_000, maxVersions: 10, intervalMs: 60_000 };
 const bounds = (over: Partial<PruneBounds> = {}): PruneBounds => ({
   batch: 100,
@@ -39,12 +38,15 @@ const bounds = (over: Partial<PruneBounds> = {}): PruneBounds => ({
   restRatio: 0,
   ...over,
 });
-const change = (version: number) => ({ version }) as unknown as ChangeRecord;
+// A commit that recorded a change of `version` (null: a task delete, which records none).
+const commit = (version: number | null) =>
+  (version === null
+    ? { kind: "delete-task", taskId: "t", plan: null }
+    : { kind: "content", change: { version } }) as PlanCommit;
 
 function pruner(history: MemoryHistory, over: Partial<PruneBounds> = {}, counted: number[] = []) {
   return new ChangePruner(
     history,
-    noNotifier,
     retention,
     silent,
     () => new Date(),
@@ -124,11 +126,11 @@ describe("ChangePruner", () => {
     );
     const p = pruner(history);
     try {
-      p.changed("a", change(30));
-      p.changed("a", change(300)); // the newest written counts
-      p.changed("b", change(12));
-      p.changed("c", null); // a write with no change of its own: nothing to prune
-      p.changed("d", change(10)); // no more versions than are kept (10): no statement
+      p.committed("a", commit(30));
+      p.committed("a", commit(300)); // the newest written counts
+      p.committed("b", commit(12));
+      p.committed("c", commit(null)); // a write with no change of its own: nothing to prune
+      p.committed("d", commit(10)); // no more versions than are kept (10): no statement
       expect(await p.prune()).toEqual({ deleted: 260, statements: 5, complete: true });
       expect(history.statements).toEqual(["age", "task a", "task a", "task a", "task b"]);
       expect(Object.fromEntries(history.upTo)).toEqual({ a: 290, b: 2 });
@@ -145,7 +147,7 @@ describe("ChangePruner", () => {
     const history = new MemoryHistory(10_000, tasks);
     const p = pruner(history, { maxAgeStatements: 5, maxTaskStatements: 20 });
     try {
-      for (const taskId of tasks.keys()) p.changed(taskId, change(100));
+      for (const taskId of tasks.keys()) p.committed(taskId, commit(100));
       expect(await p.prune()).toMatchObject({ statements: 25, complete: false });
       expect(history.statements.filter((s) => s === "age")).toHaveLength(5);
       expect(history.old).toBe(10_000 - 500);
@@ -163,7 +165,7 @@ describe("ChangePruner", () => {
     const history = new MemoryHistory(0, new Map([["a", 250]]));
     const p = pruner(history, { maxTaskStatements: 2 });
     try {
-      p.changed("a", change(400));
+      p.committed("a", commit(400));
       expect(await p.prune()).toMatchObject({ deleted: 200, complete: false });
       expect(await p.prune()).toMatchObject({ deleted: 50, complete: true });
     } finally {

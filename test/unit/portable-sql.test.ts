@@ -1,11 +1,13 @@
 import type { DataSource, QueryRunner } from "typeorm";
 import type { PlanCommit, RevisionMeta } from "../../src/plans/ports/records";
-import type { Dialect } from "../../src/storage/data-source";
-import { SqlLockedWrite } from "../../src/storage/locked-write";
-import { revisionWithContent } from "../../src/storage/revision-rows";
-import { runnerWork, unitOfWork } from "../../src/storage/unit-of-work";
+import { countHistory } from "../../src/storage/devices/history-usage";
+import { SqlLockedWrite, SqlWriteTx } from "../../src/storage/locked-task";
+import { type Dialect, sqlDialect } from "../../src/storage/sql-dialect";
+import { verifyStoredContent } from "../../src/storage/tables/heads";
+import { revisionWithContent } from "../../src/storage/tables/revisions";
+import { findRequest } from "../../src/storage/tables/write-requests";
+import { runnerWork, unitOfWork } from "../../src/storage/transaction";
 import type { PooledConnection } from "../../src/storage/write-connection";
-import { SqlWriteTx } from "../../src/storage/write-tx";
 import { FIXTURE_AT, headRecord, revisionRecord } from "../harness/records";
 
 /**
@@ -68,10 +70,11 @@ const change = (version: number, kind: "created" | "updated" | "reverted" | "del
 // An allowance every write exceeds: the change history yields (trim, recount) on each content write.
 const allowance = { revisions: 0, bytes: 0, trimToBytes: 0 };
 
-// The writes a task goes through: create, append, replace (coalesced), revert, delete, delete task.
+// The writes a task goes through: create, append, replace (coalesced), revert, delete, mark, delete task.
 const COMMITS: readonly PlanCommit[] = [
   {
     kind: "content",
+    created: false,
     head: headRecord("v1", { taskId }),
     fenceVersion: null,
     revision: revision(1),
@@ -81,6 +84,7 @@ const COMMITS: readonly PlanCommit[] = [
   },
   {
     kind: "content",
+    created: false,
     head: {
       ...headRecord("v1\n\nmore", { taskId, version: 2, latestRevisionNumber: 2 }),
       content: { keepChars: 2, keepBytes: 2, suffix: "\n\nmore" },
@@ -95,6 +99,7 @@ const COMMITS: readonly PlanCommit[] = [
   },
   {
     kind: "content",
+    created: false,
     head: headRecord("replaced", { taskId, version: 3, latestRevisionNumber: 2 }),
     fenceVersion: 2,
     revision: revision(2, { rowVersion: 2 }),
@@ -104,6 +109,7 @@ const COMMITS: readonly PlanCommit[] = [
   },
   {
     kind: "content",
+    created: false,
     head: headRecord("v1", { taskId, version: 4, latestRevisionNumber: 3 }),
     fenceVersion: 3,
     revision: revision(3, { revertOfRevisionId: "r1" }),
@@ -117,22 +123,30 @@ const COMMITS: readonly PlanCommit[] = [
     fenceVersion: 4,
     change: change(5, "deleted"),
   },
-  { kind: "delete-task", taskId },
+  {
+    kind: "mark",
+    head: headRecord("v1", { taskId, version: 4, latestRevisionNumber: 3, implementationStartedAt: at }),
+    fenceVersion: 4,
+    change: { ...change(4, "updated"), step: 1, kind: "implementation-started", revision: null },
+  },
+  { kind: "delete-task", taskId, plan: null },
 ];
 
 // Every statement the write path composes, in one transaction: the locking read and what it reads
 // besides, each commit above (with a remembered request), and the stored size's check.
-async function writeEverything(tx: SqlWriteTx): Promise<void> {
+async function writeEverything(tx: SqlWriteTx, dialect: Dialect): Promise<void> {
+  const sql = sqlDialect(dialect);
+  const { statements } = tx;
   await tx.read(taskId, { reads: "content", requestId: "req", revisionId: "r1" });
   await tx.read(taskId, { reads: "metadata" });
-  await tx.tables.changes.countHistory(taskId);
-  await tx.tables.requests.find(taskId, "req");
+  await countHistory(statements, sql, taskId);
+  await findRequest(statements.send, taskId, "req");
   await revisionWithContent(
-    async (sql, parameters) => (await tx.tables.statements.send(sql, parameters)).rows,
+    async (query, parameters) => (await statements.send(query, parameters)).rows,
     taskId,
     "r1",
   );
-  await tx.tables.heads.verifyStoredContent(taskId);
+  await verifyStoredContent(statements.send, sql, taskId);
   const prior = { ...headRecord("v1", { taskId }), trimmedChars: 2, trimmedBytes: 2 };
   const state = {
     task: { id: taskId, workspaceId: "ws", title: "", createdAt: at },
@@ -144,7 +158,10 @@ async function writeEverything(tx: SqlWriteTx): Promise<void> {
   };
   const request = { taskId, requestId: "req", fingerprint: "f", result: {}, createdAt: at };
   for (const commit of COMMITS)
-    await new SqlLockedWrite(tx.tables, state as never).commit(commit, { request, forgetBefore: at });
+    await new SqlLockedWrite(statements, sql, true, state as never).commit(commit, {
+      request,
+      forgetBefore: at,
+    });
 }
 
 // A statement's answer: no rows for a read, one row changed otherwise.
@@ -169,7 +186,7 @@ async function sentOnMysql(lost: boolean): Promise<string[]> {
   };
   const dataSource = { driver: { obtainMasterConnection: () => Promise.resolve(connection) } };
   await unitOfWork(dataSource as unknown as DataSource, "mysql")
-    .run((statements) => writeEverything(new SqlWriteTx(statements, "mysql", true)))
+    .run((statements) => writeEverything(new SqlWriteTx(statements, "mysql", true), "mysql"))
     .catch((error: unknown) => {
       if (!lost) throw error;
     });
@@ -187,7 +204,7 @@ async function sentOnSqlite(): Promise<string[]> {
     },
   };
   await runnerWork(runner as unknown as QueryRunner, "sqlite" as Dialect, (statements) =>
-    writeEverything(new SqlWriteTx(statements, "sqlite", true)),
+    writeEverything(new SqlWriteTx(statements, "sqlite", true), "sqlite"),
   );
   return sent;
 }

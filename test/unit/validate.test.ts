@@ -137,7 +137,7 @@ describe("reduction guard thresholds (code points)", () => {
 const command: WriteCommand<ReadKind, void> = {
   taskId: "t",
   reads: "metadata",
-  decide: () => ({ commit: { kind: "delete-task", taskId: "t" }, events: [], result: undefined }),
+  decide: () => ({ commit: { kind: "delete-task", taskId: "t", plan: null }, result: undefined }),
 };
 
 describe("afterReach (checks reported after the task's reach, AC-TASKS-PLAN-APPEND-001.7)", () => {

@@ -1,4 +1,4 @@
-import { decodeReplay, encodeReplay } from "../../src/storage/write-requests";
+import { decodeReplay, encodeReplay } from "../../src/storage/tables/write-requests";
 
 describe("the stored form of a remembered write's answer", () => {
   it("round-trips a result: Dates come back as Dates, date-like strings stay strings", () => {

@@ -1,6 +1,5 @@
 import type {
   ChangeKey,
-  ChangeRecord,
   HeadRecord,
   CommittedUsage,
   LockedState,
@@ -30,17 +29,6 @@ export interface PlanStore {
   getRevision(taskId: string, revisionId: string): Promise<RevisionRecord | null>;
   /** The HEAD row of a task, tombstone included (a watch's snapshot and resume point), or null. */
   getHead(taskId: string): Promise<HeadRecord | null>;
-  /**
-   * Sets the implementation-started marker of a live plan unless already set (first mark wins),
-   * without touching content, title or version. When it sets it, records `change(head after)` in the
-   * same transaction. Returns the HEAD after and whether this call set the mark, or null without a
-   * live plan.
-   */
-  markImplementationStarted(
-    taskId: string,
-    mark: { at: Date; by: string; sessionId: string },
-    change: (marked: HeadRecord) => ChangeRecord,
-  ): Promise<{ head: HeadRecord; marked: boolean } | null>;
   /** Up to `limit` changes of a task after `after`, in key order; with the plan content when asked. */
   readChanges(taskId: string, after: ChangeKey, limit: number, withContent: boolean): Promise<StoredChange[]>;
   /** The oldest version whose change is still recorded for the task, or null when none is. */

@@ -204,12 +204,17 @@ export interface ChangeRecord extends ChangeKey {
  *   is still `fenceVersion`), and a new revision or the newest rewritten in place (`coalesces`,
  *   fenced on its row version), holding HEAD's new content; the change history yields to `allowance`;
  * - `delete`: HEAD turned into a tombstone, revisions kept;
- * - `delete-task`: the task and everything it holds removed.
- * Every kind but `delete-task` records `change` in the same transaction.
+ * - `mark`: the first implementation-started mark set on HEAD, fenced on its version and on the
+ *   plan being unmarked; content, title and version unchanged;
+ * - `delete-task`: the task and everything it holds removed (`plan`: the live plan it removed).
+ * Every kind but `delete-task` records `change` in the same transaction. A commit is the one model
+ * of a change: what is published after it (events.ts) is derived from it.
  */
 export type PlanCommit =
   | {
       readonly kind: "content";
+      /** The write creates the plan (there was no live plan before it). */
+      readonly created: boolean;
       readonly head: HeadWrite;
       readonly fenceVersion: number | null;
       readonly revision: RevisionMeta;
@@ -223,7 +228,13 @@ export type PlanCommit =
       readonly fenceVersion: number;
       readonly change: ChangeRecord;
     }
-  | { readonly kind: "delete-task"; readonly taskId: string };
+  | {
+      readonly kind: "mark";
+      readonly head: HeadWrite;
+      readonly fenceVersion: number;
+      readonly change: ChangeRecord;
+    }
+  | { readonly kind: "delete-task"; readonly taskId: string; readonly plan: ChangedPlan | null };
 
 /** A change as read back: with the plan content after it when asked for (null for a delete). */
 export interface StoredChange extends ChangeRecord {

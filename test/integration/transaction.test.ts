@@ -2,17 +2,25 @@ import { randomBytes } from "node:crypto";
 import type { DataSource } from "typeorm";
 import { StorageConflictError, StorageUnavailableError } from "../../src/plans/ports/store-errors";
 import { createDataSource } from "../../src/storage/data-source";
-import type { Send } from "../../src/storage/hot-statement";
-import { FENCE_CHECK, type Fence, type WriteStatements } from "../../src/storage/write-statements";
 import { runMigrations } from "../../src/storage/migrations-runner";
 import { classifyStorageError } from "../../src/storage/storage-errors";
 import { TypeOrmPlanStore } from "../../src/storage/typeorm-plan-store";
-import { ROW_LOCK_WAIT_SECONDS, type UnitOfWork, unitOfWork } from "../../src/storage/unit-of-work";
+import { revisionContent } from "../../src/storage/devices/content-at-head";
+import { insertHead } from "../../src/storage/tables/heads";
+import { insertRevision } from "../../src/storage/tables/revisions";
+import {
+  FENCE_CHECK,
+  type Fence,
+  ROW_LOCK_WAIT_SECONDS,
+  type UnitOfWork,
+  unitOfWork,
+  type WriteStatements,
+} from "../../src/storage/transaction";
 import { createDatabase } from "../harness/mariadb";
 import { FIXTURE_AT, headRecord, revisionRecord } from "../harness/records";
 import { execSql } from "../harness/sql";
 import { type ForgetfulProxy, startForgetfulProxy } from "../harness/forgetful-proxy";
-import type { ReplacedReason } from "../../src/storage/write-connection";
+import type { ReplacedReason, Send } from "../../src/storage/write-connection";
 import { createConnection } from "mysql2/promise";
 
 // One pooled connection: every transaction runs on the connection the one before it gave back, so
@@ -110,7 +118,7 @@ describe("a write transaction on a pooled MariaDB connection", () => {
     expect(await storedTasks([taskId])).toEqual([]);
   });
 
-  // A deferred task row (write-statements.ts), fenced or not.
+  // A deferred task row (transaction.ts), fenced or not.
   const deferTask = (statements: WriteStatements, id: string, fence?: Fence) =>
     statements.defer(
       "INSERT INTO tasks (id, workspace_id, title, created_at) VALUES (?, 'ws', '', ?)",
@@ -289,9 +297,9 @@ describe("a write transaction on a pooled MariaDB connection", () => {
     const revision = revisionRecord("v1", { id: `${randomBytes(8).toString("hex")}-rev`, taskId });
     await expect(
       store.inTransaction(async (tx) => {
-        tx.tables.heads.insert(headRecord("v1", { taskId }), { revisions: 1, bytes: 2 });
-        tx.tables.revisions.insert(revision);
-        tx.tables.revisions.insert(revision);
+        insertHead(tx.statements, headRecord("v1", { taskId }), { revisions: 1, bytes: 2 });
+        insertRevision(tx.statements, revision, revisionContent(revision, false));
+        insertRevision(tx.statements, revision, revisionContent(revision, false));
       }),
     ).rejects.toBeInstanceOf(StorageConflictError);
     await store.inTransaction((tx) => tx.read(taskId, { reads: "content" })); // the next write on the connection
@@ -328,7 +336,7 @@ describe("a write transaction on a pooled MariaDB connection", () => {
 });
 
 // A write's holder that stops acting (frozen, or its host gone) must not keep its task's rows: the
-// database ends its session once it has sent nothing for the lease (unit-of-work.ts sessionBounds).
+// database ends its session once it has sent nothing for the lease (transaction.ts sessionBounds).
 describe("a write transaction whose holder stops acting, and connections closed while idle", () => {
   const HOLD_SECONDS = 1;
   let url: string;

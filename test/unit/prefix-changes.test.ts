@@ -1,7 +1,12 @@
-import { type ChangeContent, changeContentOf } from "../../src/storage/change-content";
 import { composeAppend, composeAppendInStore } from "../../src/plans/compose";
 import { wholeContent } from "../../src/plans/content-commit";
-import { codePointPrefix, type ReadChange, resolvePrefixes } from "../../src/storage/change-rows";
+import {
+  type ChangeContent,
+  changeContentOf,
+  codePointPrefix,
+  type ReadChange,
+  resolvePrefixes,
+} from "../../src/storage/devices/prefix-changes";
 import type { ContentChange, HeadWrite, StoredChange } from "../../src/plans/ports/records";
 
 // An append's change row keeps no copy of the plan: its content is derived from the next version's.

@@ -1,0 +1,69 @@
+import { type CorruptContent, StorageCorruptionError } from "../../plans/ports/store-errors";
+
+/** One row as both drivers return it: mysql2 may give a BIGINT as a string, SQLite a flag as 0/1. */
+export type Row = Record<string, string | number | null | undefined>;
+
+/** A query on some connection or transaction: SQL with `?` placeholders, and its parameters. */
+export type Query = (sql: string, parameters: unknown[]) => Promise<unknown>;
+
+/** The value of a column of `row`, read under `prefix` (the alias a joined read gave it). */
+export type Cell = (column: string) => string | number | null | undefined;
+
+export const cellsOf =
+  (row: Row, prefix: string): Cell =>
+  (column) =>
+    row[prefix + column];
+
+export const num = (value: string | number | null | undefined): number => Number(value);
+export const str = (value: string | number | null | undefined): string => String(value ?? "");
+export const date = (value: string | number | null | undefined): Date => new Date(Number(value));
+/** An author kind as stored ("user", else "agent"). */
+export const authorKindOf = (value: string | number | null | undefined): "agent" | "user" =>
+  value === "user" ? "user" : "agent";
+export const flag = (value: string | number | null | undefined): boolean => Number(value) !== 0;
+export const isNull = (value: unknown): value is null | undefined => value === null || value === undefined;
+export const numOrNull = (value: string | number | null | undefined): number | null =>
+  isNull(value) ? null : Number(value);
+export const strOrNull = (value: string | number | null | undefined): string | null =>
+  isNull(value) ? null : String(value);
+export const dateOrNull = (value: string | number | null | undefined): Date | null =>
+  isNull(value) ? null : new Date(Number(value));
+
+/**
+ * The select list of `columns` of table alias `alias`, each named `prefix` + column, so that one
+ * statement can read several tables' rows and each table's codec decodes its own (cellsOf).
+ */
+export function selectList(columns: readonly string[], alias: string, prefix: string): string {
+  return columns.map((column) => `${alias}.${column} AS ${prefix}${column}`).join(", ");
+}
+
+/** `?, ?, ...`: one placeholder for each of `count` values. */
+export function placeholders(count: number): string {
+  return Array.from({ length: count }, () => "?").join(", ");
+}
+
+/** Which stored row a size check is about (StorageCorruptionError says so). */
+export type RowOf = Pick<CorruptContent, "taskId" | "row">;
+
+/**
+ * Content is stored with its UTF-8 size; a mismatch means the row was truncated or altered outside
+ * the service, and composing an append from it would silently lose text.
+ */
+export function verifyContent(content: string, recordedBytes: number, what: RowOf): void {
+  verifySize(Buffer.byteLength(content, "utf8"), recordedBytes, what);
+}
+
+/** The stored size (measured by the reader or the database) against the recorded one. */
+export function verifySize(storedBytes: number, recordedBytes: number, what: RowOf): void {
+  if (storedBytes !== recordedBytes)
+    throw new StorageCorruptionError({ ...what, recordedBytes, storedBytes });
+}
+
+/** The row's `content` cell (null when the read did not select it), checked against its recorded size. */
+export function checkedContent(cell: Cell, recordedBytes: number, what: RowOf): string | null {
+  const stored = cell("content");
+  if (isNull(stored)) return null;
+  const content = String(stored);
+  verifyContent(content, recordedBytes, what);
+  return content;
+}
