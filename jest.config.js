@@ -42,8 +42,8 @@ module.exports = {
       transformIgnorePatterns: ["/node_modules/(?!jose/)"],
       testMatch: ["<rootDir>/test/integration/**/*.test.ts"],
       moduleNameMapper,
-      globalSetup: "<rootDir>/test/harness/global-setup.ts",
-      globalTeardown: "<rootDir>/test/harness/global-teardown.ts",
+      globalSetup: "<rootDir>/test/harness/servers/global-setup.ts",
+      globalTeardown: "<rootDir>/test/harness/servers/global-teardown.ts",
     },
   ],
 };

@@ -14,7 +14,7 @@ import { startApp } from "../../src/app";
 import { loadConfig } from "../../src/config/config";
 import { WriteMode } from "@taskplans/contract";
 import { GetPlanRequest, GetPlanResponse, UpdatePlanRequest, WritePlanResponse } from "@taskplans/contract";
-import { connect } from "../../test/harness/rpc";
+import { connect } from "../../test/harness/calls/rpc";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 40);
 const SIZES = [1024, 64 * 1024, 200 * 1024];

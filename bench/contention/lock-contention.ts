@@ -11,10 +11,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { WriteMode } from "@taskplans/contract";
-import { createDatabase, startMariaDb } from "../../test/harness/mariadb";
-import { startRedisNodes } from "../../test/harness/redis";
-import { type Replica, startReplica } from "../../test/harness/replica";
-import { connect } from "../../test/harness/rpc";
+import { createDatabase, startMariaDb } from "../../test/harness/databases/mariadb";
+import { startRedisNodes } from "../../test/harness/databases/redis";
+import { type Replica, startReplica } from "../../test/harness/servers/replica";
+import { connect } from "../../test/harness/calls/rpc";
 
 const WRITERS = 8;
 // BENCH_REPLICAS=1 measures what the Redis lock costs a lone replica (nobody to hand the lease to).

@@ -1,5 +1,5 @@
 import { WriteMode } from "@taskplans/client";
-import { connect } from "../../test/harness/rpc";
+import { connect } from "../../test/harness/calls/rpc";
 
 /** A statement's shape: its literals replaced, so that one EXPLAIN stands for every call of it. */
 export const shapeOf = (sql: string) =>

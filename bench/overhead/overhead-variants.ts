@@ -5,10 +5,10 @@
  */
 import { readFileSync } from "node:fs";
 import { createClient, type TaskPlansClient } from "@taskplans/client";
-import { type OtlpReceiver, startOtlpReceiver } from "../../test/harness/otlp-receiver";
-import { makeCa } from "../../test/harness/pki";
-import type { ReplicaTls } from "../../test/harness/replica";
-import { connect } from "../../test/harness/rpc";
+import { type OtlpReceiver, startOtlpReceiver } from "../../test/harness/otlp/otlp-receiver";
+import { makeCa } from "../../test/harness/identity/pki";
+import type { ReplicaTls } from "../../test/harness/servers/replica";
+import { connect } from "../../test/harness/calls/rpc";
 
 export interface Variant {
   readonly name: string;

@@ -19,10 +19,10 @@ import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { WriteMode } from "@taskplans/client";
-import { createDatabase, startMariaDb } from "../../test/harness/mariadb";
-import { startRedisNodes } from "../../test/harness/redis";
-import { startReplica } from "../../test/harness/replica";
-import { connect } from "../../test/harness/rpc";
+import { createDatabase, startMariaDb } from "../../test/harness/databases/mariadb";
+import { startRedisNodes } from "../../test/harness/databases/redis";
+import { startReplica } from "../../test/harness/servers/replica";
+import { connect } from "../../test/harness/calls/rpc";
 import { createConnection } from "mysql2/promise";
 import { processCpuMs, systemCalls } from "../shared/process-stats";
 

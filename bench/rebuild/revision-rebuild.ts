@@ -11,7 +11,7 @@ import { randomUUID } from "node:crypto";
 import { createConnection } from "mysql2/promise";
 import { createDataSource } from "../../src/storage/data-source";
 import { runMigrations } from "../../src/storage/migrations-runner";
-import { createDatabase, startMariaDb } from "../../test/harness/mariadb";
+import { createDatabase, startMariaDb } from "../../test/harness/databases/mariadb";
 import { SEED_CONTENT, seedTasks } from "../shared/scale-seed";
 
 const TASKS = Number(process.env.REBUILD_TASKS ?? 100_000);

@@ -28,9 +28,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createConnection } from "mysql2/promise";
 import { WriteMode } from "@taskplans/client";
-import { createDatabase, type MariaDb, startMariaDb } from "../../test/harness/mariadb";
-import { type Replica, startReplica } from "../../test/harness/replica";
-import { type Clients, connect } from "../../test/harness/rpc";
+import { createDatabase, type MariaDb, startMariaDb } from "../../test/harness/databases/mariadb";
+import { type Replica, startReplica } from "../../test/harness/servers/replica";
+import { type Clients, connect } from "../../test/harness/calls/rpc";
 import { bytesReadFromDisk, memoryMb } from "../shared/process-stats";
 import { SEED_CONTENT, seedOldChanges, seedTasks } from "../shared/scale-seed";
 

@@ -1,6 +1,6 @@
 import { request } from "node:http";
 import { Metadata } from "@grpc/grpc-js";
-import { healthClient } from "../../test/harness/grpc-clients";
+import { healthClient } from "../../test/harness/calls/grpc-clients";
 import type { ServerProcess } from "./server";
 
 const SERVING = new Set(["SERVING", "1"]);

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { type Replica, startReplica } from "../../test/harness/replica";
+import { type Replica, startReplica } from "../../test/harness/servers/replica";
 
 /** One server process the soak started: `node <main>` from the repository root, as `npm start` runs it. */
 export interface ServerProcess extends Replica {
@@ -8,7 +8,7 @@ export interface ServerProcess extends Replica {
 }
 
 /**
- * Starts `node <main>` (test/harness/replica.ts: a free gRPC port, a free /metrics port, recorded
+ * Starts `node <main>` (test/harness/servers/replica.ts: a free gRPC port, a free /metrics port, recorded
  * by PID, stopped if it does not come up) with the inherited environment plus `env`, and waits up to
  * 60 s for grpc.health.v1 SERVING. A failed start says what the server's log ends with.
  */

@@ -1,4 +1,4 @@
-import type { Clients } from "../../test/harness/rpc";
+import type { Clients } from "../../test/harness/calls/rpc";
 import type { SoakTask } from "./tasks";
 import type { LoadContext } from "./types";
 

@@ -1,6 +1,6 @@
 import type { ClientReadableStream, ServiceError } from "@grpc/grpc-js";
 import { type PlanChange, PlanChangeKind, reasonOf } from "@taskplans/client";
-import type { Clients } from "../../test/harness/rpc";
+import type { Clients } from "../../test/harness/calls/rpc";
 import type { Findings } from "./findings";
 import type { LatencyBook } from "./latency";
 import type { SoakTask } from "./tasks";

@@ -12,10 +12,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type PlanChange, WriteMode } from "@taskplans/client";
-import { createDatabase, startMariaDb } from "../../test/harness/mariadb";
-import { startRedisNodes } from "../../test/harness/redis";
-import { type Replica, startReplica } from "../../test/harness/replica";
-import { type Clients, connect } from "../../test/harness/rpc";
+import { createDatabase, startMariaDb } from "../../test/harness/databases/mariadb";
+import { startRedisNodes } from "../../test/harness/databases/redis";
+import { type Replica, startReplica } from "../../test/harness/servers/replica";
+import { type Clients, connect } from "../../test/harness/calls/rpc";
 import { memoryMb, processCpuMs } from "../shared/process-stats";
 
 const WATCHERS = Number(process.env.BENCH_WATCHERS ?? 1000);

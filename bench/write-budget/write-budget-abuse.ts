@@ -17,7 +17,7 @@ import { startApp } from "../../src/app";
 import { DEFAULT_WRITE_BUDGET_BYTES, loadConfig } from "../../src/config/config";
 import { RevertPlanRequest } from "@taskplans/contract";
 import { reasonOf } from "@taskplans/client";
-import { connect } from "../../test/harness/rpc";
+import { connect } from "../../test/harness/calls/rpc";
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 1000);
 const TASKS = 4;

@@ -9,13 +9,13 @@ import {
   prepareTsConsumer,
   run,
   type PythonEnv,
-} from "../harness/client-packages";
-import { type FailoverSetup, runConversation, startFailoverTarget } from "../harness/conformance";
-import { prepareJavaConsumer, testJavaClient } from "../harness/java-package";
-import { testPythonPackage } from "../harness/python-package";
-import { type CertFiles, makeCa, type TestCa } from "../harness/pki";
-import { requireBinary, runToExit } from "../harness/processes";
-import { randomId, startTestApp, type TestApp } from "../harness/test-app";
+} from "../harness/packages/client-packages";
+import { type FailoverSetup, runConversation, startFailoverTarget } from "../harness/packages/conformance";
+import { prepareJavaConsumer, testJavaClient } from "../harness/packages/java-package";
+import { testPythonPackage } from "../harness/packages/python-package";
+import { type CertFiles, makeCa, type TestCa } from "../harness/identity/pki";
+import { requireBinary, runToExit } from "../harness/servers/processes";
+import { randomId, startTestApp, type TestApp } from "../harness/servers/test-app";
 
 // One live server (auth on, so every client's token handling is exercised) called by the Go, Java, Python
 // and TypeScript client packages, each installed as a back end outside the repository would install it.

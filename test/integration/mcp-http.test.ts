@@ -7,12 +7,12 @@ import { join } from "node:path";
 import type { TaskPlansClient } from "@taskplans/client";
 import { MAX_BODY_BYTES, startMcpHttpServer } from "@taskplans/mcp";
 import { connectPlanService } from "@taskplans/mcp";
-import { freePort } from "../harness/free-port";
-import { makeCa } from "../harness/pki";
-import { deeplyNestedToolCalls } from "../harness/nested-tool-calls";
-import { planState } from "../harness/plan-state";
-import { stopProcess, waitFor } from "../harness/processes";
-import { startTestApp, type TestApp } from "../harness/test-app";
+import { freePort } from "../harness/servers/free-port";
+import { makeCa } from "../harness/identity/pki";
+import { deeplyNestedToolCalls } from "../harness/calls/nested-tool-calls";
+import { planState } from "../harness/model/plan-state";
+import { stopProcess, waitFor } from "../harness/servers/processes";
+import { startTestApp, type TestApp } from "../harness/servers/test-app";
 
 // DNS rebinding: a web page on evil.example whose name resolves to 127.0.0.1 makes the operator's
 // browser send requests to a local `taskplans-mcp --http` with Host and Origin naming evil.example.

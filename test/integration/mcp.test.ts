@@ -9,13 +9,13 @@ import { SignJWT } from "jose";
 import type { TaskPlansClient } from "@taskplans/client";
 import { startMcpHttpServer } from "@taskplans/mcp";
 import { CONFIGURE_TOKEN } from "@taskplans/mcp";
-import { freePort } from "../harness/free-port";
-import { deeplyNestedToolCalls } from "../harness/nested-tool-calls";
+import { freePort } from "../harness/servers/free-port";
+import { deeplyNestedToolCalls } from "../harness/calls/nested-tool-calls";
 import { createPlanMcpServer } from "@taskplans/mcp";
 import { connectPlanService } from "@taskplans/mcp";
-import { GatedLock } from "../harness/gated-lock";
-import { execSql } from "../harness/sql";
-import { randomId, startTestApp, type TestApp } from "../harness/test-app";
+import { GatedLock } from "../harness/fixtures/gated-lock";
+import { execSql } from "../harness/databases/sql";
+import { randomId, startTestApp, type TestApp } from "../harness/servers/test-app";
 
 const TOOLS = [
   "create_task_plan",

@@ -2,10 +2,10 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { cachedTool } from "../harness/helm";
-import { createDatabase, type MariaDb, startMariaDb } from "../harness/mariadb";
-import { createPodNetwork, type Pod, type PodNetwork } from "../harness/pod-network";
-import { runToExit, waitFor } from "../harness/processes";
+import { cachedTool } from "../harness/kube/helm";
+import { createDatabase, type MariaDb, startMariaDb } from "../harness/databases/mariadb";
+import { createPodNetwork, type Pod, type PodNetwork } from "../harness/network/pod-network";
+import { runToExit, waitFor } from "../harness/servers/processes";
 
 // The README's commands, run exactly as written: `npm start` (the embedded default on its default
 // address, 127.0.0.1:50051) and `npm run migrate`. Each runs in a copy of the source tree, so its

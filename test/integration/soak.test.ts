@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { tracked } from "../harness/started-processes";
+import { tracked } from "../harness/servers/started-processes";
 
 // `npm run soak` for about a minute per topology: the built soak program (dist-bench/bench/soak/soak.js,
 // which scripts/check.sh compiles before Jest) runs npm start's entry point (dist/src/main.js) on

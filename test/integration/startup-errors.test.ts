@@ -3,8 +3,8 @@ import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createConnection } from "mysql2/promise";
-import { startMariaDb } from "../harness/mariadb";
-import { runToExit } from "../harness/processes";
+import { startMariaDb } from "../harness/databases/mariadb";
+import { runToExit } from "../harness/servers/processes";
 
 // The entry points exactly as shipped (npm start runs `node dist/src/main.js`; the MCP bin is
 // mcp/dist/main.js, built by `npm run build` and `npm run build:packages`), on the embedded SQLite default.

@@ -3,15 +3,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { runToExit } from "../harness/processes";
-import { repoRoot } from "../harness/repo-root";
-import { randomId, startTestApp, type TestApp } from "../harness/test-app";
+import { runToExit } from "../harness/servers/processes";
+import { repoRoot } from "../harness/servers/repo-root";
+import { randomId, startTestApp, type TestApp } from "../harness/servers/test-app";
 import {
   installTarballs,
   type PackedWorkspace,
   packWorkspace,
   WORKSPACES,
-} from "../harness/workspace-packages";
+} from "../harness/packages/workspace-packages";
 
 // Each workspace packs alone and installs into an empty project outside the repository, where it is
 // imported and called: the contract's codec, the client against a live server, the MCP server's bin

@@ -1,8 +1,8 @@
 import { SignJWT } from "jose";
 import { statusDetailsOf } from "@taskplans/client";
-import { planState } from "../harness/plan-state";
-import { rpcError } from "../harness/rpc";
-import { DATABASES, randomId, startTestApp, type TestApp } from "../harness/test-app";
+import { planState } from "../harness/model/plan-state";
+import { rpcError } from "../harness/calls/rpc";
+import { DATABASES, randomId, startTestApp, type TestApp } from "../harness/servers/test-app";
 
 // Issue 40: the history budget bounds a task, not a caller. One subject stored 267 MB in 12.7 s with
 // ~90-byte RevertPlan calls spread over four tasks; the write budget bounds what one caller stores

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { connect } from "../harness/rpc";
+import { connect } from "../harness/calls/rpc";
 import { WriteMode } from "@taskplans/contract";
 import {
   type Backends,

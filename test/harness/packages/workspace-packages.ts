@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { runToExit } from "./processes";
-import { repoRoot } from "./repo-root";
+import { runToExit } from "../servers/processes";
+import { repoRoot } from "../servers/repo-root";
 
 /**
  * The npm workspaces beside the service (root package.json "workspaces"), packed and installed the

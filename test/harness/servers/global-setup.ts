@@ -1,7 +1,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startMariaDb } from "./mariadb";
+import { startMariaDb } from "../databases/mariadb";
 import { openRecord } from "./started-processes";
 
 /** Starts one throwaway MariaDB for the integration project; suites create their own databases. */

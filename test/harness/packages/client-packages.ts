@@ -1,7 +1,7 @@
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { runToExit } from "./processes";
-import { repoRoot } from "./repo-root";
+import { runToExit } from "../servers/processes";
+import { repoRoot } from "../servers/repo-root";
 import { packWorkspace } from "./workspace-packages";
 
 /**

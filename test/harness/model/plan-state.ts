@@ -1,4 +1,4 @@
-import type { PlanApi } from "./rpc";
+import type { PlanApi } from "../calls/rpc";
 
 import type { PlanRevision } from "@taskplans/contract";
 

@@ -2,7 +2,7 @@ import { isServiceError } from "@taskplans/client";
 import { AuthorKind, type Plan, type WrittenRevision } from "@taskplans/contract";
 import type { ModelAuthor, PlanModel, PlannedWrite, Rejection } from "./plan-model";
 import { codePoints, utf8Bytes } from "./plan-text-rules";
-import { type PlanApi, type RpcFailure, rpcError } from "./rpc";
+import { type PlanApi, type RpcFailure, rpcError } from "../calls/rpc";
 
 /**
  * The comparisons of the differential write-path test: a call's outcome against the model's

@@ -2,8 +2,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, openSync, writeFileSync } from "node:fs";
 import { constants } from "node:os";
 import { dirname, join } from "node:path";
-import { checkHealth, healthClient } from "./grpc-clients";
-import type { Pod } from "./pod-network";
+import { checkHealth, healthClient } from "../calls/grpc-clients";
+import type { Pod } from "../network/pod-network";
 import type { RuntimeTree } from "./runtime-tree";
 
 /** The parts of a rendered Kubernetes object these helpers read. */

@@ -3,11 +3,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
-import { type AppOverrides, startApp } from "../../src/app";
-import { loadConfig } from "../../src/config/config";
-import { type Clients, connect } from "./rpc";
-import { createDatabase } from "./mariadb";
-import { RecordingEventSink } from "./recording-event-sink";
+import { type AppOverrides, startApp } from "../../../src/app";
+import { loadConfig } from "../../../src/config/config";
+import { type Clients, connect } from "../calls/rpc";
+import { createDatabase } from "../databases/mariadb";
+import { RecordingEventSink } from "../fixtures/recording-event-sink";
 
 /** The databases every storage-touching test runs against. */
 export type TestDialect = "sqlite" | "mysql";

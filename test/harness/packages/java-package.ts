@@ -1,8 +1,8 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { run } from "./client-packages";
-import { requireBinary } from "./processes";
-import { repoRoot } from "./repo-root";
+import { requireBinary } from "../servers/processes";
+import { repoRoot } from "../servers/repo-root";
 
 /**
  * The Java client package used the way a back end outside the repository uses it: built and installed

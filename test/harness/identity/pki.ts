@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { requireBinary } from "./processes";
+import { requireBinary } from "../servers/processes";
 
 /** A PEM certificate and its key, as files. */
 export interface CertFiles {

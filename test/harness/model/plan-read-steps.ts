@@ -13,7 +13,7 @@ import type { PlanModel } from "./plan-model";
 import { type VersionChoice, pick, resolveVersion } from "./plan-step-choices";
 import { codePoints, utf8Bytes } from "./plan-text-rules";
 import { Step } from "./plan-write-steps";
-import { Watcher } from "./watcher";
+import { Watcher } from "../calls/watcher";
 
 /** The read steps of the differential test: partial reads, one revision, and a WatchPlan replay. */
 

@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createConnection } from "node:net";
-import { freePort } from "./free-port";
-import { requireBinary, stopProcess, waitFor } from "./processes";
-import { tracked } from "./started-processes";
+import { freePort } from "../servers/free-port";
+import { requireBinary, stopProcess, waitFor } from "../servers/processes";
+import { tracked } from "../servers/started-processes";
 
 /** A throwaway redis-server started by the tests (no persistence, loopback, free port). */
 export interface RedisNode {

@@ -1,11 +1,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { pythonVenv } from "./client-packages";
-import { freePort } from "./free-port";
-import { stopProcess, waitFor } from "./processes";
-import { repoRoot } from "./repo-root";
-import { tracked } from "./started-processes";
+import { pythonVenv } from "../packages/client-packages";
+import { freePort } from "../servers/free-port";
+import { stopProcess, waitFor } from "../servers/processes";
+import { repoRoot } from "../servers/repo-root";
+import { tracked } from "../servers/started-processes";
 
 const ROOT = repoRoot();
 

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { pythonVenv, run } from "./client-packages";
-import { repoRoot } from "./repo-root";
+import { repoRoot } from "../servers/repo-root";
 
 /**
  * The Python client package's development checks (clients/python/devtests), in a cached virtual

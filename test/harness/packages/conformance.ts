@@ -1,9 +1,9 @@
 import { spawn } from "node:child_process";
 import { createClient, type TlsOptions } from "@taskplans/client";
-import { startFailoverProxy, type FailoverProxy } from "./failover-proxy";
-import { waitFor } from "./processes";
-import { type Replica, type ReplicaTls, startReplica } from "./replica";
-import { tracked } from "./started-processes";
+import { startFailoverProxy, type FailoverProxy } from "../network/failover-proxy";
+import { waitFor } from "../servers/processes";
+import { type Replica, type ReplicaTls, startReplica } from "../servers/replica";
+import { tracked } from "../servers/started-processes";
 
 /**
  * What the conformance scenario's resilience steps run against (clients/conformance/README.md): a

@@ -1,15 +1,15 @@
-import { commandOf } from "../../src/plans/content-write";
-import type { WriteResult } from "../../src/plans/content-commit";
-import type { ContentWrite } from "../../src/plans/content-write";
-import type { LockedHead, LockedRevision, ReadKind } from "../../src/plans/ports/records";
-import { trimmedLengths } from "../../src/text/unicode";
+import { commandOf } from "../../../src/plans/content-write";
+import type { WriteResult } from "../../../src/plans/content-commit";
+import type { ContentWrite } from "../../../src/plans/content-write";
+import type { LockedHead, LockedRevision, ReadKind } from "../../../src/plans/ports/records";
+import { trimmedLengths } from "../../../src/text/unicode";
 import {
   type Decision,
   type WriteCommand,
   type WriteEnv,
   type WriteState,
   writeState,
-} from "../../src/plans/write-command";
+} from "../../../src/plans/write-command";
 
 /** A HEAD or revision of a test state, with or without content (and a HEAD with or without trimmed lengths). */
 type Row<T> = Omit<T, "content" | "trimmedChars" | "trimmedBytes"> & {

@@ -1,4 +1,4 @@
-import type { MariaDb } from "./mariadb";
+import type { MariaDb } from "../databases/mariadb";
 import { stopSurvivors } from "./started-processes";
 
 /**

@@ -3,9 +3,10 @@ import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
+import { repoRoot } from "../servers/repo-root";
 
 /** The repository root and the chart (tests run from the source tree). */
-export const ROOT = join(__dirname, "..", "..");
+export const ROOT = repoRoot();
 export const CHART = join(ROOT, "helm", "taskplans");
 /** The Kubernetes version the chart is rendered and validated for. */
 export const KUBE_VERSION = "1.33.0";

@@ -3,9 +3,9 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync } fro
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { createConnection } from "mysql2/promise";
-import { freePort } from "./free-port";
-import { requireBinary, stopProcess, waitFor } from "./processes";
-import { tracked } from "./started-processes";
+import { freePort } from "../servers/free-port";
+import { requireBinary, stopProcess, waitFor } from "../servers/processes";
+import { tracked } from "../servers/started-processes";
 
 /** A throwaway MariaDB server started by the tests. */
 export interface MariaDb {

@@ -1,6 +1,6 @@
-import { planState } from "./plan-state";
+import { planState } from "../model/plan-state";
 import { type RpcFailure, rpcError } from "./rpc";
-import type { TestApp } from "./test-app";
+import type { TestApp } from "../servers/test-app";
 
 /**
  * Asserts that a call fails with the documented code and reason, carries a next action, and changes
