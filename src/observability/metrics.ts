@@ -72,6 +72,14 @@ export function createMetrics(): { metrics: PlanMetrics; registry: Registry } {
     help: "Change history rows deleted by the background pruner",
     registers: [registry],
   });
+  // Set at start and by every pruning statement (even one that deleted nothing): a pruner that
+  // stopped, or whose statements keep failing, leaves it behind (alert TaskplansChangePruneStalled).
+  const lastPrune = new Gauge({
+    name: "taskplans_changes_prune_last_statement_timestamp_seconds",
+    help: "When the background pruner last ran a statement (or the process started), in seconds since the epoch",
+    registers: [registry],
+  });
+  lastPrune.setToCurrentTime();
   return {
     registry,
     metrics: {
@@ -85,7 +93,10 @@ export function createMetrics(): { metrics: PlanMetrics; registry: Registry } {
       revision: (coalesced) => revisions.inc({ kind: coalesced ? "coalesced" : "new" }),
       rejection: (reason) => rejections.inc({ reason }),
       storedBytes: (bytes) => stored.inc(bytes),
-      changesPruned: (rows) => pruned.inc(rows),
+      changesPruned: (rows) => {
+        pruned.inc(rows);
+        lastPrune.setToCurrentTime();
+      },
     },
   };
 }
