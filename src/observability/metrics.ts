@@ -170,6 +170,10 @@ export function edgeCounters(registry: Registry): EdgeCounters {
     labelNames: ["outcome"],
     registers: [registry],
   });
+  // Every outcome is exported from the start (at 0), so the dashboard and the alert rules find the
+  // series on a replica that never fetched keys or reloaded certificates.
+  for (const outcome of ["ok", "failed"]) jwksFetches.inc({ outcome }, 0);
+  for (const outcome of ["reloaded", "unusable", "expired", "not_yet_valid"]) tlsReloads.inc({ outcome }, 0);
   return {
     jwksFetch: (outcome) => jwksFetches.inc({ outcome }),
     tlsReload: (outcome) => tlsReloads.inc({ outcome }),
