@@ -11,6 +11,8 @@ import { type CommandResult, requireBinary, runToExit } from "../harness/process
 import { type RedisNode, startRedisNodes } from "../harness/redis";
 import { type Replica, startReplica } from "../harness/replica";
 import { checkRestored, type RestoredSummary } from "../harness/restore-drill";
+import { seedPlans } from "../harness/seed-plans";
+import { execSql } from "../harness/sql";
 import { type Clients, connect, rpcError } from "../harness/rpc";
 import { tracked } from "../harness/started-processes";
 
@@ -27,6 +29,31 @@ const BACKUP = join(ROOT, "dist", "src", "backup.js");
 const OUT_OF_RANGE = 11;
 // Every write is its own revision, so the checker replays each one.
 const WORKLOAD_ENV = { PLAN_COALESCE_WINDOW_MS: "0" };
+// Tasks seeded (three revisions each) before the load, so the backup has a database's bulk to copy.
+// `BACKUP_DRILL_TASKS=100000` (npm run drill:backup) measures the backup and restore of a large one.
+const SEEDED = Number(process.env.BACKUP_DRILL_TASKS ?? 2_000);
+const TIMEOUT_MS = 120_000 + SEEDED * 6;
+
+/** Every seeded task is in the restored database, and a spread of them reads back through each replica. */
+async function expectSeeded(
+  databaseUrl: string,
+  content: string,
+  replicas: readonly Clients[],
+): Promise<void> {
+  const [row] = (await execSql(
+    databaseUrl,
+    "SELECT COUNT(*) AS n FROM task_plans WHERE task_id LIKE 'seed-%'",
+  )) as {
+    n: number;
+  }[];
+  expect(Number(row?.n)).toBe(SEEDED);
+  const step = Math.max(1, Math.floor(SEEDED / 200));
+  for (const api of replicas)
+    for (let n = 0; n < SEEDED; n += step) {
+      const plan = (await api.plans.getPlan({ taskId: `seed-${n}` })).plan;
+      expect([n, plan?.version, plan?.content]).toEqual([n, 3, content]);
+    }
+}
 
 /** The list-append workload through `replicas` until `stop()`; `during` runs while it writes. */
 async function underLoad<T>(
@@ -98,50 +125,59 @@ describe("backup and restore drills", () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  it("the embedded database: an online backup under load restores into a service holding every write acknowledged before it", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "taskplans-backup-sqlite-"));
-    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
-    const source = join(dir, "plans.sqlite");
-    const replica = await startReplica({ ...WORKLOAD_ENV, PLAN_DATABASE_URL: `sqlite:${source}` }, dir);
-    cleanups.push(() => replica.stop());
-    const taskIds = taskIdsFor("sqlite");
-    const backupFile = join(dir, "backup", "plans.sqlite");
-    mkdirSync(join(dir, "backup"));
-    let backupStartedAt = 0;
-    const { history, result } = await underLoad([replica], taskIds, async () => {
-      backupStartedAt = Date.now();
-      return runToExit([process.execPath, BACKUP, backupFile], {
-        env: { ...process.env, PLAN_DATABASE_URL: `sqlite:${source}` },
-        timeoutMs: 60_000,
+  it(
+    "the embedded database: an online backup under load restores into a service holding every write acknowledged before it",
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), "taskplans-backup-sqlite-"));
+      cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+      const source = join(dir, "plans.sqlite");
+      const replica = await startReplica({ ...WORKLOAD_ENV, PLAN_DATABASE_URL: `sqlite:${source}` }, dir);
+      cleanups.push(() => replica.stop());
+      const taskIds = taskIdsFor("sqlite");
+      const seeded = await seedPlans(`sqlite:${source}`, "seed", SEEDED, 3);
+      const backupFile = join(dir, "backup", "plans.sqlite");
+      mkdirSync(join(dir, "backup"));
+      let backupStartedAt = 0;
+      const { history, result } = await underLoad([replica], taskIds, async () => {
+        backupStartedAt = Date.now();
+        return runToExit([process.execPath, BACKUP, backupFile], {
+          env: { ...process.env, PLAN_DATABASE_URL: `sqlite:${source}` },
+          timeoutMs: 60_000,
+        });
       });
-    });
-    expect([result.code, result.stderr]).toEqual([0, ""]);
-    const figures = JSON.parse(result.stdout) as { bytes: number; milliseconds: number };
-    expect(figures.bytes).toBe(statSync(backupFile).size);
-    // The documented restore: the service stopped, the backup copied in as the database file (no
-    // -wal or -shm file of the old database beside it), the service started on it.
-    await replica.stop();
-    const restoredDir = join(dir, "restored");
-    mkdirSync(restoredDir);
-    copyFileSync(backupFile, join(restoredDir, "plans.sqlite"));
-    const url = `sqlite:${join(restoredDir, "plans.sqlite")}`;
-    const restored = await startReplica({ ...WORKLOAD_ENV, PLAN_DATABASE_URL: url }, dir);
-    cleanups.push(() => restored.stop());
-    const api = connect(restored.port);
-    cleanups.push(async () => api.close());
-    const summary = await checkRestored(url, taskIds, history, backupStartedAt, [api]);
-    expect(summary.beforeBackup).toBeGreaterThan(0);
-    // The check has teeth: held to a backup that began after the load, the restored file fails it.
-    await expect(checkRestored(url, taskIds, history, Date.now(), [api])).rejects.toThrow(
-      /acknowledged before the backup began, is not in it/,
-    );
-    await expectResumeRefused(api, history, summary);
-    console.log(
-      `[backup drill] SQLite: backup of ${figures.bytes} bytes in ${figures.milliseconds} ms under load; ` +
-        `${summary.operations} ops, ${summary.beforeBackup} acknowledged before the backup began, ` +
-        `${summary.inBackup} in it, ${summary.afterBackup} after it; ${summary.revisions} revisions replayed`,
-    );
-  });
+      expect([result.code, result.stderr]).toEqual([0, ""]);
+      const figures = JSON.parse(result.stdout) as { bytes: number; milliseconds: number };
+      expect(figures.bytes).toBe(statSync(backupFile).size);
+      // The documented restore: the service stopped, the backup copied in as the database file (no
+      // -wal or -shm file of the old database beside it), the service started on it.
+      await replica.stop();
+      const restoredDir = join(dir, "restored");
+      mkdirSync(restoredDir);
+      const restoreStarted = Date.now();
+      copyFileSync(backupFile, join(restoredDir, "plans.sqlite"));
+      const url = `sqlite:${join(restoredDir, "plans.sqlite")}`;
+      const restored = await startReplica({ ...WORKLOAD_ENV, PLAN_DATABASE_URL: url }, dir);
+      cleanups.push(() => restored.stop());
+      const api = connect(restored.port);
+      cleanups.push(async () => api.close());
+      const restoreMs = Date.now() - restoreStarted;
+      const summary = await checkRestored(url, taskIds, history, backupStartedAt, [api]);
+      expect(summary.beforeBackup).toBeGreaterThan(0);
+      await expectSeeded(url, seeded, [api]);
+      // The check has teeth: held to a backup that began after the load, the restored file fails it.
+      await expect(checkRestored(url, taskIds, history, Date.now(), [api])).rejects.toThrow(
+        /acknowledged before the backup began, is not in it/,
+      );
+      await expectResumeRefused(api, history, summary);
+      console.log(
+        `[backup drill] SQLite, ${SEEDED} seeded tasks: backup of ${figures.bytes} bytes in ${figures.milliseconds} ms under load ` +
+          `(the command's process ${result.elapsedMs} ms), restored (copied, service serving) in ${restoreMs} ms; ` +
+          `${summary.operations} ops, ${summary.beforeBackup} acknowledged before the backup began, ` +
+          `${summary.inBackup} in it, ${summary.afterBackup} after it; ${summary.revisions} revisions replayed`,
+      );
+    },
+    TIMEOUT_MS,
+  );
 
   it("the backup command refuses a destination that exists and a MySQL URL, writing nothing", async () => {
     const dir = mkdtempSync(join(tmpdir(), "taskplans-backup-refusals-"));
@@ -173,69 +209,75 @@ describe("backup and restore drills", () => {
     ]);
   });
 
-  it("MariaDB: mariadb-dump --single-transaction under load restores into a fresh server that two replicas serve", async () => {
-    requireBinary("mariadb-dump", "mariadb-client");
-    const dir = mkdtempSync(join(tmpdir(), "taskplans-backup-mariadb-"));
-    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
-    const servers: MariaDb[] = [];
-    const nodes: RedisNode[] = [];
-    const replicas: Replica[] = [];
-    cleanups.push(async () => {
-      for (const replica of replicas) await replica.stop();
-      for (const node of nodes) await node.stop();
-      for (const server of servers) await server.stop();
-    });
-    const live = await startMariaDb();
-    servers.push(live);
-    await createDatabase(live.port, "plans");
-    nodes.push(...(await startRedisNodes(1)));
-    const env = { ...WORKLOAD_ENV, PLAN_REDIS_URLS: nodes.map((n) => n.url).join(",") };
-    for (let i = 0; i < 2; i++)
-      replicas.push(await startReplica({ ...env, PLAN_DATABASE_URL: live.urlFor("plans") }, dir));
-    const taskIds = taskIdsFor("mariadb");
-    const dumpFile = join(dir, "plans.sql");
-    let backupStartedAt = 0;
-    const { history, result } = await underLoad(replicas, taskIds, async () => {
-      backupStartedAt = Date.now();
-      return runToExit(
-        [
-          "mariadb-dump",
-          "--single-transaction",
-          "--default-character-set=utf8mb4",
-          "--host=127.0.0.1",
-          `--port=${live.port}`,
-          "--user=root",
-          `--result-file=${dumpFile}`,
-          "plans",
-        ],
-        { timeoutMs: 120_000 },
+  it(
+    "MariaDB: mariadb-dump --single-transaction under load restores into a fresh server that two replicas serve",
+    async () => {
+      requireBinary("mariadb-dump", "mariadb-client");
+      const dir = mkdtempSync(join(tmpdir(), "taskplans-backup-mariadb-"));
+      cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+      const servers: MariaDb[] = [];
+      const nodes: RedisNode[] = [];
+      const replicas: Replica[] = [];
+      cleanups.push(async () => {
+        for (const replica of replicas) await replica.stop();
+        for (const node of nodes) await node.stop();
+        for (const server of servers) await server.stop();
+      });
+      const live = await startMariaDb();
+      servers.push(live);
+      await createDatabase(live.port, "plans");
+      nodes.push(...(await startRedisNodes(1)));
+      const env = { ...WORKLOAD_ENV, PLAN_REDIS_URLS: nodes.map((n) => n.url).join(",") };
+      for (let i = 0; i < 2; i++)
+        replicas.push(await startReplica({ ...env, PLAN_DATABASE_URL: live.urlFor("plans") }, dir));
+      const taskIds = taskIdsFor("mariadb");
+      const seeded = await seedPlans(live.urlFor("plans"), "seed", SEEDED, 3);
+      const dumpFile = join(dir, "plans.sql");
+      let backupStartedAt = 0;
+      const { history, result } = await underLoad(replicas, taskIds, async () => {
+        backupStartedAt = Date.now();
+        return runToExit(
+          [
+            "mariadb-dump",
+            "--single-transaction",
+            "--default-character-set=utf8mb4",
+            "--host=127.0.0.1",
+            `--port=${live.port}`,
+            "--user=root",
+            `--result-file=${dumpFile}`,
+            "plans",
+          ],
+          { timeoutMs: 120_000 },
+        );
+      });
+      expect([result.code, result.stderr]).toEqual([0, ""]);
+      const dumpMs = result.elapsedMs;
+      // The live server is gone; the dump goes into a fresh one, and two replicas start on it.
+      for (const replica of replicas.splice(0)) await replica.stop();
+      await live.stop();
+      const fresh = await startMariaDb();
+      servers.push(fresh);
+      await createDatabase(fresh.port, "plans");
+      const restoreStarted = Date.now();
+      const restore = await runMariadbFrom(dumpFile, fresh.port, "plans");
+      expect([restore.code, restore.stderr]).toEqual([0, ""]);
+      const restoreMs = Date.now() - restoreStarted;
+      for (let i = 0; i < 2; i++)
+        replicas.push(await startReplica({ ...env, PLAN_DATABASE_URL: fresh.urlFor("plans") }, dir));
+      const clients = replicas.map((r) => connect(r.port));
+      cleanups.push(async () => clients.forEach((c) => c.close()));
+      const summary = await checkRestored(fresh.urlFor("plans"), taskIds, history, backupStartedAt, clients);
+      expect(summary.beforeBackup).toBeGreaterThan(0);
+      await expectSeeded(fresh.urlFor("plans"), seeded, clients);
+      await expectResumeRefused(clients[1] as Clients, history, summary);
+      console.log(
+        `[backup drill] MariaDB, ${SEEDED} seeded tasks: dump of ${statSync(dumpFile).size} bytes in ${dumpMs} ms under load, ` +
+          `restored in ${restoreMs} ms; ${summary.operations} ops, ${summary.beforeBackup} acknowledged before ` +
+          `the dump began, ${summary.inBackup} in it, ${summary.afterBackup} after it; ${summary.revisions} revisions replayed`,
       );
-    });
-    expect([result.code, result.stderr]).toEqual([0, ""]);
-    const dumpMs = result.elapsedMs;
-    // The live server is gone; the dump goes into a fresh one, and two replicas start on it.
-    for (const replica of replicas.splice(0)) await replica.stop();
-    await live.stop();
-    const fresh = await startMariaDb();
-    servers.push(fresh);
-    await createDatabase(fresh.port, "plans");
-    const restoreStarted = Date.now();
-    const restore = await runMariadbFrom(dumpFile, fresh.port, "plans");
-    expect([restore.code, restore.stderr]).toEqual([0, ""]);
-    const restoreMs = Date.now() - restoreStarted;
-    for (let i = 0; i < 2; i++)
-      replicas.push(await startReplica({ ...env, PLAN_DATABASE_URL: fresh.urlFor("plans") }, dir));
-    const clients = replicas.map((r) => connect(r.port));
-    cleanups.push(async () => clients.forEach((c) => c.close()));
-    const summary = await checkRestored(fresh.urlFor("plans"), taskIds, history, backupStartedAt, clients);
-    expect(summary.beforeBackup).toBeGreaterThan(0);
-    await expectResumeRefused(clients[1] as Clients, history, summary);
-    console.log(
-      `[backup drill] MariaDB: dump of ${statSync(dumpFile).size} bytes in ${dumpMs} ms under load, ` +
-        `restored in ${restoreMs} ms; ${summary.operations} ops, ${summary.beforeBackup} acknowledged before ` +
-        `the dump began, ${summary.inBackup} in it, ${summary.afterBackup} after it; ${summary.revisions} revisions replayed`,
-    );
-  });
+    },
+    TIMEOUT_MS,
+  );
 });
 
 /** `mariadb <database> < file` against the server on `port`, as the runbook's restore runs it. */
