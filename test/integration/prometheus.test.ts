@@ -153,6 +153,11 @@ describe("the chart's dashboard and alert rules on a real Prometheus scraping tw
       expect(
         (await server.query('max(changes(process_start_time_seconds{job="taskplans"}[5m]))'))[0]?.value[1],
       ).toBe("1");
+      // The pruner (a pass a second here) moves its liveness gauge on both replicas.
+      const pruning = await server.query(
+        'changes(taskplans_changes_prune_last_statement_timestamp_seconds{job="taskplans"}[1m]) > 2',
+      );
+      expect(pruning).toHaveLength(2);
       // Healthy (client errors and one restart included): nothing pending, nothing firing.
       expect(await server.alerts()).toEqual([]);
       expect([...counts.keys()]).toEqual(
