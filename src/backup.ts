@@ -3,7 +3,7 @@ import { loadConfig } from "./config/config";
 import { ConfigError } from "./config/config-error";
 
 /**
- * `node dist/src/backup.js <destination>` (`npm run backup -- <destination>`): an online, consistent
+ * `node dist/src/backup.js <destination>`: an online, consistent
  * backup of the embedded database (PLAN_DATABASE_URL=sqlite:<path>) into a new file, taken while the
  * service serves; prints one JSON line (destination, bytes, pages, milliseconds) and exits 0. Any
  * failure exits 1 with one line on stderr. A MySQL/MariaDB database is backed up with the database's
