@@ -11,6 +11,8 @@ export interface PlanMetrics extends WriteMetrics {
   rejection(reason: string): void;
   /** Change rows the background pruner deleted. */
   changesPruned(rows: number): void;
+  /** A change committed while its WatchPlan stream was open was handed to the stream this long after its commit. */
+  watchDelivered(seconds: number): void;
 }
 
 /** Prometheus metrics in their own registry (plus Node.js process defaults). */
@@ -72,6 +74,12 @@ export function createMetrics(): { metrics: PlanMetrics; registry: Registry } {
     help: "Change history rows deleted by the background pruner",
     registers: [registry],
   });
+  const deliveries = new Histogram({
+    name: "taskplans_watch_delivery_seconds",
+    help: "Time from a change's commit to its hand-off to a WatchPlan stream that was open when it committed (replays excluded)",
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
   // Set at start and by every pruning statement (even one that deleted nothing): a pruner that
   // stopped, or whose statements keep failing, leaves it behind (alert TaskplansChangePruneStalled).
   const lastPrune = new Gauge({
@@ -93,6 +101,7 @@ export function createMetrics(): { metrics: PlanMetrics; registry: Registry } {
       revision: (coalesced) => revisions.inc({ kind: coalesced ? "coalesced" : "new" }),
       rejection: (reason) => rejections.inc({ reason }),
       storedBytes: (bytes) => stored.inc(bytes),
+      watchDelivered: (s) => deliveries.observe(s),
       changesPruned: (rows) => {
         pruned.inc(rows);
         lastPrune.setToCurrentTime();

@@ -143,16 +143,31 @@ describe("the chart's dashboard and alert rules on a real Prometheus scraping tw
       await clients[0]?.tasks.createTask({ taskId, workspaceId: "ws" });
       for (const c of clients) streams.push(c.plans.watchPlan({ taskId, afterVersion: 0 }));
       for (const stream of streams) stream.on("error", () => undefined);
+      // Changes committed while both streams are open: the delivery-delay histogram's observations.
+      await clients[0]?.plans.createPlan({ taskId, content: "# Watched\n" });
+      for (let i = 0; i < 5; i++)
+        await clients[i % 2]?.plans.updatePlan({
+          taskId,
+          content: `- ${i}`,
+          mode: WriteMode.WRITE_MODE_APPEND,
+        });
       await waitFor(
         "both targets up and every objective's ratio recorded",
         async () =>
           (await server.query("sum(up)"))[0]?.value[1] === "2" &&
-          (await server.query("count(taskplans:slo_errors:ratio_rate3d)"))[0]?.value[1] === "4",
+          (await server.query("count(taskplans:slo_errors:ratio_rate3d)"))[0]?.value[1] === "5",
         30_000,
       );
       expect(
         (await server.query('max(changes(process_start_time_seconds{job="taskplans"}[5m]))'))[0]?.value[1],
       ).toBe("1");
+      // Each stream was handed the 6 changes committed while it was open, each timed once.
+      await waitFor(
+        "6 delivery delays observed on each replica",
+        async () =>
+          (await server.query('taskplans_watch_delivery_seconds_count{job="taskplans"} == 6')).length === 2,
+        20_000,
+      );
       // The pruner (a pass a second here) moves its liveness gauge on both replicas.
       const pruning = await server.query(
         'changes(taskplans_changes_prune_last_statement_timestamp_seconds{job="taskplans"}[1m]) > 2',
