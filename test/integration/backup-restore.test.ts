@@ -1,6 +1,15 @@
 import { spawn } from "node:child_process";
 import Database from "better-sqlite3";
-import { copyFileSync, createReadStream, mkdtempSync, mkdirSync, rmSync, statSync } from "node:fs";
+import {
+  copyFileSync,
+  createReadStream,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -18,7 +27,8 @@ import { tracked } from "../harness/started-processes";
 
 // Backups taken while the service writes, restored, and served again: the embedded database with
 // the service's own command (`node dist/src/backup.js`, SQLite's backup API), and MariaDB with the
-// runbook's `mariadb-dump --single-transaction` restored into a fresh server under two replicas.
+// runbook's `mariadb-dump --single-transaction` restored into a fresh server under two replicas, then
+// recovered to the end of its binary log (point-in-time recovery).
 // The list-append workload (test/harness/jepsen) writes all along; the restored database must be
 // one moment of its history that holds every write acknowledged before the backup began
 // (test/harness/restore-drill.ts). A client resuming WatchPlan from a version the backup does not
@@ -210,9 +220,10 @@ describe("backup and restore drills", () => {
   });
 
   it(
-    "MariaDB: mariadb-dump --single-transaction under load restores into a fresh server that two replicas serve",
+    "MariaDB: mariadb-dump --single-transaction under load restores into a fresh server that two replicas serve; the binary log replayed from its position recovers every acknowledged write",
     async () => {
       requireBinary("mariadb-dump", "mariadb-client");
+      requireBinary("mariadb-binlog", "mariadb-client");
       const dir = mkdtempSync(join(tmpdir(), "taskplans-backup-mariadb-"));
       cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
       const servers: MariaDb[] = [];
@@ -223,7 +234,10 @@ describe("backup and restore drills", () => {
         for (const node of nodes) await node.stop();
         for (const server of servers) await server.stop();
       });
-      const live = await startMariaDb();
+      // The live server keeps a binary log (outside its datadir, which its stop removes), for the
+      // point-in-time recovery below.
+      mkdirSync(join(dir, "binlog"));
+      const live = await startMariaDb({ binlog: join(dir, "binlog", "mariadb-bin") });
       servers.push(live);
       await createDatabase(live.port, "plans");
       nodes.push(...(await startRedisNodes(1)));
@@ -240,6 +254,7 @@ describe("backup and restore drills", () => {
           [
             "mariadb-dump",
             "--single-transaction",
+            "--master-data=2", // the binary-log position of the snapshot, as a comment
             "--default-character-set=utf8mb4",
             "--host=127.0.0.1",
             `--port=${live.port}`,
@@ -270,6 +285,43 @@ describe("backup and restore drills", () => {
       expect(summary.beforeBackup).toBeGreaterThan(0);
       await expectSeeded(fresh.urlFor("plans"), seeded, clients);
       await expectResumeRefused(clients[1] as Clients, history, summary);
+      // Point-in-time recovery: the dump into another fresh server, then the binary log replayed from
+      // the dump's position to its end: every acknowledged write is back, the later ones included.
+      for (const replica of replicas.splice(0)) await replica.stop();
+      const recovered = await startMariaDb();
+      servers.push(recovered);
+      await createDatabase(recovered.port, "plans");
+      const recoveryStarted = Date.now();
+      const reloaded = await runMariadbFrom(dumpFile, recovered.port, "plans");
+      expect([reloaded.code, reloaded.stderr]).toEqual([0, ""]);
+      const position = /MASTER_LOG_FILE='([^']+)', MASTER_LOG_POS=(\d+)/.exec(readFileSync(dumpFile, "utf8"));
+      expect(position).not.toBeNull();
+      const [, firstLog = "", startPosition = ""] = position ?? [];
+      const logs = readdirSync(join(dir, "binlog"))
+        .filter((name) => /^mariadb-bin\.\d+$/.test(name) && name >= firstLog)
+        .sort()
+        .map((name) => join(dir, "binlog", name));
+      const events = join(dir, "binlog-events.sql");
+      const decoded = await runToExit(
+        ["mariadb-binlog", `--start-position=${startPosition}`, `--result-file=${events}`, ...logs],
+        { timeoutMs: 120_000 },
+      );
+      expect([decoded.code, decoded.stderr]).toEqual([0, ""]);
+      const replayed = await runMariadbFrom(events, recovered.port, "plans");
+      expect([replayed.code, replayed.stderr]).toEqual([0, ""]);
+      const recoveryMs = Date.now() - recoveryStarted;
+      replicas.push(await startReplica({ ...env, PLAN_DATABASE_URL: recovered.urlFor("plans") }, dir));
+      const pitrClient = connect(replicas[0]?.port ?? 0);
+      cleanups.push(async () => pitrClient.close());
+      const everything = await checkRestored(recovered.urlFor("plans"), taskIds, history, Infinity, [
+        pitrClient,
+      ]);
+      expect([everything.afterBackup, everything.beforeBackup]).toEqual([0, everything.ok]);
+      console.log(
+        `[backup drill] MariaDB point-in-time recovery: dump and binary log (${logs.length} file(s) from ` +
+          `${firstLog}:${startPosition}) replayed in ${recoveryMs} ms; all ${everything.ok} acknowledged writes back`,
+      );
+
       console.log(
         `[backup drill] MariaDB, ${SEEDED} seeded tasks: dump of ${statSync(dumpFile).size} bytes in ${dumpMs} ms under load, ` +
           `restored in ${restoreMs} ms; ${summary.operations} ops, ${summary.beforeBackup} acknowledged before ` +
