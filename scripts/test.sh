@@ -14,6 +14,9 @@ command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] || missi
 command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || missing+=(iproute2)
 # The fault suite's partitions drop packets inside a replica's network namespace.
 command -v iptables >/dev/null 2>&1 || [ -x /usr/sbin/iptables ] || missing+=(iptables)
+# The alert rules are checked and unit-tested with promtool, and the dashboard and rules queried on a
+# real Prometheus scraping replicas (Debian's prometheus package ships both; no service is started).
+command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "installing ${missing[*]}"

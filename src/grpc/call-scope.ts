@@ -59,8 +59,9 @@ export const WRITE_METHODS: ReadonlyMap<string, string> = new Map([
 
 /**
  * The writes that can store plan text, held to the caller's write budget before they run. The
- * others are not refused by it (DeletePlan and DeleteTask are how a caller recovers; CreateTask and
- * the implementation-started mark store no plan text), though what a DeletePlan stores is charged.
+ * others are not refused by it (DeletePlan and DeleteTask are how a caller recovers; CreateTask
+ * stores no plan text; the implementation-started mark is set once per plan), though what a
+ * DeletePlan or a mark stores (its change row's copy of the plan) is charged.
  */
 const BUDGETED_METHODS: ReadonlySet<string> = new Set([
   "CreatePlan",

@@ -151,15 +151,19 @@ export function planHandlers(
         ),
       ),
     ),
-    markImplementationStarted: unary("MarkImplementationStarted", deps, async (request, { caller }) => ({
-      plan: encodePlan(
-        await service.markImplementationStarted(caller, {
-          taskId: request.taskId,
-          sessionId: request.sessionId,
-          actor: request.actor,
-        }),
-        true,
-      ),
-    })),
+    markImplementationStarted: unary(
+      "MarkImplementationStarted",
+      deps,
+      async (request, { caller, write }) => ({
+        plan: encodePlan(
+          await service.markImplementationStarted(
+            caller,
+            { taskId: request.taskId, sessionId: request.sessionId, actor: request.actor },
+            write,
+          ),
+          true,
+        ),
+      }),
+    ),
   };
 }

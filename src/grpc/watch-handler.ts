@@ -32,6 +32,9 @@ export function watchPlanHandler(
 ): handleServerStreamingCall<ReceivedRequest<WatchPlanRequest>, PlanChange | Buffer> {
   return (call) => {
     const scope = new CallScope(deps, "WatchPlan", call, "stream");
+    // Changes committed from here on are live for this stream: their delay from commit to hand-off is
+    // the delivery delay of docs/slo.md (a replay of older changes is not a delay).
+    const opened = Date.now();
     const outbox = new WatchOutbox(
       (bytes, written) => call.write(bytes, written),
       deps.streamBuffer,
@@ -58,6 +61,10 @@ export function watchPlanHandler(
       const version = message.kind === "change" ? message.change.version : (message.plan?.version ?? null);
       if (!outbox.offer(watchMessageBytes(message, withContent), version))
         finish(planErrors.watchTooSlow(outbox.handedVersion));
+      else if (message.kind === "change" && message.change.step === 0) {
+        const committed = message.change.committedAt.getTime();
+        if (committed >= opened) deps.metrics.watchDelivered(Math.max(0, Date.now() - committed) / 1000);
+      }
     };
     call.on("cancelled", () => {
       finish(null);

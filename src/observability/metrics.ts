@@ -11,6 +11,8 @@ export interface PlanMetrics extends WriteMetrics {
   rejection(reason: string): void;
   /** Change rows the background pruner deleted. */
   changesPruned(rows: number): void;
+  /** A change committed while its WatchPlan stream was open was handed to the stream this long after its commit. */
+  watchDelivered(seconds: number): void;
 }
 
 /** Prometheus metrics in their own registry (plus Node.js process defaults). */
@@ -72,6 +74,20 @@ export function createMetrics(): { metrics: PlanMetrics; registry: Registry } {
     help: "Change history rows deleted by the background pruner",
     registers: [registry],
   });
+  const deliveries = new Histogram({
+    name: "taskplans_watch_delivery_seconds",
+    help: "Time from a change's commit to its hand-off to a WatchPlan stream that was open when it committed (replays excluded)",
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+  // Set at start and by every pruning statement (even one that deleted nothing): a pruner that
+  // stopped, or whose statements keep failing, leaves it behind (alert TaskplansChangePruneStalled).
+  const lastPrune = new Gauge({
+    name: "taskplans_changes_prune_last_statement_timestamp_seconds",
+    help: "When the background pruner last ran a statement (or the process started), in seconds since the epoch",
+    registers: [registry],
+  });
+  lastPrune.setToCurrentTime();
   return {
     registry,
     metrics: {
@@ -85,7 +101,11 @@ export function createMetrics(): { metrics: PlanMetrics; registry: Registry } {
       revision: (coalesced) => revisions.inc({ kind: coalesced ? "coalesced" : "new" }),
       rejection: (reason) => rejections.inc({ reason }),
       storedBytes: (bytes) => stored.inc(bytes),
-      changesPruned: (rows) => pruned.inc(rows),
+      watchDelivered: (s) => deliveries.observe(s),
+      changesPruned: (rows) => {
+        pruned.inc(rows);
+        lastPrune.setToCurrentTime();
+      },
     },
   };
 }
@@ -159,6 +179,10 @@ export function edgeCounters(registry: Registry): EdgeCounters {
     labelNames: ["outcome"],
     registers: [registry],
   });
+  // Every outcome is exported from the start (at 0), so the dashboard and the alert rules find the
+  // series on a replica that never fetched keys or reloaded certificates.
+  for (const outcome of ["ok", "failed"]) jwksFetches.inc({ outcome }, 0);
+  for (const outcome of ["reloaded", "unusable", "expired", "not_yet_valid"]) tlsReloads.inc({ outcome }, 0);
   return {
     jwksFetch: (outcome) => jwksFetches.inc({ outcome }),
     tlsReload: (outcome) => tlsReloads.inc({ outcome }),

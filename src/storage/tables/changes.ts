@@ -106,6 +106,10 @@ export interface ChangeContentValues {
   };
 }
 
+const INSERT_CHANGE =
+  `INSERT INTO task_plan_changes (${CHANGE_COLUMNS.join(", ")}, content, ${PREFIX_COLUMNS.join(", ")}, stored_bytes)` +
+  ` VALUES (${placeholders(CHANGE_COLUMNS.length)}`;
+
 /** Records a change row (deferred); a key already taken fails the transaction (primary key). */
 export function insertChange(
   statements: WriteStatements,
@@ -113,11 +117,12 @@ export function insertChange(
   values: ChangeContentValues,
 ): void {
   const { parameters } = values;
-  statements.defer(
-    `INSERT INTO task_plan_changes (${CHANGE_COLUMNS.join(", ")}, content, ${PREFIX_COLUMNS.join(", ")}, stored_bytes)` +
-      ` VALUES (${placeholders(CHANGE_COLUMNS.length)}, ${values.content}, ?, ?, ${values.storedBytes})`,
-    [...changeValues(change), ...parameters.content, ...parameters.prefix, ...parameters.storedBytes],
-  );
+  statements.defer(`${INSERT_CHANGE}, ${values.content}, ?, ?, ${values.storedBytes})`, [
+    ...changeValues(change),
+    ...parameters.content,
+    ...parameters.prefix,
+    ...parameters.storedBytes,
+  ]);
 }
 
 /** A page of a task's changes after a key, in key order: with their content columns, or without. */

@@ -158,15 +158,15 @@ const SET_META = HEAD_META_COLUMNS.slice(1)
   .map((column) => `${column} = ?`)
   .join(", ");
 
+const INSERT_HEAD =
+  `INSERT INTO task_plans (${HEAD_META_COLUMNS.join(", ")}, content)` +
+  ` VALUES (${placeholders(HEAD_META_COLUMNS.length + 1)})`;
+
 /** Inserts the first HEAD row of a task (whole content), keeping `history` with it (deferred). */
 export function insertHead(statements: WriteStatements, head: HeadWrite, history: HistoryUsage): void {
   const { content } = head;
   if (typeof content !== "string") throw new Error("a new HEAD row needs its whole content");
-  statements.defer(
-    `INSERT INTO task_plans (${HEAD_META_COLUMNS.join(", ")}, content)` +
-      ` VALUES (${placeholders(HEAD_META_COLUMNS.length + 1)})`,
-    [head.taskId, ...headValues(head, history), content],
-  );
+  statements.defer(INSERT_HEAD, [head.taskId, ...headValues(head, history), content]);
 }
 
 /**

@@ -147,17 +147,21 @@ function revisionValues(revision: RevisionMeta): unknown[] {
   ];
 }
 
+const INSERT_REVISION =
+  `INSERT INTO task_plan_revisions (${REVISION_META_COLUMNS.join(", ")}, content_at_head, content)` +
+  ` VALUES (${placeholders(REVISION_META_COLUMNS.length + 1)}`;
+
 /** Inserts a new revision (deferred); a number already taken fails the transaction (UNIQUE). */
 export function insertRevision(
   statements: WriteStatements,
   revision: RevisionMeta,
   content: RevisionContent,
 ): void {
-  statements.defer(
-    `INSERT INTO task_plan_revisions (${REVISION_META_COLUMNS.join(", ")}, content_at_head, content)` +
-      ` VALUES (${placeholders(REVISION_META_COLUMNS.length + 1)}, ${content.sql})`,
-    [...revisionValues(revision), content.atHead ? 1 : 0, ...content.parameters],
-  );
+  statements.defer(`${INSERT_REVISION}, ${content.sql})`, [
+    ...revisionValues(revision),
+    content.atHead ? 1 : 0,
+    ...content.parameters,
+  ]);
 }
 
 /**

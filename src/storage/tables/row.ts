@@ -9,10 +9,20 @@ export type Query = (sql: string, parameters: unknown[]) => Promise<unknown>;
 /** The value of a column of `row`, read under `prefix` (the alias a joined read gave it). */
 export type Cell = (column: string) => string | number | null | undefined;
 
-export const cellsOf =
-  (row: Row, prefix: string): Cell =>
-  (column) =>
-    row[prefix + column];
+export function cellsOf(row: Row, prefix: string): Cell {
+  if (prefix === "") return (column) => row[column];
+  const keys = aliasesOf(prefix);
+  return (column) => row[(keys[column] ??= prefix + column)];
+}
+
+// Each prefix's aliased column names, made once: a codec reads some forty cells per write, and a
+// concatenated key would be built and hashed on every read.
+const ALIASES = new Map<string, Record<string, string>>();
+function aliasesOf(prefix: string): Record<string, string> {
+  let keys = ALIASES.get(prefix);
+  if (!keys) ALIASES.set(prefix, (keys = Object.create(null) as Record<string, string>));
+  return keys;
+}
 
 export const num = (value: string | number | null | undefined): number => Number(value);
 export const str = (value: string | number | null | undefined): string => String(value ?? "");

@@ -29,7 +29,7 @@ const MARIADBD = existsSync("/usr/sbin/mariadbd") ? "/usr/sbin/mariadbd" : "mari
  * pool and redo log sized for a benchmark's working set; tests trade them for speed and memory.
  */
 export async function startMariaDb(
-  options: { alsoListenOn?: string; durable?: boolean } = {},
+  options: { alsoListenOn?: string; durable?: boolean; binlog?: string } = {},
 ): Promise<MariaDb> {
   // Tests connect as root over loopback; pods in network namespaces reach the extra address.
   const bindAddress = ["127.0.0.1", ...(options.alsoListenOn ? [options.alsoListenOn] : [])].join(",");
@@ -62,7 +62,10 @@ export async function startMariaDb(
                 "--innodb-flush-log-at-trx-commit=0",
                 "--innodb-doublewrite=0",
               ]),
-          "--skip-log-bin",
+          // `binlog`: the binary log's path prefix (row events, as point-in-time recovery replays them).
+          ...(options.binlog
+            ? [`--log-bin=${options.binlog}`, "--binlog-format=ROW", "--server-id=1"]
+            : ["--skip-log-bin"]),
           "--max-connections=500",
           "--character-set-server=utf8mb4",
           "--collation-server=utf8mb4_bin",
