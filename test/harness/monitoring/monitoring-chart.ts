@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
-import { CHART, helm, KUBE_VERSION, ROOT } from "./helm";
+import { CHART, helm, KUBE_VERSION, ROOT } from "../kube/helm";
 
 /** One rule of a PrometheusRule group (a recording rule has `record`, an alert `alert`). */
 export interface Rule {

@@ -3,9 +3,9 @@ import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "yaml";
-import { freePort } from "./free-port";
-import { requireBinary, stopProcess, waitFor } from "./processes";
-import { tracked } from "./started-processes";
+import { freePort } from "../servers/free-port";
+import { requireBinary, stopProcess, waitFor } from "../servers/processes";
+import { tracked } from "../servers/started-processes";
 
 /** A throwaway Prometheus server (Debian's `prometheus` binary) started by a test. */
 export interface PrometheusServer {

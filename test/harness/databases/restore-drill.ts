@@ -1,7 +1,7 @@
-import { checkHistory, type CheckSummary } from "./jepsen/checker";
-import type { OpRecord } from "./jepsen/history";
-import { readTask } from "./jepsen/stored-task";
-import type { Clients } from "./rpc";
+import { checkHistory, type CheckSummary } from "../jepsen/checker";
+import type { OpRecord } from "../jepsen/history";
+import { readTask } from "../jepsen/stored-task";
+import type { Clients } from "../calls/rpc";
 import { execSql } from "./sql";
 
 /** What a restore drill found in the restored database. */
