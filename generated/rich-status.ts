@@ -4,8 +4,8 @@ import { Status } from "./ts/google/rpc/status";
 
 /**
  * The service's rich error model on the wire, both ways: the server encodes it into a failed call's
- * trailer and the client package decodes it. One module, compiled into both (the client package
- * builds it into its own dist), so the two can never disagree about a type URL.
+ * trailer and the client package decodes it. One module of the contract package
+ * (@taskplans/contract), which both depend on, so the two can never disagree about a type URL.
  */
 
 /** The trailer that carries a failed call's google.rpc.Status. */
