@@ -158,6 +158,75 @@ export function connectionReplacements(registry: Registry): (reason: "closed" | 
   return (reason) => replaced.inc({ reason });
 }
 
+/** The connections of the database pool, as the pool gauges export them. */
+export interface PoolFigures {
+  readonly inUse: number;
+  readonly idle: number;
+  readonly waiting: number;
+  readonly limit: number;
+}
+
+/** What the database gauges read when scraped; null: no figures this time (the last ones stay). */
+export interface DatabaseFigures {
+  /** The connection pool (MySQL). */
+  readonly pool?: (() => PoolFigures | null) | null;
+  /** The bytes of the write-ahead log file (the embedded SQLite database). */
+  readonly walBytes?: (() => number | null) | null;
+}
+
+/**
+ * Gauges of the database, read at scrape time. The pool's, registered only if the pool answers
+ * when they are (MySQL, and a driver whose pool can be read; otherwise no series): connections by
+ * state (`in_use`, `idle`), requests queued for a connection (alert TaskplansDatabasePoolExhausted)
+ * and the pool's limit. The embedded database's: the size of its `-wal` file (alert
+ * TaskplansEmbeddedWalGrowing).
+ */
+export function databaseGauges(registry: Registry, figures: DatabaseFigures): void {
+  const { pool, walBytes } = figures;
+  if (pool && pool() !== null) {
+    new Gauge({
+      name: "taskplans_db_pool_connections",
+      help: "Connections of the database pool: in_use (handed out, or being opened) and idle",
+      labelNames: ["state"],
+      registers: [registry],
+      collect() {
+        const now = pool();
+        if (now === null) return;
+        this.set({ state: "in_use" }, now.inUse);
+        this.set({ state: "idle" }, now.idle);
+      },
+    });
+    new Gauge({
+      name: "taskplans_db_pool_waiting_requests",
+      help: "Requests for a database connection queued because the pool has opened as many as it may",
+      registers: [registry],
+      collect() {
+        const now = pool();
+        if (now !== null) this.set(now.waiting);
+      },
+    });
+    new Gauge({
+      name: "taskplans_db_pool_max_connections",
+      help: "The most connections the database pool opens (PLAN_DATABASE_POOL_SIZE)",
+      registers: [registry],
+      collect() {
+        const now = pool();
+        if (now !== null) this.set(now.limit);
+      },
+    });
+  }
+  if (walBytes)
+    new Gauge({
+      name: "taskplans_sqlite_wal_bytes",
+      help: "Size of the embedded database's write-ahead log file (<file>-wal): the most the log held since the file was created",
+      registers: [registry],
+      collect() {
+        const bytes = walBytes();
+        if (bytes !== null) this.set(bytes);
+      },
+    });
+}
+
 /** Counters of what the service depends on at its edge: the identity provider's keys, its certificates. */
 export interface EdgeCounters {
   /** A JWK Set fetch ended (`ok`, or `failed`: the cached keys stay in use). */
