@@ -135,6 +135,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
     clock,
     dialect === "sqlite" ? EMBEDDED_PRUNE_BOUNDS : DEFAULT_PRUNE_BOUNDS,
     (rows) => metrics.changesPruned(rows),
+    (pass) => metrics.changesPrunePass(pass.complete),
   );
   const writes = new WritePipeline({
     store,

@@ -11,6 +11,8 @@ export interface PlanMetrics extends WriteMetrics {
   rejection(reason: string): void;
   /** Change rows the background pruner deleted. */
   changesPruned(rows: number): void;
+  /** A pruning pass ended: complete, or with work left for the next (its bounds, or a failure). */
+  changesPrunePass(complete: boolean): void;
   /** A change committed while its WatchPlan stream was open was handed to the stream this long after its commit. */
   watchDelivered(seconds: number): void;
 }
@@ -88,6 +90,14 @@ export function createMetrics(): { metrics: PlanMetrics; registry: Registry } {
     registers: [registry],
   });
   lastPrune.setToCurrentTime();
+  // Passes in a row that left work for the next: a backlog being worked off counts up for a while,
+  // one that grows faster than the bounded passes delete keeps counting (alert
+  // TaskplansChangePruneFallingBehind). A complete pass sets it back to 0.
+  const incompletePasses = new Gauge({
+    name: "taskplans_changes_prune_incomplete_passes",
+    help: "Pruning passes in a row that ended with work left (at their bounds, or failed); 0 after a complete pass",
+    registers: [registry],
+  });
   return {
     registry,
     metrics: {
@@ -106,6 +116,7 @@ export function createMetrics(): { metrics: PlanMetrics; registry: Registry } {
         pruned.inc(rows);
         lastPrune.setToCurrentTime();
       },
+      changesPrunePass: (complete) => (complete ? incompletePasses.set(0) : incompletePasses.inc()),
     },
   };
 }
