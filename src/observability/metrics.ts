@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { WriteMetrics } from "../plans/ports/write-metrics";
+import { WRITE_KINDS, type WriteMetrics } from "../plans/ports/write-metrics";
 
 /**
  * What the service measures: the write pipeline's port (plans/ports/write-metrics) and what the edge
@@ -71,6 +71,15 @@ export function createMetrics(): { metrics: PlanMetrics; registry: Registry } {
     help: "Bytes of plan text committed writes stored (revisions and change history, before trimming)",
     registers: [registry],
   });
+  const writes = new Counter({
+    name: "taskplans_writes_total",
+    help: "Writes that passed their checks before the lock, by use case (mode) and how they ended (committed, unchanged, failed)",
+    labelNames: ["mode", "outcome"],
+    registers: [registry],
+  });
+  // Every pair from the start (at 0): a fixed set, so the dashboard finds each mode's series.
+  for (const mode of WRITE_KINDS)
+    for (const outcome of ["committed", "unchanged", "failed"]) writes.inc({ mode, outcome }, 0);
   const pruned = new Counter({
     name: "taskplans_changes_pruned_total",
     help: "Change history rows deleted by the background pruner",
@@ -111,6 +120,7 @@ export function createMetrics(): { metrics: PlanMetrics; registry: Registry } {
       revision: (coalesced) => revisions.inc({ kind: coalesced ? "coalesced" : "new" }),
       rejection: (reason) => rejections.inc({ reason }),
       storedBytes: (bytes) => stored.inc(bytes),
+      write: (mode, outcome) => writes.inc({ mode, outcome }),
       watchDelivered: (s) => deliveries.observe(s),
       changesPruned: (rows) => {
         pruned.inc(rows);

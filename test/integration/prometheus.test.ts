@@ -206,6 +206,17 @@ describe("the chart's dashboard and alert rules on a real Prometheus scraping tw
         await server.query('sum by (instance) (taskplans_db_pool_connections{job="taskplans"}) >= 1'),
       ).toHaveLength(2);
       expect(await server.query('taskplans_db_pool_waiting_requests{job="taskplans"} >= 0')).toHaveLength(2);
+      // Writes by mode: the load's appends committed, its stale replaces failed.
+      expect(
+        await server.query(
+          'sum by (mode, outcome) (taskplans_writes_total{job="taskplans",mode=~"append|replace",outcome=~"committed|failed"}) > 0',
+        ),
+      ).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ metric: { mode: "append", outcome: "committed" } }),
+          expect.objectContaining({ metric: { mode: "replace", outcome: "failed" } }),
+        ]),
+      );
       // Healthy (client errors and one restart included): nothing pending, nothing firing.
       expect(await server.alerts()).toEqual([]);
       expect([...counts.keys()]).toEqual(
