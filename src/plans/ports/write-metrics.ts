@@ -14,6 +14,7 @@ export const WRITE_KINDS = [
   "delete_task",
   "mark",
 ] as const;
+/** One of WRITE_KINDS. */
 export type WriteKind = (typeof WRITE_KINDS)[number];
 
 /**
