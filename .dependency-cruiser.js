@@ -8,8 +8,8 @@ module.exports = {
       name: "no-circular",
       severity: "error",
       comment:
-        "Files of src/ that import each other in a loop (type-only imports included) read as one knot: break it at the cause, usually by moving the shared declaration into a leaf module.",
-      from: { path: "^src/" },
+        "Files of src/ (or of a tool in bench/) that import each other in a loop (type-only imports included) read as one knot: break it at the cause, usually by moving the shared declaration into a leaf module (bench/soak/types.ts).",
+      from: { path: "^(src|bench)/" },
       to: { circular: true },
     },
     {
@@ -20,9 +20,34 @@ module.exports = {
       from: { path: "^src/plans/" },
       to: { path: "^src/(observability|storage|grpc|locking)/" },
     },
+    {
+      name: "no-relative-import-across-packages",
+      severity: "error",
+      comment:
+        "A workspace (generated/ = @taskplans/contract, clients/ts/ = @taskplans/client, mcp/ = @taskplans/mcp) is imported by its package name, never by a relative path into its tree: each packs and installs alone (STYLE.md habit 13).",
+      from: { path: "^(generated|clients/ts|mcp)/" },
+      to: { pathNot: "^$1/", dependencyTypesNot: ["aliased"] },
+    },
+    {
+      name: "no-relative-import-of-a-workspace",
+      severity: "error",
+      comment:
+        "The service (src/, and its test/, bench/, scripts/) imports a workspace by its package name (@taskplans/contract, @taskplans/client, @taskplans/mcp), never by a relative path into its tree.",
+      from: { path: "^(src|test|bench|scripts)/" },
+      to: { path: "^(generated|clients/ts|mcp)/", dependencyTypesNot: ["aliased"] },
+    },
+    {
+      name: "server-never-imports-a-client",
+      severity: "error",
+      comment:
+        "The server depends on the contract (@taskplans/contract), never on a client of itself (@taskplans/client, @taskplans/mcp): DESIGN.md, STYLE.md habit 13.",
+      from: { path: "^src/" },
+      to: { path: "^(clients|mcp)/" },
+    },
   ],
   options: {
-    includeOnly: "^src/",
+    includeOnly: "^(src|test|bench|scripts|generated|clients/ts/src|clients/conformance/ts|mcp/src)/",
+    exclude: { path: "(^|/)(dist|dist-bench|node_modules)/" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
     doNotFollow: { path: "node_modules" },

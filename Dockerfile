@@ -6,13 +6,17 @@ WORKDIR /app
 # better-sqlite3 compiles from source (no prebuilt binary for every platform).
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ \
   && rm -rf /var/lib/apt/lists/*
+# npm workspaces: the install needs every workspace's manifest (the client and MCP packages are not
+# built into the image; the service depends on the contract only).
 COPY package.json package-lock.json ./
+COPY clients/ts/package.json ./clients/ts/
+COPY mcp/package.json ./mcp/
+COPY generated/package.json ./generated/
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY proto ./proto
+# The contract (@taskplans/contract): generated code, its codec, the descriptor sets.
 COPY generated ./generated
-# The MCP server and the release probe call the service through the TypeScript client package.
-COPY clients/ts/src ./clients/ts/src
 COPY src ./src
 RUN npm run build && npm prune --omit=dev
 
@@ -27,7 +31,10 @@ ENV NODE_ENV=production \
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
-# Server reflection serves the contract's descriptor set.
+# The contract workspace, which node_modules/@taskplans/contract links to: its manifest and build,
+# and the descriptor sets server reflection serves.
+COPY --from=build /app/generated/package.json ./generated/package.json
+COPY --from=build /app/generated/dist ./generated/dist
 COPY --from=build /app/generated/descriptors ./generated/descriptors
 # The only writable path besides /tmp: the embedded database (mount a volume, or use MySQL).
 RUN mkdir -p /app/var && chown 10001:10001 /app/var

@@ -5,8 +5,10 @@ import tseslint from "typescript-eslint";
 // (plans/ports: records, PlanStore, TaskLock and the failures they report); storage/ and locking/
 // implement them and import nothing else of plans/. Only storage/ imports TypeORM, only locking/
 // imports Redis, only grpc/ imports grpc-js and the generated stubs; handlers never reach storage.
-// The contract (the one generated tree and contract/rich-status) is shared with the client package,
-// which the server never imports (only the MCP adapter, a client of the service, does).
+// The contract (@taskplans/contract: the generated tree and its rich-status codec) is a workspace
+// shared with the client package (@taskplans/client), which the server never imports; the MCP server
+// (@taskplans/mcp) is a client of the service. .dependency-cruiser.js forbids relative imports
+// across workspaces.
 const layer = (paths, patterns) => ({ "no-restricted-imports": ["error", { paths, patterns }] });
 const PLANS_PATHS = ["typeorm", "@grpc/grpc-js", "ioredis", "redlock", "mysql2", "better-sqlite3"];
 const PLANS_PATTERNS = [
@@ -16,6 +18,7 @@ const PLANS_PATTERNS = [
   "**/locking/*",
   "**/generated/**",
   "**/clients/**",
+  "@taskplans/*",
 ];
 
 export default tseslint.config(
@@ -23,7 +26,9 @@ export default tseslint.config(
     ignores: [
       "dist/",
       "dist-bench/",
-      "generated/",
+      "generated/ts/",
+      "generated/dist/",
+      "mcp/dist/",
       "clients/ts/dist/",
       "clients/python/",
       "node_modules/",
@@ -101,14 +106,23 @@ export default tseslint.config(
     files: ["src/plans/ports/*.ts"],
     rules: layer(
       ["typeorm", "@grpc/grpc-js", "ioredis", "redlock", "mysql2", "better-sqlite3"],
-      ["../*", "**/grpc/*", "**/watch/*", "**/storage/*", "**/locking/*", "**/generated/**", "**/clients/**"],
+      [
+        "../*",
+        "**/grpc/*",
+        "**/watch/*",
+        "**/storage/*",
+        "**/locking/*",
+        "**/generated/**",
+        "**/clients/**",
+        "@taskplans/*",
+      ],
     ),
   },
   {
     // Handlers call the use cases in plans/ and watch/; they never reach storage or the lock.
     files: ["src/grpc/**/*.ts"],
     rules: layer(
-      ["typeorm", "ioredis", "redlock", "mysql2", "better-sqlite3"],
+      ["typeorm", "ioredis", "redlock", "mysql2", "better-sqlite3", "@taskplans/client", "@taskplans/mcp"],
       ["**/storage/*", "**/locking/*", "**/clients/**"],
     ),
   },
@@ -125,6 +139,7 @@ export default tseslint.config(
         "**/watch/*",
         "**/generated/**",
         "**/clients/**",
+        "@taskplans/*",
       ],
     ),
   },
@@ -140,6 +155,7 @@ export default tseslint.config(
         "**/watch/*",
         "**/generated/**",
         "**/clients/**",
+        "@taskplans/*",
       ],
     ),
   },
@@ -149,53 +165,67 @@ export default tseslint.config(
     files: ["src/watch/**/*.ts"],
     rules: layer(
       ["@grpc/grpc-js", "typeorm", "mysql2", "better-sqlite3", "ioredis"],
-      ["**/grpc/*", "**/storage/*", "**/locking/*", "**/generated/**", "**/clients/**"],
+      ["**/grpc/*", "**/storage/*", "**/locking/*", "**/generated/**", "**/clients/**", "@taskplans/*"],
     ),
   },
   {
-    // The MCP server is a client of the service: it reaches plans only through the client package.
-    files: ["src/mcp/**/*.ts"],
+    // The MCP server (@taskplans/mcp) is a client of the service: it reaches plans only through the
+    // client package, never the contract's generated tree directly nor anything of the server.
+    files: ["mcp/src/**/*.ts"],
     rules: layer(
-      ["typeorm", "ioredis", "mysql2", "better-sqlite3"],
-      ["**/plans/*", "**/storage/*", "**/locking/*", "**/auth/*", "**/grpc/*", "**/generated/ts/**"],
+      ["typeorm", "ioredis", "mysql2", "better-sqlite3", "@taskplans/contract"],
+      [{ regex: "^\\.\\./\\.\\./", message: "the MCP package imports only itself and its dependencies" }],
     ),
   },
   {
     files: ["src/auth/**/*.ts", "src/config/**/*.ts"],
     rules: layer(
       ["@grpc/grpc-js", "typeorm"],
-      ["**/grpc/*", "**/plans/*", "**/storage/*", "**/watch/*", "**/generated/**", "**/clients/**"],
+      [
+        "**/grpc/*",
+        "**/plans/*",
+        "**/storage/*",
+        "**/watch/*",
+        "**/generated/**",
+        "**/clients/**",
+        "@taskplans/*",
+      ],
     ),
   },
   {
     // The rest of the server: the composition root, entry points, metrics, timers.
     files: ["src/*.ts", "src/observability/**/*.ts", "src/background/**/*.ts"],
-    rules: layer([], ["**/clients/**"]),
+    rules: layer(["@taskplans/client", "@taskplans/mcp"], ["**/clients/**"]),
   },
   {
-    // The contract's rich error model, compiled into the server and the client package: the wire
-    // and the generated tree only.
-    files: ["src/contract/**/*.ts"],
+    // The contract (@taskplans/contract, generated/): the generated tree and its rich-status codec,
+    // shared by the server and the client package; it imports only its own files and the wire.
+    files: ["generated/*.ts"],
     rules: layer(
       ["typeorm", "ioredis", "redlock", "mysql2", "better-sqlite3", "pino", "zod", "jose"],
-      [
-        {
-          regex: "^\\.\\./(?!\\.\\./generated/ts/)",
-          message: "the contract imports only the generated tree",
-        },
-      ],
+      [{ regex: "^(\\.\\./|@taskplans/)", message: "the contract imports only its own files" }],
     ),
   },
   {
-    // The client package (clients/ts) ships alone: of the repository it compiles only the contract
-    // (the generated tree and contract/rich-status) into its dist, nothing else of the server.
+    // The client package (@taskplans/client, clients/ts) ships alone: of this repository it uses
+    // only the contract, by its package name.
     files: ["clients/ts/src/**/*.ts"],
     rules: layer(
-      ["typeorm", "ioredis", "mysql2", "better-sqlite3", "pino", "zod", "jose", "@modelcontextprotocol/sdk"],
+      [
+        "typeorm",
+        "ioredis",
+        "mysql2",
+        "better-sqlite3",
+        "pino",
+        "zod",
+        "jose",
+        "@modelcontextprotocol/sdk",
+        "@taskplans/mcp",
+      ],
       [
         {
-          regex: "^\\.\\./\\.\\./(?!\\.\\./generated/ts/|\\.\\./src/contract/)",
-          message: "the client package compiles only the contract: generated/ts and src/contract",
+          regex: "^\\.\\./",
+          message: "the client package imports the contract by name (@taskplans/contract)",
         },
       ],
     ),

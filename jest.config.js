@@ -12,6 +12,13 @@ const swc = [
   },
 ];
 
+/** The workspaces by name, from source (as tsconfig.json's paths): tests need no build of them. */
+const moduleNameMapper = {
+  "^@taskplans/contract$": "<rootDir>/generated/index.ts",
+  "^@taskplans/client$": "<rootDir>/clients/ts/src/index.ts",
+  "^@taskplans/mcp$": "<rootDir>/mcp/src/index.ts",
+};
+
 module.exports = {
   testEnvironment: "node",
   // Integration tests start real servers; the fault scenarios run for tens of seconds.
@@ -26,6 +33,7 @@ module.exports = {
       transform: { "^.+\\.(t|j)s$": swc },
       transformIgnorePatterns: ["/node_modules/(?!jose/)"],
       testMatch: ["<rootDir>/test/unit/**/*.test.ts"],
+      moduleNameMapper,
     },
     {
       displayName: "integration",
@@ -33,8 +41,9 @@ module.exports = {
       transform: { "^.+\\.(t|j)s$": swc },
       transformIgnorePatterns: ["/node_modules/(?!jose/)"],
       testMatch: ["<rootDir>/test/integration/**/*.test.ts"],
-      globalSetup: "<rootDir>/test/harness/global-setup.ts",
-      globalTeardown: "<rootDir>/test/harness/global-teardown.ts",
+      moduleNameMapper,
+      globalSetup: "<rootDir>/test/harness/servers/global-setup.ts",
+      globalTeardown: "<rootDir>/test/harness/servers/global-teardown.ts",
     },
   ],
 };

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `npm run check`: generate-drift (server and client packages), typecheck, lint (buf + eslint + the import
-# gate: no circles in src/, plans/ imports only inward), format check and all tests.
+# gate: no circles in src/ or bench/, plans/ imports only inward, no relative import across workspaces),
+# format check, the builds and all tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,5 +21,6 @@ npm run -s typecheck
 npm run -s lint # ends with `npm run imports`, the import gate (.dependency-cruiser.js)
 npm run -s format:check
 npm run -s build # the fault suite runs the built server as separate processes
-npx tsc -p tsconfig.bench.json # the soak test runs the built soak (dist-bench/bench/soak.js)
+npm run -s build:packages # the workspaces (contract, client, MCP server): the MCP tests run its bin, OTLP a client
+npx tsc -p tsconfig.bench.json # the soak test runs the built soak (dist-bench/bench/soak/soak.js)
 npx jest --ci --maxWorkers=2

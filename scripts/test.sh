@@ -60,7 +60,7 @@ fi
 # 3. helm, for the chart tests, and grpcurl, for the TLS test: built from source with `go install`
 #    into the tool cache (about 2 minutes each, once per machine). Pinned tools for code generation
 #    are installed there too (scripts/generate.sh), and Python environments for the client tests
-#    (test/harness/client-packages.ts).
+#    (test/harness/packages/client-packages.ts).
 ensure_helm
 ensure_grpcurl
 

@@ -19,9 +19,9 @@ import {
 } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
-import { createDatabase, startMariaDb } from "../../test/harness/mariadb";
-import { startRedisNodes } from "../../test/harness/redis";
-import { startReplica } from "../../test/harness/replica";
+import { createDatabase, startMariaDb } from "../../test/harness/databases/mariadb";
+import { startRedisNodes } from "../../test/harness/databases/redis";
+import { startReplica } from "../../test/harness/servers/replica";
 import { seed } from "./seed";
 
 const GHZ_VERSION = "v0.121.0";

@@ -5,8 +5,8 @@
  *   node dist-bench/bench/ghz/seed.js 127.0.0.1:50051
  */
 import { credentials } from "@grpc/grpc-js";
-import { PlanServiceClient } from "../../generated/ts/taskplans/v1/plan_service";
-import { TaskServiceClient } from "../../generated/ts/taskplans/v1/task";
+import { PlanServiceClient } from "@taskplans/contract";
+import { TaskServiceClient } from "@taskplans/contract";
 
 export async function seed(target: string, tasks = 200): Promise<void> {
   const taskClient = new TaskServiceClient(target, credentials.createInsecure());

@@ -10,8 +10,8 @@ import type { ReceivedRequest } from "./received-request";
 import type { WriteBudget } from "./write-budget";
 import type { WriteRateLimit } from "./write-rate-limit";
 import type { CallSpan, Tracing } from "../observability/tracing";
-import { PlanServiceService } from "../../generated/ts/taskplans/v1/plan_service";
-import { TaskServiceService } from "../../generated/ts/taskplans/v1/task";
+import { PlanServiceService } from "@taskplans/contract";
+import { TaskServiceService } from "@taskplans/contract";
 
 // The full service name of each method (rpc.service), from the generated definitions' paths.
 const SERVICE_OF: ReadonlyMap<string, string> = new Map(
@@ -59,8 +59,9 @@ export const WRITE_METHODS: ReadonlyMap<string, string> = new Map([
 
 /**
  * The writes that can store plan text, held to the caller's write budget before they run. The
- * others are not refused by it (DeletePlan and DeleteTask are how a caller recovers; CreateTask and
- * the implementation-started mark store no plan text), though what a DeletePlan stores is charged.
+ * others are not refused by it (DeletePlan and DeleteTask are how a caller recovers; CreateTask
+ * stores no plan text; the implementation-started mark is set once per plan), though what a
+ * DeletePlan or a mark stores (its change row's copy of the plan) is charged.
  */
 const BUDGETED_METHODS: ReadonlySet<string> = new Set([
   "CreatePlan",

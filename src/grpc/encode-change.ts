@@ -1,5 +1,5 @@
-import { AuthorKind } from "../../generated/ts/taskplans/v1/plan";
-import { PlanChange, PlanChangeKind } from "../../generated/ts/taskplans/v1/plan_service";
+import { AuthorKind } from "@taskplans/contract";
+import { PlanChange, PlanChangeKind } from "@taskplans/contract";
 import type { ChangeKind, StoredChange } from "../plans/ports/records";
 import type { WatchMessage } from "../watch/watch-service";
 import { encodeAuthorKind, encodePlan } from "./encode";

@@ -6,13 +6,7 @@ import type {
   RevisionRecord,
   TaskRecord,
 } from "../plans/ports/records";
-import {
-  type Author,
-  AuthorKind,
-  type Plan,
-  type PlanRevision,
-  WriteMode,
-} from "../../generated/ts/taskplans/v1/plan";
+import { type Author, AuthorKind, type Plan, type PlanRevision, WriteMode } from "@taskplans/contract";
 import type { RequestedAuthor } from "../plans/author";
 import { planErrors } from "../plans/errors";
 import {
@@ -20,11 +14,11 @@ import {
   RestoreStatus,
   type RestorePlanRevisionResponse,
   type WritePlanResponse,
-} from "../../generated/ts/taskplans/v1/plan_service";
+} from "@taskplans/contract";
 import type { PlanSummary } from "../plans/events";
 import type { ContentRange } from "../plans/partial-read";
 import { revisionVersion } from "../plans/revision-version";
-import type { Task } from "../../generated/ts/taskplans/v1/task";
+import type { Task } from "@taskplans/contract";
 
 /** Domain records -> proto messages. */
 

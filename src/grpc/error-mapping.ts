@@ -8,9 +8,9 @@ import {
   StorageUnavailableError,
 } from "../plans/ports/store-errors";
 import { LockUnavailableError } from "../plans/ports/task-lock";
-import { BadRequest, RetryInfo } from "../../generated/ts/google/rpc/error_details";
+import { BadRequest, RetryInfo } from "@taskplans/contract";
 import { RequestError, type RequestReason } from "./request-error";
-import { ERROR_DOMAIN, encodeStatusDetails } from "../contract/rich-status";
+import { ERROR_DOMAIN, encodeStatusDetails } from "@taskplans/contract";
 
 /** The one table from domain reasons to gRPC codes (DESIGN.md "Errors on the wire"). */
 export const CODE_OF_REASON: Readonly<Record<Reason | AuthenticationReason | RequestReason, status>> =

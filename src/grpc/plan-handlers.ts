@@ -1,4 +1,4 @@
-import type { PlanServiceServer } from "../../generated/ts/taskplans/v1/plan_service";
+import type { PlanServiceServer } from "@taskplans/contract";
 import type { PlanQueries } from "../plans/plan-queries";
 import type { PlanService } from "../plans/plan-service";
 import {
@@ -151,15 +151,19 @@ export function planHandlers(
         ),
       ),
     ),
-    markImplementationStarted: unary("MarkImplementationStarted", deps, async (request, { caller }) => ({
-      plan: encodePlan(
-        await service.markImplementationStarted(caller, {
-          taskId: request.taskId,
-          sessionId: request.sessionId,
-          actor: request.actor,
-        }),
-        true,
-      ),
-    })),
+    markImplementationStarted: unary(
+      "MarkImplementationStarted",
+      deps,
+      async (request, { caller, write }) => ({
+        plan: encodePlan(
+          await service.markImplementationStarted(
+            caller,
+            { taskId: request.taskId, sessionId: request.sessionId, actor: request.actor },
+            write,
+          ),
+          true,
+        ),
+      }),
+    ),
   };
 }

@@ -7,8 +7,8 @@ import {
   status,
 } from "@grpc/grpc-js";
 import { service as healthService } from "grpc-health-check";
-import { GetPlanRequest, PlanServiceClient } from "../../generated/ts/taskplans/v1/plan_service";
-import { decodeStatusDetails, ERROR_DOMAIN } from "../contract/rich-status";
+import { GetPlanRequest, PlanServiceClient } from "@taskplans/contract";
+import { decodeStatusDetails, ERROR_DOMAIN } from "@taskplans/contract";
 
 /** What one probe of a release found; `ok` false means the release is not healthy. */
 export interface ProbeResult {

@@ -2,8 +2,8 @@ import { Server, ServerCredentials } from "@grpc/grpc-js";
 import { ReflectionService } from "@grpc/reflection";
 import type { HealthImplementation } from "grpc-health-check";
 import { ListenError } from "../config/listen-error";
-import { PlanServiceService, type PlanServiceServer } from "../../generated/ts/taskplans/v1/plan_service";
-import { TaskServiceService, type TaskServiceServer } from "../../generated/ts/taskplans/v1/task";
+import { PlanServiceService, type PlanServiceServer } from "@taskplans/contract";
+import { TaskServiceService, type TaskServiceServer } from "@taskplans/contract";
 import { reflectionPackage, serviceSchema } from "./descriptors";
 import { receivingRaw, type RawServer } from "./received-request";
 

@@ -1,4 +1,4 @@
-import type { TaskServiceServer } from "../../generated/ts/taskplans/v1/task";
+import type { TaskServiceServer } from "@taskplans/contract";
 import type { TaskService } from "../plans/task-service";
 import { encodeTask } from "./encode";
 import type { RawServer } from "./received-request";

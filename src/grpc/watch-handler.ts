@@ -1,5 +1,5 @@
 import type { handleServerStreamingCall } from "@grpc/grpc-js";
-import type { PlanChange, WatchPlanRequest } from "../../generated/ts/taskplans/v1/plan_service";
+import type { PlanChange, WatchPlanRequest } from "@taskplans/contract";
 import { planErrors } from "../plans/errors";
 import type { Subscription } from "../watch/change-hub";
 import type { WatchMessage, WatchService } from "../watch/watch-service";

@@ -135,19 +135,26 @@ export class BatchedStatements extends DeferringStatements {
   }
 
   protected async sendAfterPending(last: Deferred | null): Promise<StatementResult> {
-    const statements = [...this.pending.splice(0), ...(last ? [last] : [])];
-    const fences = statements.flatMap((s) => (s.fence ? [s.fence] : []));
+    // Plain loops: this runs twice per write, and spreads and flatMaps allocate on every one.
+    const statements = this.pending;
+    this.pending = [];
+    if (last) statements.push(last);
+    let fenced = false;
+    for (const statement of statements) fenced ||= statement.fence !== undefined;
     const [only] = statements;
-    if (statements.length <= 1 && fences.length === 0)
+    if (statements.length <= 1 && !fenced)
       return only ? sendOn(this.connection, only.sql, only.parameters) : { rows: [], affected: 0 };
-    const sql = statements.flatMap((s) => (s.fence ? [s.sql, FENCE_CHECK] : [s.sql])).join(";\n");
-    const results = (await queryOn(
-      this.connection,
-      sql,
-      statements.flatMap((s) => s.parameters),
-    ).catch((error: unknown) => {
+    let sql = "";
+    const parameters: unknown[] = [];
+    for (const statement of statements) {
+      sql += sql === "" ? statement.sql : `;\n${statement.sql}`;
+      if (statement.fence) sql += `;\n${FENCE_CHECK}`;
+      for (const parameter of statement.parameters) parameters.push(parameter);
+    }
+    const results = (await queryOn(this.connection, sql, parameters).catch((error: unknown) => {
+      const fences = statements.flatMap((statement) => (statement.fence ? [statement.fence] : []));
       if ((error as { errno?: unknown }).errno !== FENCE_LOST_ERRNO || fences.length === 0) throw error;
-      return refuseLostFence(fences, (query, parameters) => sendOn(this.connection, query, parameters));
+      return refuseLostFence(fences, (query, values) => sendOn(this.connection, query, values));
     })) as unknown[];
     return resultOf(results[results.length - 1]);
   }

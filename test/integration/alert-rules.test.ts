@@ -3,7 +3,7 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse, stringify } from "yaml";
-import { CHART, ROOT } from "../harness/helm";
+import { CHART, ROOT } from "../harness/kube/helm";
 import {
   alertsOf,
   chartDashboards,
@@ -11,8 +11,8 @@ import {
   renderMonitoring,
   type RuleGroups,
   runbookAnchors,
-} from "../harness/monitoring-chart";
-import { requireBinary } from "../harness/processes";
+} from "../harness/monitoring/monitoring-chart";
+import { requireBinary } from "../harness/servers/processes";
 
 // The chart's PrometheusRule checked by Debian's promtool (npm test installs the `prometheus`
 // package): `promtool check rules` on what the chart renders, `promtool test rules` with the unit

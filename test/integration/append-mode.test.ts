@@ -1,10 +1,10 @@
-import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
-import { GatedLock } from "../harness/gated-lock";
-import { planState } from "../harness/plan-state";
-import { rpcError } from "../harness/rpc";
-import { expectRejected as rejectedWithoutChange } from "../harness/expect-rejected";
-import { execSql } from "../harness/sql";
-import { DATABASES, startTestApp, type TestApp } from "../harness/test-app";
+import { WriteMode } from "@taskplans/contract";
+import { GatedLock } from "../harness/fixtures/gated-lock";
+import { planState } from "../harness/model/plan-state";
+import { rpcError } from "../harness/calls/rpc";
+import { expectRejected as rejectedWithoutChange } from "../harness/calls/expect-rejected";
+import { execSql } from "../harness/databases/sql";
+import { DATABASES, startTestApp, type TestApp } from "../harness/servers/test-app";
 
 const LIMIT = 262_144;
 const APPEND = WriteMode.WRITE_MODE_APPEND;

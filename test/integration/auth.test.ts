@@ -1,10 +1,10 @@
 import { Metadata } from "@grpc/grpc-js";
 import { SignJWT } from "jose";
-import { AuthorKind, WriteMode } from "../../generated/ts/taskplans/v1/plan";
-import { planState } from "../harness/plan-state";
-import { rpcError } from "../harness/rpc";
-import { DATABASES, randomId, startTestApp, type TestApp } from "../harness/test-app";
-import { Watcher } from "../harness/watcher";
+import { AuthorKind, WriteMode } from "@taskplans/contract";
+import { planState } from "../harness/model/plan-state";
+import { rpcError } from "../harness/calls/rpc";
+import { DATABASES, randomId, startTestApp, type TestApp } from "../harness/servers/test-app";
+import { Watcher } from "../harness/calls/watcher";
 
 const SECRET = "test-secret-0123456789-0123456789";
 

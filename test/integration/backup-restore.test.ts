@@ -15,15 +15,15 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { OpRecord } from "../harness/jepsen/history";
 import { startWorkload } from "../harness/jepsen/workload";
-import { createDatabase, type MariaDb, startMariaDb } from "../harness/mariadb";
-import { type CommandResult, requireBinary, runToExit } from "../harness/processes";
-import { type RedisNode, startRedisNodes } from "../harness/redis";
-import { type Replica, startReplica } from "../harness/replica";
-import { checkRestored, type RestoredSummary } from "../harness/restore-drill";
-import { seedPlans } from "../harness/seed-plans";
-import { execSql } from "../harness/sql";
-import { type Clients, connect, rpcError } from "../harness/rpc";
-import { tracked } from "../harness/started-processes";
+import { createDatabase, type MariaDb, startMariaDb } from "../harness/databases/mariadb";
+import { type CommandResult, requireBinary, runToExit } from "../harness/servers/processes";
+import { type RedisNode, startRedisNodes } from "../harness/databases/redis";
+import { type Replica, startReplica } from "../harness/servers/replica";
+import { checkRestored, type RestoredSummary } from "../harness/databases/restore-drill";
+import { seedPlans } from "../harness/databases/seed-plans";
+import { execSql } from "../harness/databases/sql";
+import { type Clients, connect, rpcError } from "../harness/calls/rpc";
+import { tracked } from "../harness/servers/started-processes";
 
 // Backups taken while the service writes, restored, and served again: the embedded database with
 // the service's own command (`node dist/src/backup.js`, SQLite's backup API), and MariaDB with the
@@ -31,7 +31,7 @@ import { tracked } from "../harness/started-processes";
 // recovered to the end of its binary log (point-in-time recovery).
 // The list-append workload (test/harness/jepsen) writes all along; the restored database must be
 // one moment of its history that holds every write acknowledged before the backup began
-// (test/harness/restore-drill.ts). A client resuming WatchPlan from a version the backup does not
+// (test/harness/databases/restore-drill.ts). A client resuming WatchPlan from a version the backup does not
 // hold gets WATCH_HISTORY_EXPIRED, never a silent gap. Backup and restore figures are printed.
 
 const ROOT = join(__dirname, "..", "..");

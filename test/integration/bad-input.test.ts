@@ -1,9 +1,9 @@
 import { Metadata } from "@grpc/grpc-js";
-import { planState } from "../harness/plan-state";
-import { rpcError } from "../harness/rpc";
-import { expectRejected as rejectedWithoutChange } from "../harness/expect-rejected";
+import { planState } from "../harness/model/plan-state";
+import { rpcError } from "../harness/calls/rpc";
+import { expectRejected as rejectedWithoutChange } from "../harness/calls/expect-rejected";
 import { encodePageToken } from "../../src/plans/page-token";
-import { DATABASES, randomId, startTestApp, type TestApp } from "../harness/test-app";
+import { DATABASES, randomId, startTestApp, type TestApp } from "../harness/servers/test-app";
 
 const LIMIT = 262_144;
 

@@ -1,6 +1,6 @@
-import { checkHealth, healthClient } from "../harness/grpc-clients";
-import { execSql } from "../harness/sql";
-import { DATABASES, startTestApp, type TestApp } from "../harness/test-app";
+import { checkHealth, healthClient } from "../harness/calls/grpc-clients";
+import { execSql } from "../harness/databases/sql";
+import { DATABASES, startTestApp, type TestApp } from "../harness/servers/test-app";
 
 // The background pruner on a real server and database: more than two batches (of 1,000 on MySQL,
 // 200 on SQLite) of changes past the age limit are deleted with exact counts, passes keep ending (a

@@ -5,11 +5,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SignJWT } from "jose";
 import { createConnection } from "mysql2/promise";
-import { CHART, renderChart, ROOT } from "../harness/helm";
+import { CHART, renderChart, ROOT } from "../harness/kube/helm";
 import { type ChannelCredentials, credentials, status } from "@grpc/grpc-js";
 import { get as httpGet } from "node:http";
 import { get as httpsGet } from "node:https";
-import { createClient } from "../../clients/ts/src";
+import { createClient } from "@taskplans/client";
 import {
   type ContainerSpec,
   type ExternalSecrets,
@@ -21,14 +21,14 @@ import {
   resolveSecretMounts,
   type RunningContainer,
   startContainer,
-} from "../harness/kube-container";
-import { makeCa } from "../harness/pki";
-import { createDatabase, type MariaDb, startMariaDb } from "../harness/mariadb";
-import { createPodNetwork, type Pod, type PodNetwork } from "../harness/pod-network";
-import { stopProcess } from "../harness/processes";
-import { startRedisNodes, type RedisNode } from "../harness/redis";
-import { connect, rpcError } from "../harness/rpc";
-import { buildRuntimeTree, type RuntimeTree } from "../harness/runtime-tree";
+} from "../harness/kube/kube-container";
+import { makeCa } from "../harness/identity/pki";
+import { createDatabase, type MariaDb, startMariaDb } from "../harness/databases/mariadb";
+import { createPodNetwork, type Pod, type PodNetwork } from "../harness/network/pod-network";
+import { stopProcess } from "../harness/servers/processes";
+import { startRedisNodes, type RedisNode } from "../harness/databases/redis";
+import { connect, rpcError } from "../harness/calls/rpc";
+import { buildRuntimeTree, type RuntimeTree } from "../harness/kube/runtime-tree";
 
 // Every container the chart defines is run as rendered: its command and args over the image's
 // ENTRYPOINT/CMD, its environment resolved from the rendered ConfigMap and Secrets (or the

@@ -27,8 +27,8 @@ import {
   TaskPlansError,
   type TaskPlansClient,
   WritePlanResponse,
-} from "../../clients/ts/src";
-import { encodeStatusDetails } from "../../src/contract/rich-status";
+} from "@taskplans/client";
+import { encodeStatusDetails } from "@taskplans/contract";
 
 // The TypeScript package's retries, deadlines, tokens, typed errors and resuming watch, against a
 // scripted PlanService: each test says what the server answers, attempt by attempt, and reads what

@@ -9,13 +9,13 @@ import {
   prepareTsConsumer,
   run,
   type PythonEnv,
-} from "../harness/client-packages";
-import { type FailoverSetup, runConversation, startFailoverTarget } from "../harness/conformance";
-import { prepareJavaConsumer, testJavaClient } from "../harness/java-package";
-import { testPythonPackage } from "../harness/python-package";
-import { type CertFiles, makeCa, type TestCa } from "../harness/pki";
-import { requireBinary, runToExit } from "../harness/processes";
-import { randomId, startTestApp, type TestApp } from "../harness/test-app";
+} from "../harness/packages/client-packages";
+import { type FailoverSetup, runConversation, startFailoverTarget } from "../harness/packages/conformance";
+import { prepareJavaConsumer, testJavaClient } from "../harness/packages/java-package";
+import { testPythonPackage } from "../harness/packages/python-package";
+import { type CertFiles, makeCa, type TestCa } from "../harness/identity/pki";
+import { requireBinary, runToExit } from "../harness/servers/processes";
+import { randomId, startTestApp, type TestApp } from "../harness/servers/test-app";
 
 // One live server (auth on, so every client's token handling is exercised) called by the Go, Java, Python
 // and TypeScript client packages, each installed as a back end outside the repository would install it.
@@ -78,7 +78,7 @@ describe("client packages: Go, Java, Python and TypeScript against one live serv
     packed = await packTsClient(work);
     const dir = (name: string) => mkdtempSync(join(work, `${name}-`));
     const [ts, go, java, oldest, current] = await Promise.all([
-      prepareTsConsumer(dir("ts"), packed.tarball),
+      prepareTsConsumer(dir("ts"), packed),
       prepareGoConsumer(dir("go")),
       prepareJavaConsumer(dir("java")),
       preparePythonEnv("clients-oldest", "clients/python/requirements-oldest.txt", dir("py-oldest")),
@@ -273,12 +273,14 @@ describe("client packages: Go, Java, Python and TypeScript against one live serv
     const read = (path: string) => readFileSync(join(ROOT, path), "utf8");
     expect({
       ts: JSON.parse(read("clients/ts/package.json")).version,
+      contract: JSON.parse(read("generated/package.json")).version,
+      mcp: JSON.parse(read("mcp/package.json")).version,
       go: /const Version = "([^"]+)"/.exec(read("clients/go/version.go"))?.[1],
       python: /^version = "([^"]+)"/m.exec(read("clients/python/pyproject.toml"))?.[1],
       java: /<artifactId>taskplans-client<\/artifactId>[\s\S]*?<version>([^<]+)<\/version>/.exec(
         read("clients/java/pom.xml"),
       )?.[1],
-    }).toEqual({ ts: version, go: version, python: version, java: version });
+    }).toEqual({ ts: version, contract: version, mcp: version, go: version, python: version, java: version });
     expect(read("clients/CHANGELOG.md")).toContain(`\n## ${version}\n`);
   });
 
@@ -287,15 +289,15 @@ describe("client packages: Go, Java, Python and TypeScript against one live serv
       (path) => !/^dist\/.+\.(js|d\.ts)$/.test(path) && path !== "package.json" && path !== "README.md",
     );
     expect(unexpected).toEqual([]);
-    // Of the server's tree, only the contract's rich-status module is compiled in.
-    const server = packed.files.filter((path) => path.startsWith("dist/src/"));
-    expect(server).toEqual(["dist/src/contract/rich-status.d.ts", "dist/src/contract/rich-status.js"]);
+    // Nothing of the server or the contract is compiled in: the contract is a dependency.
+    expect(packed.files.filter((path) => /^dist\/(src|generated|ts)\//.test(path))).toEqual([]);
     const manifest = JSON.parse(readFileSync(join(ROOT, "clients/ts/package.json"), "utf8"));
     const main = String(manifest.main).replace(/^\.\//, "");
     const types = String(manifest.types).replace(/^\.\//, "");
     expect(packed.files).toEqual(expect.arrayContaining([main, types, "README.md"]));
     expect(manifest.exports["."]).toEqual({ types: `./${types}`, default: `./${main}` });
-    expect(Object.keys(manifest.dependencies)).toEqual(["@bufbuild/protobuf"]);
+    expect(Object.keys(manifest.dependencies)).toEqual(["@taskplans/contract"]);
+    expect(manifest.dependencies["@taskplans/contract"]).toBe(manifest.version);
     expect(Object.keys(manifest.peerDependencies)).toEqual(["@grpc/grpc-js"]);
   });
 });

@@ -1,5 +1,5 @@
-import { planState } from "../harness/plan-state";
-import { DATABASES, startTestApp, type TestApp } from "../harness/test-app";
+import { planState } from "../harness/model/plan-state";
+import { DATABASES, startTestApp, type TestApp } from "../harness/servers/test-app";
 
 const WRITERS = 12;
 

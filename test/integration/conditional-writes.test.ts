@@ -1,10 +1,10 @@
 import { Client, credentials, Metadata, type ServiceError } from "@grpc/grpc-js";
 import { SignJWT } from "jose";
-import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
-import { SavePlanRequest, WritePlanResponse } from "../../generated/ts/taskplans/v1/plan_service";
-import { rpcError } from "../harness/rpc";
-import { expectRejected as rejectedWithoutChange } from "../harness/expect-rejected";
-import { DATABASES, randomId, startTestApp, type TestApp } from "../harness/test-app";
+import { WriteMode } from "@taskplans/contract";
+import { SavePlanRequest, WritePlanResponse } from "@taskplans/contract";
+import { rpcError } from "../harness/calls/rpc";
+import { expectRejected as rejectedWithoutChange } from "../harness/calls/expect-rejected";
+import { DATABASES, randomId, startTestApp, type TestApp } from "../harness/servers/test-app";
 
 const APPEND = WriteMode.WRITE_MODE_APPEND;
 const LARGE = `# Plan\n${"a detailed step of the plan\n".repeat(100)}`; // 2,807 code points

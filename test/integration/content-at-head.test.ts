@@ -1,6 +1,6 @@
-import { AuthorKind, WriteMode } from "../../generated/ts/taskplans/v1/plan";
-import { execSql } from "../harness/sql";
-import { DATABASES, startTestApp, type TestApp } from "../harness/test-app";
+import { AuthorKind, WriteMode } from "@taskplans/contract";
+import { execSql } from "../harness/databases/sql";
+import { DATABASES, startTestApp, type TestApp } from "../harness/servers/test-app";
 
 const APPEND = WriteMode.WRITE_MODE_APPEND;
 const AT_HEAD = { PLAN_REVISION_CONTENT_AT_HEAD: "true" };

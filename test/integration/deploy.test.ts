@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "yaml";
-import { CHART, helm, KUBE_VERSION, renderChart, ROOT } from "../harness/helm";
+import { CHART, helm, KUBE_VERSION, renderChart, ROOT } from "../harness/kube/helm";
 
 // The chart is rendered by the real helm binary (npm test builds it with `go install` into a cache
 // outside the repository) and every rendered object is validated against the Kubernetes schemas.

@@ -1,10 +1,10 @@
-import { RestoreStatus } from "../../generated/ts/taskplans/v1/plan_service";
-import { GatedLock } from "../harness/gated-lock";
-import { planState } from "../harness/plan-state";
-import { rpcError } from "../harness/rpc";
-import { expectRejected as rejectedWithoutChange } from "../harness/expect-rejected";
-import { execSql } from "../harness/sql";
-import { DATABASES, startTestApp, type TestApp } from "../harness/test-app";
+import { RestoreStatus } from "@taskplans/contract";
+import { GatedLock } from "../harness/fixtures/gated-lock";
+import { planState } from "../harness/model/plan-state";
+import { rpcError } from "../harness/calls/rpc";
+import { expectRejected as rejectedWithoutChange } from "../harness/calls/expect-rejected";
+import { execSql } from "../harness/databases/sql";
+import { DATABASES, startTestApp, type TestApp } from "../harness/servers/test-app";
 
 const LIMIT = 262_144;
 const LARGE = `# Plan\n${"a detailed step of the plan\n".repeat(100)}`; // 2,807 code points

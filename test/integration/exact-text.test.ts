@@ -1,10 +1,10 @@
-import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
-import { PlanChangeKind } from "../../generated/ts/taskplans/v1/plan_service";
-import { capturingLogger } from "../harness/capturing-logger";
-import { rpcError } from "../harness/rpc";
-import { execSql } from "../harness/sql";
-import { DATABASES, startTestApp, type TestApp } from "../harness/test-app";
-import { Watcher } from "../harness/watcher";
+import { WriteMode } from "@taskplans/contract";
+import { PlanChangeKind } from "@taskplans/contract";
+import { capturingLogger } from "../harness/fixtures/capturing-logger";
+import { rpcError } from "../harness/calls/rpc";
+import { execSql } from "../harness/databases/sql";
+import { DATABASES, startTestApp, type TestApp } from "../harness/servers/test-app";
+import { Watcher } from "../harness/calls/watcher";
 
 const APPEND = WriteMode.WRITE_MODE_APPEND;
 const REPLACE = WriteMode.WRITE_MODE_REPLACE;

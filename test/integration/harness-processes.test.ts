@@ -2,8 +2,8 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startReplica } from "../harness/replica";
-import { stopSurvivors, tracked } from "../harness/started-processes";
+import { startReplica } from "../harness/servers/replica";
+import { stopSurvivors, tracked } from "../harness/servers/started-processes";
 
 // The harness stops exactly what it started, also when a start fails, and the run ends by checking
 // that nothing it started survives (global teardown runs stopSurvivors over the run's record).

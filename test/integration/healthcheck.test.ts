@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { runToExit } from "../harness/processes";
-import { makeCa, type TestCa } from "../harness/pki";
-import { type Replica, startReplica } from "../harness/replica";
+import { runToExit } from "../harness/servers/processes";
+import { makeCa, type TestCa } from "../harness/identity/pki";
+import { type Replica, startReplica } from "../harness/servers/replica";
 
 // The chart's `helm test` entry point exactly as shipped (dist/src/healthcheck.js, built by
 // `npm run build`), against a replica on the embedded SQLite default.

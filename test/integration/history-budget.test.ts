@@ -1,8 +1,8 @@
-import { planState } from "../harness/plan-state";
-import { rpcError } from "../harness/rpc";
-import { execSql } from "../harness/sql";
-import { Watcher } from "../harness/watcher";
-import { DATABASES, startTestApp, type TestApp } from "../harness/test-app";
+import { planState } from "../harness/model/plan-state";
+import { rpcError } from "../harness/calls/rpc";
+import { execSql } from "../harness/databases/sql";
+import { Watcher } from "../harness/calls/watcher";
+import { DATABASES, startTestApp, type TestApp } from "../harness/servers/test-app";
 
 const APPEND = 2;
 

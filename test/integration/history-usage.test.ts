@@ -1,7 +1,7 @@
 import { createDataSource } from "../../src/storage/data-source";
 import { runMigrations } from "../../src/storage/migrations-runner";
-import { execSql } from "../harness/sql";
-import { DATABASES, startTestApp, type TestApp } from "../harness/test-app";
+import { execSql } from "../harness/databases/sql";
+import { DATABASES, startTestApp, type TestApp } from "../harness/servers/test-app";
 
 /**
  * The history usage kept with HEAD (issue 27: the budget reads one row per write) against a full

@@ -1,8 +1,8 @@
 import { SignJWT } from "jose";
-import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
-import { planState } from "../harness/plan-state";
-import { rpcError } from "../harness/rpc";
-import { DATABASES, startTestApp, type TestApp } from "../harness/test-app";
+import { WriteMode } from "@taskplans/contract";
+import { planState } from "../harness/model/plan-state";
+import { rpcError } from "../harness/calls/rpc";
+import { DATABASES, startTestApp, type TestApp } from "../harness/servers/test-app";
 
 const APPEND = WriteMode.WRITE_MODE_APPEND;
 const HOUR = 60 * 60 * 1000;

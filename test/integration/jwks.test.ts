@@ -2,16 +2,16 @@ import { status } from "@grpc/grpc-js";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AuthorKind } from "../../generated/ts/taskplans/v1/plan";
+import { AuthorKind } from "@taskplans/contract";
 import { type RunningApp, startApp } from "../../src/app";
 import { loadConfig } from "../../src/config/config";
-import { capturingLogger } from "../harness/capturing-logger";
-import { checkHealth, healthClient } from "../harness/grpc-clients";
-import { type JwksServer, type SigningKey, startJwksServer } from "../harness/jwks-server";
-import { makeCa, type TestCa } from "../harness/pki";
-import { waitFor } from "../harness/processes";
-import { connect, rpcError } from "../harness/rpc";
-import { randomId } from "../harness/test-app";
+import { capturingLogger } from "../harness/fixtures/capturing-logger";
+import { checkHealth, healthClient } from "../harness/calls/grpc-clients";
+import { type JwksServer, type SigningKey, startJwksServer } from "../harness/identity/jwks-server";
+import { makeCa, type TestCa } from "../harness/identity/pki";
+import { waitFor } from "../harness/servers/processes";
+import { connect, rpcError } from "../harness/calls/rpc";
+import { randomId } from "../harness/servers/test-app";
 
 // Tokens verified against an identity provider's published keys (PLAN_AUTH_JWKS_URL, or OIDC
 // discovery from PLAN_AUTH_ISSUER), served by a local HTTPS JWKS server that rotates its keys and

@@ -4,15 +4,15 @@ import { request } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { TaskPlansClient } from "../../clients/ts/src";
-import { MAX_BODY_BYTES, startMcpHttpServer } from "../../src/mcp/http-server";
-import { connectPlanService } from "../../src/mcp/plan-gateway";
-import { freePort } from "../harness/free-port";
-import { makeCa } from "../harness/pki";
-import { deeplyNestedToolCalls } from "../harness/nested-tool-calls";
-import { planState } from "../harness/plan-state";
-import { stopProcess, waitFor } from "../harness/processes";
-import { startTestApp, type TestApp } from "../harness/test-app";
+import type { TaskPlansClient } from "@taskplans/client";
+import { MAX_BODY_BYTES, startMcpHttpServer } from "@taskplans/mcp";
+import { connectPlanService } from "@taskplans/mcp";
+import { freePort } from "../harness/servers/free-port";
+import { makeCa } from "../harness/identity/pki";
+import { deeplyNestedToolCalls } from "../harness/calls/nested-tool-calls";
+import { planState } from "../harness/model/plan-state";
+import { stopProcess, waitFor } from "../harness/servers/processes";
+import { startTestApp, type TestApp } from "../harness/servers/test-app";
 
 // DNS rebinding: a web page on evil.example whose name resolves to 127.0.0.1 makes the operator's
 // browser send requests to a local `taskplans-mcp --http` with Host and Origin naming evil.example.
@@ -56,7 +56,7 @@ function post(
   });
 }
 
-/** The shipped command (dist/src/mcp/main.js) serving HTTP on `port` for `taskId`; its stderr so far. */
+/** The shipped command (mcp/dist/main.js, `npm run build:packages`) serving HTTP on `port` for `taskId`; its stderr so far. */
 function startMcpCommand(
   servicePort: number,
   taskId: string,
@@ -64,7 +64,7 @@ function startMcpCommand(
   extra: string[],
   env: Record<string, string> = {},
 ): { bin: ChildProcess; stderr: () => string } {
-  const main = join(__dirname, "..", "..", "dist", "src", "mcp", "main.js");
+  const main = join(__dirname, "..", "..", "mcp", "dist", "main.js");
   const args = [
     main,
     "--target",

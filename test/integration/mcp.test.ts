@@ -6,16 +6,16 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { SignJWT } from "jose";
-import type { TaskPlansClient } from "../../clients/ts/src";
-import { startMcpHttpServer } from "../../src/mcp/http-server";
-import { CONFIGURE_TOKEN } from "../../src/mcp/tool-results";
-import { freePort } from "../harness/free-port";
-import { deeplyNestedToolCalls } from "../harness/nested-tool-calls";
-import { createPlanMcpServer } from "../../src/mcp/mcp-server";
-import { connectPlanService } from "../../src/mcp/plan-gateway";
-import { GatedLock } from "../harness/gated-lock";
-import { execSql } from "../harness/sql";
-import { randomId, startTestApp, type TestApp } from "../harness/test-app";
+import type { TaskPlansClient } from "@taskplans/client";
+import { startMcpHttpServer } from "@taskplans/mcp";
+import { CONFIGURE_TOKEN } from "@taskplans/mcp";
+import { freePort } from "../harness/servers/free-port";
+import { deeplyNestedToolCalls } from "../harness/calls/nested-tool-calls";
+import { createPlanMcpServer } from "@taskplans/mcp";
+import { connectPlanService } from "@taskplans/mcp";
+import { GatedLock } from "../harness/fixtures/gated-lock";
+import { execSql } from "../harness/databases/sql";
+import { randomId, startTestApp, type TestApp } from "../harness/servers/test-app";
 
 const TOOLS = [
   "create_task_plan",
@@ -39,7 +39,7 @@ async function mcpClient(
   return client;
 }
 
-const BIN = join(__dirname, "..", "..", "dist", "src", "mcp", "main.js");
+const BIN = join(__dirname, "..", "..", "mcp", "dist", "main.js");
 const INITIALIZE = {
   protocolVersion: "2025-06-18",
   capabilities: {},
@@ -573,7 +573,7 @@ describe("MCP transports and credentials", () => {
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: [
-        join(__dirname, "..", "..", "dist", "src", "mcp", "main.js"),
+        join(__dirname, "..", "..", "mcp", "dist", "main.js"),
         "--target",
         `127.0.0.1:${app.port}`,
         "--task-id",

@@ -4,10 +4,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Connection, createConnection } from "mysql2/promise";
 import { MIGRATION_LOCK_NAME_SQL } from "../../src/storage/migrations-runner";
-import { freePort } from "../harness/free-port";
-import { createDatabase } from "../harness/mariadb";
-import { type CommandResult, runToExit } from "../harness/processes";
-import { type Replica, startReplica } from "../harness/replica";
+import { freePort } from "../harness/servers/free-port";
+import { createDatabase } from "../harness/databases/mariadb";
+import { type CommandResult, runToExit } from "../harness/servers/processes";
+import { type Replica, startReplica } from "../harness/servers/replica";
 
 // `node dist/src/migrate.js` is the exact command of the Helm chart's migration Job (and what
 // `npm run migrate` runs after building); these tests run that file as a process, as the Job does.

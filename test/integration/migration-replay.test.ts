@@ -6,7 +6,7 @@ import { DataSource } from "typeorm";
 import { createDataSource } from "../../src/storage/data-source";
 import type { Dialect } from "../../src/storage/sql-dialect";
 import { runMigrations } from "../../src/storage/migrations-runner";
-import { createDatabase } from "../harness/mariadb";
+import { createDatabase } from "../harness/databases/mariadb";
 
 // Every migration replayed on an empty database of each dialect must leave the schema the entities
 // describe (issue 42, "Migrations frozen"). The entities' schema is what TypeORM's synchronize

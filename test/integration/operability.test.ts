@@ -1,10 +1,10 @@
 import { Writable } from "node:stream";
 import { Metadata } from "@grpc/grpc-js";
 import pino from "pino";
-import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
-import { bytesField, rawCall } from "../harness/raw-call";
-import { rpcError } from "../harness/rpc";
-import { startTestApp, type TestApp } from "../harness/test-app";
+import { WriteMode } from "@taskplans/contract";
+import { bytesField, rawCall } from "../harness/calls/raw-call";
+import { rpcError } from "../harness/calls/rpc";
+import { startTestApp, type TestApp } from "../harness/servers/test-app";
 
 describe("operability: metrics, request ids, slow calls, message limits", () => {
   let app: TestApp;

@@ -1,7 +1,7 @@
-import { AuthorKind } from "../../generated/ts/taskplans/v1/plan";
-import { planState } from "../harness/plan-state";
-import { rpcError } from "../harness/rpc";
-import { DATABASES, randomId, startTestApp, type TestApp } from "../harness/test-app";
+import { AuthorKind } from "@taskplans/contract";
+import { planState } from "../harness/model/plan-state";
+import { rpcError } from "../harness/calls/rpc";
+import { DATABASES, randomId, startTestApp, type TestApp } from "../harness/servers/test-app";
 
 describe.each(DATABASES)("plan lifecycle on $label", ({ dialect }) => {
   let app: TestApp;

@@ -2,22 +2,22 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
-import { createDatabase, type MariaDb, startMariaDb } from "../harness/mariadb";
+import { WriteMode } from "@taskplans/contract";
+import { createDatabase, type MariaDb, startMariaDb } from "../harness/databases/mariadb";
 import {
   alertsOf,
   chartDashboards,
   RELEASE,
   renderedRules,
   type RuleGroups,
-} from "../harness/monitoring-chart";
-import { waitFor } from "../harness/processes";
-import { type PrometheusServer, startPrometheus } from "../harness/prometheus";
-import { type RedisNode, startRedisNodes } from "../harness/redis";
-import { type Replica, startReplica } from "../harness/replica";
-import { createClient } from "../../clients/ts/src";
-import type { Clients } from "../harness/rpc";
-import { randomId } from "../harness/test-app";
+} from "../harness/monitoring/monitoring-chart";
+import { waitFor } from "../harness/servers/processes";
+import { type PrometheusServer, startPrometheus } from "../harness/monitoring/prometheus";
+import { type RedisNode, startRedisNodes } from "../harness/databases/redis";
+import { type Replica, startReplica } from "../harness/servers/replica";
+import { createClient } from "@taskplans/client";
+import type { Clients } from "../harness/calls/rpc";
+import { randomId } from "../harness/servers/test-app";
 
 // The chart's dashboard and alert rules against a real Prometheus (Debian's binary, scraping every
 // second) and two real replicas (the built server on MariaDB with a Redis node) under a short load

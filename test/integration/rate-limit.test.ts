@@ -6,10 +6,10 @@ import { Metadata } from "@grpc/grpc-js";
 import pino from "pino";
 import { startApp } from "../../src/app";
 import { loadConfig } from "../../src/config/config";
-import { planState } from "../harness/plan-state";
-import { rawCall, bytesField } from "../harness/raw-call";
-import { connect, rpcError } from "../harness/rpc";
-import { DATABASES, startTestApp, type TestApp } from "../harness/test-app";
+import { planState } from "../harness/model/plan-state";
+import { rawCall, bytesField } from "../harness/calls/raw-call";
+import { connect, rpcError } from "../harness/calls/rpc";
+import { DATABASES, startTestApp, type TestApp } from "../harness/servers/test-app";
 
 const APPEND = 2;
 const SECRET = "rate-limit-secret-0123456789-0123456789";

@@ -1,10 +1,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { createDatabase, type MariaDb, startMariaDb } from "../harness/mariadb";
-import { createPodNetwork, type Pod, type PodNetwork } from "../harness/pod-network";
-import { runToExit, waitFor } from "../harness/processes";
+import { dirname, join } from "node:path";
+import { cachedTool } from "../harness/kube/helm";
+import { createDatabase, type MariaDb, startMariaDb } from "../harness/databases/mariadb";
+import { createPodNetwork, type Pod, type PodNetwork } from "../harness/network/pod-network";
+import { runToExit, waitFor } from "../harness/servers/processes";
 
 // The README's commands, run exactly as written: `npm start` (the embedded default on its default
 // address, 127.0.0.1:50051) and `npm run migrate`. Each runs in a copy of the source tree, so its
@@ -30,6 +31,7 @@ beforeAll(async () => {
     "generated",
     "proto",
     "clients",
+    "mcp",
   ]) {
     cpSync(join(ROOT, entry), join(checkout, entry), { recursive: true });
   }
@@ -107,6 +109,69 @@ describe("the README's commands, exactly as written", () => {
     };
     await waitFor("npm start's processes to exit", groupGone, 15_000);
     expect(readFileSync(log, "utf8")).toContain('"msg":"stopped"');
+  });
+
+  it("the one-minute tour's grpcurl commands run as written against the embedded default, the watch seeing the append", async () => {
+    const tour = README.slice(
+      README.indexOf("## A one-minute tour"),
+      README.indexOf("## The API in ten lines"),
+    );
+    const commands = [...tour.matchAll(/```bash\n([\s\S]*?)```/g)]
+      .flatMap(([, block]) => (block ?? "").replace(/\\\n\s*/g, "").split("\n"))
+      .filter((line) => line.startsWith("grpcurl "));
+    expect(commands.length).toBeGreaterThanOrEqual(8);
+    const pod = network.addPod();
+    const dir = mkdtempSync(join(tmpdir(), "taskplans-tour-"));
+    // npm start's entry point, on its default address inside the pod.
+    const server = spawn(
+      pod.exec[0] ?? "ip",
+      [...pod.exec.slice(1), "node", join(ROOT, "dist", "src", "main.js")],
+      {
+        cwd: dir,
+        env: { ...process.env, PLAN_LOG_LEVEL: "warn" },
+        stdio: "ignore",
+      },
+    );
+    const env = { ...process.env, PATH: `${dirname(cachedTool("grpcurl"))}:${process.env.PATH ?? ""}` };
+    const inShell = (command: string) =>
+      runToExit(inPod(pod, ["sh", "-c", command]), { env, timeoutMs: 20_000 });
+    let watch: ChildProcess | undefined;
+    try {
+      await waitFor("the server", async () => (await healthInPod(pod, "127.0.0.1:50051")).code === 0, 60_000);
+      let watched = "";
+      for (const command of commands) {
+        if (command.includes("/WatchPlan")) {
+          watch = spawn(pod.exec[0] ?? "ip", [...pod.exec.slice(1), "sh", "-c", `exec ${command}`], { env });
+          watch.stdout?.on("data", (chunk: Buffer) => (watched += chunk.toString()));
+          await waitFor(
+            "the watch's snapshot",
+            async () => watched.includes("PLAN_CHANGE_KIND_SNAPSHOT"),
+            20_000,
+          );
+          continue;
+        }
+        const result = await inShell(command);
+        expect([command, result.code, result.stderr]).toEqual([command, 0, ""]);
+        if (command.includes("/GetPlan"))
+          expect(JSON.parse(result.stdout).plan.content).toBe(
+            "# Plan\n- step one\n\n## Findings\n- it works\n",
+          );
+        if (command.includes("/ListPlanRevisions"))
+          expect(JSON.parse(result.stdout).revisions).toHaveLength(1);
+      }
+      await waitFor("the watch's update", async () => watched.includes("PLAN_CHANGE_KIND_UPDATED"), 20_000);
+      // The README's error example: the CreatePlan again.
+      const again = await inShell(commands.find((command) => command.includes("/CreatePlan")) ?? "");
+      expect(again.code).not.toBe(0);
+      expect(again.stderr).toContain('"reason": "PLAN_EXISTS"');
+    } finally {
+      watch?.kill("SIGTERM");
+      if (server.pid) process.kill(server.pid, "SIGTERM");
+      await new Promise((resolve) =>
+        server.exitCode === null ? server.once("exit", resolve) : resolve(null),
+      );
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("`npm run migrate` migrates the database PLAN_DATABASE_URL names, then exits 0", async () => {

@@ -2,15 +2,15 @@ import { once } from "node:events";
 import { Redlock } from "@sesamecare-oss/redlock";
 import Redis from "ioredis";
 import pino from "pino";
-import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
+import { WriteMode } from "@taskplans/contract";
 import { RedlockTaskLock, type RedlockSettings } from "../../src/locking/redlock-task-lock";
 import { redisKeys } from "../../src/locking/redis-keys";
-import { GatedLock } from "../harness/gated-lock";
-import { capturingLogger } from "../harness/capturing-logger";
-import { planState } from "../harness/plan-state";
-import { type RedisNode, startRedisNodes } from "../harness/redis";
-import { rpcError } from "../harness/rpc";
-import { startTestApp, type TestApp } from "../harness/test-app";
+import { GatedLock } from "../harness/fixtures/gated-lock";
+import { capturingLogger } from "../harness/fixtures/capturing-logger";
+import { planState } from "../harness/model/plan-state";
+import { type RedisNode, startRedisNodes } from "../harness/databases/redis";
+import { rpcError } from "../harness/calls/rpc";
+import { startTestApp, type TestApp } from "../harness/servers/test-app";
 
 const APPEND = WriteMode.WRITE_MODE_APPEND;
 

@@ -1,19 +1,19 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { planState } from "../harness/plan-state";
+import { planState } from "../harness/model/plan-state";
 import {
   checkHealth,
   fileByFilename,
   healthClient,
   listServices,
   reflectionClient,
-} from "../harness/grpc-clients";
-import { GatedLock } from "../harness/gated-lock";
-import { startMariaDb, createDatabase } from "../harness/mariadb";
-import { waitFor } from "../harness/processes";
-import { connect, rpcError } from "../harness/rpc";
-import { DATABASES, startTestApp } from "../harness/test-app";
+} from "../harness/calls/grpc-clients";
+import { GatedLock } from "../harness/fixtures/gated-lock";
+import { startMariaDb, createDatabase } from "../harness/databases/mariadb";
+import { waitFor } from "../harness/servers/processes";
+import { connect, rpcError } from "../harness/calls/rpc";
+import { DATABASES, startTestApp } from "../harness/servers/test-app";
 
 describe("server operability", () => {
   it("serves grpc.health.v1 (SERVING) and reflection listing every service", async () => {

@@ -3,14 +3,14 @@ import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createConnection } from "mysql2/promise";
-import { startMariaDb } from "../harness/mariadb";
-import { runToExit } from "../harness/processes";
+import { startMariaDb } from "../harness/databases/mariadb";
+import { runToExit } from "../harness/servers/processes";
 
 // The entry points exactly as shipped (npm start runs `node dist/src/main.js`; the MCP bin is
-// dist/src/mcp/main.js), built by `npm run build`, on the embedded SQLite default.
+// mcp/dist/main.js, built by `npm run build` and `npm run build:packages`), on the embedded SQLite default.
 const ROOT = join(__dirname, "..", "..");
 const MAIN = join(ROOT, "dist", "src", "main.js");
-const MCP = join(ROOT, "dist", "src", "mcp", "main.js");
+const MCP = join(ROOT, "mcp", "dist", "main.js");
 
 /** A port this test holds open on 127.0.0.1, so that whoever else tries to listen on it fails. */
 function holdPort(): Promise<{ port: number; server: Server }> {

@@ -15,9 +15,9 @@ import { insertChange } from "../../src/storage/tables/changes";
 import { insertHead, markHead, updateHead } from "../../src/storage/tables/heads";
 import { insertRevision, updateRevision } from "../../src/storage/tables/revisions";
 import { TypeOrmPlanStore } from "../../src/storage/typeorm-plan-store";
-import { createDatabase } from "../harness/mariadb";
-import { FIXTURE_AT, headRecord, revisionRecord } from "../harness/records";
-import { DATABASES } from "../harness/test-app";
+import { createDatabase } from "../harness/databases/mariadb";
+import { FIXTURE_AT, headRecord, revisionRecord } from "../harness/fixtures/records";
+import { DATABASES } from "../harness/servers/test-app";
 
 const at = FIXTURE_AT;
 // What the seeded task's history holds (kept with HEAD by every write; these tests write rows one by one).

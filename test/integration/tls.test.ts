@@ -4,17 +4,17 @@ import { request } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect as tlsConnect } from "node:tls";
-import { createClient, type TaskPlansClient } from "../../clients/ts/src";
+import { createClient, type TaskPlansClient } from "@taskplans/client";
 import { type RunningApp, startApp } from "../../src/app";
 import { loadConfig } from "../../src/config/config";
-import { capturingLogger } from "../harness/capturing-logger";
-import { checkHealth, healthClient, listServices, reflectionClient } from "../harness/grpc-clients";
-import { type CertFiles, makeCa, type TestCa } from "../harness/pki";
-import { cachedTool } from "../harness/helm";
-import { runToExit, waitFor } from "../harness/processes";
-import { rpcError } from "../harness/rpc";
-import { randomId } from "../harness/test-app";
-import { Watcher } from "../harness/watcher";
+import { capturingLogger } from "../harness/fixtures/capturing-logger";
+import { checkHealth, healthClient, listServices, reflectionClient } from "../harness/calls/grpc-clients";
+import { type CertFiles, makeCa, type TestCa } from "../harness/identity/pki";
+import { cachedTool } from "../harness/kube/helm";
+import { runToExit, waitFor } from "../harness/servers/processes";
+import { rpcError } from "../harness/calls/rpc";
+import { randomId } from "../harness/servers/test-app";
+import { Watcher } from "../harness/calls/watcher";
 
 // The service over TLS and mTLS as an operator configures it: PEM files named by PLAN_GRPC_TLS_*,
 // read again every PLAN_TLS_RELOAD_INTERVAL_MS, on the embedded SQLite default. Certificates come

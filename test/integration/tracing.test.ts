@@ -1,12 +1,12 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../harness/otlp-receiver";
-import { preparePythonEnv, run } from "../harness/client-packages";
-import { runToExit } from "../harness/processes";
-import { type RedisNode, startRedisNodes } from "../harness/redis";
-import { type Replica, startReplica } from "../harness/replica";
-import { connect } from "../harness/rpc";
+import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../harness/otlp/otlp-receiver";
+import { preparePythonEnv, run } from "../harness/packages/client-packages";
+import { runToExit } from "../harness/servers/processes";
+import { type RedisNode, startRedisNodes } from "../harness/databases/redis";
+import { type Replica, startReplica } from "../harness/servers/replica";
+import { connect } from "../harness/calls/rpc";
 import Redis from "ioredis";
 import { interestMessage } from "../../src/watch/change-message";
 

@@ -16,10 +16,10 @@ import {
   unitOfWork,
   type WriteStatements,
 } from "../../src/storage/transaction";
-import { createDatabase } from "../harness/mariadb";
-import { FIXTURE_AT, headRecord, revisionRecord } from "../harness/records";
-import { execSql } from "../harness/sql";
-import { type ForgetfulProxy, startForgetfulProxy } from "../harness/forgetful-proxy";
+import { createDatabase } from "../harness/databases/mariadb";
+import { FIXTURE_AT, headRecord, revisionRecord } from "../harness/fixtures/records";
+import { execSql } from "../harness/databases/sql";
+import { type ForgetfulProxy, startForgetfulProxy } from "../harness/network/forgetful-proxy";
 import type { ReplacedReason, Send } from "../../src/storage/write-connection";
 import { createConnection } from "mysql2/promise";
 

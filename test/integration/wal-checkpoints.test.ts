@@ -5,7 +5,7 @@ import Database from "better-sqlite3";
 import type { DataSource } from "typeorm";
 import { createDataSource, sqliteConnection } from "../../src/storage/data-source";
 import { runMigrations } from "../../src/storage/migrations-runner";
-import { waitFor } from "../harness/processes";
+import { waitFor } from "../harness/servers/processes";
 import { TypeOrmPlanStore } from "../../src/storage/typeorm-plan-store";
 import {
   type CheckpointPass,

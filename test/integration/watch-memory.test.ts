@@ -1,11 +1,11 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
-import { type Replica, startReplica } from "../harness/replica";
-import { type Clients, connect } from "../harness/rpc";
-import { openStalledWatches } from "../harness/stalled-watches";
-import { randomId } from "../harness/test-app";
+import { WriteMode } from "@taskplans/contract";
+import { type Replica, startReplica } from "../harness/servers/replica";
+import { type Clients, connect } from "../harness/calls/rpc";
+import { openStalledWatches } from "../harness/calls/stalled-watches";
+import { randomId } from "../harness/servers/test-app";
 
 // Never-reading WatchPlan clients against a replica process (dist/src/main.js), measured from outside:
 // its RSS (/proc) and its /metrics. The attack of issue 40: one HTTP/2 connection, many content

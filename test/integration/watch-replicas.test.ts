@@ -1,8 +1,8 @@
 import Redis from "ioredis";
-import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
-import { type RedisNode, startRedisNodes } from "../harness/redis";
-import { startTestApp, type TestApp } from "../harness/test-app";
-import { Watcher } from "../harness/watcher";
+import { WriteMode } from "@taskplans/contract";
+import { type RedisNode, startRedisNodes } from "../harness/databases/redis";
+import { startTestApp, type TestApp } from "../harness/servers/test-app";
+import { Watcher } from "../harness/calls/watcher";
 
 const APPEND = WriteMode.WRITE_MODE_APPEND;
 

@@ -1,10 +1,10 @@
-import { AuthorKind, WriteMode } from "../../generated/ts/taskplans/v1/plan";
-import { type PlanChange, PlanChangeKind } from "../../generated/ts/taskplans/v1/plan_service";
-import { connect, rpcError } from "../harness/rpc";
-import { startStallProxy } from "../harness/stall-proxy";
-import { execSql } from "../harness/sql";
-import { DATABASES, startTestApp, type TestApp } from "../harness/test-app";
-import { Watcher } from "../harness/watcher";
+import { AuthorKind, WriteMode } from "@taskplans/contract";
+import { type PlanChange, PlanChangeKind } from "@taskplans/contract";
+import { connect, rpcError } from "../harness/calls/rpc";
+import { startStallProxy } from "../harness/network/stall-proxy";
+import { execSql } from "../harness/databases/sql";
+import { DATABASES, startTestApp, type TestApp } from "../harness/servers/test-app";
+import { Watcher } from "../harness/calls/watcher";
 
 const K = PlanChangeKind;
 const APPEND = WriteMode.WRITE_MODE_APPEND;

@@ -1,11 +1,11 @@
 import { Metadata, status } from "@grpc/grpc-js";
-import { PlanServiceService } from "../../generated/ts/taskplans/v1/plan_service";
-import { TaskServiceService } from "../../generated/ts/taskplans/v1/task";
-import { capturingLogger } from "../harness/capturing-logger";
-import { planState } from "../harness/plan-state";
-import { bytesField, rawCall, varintField } from "../harness/raw-call";
-import { rpcError } from "../harness/rpc";
-import { DATABASES, startTestApp, type TestApp } from "../harness/test-app";
+import { PlanServiceService } from "@taskplans/contract";
+import { TaskServiceService } from "@taskplans/contract";
+import { capturingLogger } from "../harness/fixtures/capturing-logger";
+import { planState } from "../harness/model/plan-state";
+import { bytesField, rawCall, varintField } from "../harness/calls/raw-call";
+import { rpcError } from "../harness/calls/rpc";
+import { DATABASES, startTestApp, type TestApp } from "../harness/servers/test-app";
 
 // Requests whose bytes are not a valid message (AC: protobuf string fields are UTF-8; 64-bit numbers
 // are never rounded). The generated client cannot produce them, so they are sent as raw bytes.

@@ -1,8 +1,8 @@
 import { SignJWT } from "jose";
-import { statusDetailsOf } from "../../clients/ts/src";
-import { planState } from "../harness/plan-state";
-import { rpcError } from "../harness/rpc";
-import { DATABASES, randomId, startTestApp, type TestApp } from "../harness/test-app";
+import { statusDetailsOf } from "@taskplans/client";
+import { planState } from "../harness/model/plan-state";
+import { rpcError } from "../harness/calls/rpc";
+import { DATABASES, randomId, startTestApp, type TestApp } from "../harness/servers/test-app";
 
 // Issue 40: the history budget bounds a task, not a caller. One subject stored 267 MB in 12.7 s with
 // ~90-byte RevertPlan calls spread over four tasks; the write budget bounds what one caller stores
@@ -132,6 +132,14 @@ describe.each(DATABASES)("the per-caller write budget, on $label", ({ dialect })
       figure(refused, 'taskplans_rejections_total{reason="WRITE_BUDGET_EXCEEDED"}') -
         figure(after, 'taskplans_rejections_total{reason="WRITE_BUDGET_EXCEEDED"}'),
     ).toBe(1);
+    // The implementation-started mark is not refused by the budget (it is set once per plan), and
+    // what it stores is counted: its change row's copy of the 5,000-byte plan.
+    const marked = await erin.plans.markImplementationStarted({ taskId, sessionId: "s-1" });
+    expect(marked.plan?.implementationStartedBy).toBe("erin");
+    const afterMark = await scrape();
+    expect(
+      figure(afterMark, "taskplans_stored_bytes_total") - figure(refused, "taskplans_stored_bytes_total"),
+    ).toBe(5_000);
   });
 
   it("bytes leave the window: after the RetryInfo delay the caller writes again", async () => {

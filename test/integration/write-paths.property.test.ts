@@ -1,16 +1,16 @@
 import fc from "fast-check";
-import { type Sut, trace } from "../harness/plan-checks";
-import { PlanModel } from "../harness/plan-model";
-import type { Step } from "../harness/plan-write-steps";
-import { firstStep, planStep } from "../harness/plan-steps";
-import { DATABASES, startTestApp, type TestApp } from "../harness/test-app";
+import { type Sut, trace } from "../harness/model/plan-checks";
+import { PlanModel } from "../harness/model/plan-model";
+import type { Step } from "../harness/model/plan-write-steps";
+import { firstStep, planStep } from "../harness/model/plan-steps";
+import { DATABASES, startTestApp, type TestApp } from "../harness/servers/test-app";
 
 /**
  * Differential property test of the write paths (DESIGN.md "Testing", STYLE.md habit 12): seeded
  * random sequences of create, save, append, replace, edit, restore, revert, delete and partial
  * reads on one task, with hostile content, run through the generated client against a real server
  * on SQLite and on MariaDB, and compared after every step with an independent model
- * (test/harness/plan-model.ts). fast-check shrinks a failing sequence; the report prints the seed,
+ * (test/harness/model/plan-model.ts). fast-check shrinks a failing sequence; the report prints the seed,
  * the shrunk steps and how to replay them.
  *
  * A bounded run is part of `npm test`. Longer or targeted runs:

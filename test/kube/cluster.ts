@@ -2,7 +2,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { CHART, helmBinary } from "../harness/helm";
+import { CHART, helmBinary } from "../harness/kube/helm";
 
 /**
  * The test cluster scripts/kube/up.sh started (KUBECONFIG points at it): kubectl and helm against

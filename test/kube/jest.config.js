@@ -6,6 +6,7 @@ module.exports = {
   testEnvironment: "node",
   transform: base.transform,
   transformIgnorePatterns: base.transformIgnorePatterns,
+  moduleNameMapper: base.projects[0].moduleNameMapper,
   testMatch: ["<rootDir>/test/kube/**/*.test.ts"],
   // A rollout under load, a rollback, disruptions: minutes per scenario.
   testTimeout: 900_000,

@@ -2,7 +2,7 @@ import { checkRun } from "../harness/jepsen/check-run";
 import type { OpRecord } from "../harness/jepsen/history";
 import { ResumingWatcher } from "../harness/jepsen/resuming-watcher";
 import { startWorkload } from "../harness/jepsen/workload";
-import { connect } from "../harness/rpc";
+import { connect } from "../harness/calls/rpc";
 import { sleep } from "./cluster";
 
 /** What a scenario's action did, for the printed line. */

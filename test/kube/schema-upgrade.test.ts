@@ -1,6 +1,6 @@
 import { join } from "node:path";
-import { connect } from "../harness/rpc";
-import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
+import { connect } from "../harness/calls/rpc";
+import { WriteMode } from "@taskplans/contract";
 import {
   type Backends,
   deleteNamespace,

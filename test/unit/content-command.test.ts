@@ -1,10 +1,10 @@
 import { anonymousCaller, type Caller } from "../../src/auth/caller";
 import { type ContentRequest, createCommand, updateCommand } from "../../src/plans/content-command";
-import { decideCommand, type TestState } from "../harness/decide-content";
+import { decideCommand, type TestState } from "../harness/model/decide-content";
 import { limits } from "../../src/plans/limits";
 import type { Write, WriteEnv } from "../../src/plans/write-command";
-import { reasonOf } from "../harness/reason-of";
-import { headRecord } from "../harness/records";
+import { reasonOf } from "../harness/fixtures/reason-of";
+import { headRecord } from "../harness/fixtures/records";
 
 const env: WriteEnv = {
   now: new Date(1_000),

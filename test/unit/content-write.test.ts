@@ -1,10 +1,10 @@
-import { reasonOf as reason } from "../harness/reason-of";
+import { reasonOf as reason } from "../harness/fixtures/reason-of";
 import type { ContentWrite } from "../../src/plans/content-write";
-import { contentCommit, decideContentWrite, type TestState } from "../harness/decide-content";
+import { contentCommit, decideContentWrite, type TestState } from "../harness/model/decide-content";
 import { PlanError } from "../../src/plans/errors";
 import type { WriteEnv } from "../../src/plans/write-command";
 import type { HeadRecord, RevisionRecord } from "../../src/plans/ports/records";
-import { headRecord, revisionRecord } from "../harness/records";
+import { headRecord, revisionRecord } from "../harness/fixtures/records";
 
 const now = new Date("2026-11-29T12:00:00.000Z");
 const env: WriteEnv = {

@@ -1,7 +1,7 @@
 import { AuthenticationError } from "../../src/auth/authentication-error";
 import { planErrors } from "../../src/plans/errors";
 import { toWireError } from "../../src/grpc/error-mapping";
-import { decodeStatusDetails } from "../../clients/ts/src/errors";
+import { decodeStatusDetails } from "@taskplans/client";
 import {
   StorageConflictError,
   StorageCorruptionError,

@@ -1,4 +1,4 @@
-import { reasonOf } from "../harness/reason-of";
+import { reasonOf } from "../harness/fixtures/reason-of";
 import { applyExactEdit, countOccurrences } from "../../src/plans/exact-edit";
 import { PlanError } from "../../src/plans/errors";
 import { readRange } from "../../src/plans/partial-read";

@@ -1,6 +1,6 @@
 import { checkHistoryBudget, historyAllowance } from "../../src/plans/history-budget";
 import type { HistoryUsage } from "../../src/plans/ports/records";
-import { reasonOf } from "../harness/reason-of";
+import { reasonOf } from "../harness/fixtures/reason-of";
 
 const budget = { maxRevisions: 3, maxBytes: 1_000 };
 

@@ -1,7 +1,7 @@
 import { checkHistory, type TaskHistory } from "../harness/jepsen/checker";
 import type { OpRecord } from "../harness/jepsen/history";
 import { checkWatch } from "../harness/jepsen/watch-check";
-import type { PlanChange } from "../../generated/ts/taskplans/v1/plan_service";
+import type { PlanChange } from "@taskplans/contract";
 
 const base = "# Plan\nstatus: 0\n";
 const append = (id: number, outcome: OpRecord["outcome"], version?: number): OpRecord => ({

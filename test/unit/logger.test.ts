@@ -1,5 +1,5 @@
 import { QueryFailedError } from "typeorm";
-import { capturingLogger } from "../harness/capturing-logger";
+import { capturingLogger } from "../harness/fixtures/capturing-logger";
 
 describe("the service's logger", () => {
   it("logs a database error without its statement or values, which hold plan content", () => {

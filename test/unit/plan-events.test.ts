@@ -4,7 +4,7 @@ import { decideDelete } from "../../src/plans/history-write";
 import { decideMark } from "../../src/plans/mark-command";
 import type { PlanCommit } from "../../src/plans/ports/records";
 import { type WriteEnv, writeState } from "../../src/plans/write-command";
-import { FIXTURE_AT, headRecord, revisionRecord } from "../harness/records";
+import { FIXTURE_AT, headRecord, revisionRecord } from "../harness/fixtures/records";
 
 // kandev's events are derived from a commit (the one model of a change), in AC-TASKS-PLAN-APPEND-005.4's order.
 

@@ -8,7 +8,7 @@ import { revisionWithContent } from "../../src/storage/tables/revisions";
 import { findRequest } from "../../src/storage/tables/write-requests";
 import { runnerWork, unitOfWork } from "../../src/storage/transaction";
 import type { PooledConnection } from "../../src/storage/write-connection";
-import { FIXTURE_AT, headRecord, revisionRecord } from "../harness/records";
+import { FIXTURE_AT, headRecord, revisionRecord } from "../harness/fixtures/records";
 
 /**
  * What the write path must never send, on either dialect: the SQL runs on MySQL 8.0/8.4, MariaDB

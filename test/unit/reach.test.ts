@@ -2,7 +2,7 @@ import type { Caller } from "../../src/auth/caller";
 import { TaskWorkspaces, verifyReach } from "../../src/plans/reach";
 import type { PlanStore } from "../../src/plans/ports/plan-store";
 import type { TaskRecord } from "../../src/plans/ports/records";
-import { reasonOf } from "../harness/reason-of";
+import { reasonOf } from "../harness/fixtures/reason-of";
 
 const caller = (workspaces: string[], authenticated = true): Caller =>
   ({ authenticated, workspaces: new Set(workspaces) }) as unknown as Caller;

@@ -1,4 +1,4 @@
-import { reasonOf as reasonWithField } from "../harness/reason-of";
+import { reasonOf as reasonWithField } from "../harness/fixtures/reason-of";
 import { PlanError, planErrors } from "../../src/plans/errors";
 import { decodePageToken, encodePageToken } from "../../src/plans/page-token";
 import { isSuspiciousReduction } from "../../src/plans/reduction";

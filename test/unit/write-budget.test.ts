@@ -1,4 +1,4 @@
-import { decodeStatusDetails } from "../../src/contract/rich-status";
+import { decodeStatusDetails } from "@taskplans/contract";
 import { toWireError } from "../../src/grpc/error-mapping";
 import { StoredBytesWindow } from "../../src/grpc/stored-bytes-window";
 import { writeBudget } from "../../src/grpc/write-budget";

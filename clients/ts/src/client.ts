@@ -34,7 +34,7 @@ import {
   type PlanChange,
   WatchPlanRequest,
   type WritePlanResponse,
-} from "../../../generated/ts/taskplans/v1/plan_service";
+} from "@taskplans/contract";
 import {
   CreateTaskRequest,
   type CreateTaskResponse,
@@ -43,7 +43,7 @@ import {
   GetTaskRequest,
   type GetTaskResponse,
   TaskServiceClient,
-} from "../../../generated/ts/taskplans/v1/task";
+} from "@taskplans/contract";
 import { TaskPlansError } from "./errors";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, withRetries } from "./retry";
 import { type PlanWatch, resumingWatch, type WatchOptions } from "./watch";

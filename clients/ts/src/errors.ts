@@ -1,6 +1,5 @@
 import { Metadata, type ServiceError, status } from "@grpc/grpc-js";
-import type { ErrorInfo } from "../../../generated/ts/google/rpc/error_details";
-import { decodeStatusDetails, type StatusDetails } from "../../../src/contract/rich-status";
+import { decodeStatusDetails, type ErrorInfo, type StatusDetails } from "@taskplans/contract";
 
 export {
   BAD_REQUEST_TYPE,
@@ -10,7 +9,7 @@ export {
   RETRY_INFO_TYPE,
   STATUS_DETAILS_KEY,
   type StatusDetails,
-} from "../../../src/contract/rich-status";
+} from "@taskplans/contract";
 
 /** One `google.rpc.BadRequest` field violation. */
 export interface FieldViolation {

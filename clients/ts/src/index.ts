@@ -7,20 +7,6 @@ export * from "./client";
 export * from "./errors";
 export * from "./retry";
 export * from "./watch";
-export * from "../../../generated/ts/taskplans/v1/plan";
-export * from "../../../generated/ts/taskplans/v1/plan_service";
-export * from "../../../generated/ts/taskplans/v1/task";
-export {
-  BadRequest,
-  BadRequest_FieldViolation,
-  ErrorInfo,
-  RetryInfo,
-} from "../../../generated/ts/google/rpc/error_details";
-// Every generated file declares these; name the contract's own.
-export {
-  protobufPackage,
-  protobufFileName,
-  type DeepPartial,
-  type Exact,
-  type MessageFns,
-} from "../../../generated/ts/taskplans/v1/plan";
+// The contract (generated messages and stubs, error details, the rich-status codec), re-exported so
+// a consumer needs one import.
+export * from "@taskplans/contract";

@@ -1,5 +1,5 @@
 import type { ClientReadableStream, Metadata } from "@grpc/grpc-js";
-import type { PlanChange } from "../../../generated/ts/taskplans/v1/plan_service";
+import type { PlanChange } from "@taskplans/contract";
 import { isRetriable, isServiceError, TaskPlansError } from "./errors";
 import { type RetryPolicy, retryDelayMs, sleep } from "./retry";
 

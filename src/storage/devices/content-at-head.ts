@@ -18,7 +18,7 @@ import type { WriteStatements } from "../transaction";
  *
  * Tested by test/integration/content-at-head.test.ts ("revision content held at HEAD"), and by the
  * differential property test (write-paths.property.test.ts with PROPERTY_CONTENT_AT_HEAD=true)
- * against its pure model (test/harness/plan-model.ts).
+ * against its pure model (test/harness/model/plan-model.ts).
  */
 
 /**

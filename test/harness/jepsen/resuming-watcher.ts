@@ -1,6 +1,6 @@
 import type { ServiceError } from "@grpc/grpc-js";
-import type { PlanChange } from "../../../generated/ts/taskplans/v1/plan_service";
-import { type Clients, connect } from "../rpc";
+import type { PlanChange } from "@taskplans/contract";
+import { type Clients, connect } from "../calls/rpc";
 
 /**
  * A WatchPlan client as an application would write one: it watches a task through one replica after

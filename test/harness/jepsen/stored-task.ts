@@ -1,5 +1,5 @@
 import type { TaskHistory } from "./checker";
-import { execSql } from "../sql";
+import { execSql } from "../databases/sql";
 
 /**
  * Reads a task's stored history (HEAD and every revision's content) straight from the database, for

@@ -1,4 +1,4 @@
-import type { PlanChange } from "../../../generated/ts/taskplans/v1/plan_service";
+import type { PlanChange } from "@taskplans/contract";
 import type { TaskHistory } from "./checker";
 import type { OpRecord } from "./history";
 

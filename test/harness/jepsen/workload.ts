@@ -1,7 +1,7 @@
 import { Metadata } from "@grpc/grpc-js";
-import { WriteMode } from "../../../generated/ts/taskplans/v1/plan";
-import { decodeStatusDetails } from "../../../clients/ts/src/errors";
-import { type Clients, connect } from "../rpc";
+import { WriteMode } from "@taskplans/contract";
+import { decodeStatusDetails } from "@taskplans/client";
+import { type Clients, connect } from "../calls/rpc";
 import { type OpRecord, outcomeOf } from "./history";
 
 /** A running workload: its history so far, in-flight counts per replica, and completion. */

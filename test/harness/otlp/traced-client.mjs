@@ -18,7 +18,7 @@ const provider = new NodeTracerProvider({
 provider.register();
 registerInstrumentations({ instrumentations: [new GrpcInstrumentation()] });
 // Loaded after the instrumentation is registered, so that its grpc-js is the instrumented one.
-const { createClient } = await import("../../../dist/clients/ts/src/index.js");
+const { createClient } = await import("@taskplans/client");
 
 async function main() {
   const client = createClient(target, { defaultTimeoutMs: 10_000 });

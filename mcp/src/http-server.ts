@@ -1,0 +1,92 @@
+import { createServer, type RequestListener, type Server } from "node:http";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { TaskPlansClient } from "@taskplans/client";
+import { ListenError } from "./tls/listen-error";
+import { httpsServer } from "./tls/https-server";
+import type { TlsSource } from "./tls/tls-files";
+import { createPlanMcpServer } from "./mcp-server";
+import { guardRequests } from "./request-guard";
+
+/** Largest request body accepted (a 256 KiB plan JSON-escaped, with room to spare); larger: 413. */
+export const MAX_BODY_BYTES = 2 * 1024 * 1024;
+
+/** Who may call the HTTP endpoint from a browser: Host and Origin values that are accepted. */
+export interface HttpAllowList {
+  readonly hosts: readonly string[];
+  readonly origins: readonly string[];
+}
+
+/**
+ * The default allow-list: the loopback names of the bound port (127.0.0.1, localhost, [::1]).
+ * A web page on another name cannot reach the tools through DNS rebinding; serving other names
+ * (a proxy, a remote host) needs them listed (--allowed-hosts, --allowed-origins).
+ */
+export function loopbackAllowList(port: number, scheme: "http" | "https" = "http"): HttpAllowList {
+  const hosts = ["127.0.0.1", "localhost", "[::1]"].map((name) => `${name}:${port}`);
+  return { hosts, origins: hosts.map((host) => `${scheme}://${host}`) };
+}
+
+/**
+ * MCP over Streamable HTTP at POST /mcp, stateless: each request gets its own MCP server bound to
+ * that request's bearer token, which is forwarded to the plan service as call credentials. The MCP
+ * SDK reads the body (413 past MAX_BODY_BYTES) and checks Host and Origin against the allow-list
+ * (403 otherwise; a request without Origin, such as a non-browser client, passes the Origin check).
+ * Rejects with a ListenError naming --http/--host when the address cannot be listened on.
+ */
+export async function startMcpHttpServer(options: {
+  readonly client: TaskPlansClient;
+  readonly taskId?: string | undefined;
+  readonly host: string;
+  readonly port: number;
+  /** Accepted Host values; default: loopbackAllowList(bound port).hosts. */
+  readonly allowedHosts?: readonly string[] | undefined;
+  /** Accepted Origin values; default: loopbackAllowList(bound port).origins. */
+  readonly allowedOrigins?: readonly string[] | undefined;
+  /** Serve HTTPS with this certificate (it follows rotations); null or absent: HTTP. */
+  readonly tls?: TlsSource | null;
+}): Promise<{ port: number; allow: HttpAllowList; close(): Promise<void> }> {
+  let allow: HttpAllowList = { hosts: [], origins: [] }; // set once the port is bound
+  const serve: RequestListener = (req, res) => {
+    if (req.url?.split("?")[0] !== "/mcp") return void res.writeHead(404).end();
+    if (req.method !== "POST") return void res.writeHead(405, { allow: "POST" }).end();
+    const token = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? "")?.[1];
+    const server = createPlanMcpServer({ client: options.client, token, taskId: options.taskId });
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+      enableDnsRebindingProtection: true,
+      allowedHosts: [...allow.hosts],
+      allowedOrigins: [...allow.origins],
+      maxRequestBodySize: MAX_BODY_BYTES,
+    });
+    res.on("close", () => {
+      void transport.close();
+      void server.close();
+    });
+    server
+      .connect(guardRequests(transport))
+      .then(() => transport.handleRequest(req, res))
+      .catch(() => {
+        if (!res.headersSent) res.writeHead(500).end();
+      });
+  };
+  const http: Server = options.tls ? httpsServer(options.tls, serve) : createServer(serve);
+  await new Promise<void>((resolve, reject) => {
+    // Without a listener, a taken port would be an uncaught 'error' event: a crash with a stack.
+    const failed = (error: Error) =>
+      reject(new ListenError("--http/--host", `${options.host}:${options.port}`, error));
+    http.once("error", failed);
+    http.listen(options.port, options.host, () => {
+      http.off("error", failed);
+      resolve();
+    });
+  });
+  const address = http.address();
+  const port = typeof address === "object" && address ? address.port : options.port;
+  const loopback = loopbackAllowList(port, options.tls ? "https" : "http");
+  allow = {
+    hosts: options.allowedHosts ?? loopback.hosts,
+    origins: options.allowedOrigins ?? loopback.origins,
+  };
+  return { port, allow, close: () => new Promise((resolve) => http.close(() => resolve())) };
+}
