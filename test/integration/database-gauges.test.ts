@@ -3,12 +3,12 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { DataSource } from "typeorm";
-import { WriteMode } from "../../generated/ts/taskplans/v1/plan";
+import { WriteMode } from "@taskplans/contract";
 import { createDataSource } from "../../src/storage/data-source";
 import { poolStats } from "../../src/storage/pool-stats";
 import { walFileBytes } from "../../src/storage/wal-file-bytes";
-import { createDatabase } from "../harness/mariadb";
-import { startTestApp } from "../harness/test-app";
+import { createDatabase } from "../harness/databases/mariadb";
+import { startTestApp } from "../harness/servers/test-app";
 
 // The database gauges (observability/metrics databaseGauges) and what they read: the MariaDB pool
 // that reads and write transactions take their connections from, and the embedded database's
