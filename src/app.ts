@@ -22,7 +22,13 @@ import { redisBroadcast } from "./locking/redis-broadcast";
 import type { Broadcast } from "./plans/ports/broadcast";
 import type { TaskLock } from "./plans/ports/task-lock";
 import { createLogger } from "./logger";
-import { connectionReplacements, createMetrics, edgeCounters, watchGauges } from "./observability/metrics";
+import {
+  connectionReplacements,
+  createMetrics,
+  databaseGauges,
+  edgeCounters,
+  watchGauges,
+} from "./observability/metrics";
 import { startMetricsServer } from "./observability/metrics-server";
 import { tracedBroadcast, tracedLock, tracedMetrics } from "./observability/traced-ports";
 import { startTracingSdk } from "./observability/tracing-sdk";
@@ -36,8 +42,10 @@ import { WritePipeline } from "./plans/write-pipeline";
 import { createDataSource, dialectOf, refuseUnsafeSqlMode } from "./storage/data-source";
 import { DEFAULT_CHECKPOINT_SETTINGS } from "./storage/wal-checkpointer";
 import { runMigrations } from "./storage/migrations-runner";
+import { poolStats } from "./storage/pool-stats";
 import { TypeOrmPlanStore } from "./storage/typeorm-plan-store";
 import { DEFAULT_WRITE_CONNECTIONS } from "./storage/transaction";
+import { walFileBytes } from "./storage/wal-file-bytes";
 import { broadcastChangeBus, localChangeBus } from "./watch/change-bus";
 import { ChangeHub } from "./watch/change-hub";
 import { ChangePruner, DEFAULT_PRUNE_BOUNDS, EMBEDDED_PRUNE_BOUNDS } from "./watch/change-pruner";
@@ -76,6 +84,8 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
   await refuseUnsafeSqlMode(dataSource);
   if (config.migrateOnStart) await runMigrations(dataSource, { lockWaitMs: config.migrationLockWaitMs });
   const dialect = dialectOf(config.databaseUrl);
+  // Read at scrape time: the MySQL pool's connections, the embedded database's log file.
+  databaseGauges(registry, { pool: () => poolStats(dataSource), walBytes: walFileBytes(dataSource) });
   const store = new TypeOrmPlanStore(dataSource, dialect, {
     // A write's transaction outlives a holder that stopped acting by no more than its lease.
     writeConnections: {
@@ -125,6 +135,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
     clock,
     dialect === "sqlite" ? EMBEDDED_PRUNE_BOUNDS : DEFAULT_PRUNE_BOUNDS,
     (rows) => metrics.changesPruned(rows),
+    (pass) => metrics.changesPrunePass(pass.complete),
   );
   const writes = new WritePipeline({
     store,

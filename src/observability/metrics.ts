@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { WriteMetrics } from "../plans/ports/write-metrics";
+import { WRITE_KINDS, type WriteMetrics } from "../plans/ports/write-metrics";
 
 /**
  * What the service measures: the write pipeline's port (plans/ports/write-metrics) and what the edge
@@ -11,6 +11,8 @@ export interface PlanMetrics extends WriteMetrics {
   rejection(reason: string): void;
   /** Change rows the background pruner deleted. */
   changesPruned(rows: number): void;
+  /** A pruning pass ended: complete, or with work left for the next (its bounds, or a failure). */
+  changesPrunePass(complete: boolean): void;
   /** A change committed while its WatchPlan stream was open was handed to the stream this long after its commit. */
   watchDelivered(seconds: number): void;
 }
@@ -69,6 +71,15 @@ export function createMetrics(): { metrics: PlanMetrics; registry: Registry } {
     help: "Bytes of plan text committed writes stored (revisions and change history, before trimming)",
     registers: [registry],
   });
+  const writes = new Counter({
+    name: "taskplans_writes_total",
+    help: "Writes that passed their checks before the lock, by use case (mode) and how they ended (committed, unchanged, failed)",
+    labelNames: ["mode", "outcome"],
+    registers: [registry],
+  });
+  // Every pair from the start (at 0): a fixed set, so the dashboard finds each mode's series.
+  for (const mode of WRITE_KINDS)
+    for (const outcome of ["committed", "unchanged", "failed"]) writes.inc({ mode, outcome }, 0);
   const pruned = new Counter({
     name: "taskplans_changes_pruned_total",
     help: "Change history rows deleted by the background pruner",
@@ -88,6 +99,14 @@ export function createMetrics(): { metrics: PlanMetrics; registry: Registry } {
     registers: [registry],
   });
   lastPrune.setToCurrentTime();
+  // Passes in a row that left work for the next: a backlog being worked off counts up for a while,
+  // one that grows faster than the bounded passes delete keeps counting (alert
+  // TaskplansChangePruneFallingBehind). A complete pass sets it back to 0.
+  const incompletePasses = new Gauge({
+    name: "taskplans_changes_prune_incomplete_passes",
+    help: "Pruning passes in a row that ended with work left (at their bounds, or failed); 0 after a complete pass",
+    registers: [registry],
+  });
   return {
     registry,
     metrics: {
@@ -101,11 +120,13 @@ export function createMetrics(): { metrics: PlanMetrics; registry: Registry } {
       revision: (coalesced) => revisions.inc({ kind: coalesced ? "coalesced" : "new" }),
       rejection: (reason) => rejections.inc({ reason }),
       storedBytes: (bytes) => stored.inc(bytes),
+      write: (mode, outcome) => writes.inc({ mode, outcome }),
       watchDelivered: (s) => deliveries.observe(s),
       changesPruned: (rows) => {
         pruned.inc(rows);
         lastPrune.setToCurrentTime();
       },
+      changesPrunePass: (complete) => (complete ? incompletePasses.set(0) : incompletePasses.inc()),
     },
   };
 }
@@ -156,6 +177,75 @@ export function connectionReplacements(registry: Registry): (reason: "closed" | 
   });
   for (const reason of ["closed", "lost"]) replaced.inc({ reason }, 0);
   return (reason) => replaced.inc({ reason });
+}
+
+/** The connections of the database pool, as the pool gauges export them. */
+export interface PoolFigures {
+  readonly inUse: number;
+  readonly idle: number;
+  readonly waiting: number;
+  readonly limit: number;
+}
+
+/** What the database gauges read when scraped; null: no figures this time (the last ones stay). */
+export interface DatabaseFigures {
+  /** The connection pool (MySQL). */
+  readonly pool?: (() => PoolFigures | null) | null;
+  /** The bytes of the write-ahead log file (the embedded SQLite database). */
+  readonly walBytes?: (() => number | null) | null;
+}
+
+/**
+ * Gauges of the database, read at scrape time. The pool's, registered only if the pool answers
+ * when they are (MySQL, and a driver whose pool can be read; otherwise no series): connections by
+ * state (`in_use`, `idle`), requests queued for a connection (alert TaskplansDatabasePoolExhausted)
+ * and the pool's limit. The embedded database's: the size of its `-wal` file (alert
+ * TaskplansEmbeddedWalGrowing).
+ */
+export function databaseGauges(registry: Registry, figures: DatabaseFigures): void {
+  const { pool, walBytes } = figures;
+  if (pool && pool() !== null) {
+    new Gauge({
+      name: "taskplans_db_pool_connections",
+      help: "Connections of the database pool: in_use (handed out, or being opened) and idle",
+      labelNames: ["state"],
+      registers: [registry],
+      collect() {
+        const now = pool();
+        if (now === null) return;
+        this.set({ state: "in_use" }, now.inUse);
+        this.set({ state: "idle" }, now.idle);
+      },
+    });
+    new Gauge({
+      name: "taskplans_db_pool_waiting_requests",
+      help: "Requests for a database connection queued because the pool has opened as many as it may",
+      registers: [registry],
+      collect() {
+        const now = pool();
+        if (now !== null) this.set(now.waiting);
+      },
+    });
+    new Gauge({
+      name: "taskplans_db_pool_max_connections",
+      help: "The most connections the database pool opens (PLAN_DATABASE_POOL_SIZE)",
+      registers: [registry],
+      collect() {
+        const now = pool();
+        if (now !== null) this.set(now.limit);
+      },
+    });
+  }
+  if (walBytes)
+    new Gauge({
+      name: "taskplans_sqlite_wal_bytes",
+      help: "Size of the embedded database's write-ahead log file (<file>-wal): the most the log held since the file was created",
+      registers: [registry],
+      collect() {
+        const bytes = walBytes();
+        if (bytes !== null) this.set(bytes);
+      },
+    });
 }
 
 /** Counters of what the service depends on at its edge: the identity provider's keys, its certificates. */

@@ -52,6 +52,7 @@ export function commandOf(taskId: string, checked: CheckedContent): WriteCommand
   if (write.mode === "append") {
     const append: WriteCommand<"metadata", WriteResult> = {
       taskId,
+      kind: "append",
       reads: "metadata",
       request,
       readFailed: (cause) => planErrors.planReadFailed("append", cause),
@@ -62,6 +63,7 @@ export function commandOf(taskId: string, checked: CheckedContent): WriteCommand
   if (write.path === "editor-save") {
     const save: WriteCommand<"metadata", WriteResult> = {
       taskId,
+      kind: "save",
       reads: "metadata",
       request,
       decide: (state, env) => decideSave(write, state, env),
@@ -70,6 +72,7 @@ export function commandOf(taskId: string, checked: CheckedContent): WriteCommand
   }
   const replace: WriteCommand<"content", WriteResult> = {
     taskId,
+    kind: write.mode === "edit" ? "edit" : write.path === "agent-create" ? "create" : "replace",
     reads: "content",
     request,
     decide: (state, env) =>

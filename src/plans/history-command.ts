@@ -39,6 +39,7 @@ export function restoreCommand(caller: Caller, request: RestoreRequest): Write<R
     };
     const command: WriteCommand<"content", RestoreResult> = {
       taskId,
+      kind: "restore",
       reads: "content",
       revisionId,
       request: key,
@@ -63,6 +64,7 @@ export function revertCommand(
     const author = resolveAuthor(caller, request.author, "user");
     const command: WriteCommand<"metadata", WriteResult> = {
       taskId,
+      kind: "revert",
       // The plan's own text is not needed, so a revert recovers a plan that cannot be read.
       reads: "metadata",
       revisionId,
@@ -84,6 +86,7 @@ export function deletePlanCommand(
   const author = resolveAuthor(caller, undefined, "user");
   const command: WriteCommand<"metadata", void> = {
     taskId,
+    kind: "delete",
     // A delete needs neither text: it also clears a plan that cannot be read (runbook).
     reads: "metadata",
     decide: (state, env) => decideDelete(request.expectedVersion, author, state, env),
@@ -95,6 +98,7 @@ export function deletePlanCommand(
 export function deleteTaskCommand(taskId: string): Write<void> {
   const command: WriteCommand<"metadata", void> = {
     taskId: requireId("task_id", taskId),
+    kind: "delete_task",
     reads: "metadata",
     decide: (state) => ({
       commit: { kind: "delete-task", taskId, plan: state.live ? summarize(state.live) : null },

@@ -37,6 +37,7 @@ export function markCommand(caller: Caller, request: MarkRequest): Write<HeadRec
     const author = { kind: caller.authenticated && caller.kind ? caller.kind : ("user" as const), name: by };
     return {
       taskId,
+      kind: "mark",
       reads: "content",
       decide: (state, env) => decideMark(state, env, { by, sessionId, author }),
     };

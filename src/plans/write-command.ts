@@ -7,6 +7,7 @@ import type {
   RevisionRecord,
 } from "./ports/records";
 import type { StorageCorruptionError } from "./ports/store-errors";
+import type { WriteKind } from "./ports/write-metrics";
 import { PlanError } from "./errors";
 import type { HistoryBudget } from "./history-budget";
 import type { RequestKey } from "./idempotency";
@@ -70,6 +71,8 @@ export interface Unchanged<R> {
  */
 export interface WriteCommand<K extends ReadKind, R> {
   readonly taskId: string;
+  /** The use case, as the metrics count writes. */
+  readonly kind: WriteKind;
   readonly reads: K;
   /** A revision of the task the decision needs, read under the lock (null when it does not exist). */
   readonly revisionId?: string;

@@ -71,6 +71,7 @@ export class WritePipeline {
     // under the lock is the one that counts, this one answers early and discloses nothing.
     await this.taskWorkspaces.reachForWrite(store, call.caller, taskId);
     if ("refusal" in write) throw write.refusal;
+    const { kind } = write;
     const asked = performance.now();
     let obtained = false;
     let txStarted = 0;
@@ -94,7 +95,11 @@ export class WritePipeline {
         return store.inTransaction((tx) => writeUnderLock(tx, write, locked));
       });
       metrics.transaction((performance.now() - txStarted) / 1000, "committed");
-      if ("unchanged" in outcome) return outcome.unchanged;
+      if ("unchanged" in outcome) {
+        metrics.write(kind, "unchanged");
+        return outcome.unchanged;
+      }
+      metrics.write(kind, "committed");
       call.stored?.(outcome.storedBytes);
       metrics.storedBytes(outcome.storedBytes);
       if (outcome.stored) {
@@ -106,6 +111,7 @@ export class WritePipeline {
     } catch (error) {
       if (!obtained) metrics.lockWait((performance.now() - asked) / 1000, false);
       else metrics.transaction((performance.now() - txStarted) / 1000, "rolled_back");
+      metrics.write(kind, "failed");
       // A stored plan whose size does not match its row cannot be appended to
       // (AC-TASKS-PLAN-APPEND-003.5): reported as the command says, and logged at the edge (with the
       // task and both sizes) as every PLAN_READ_FAILED is.

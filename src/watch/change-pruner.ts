@@ -88,6 +88,8 @@ export class ChangePruner implements CommitListener {
     private readonly clock: () => Date = () => new Date(),
     private readonly bounds: PruneBounds = DEFAULT_PRUNE_BOUNDS,
     private readonly pruned: (rows: number) => void = () => undefined,
+    /** Told how each pass ended (timer or call): a pass that was not `complete` left work for the next. */
+    private readonly passed: (outcome: PruneOutcome) => void = () => undefined,
   ) {
     this.timer = every(retention.intervalMs, () => this.prune());
   }
@@ -144,7 +146,9 @@ export class ChangePruner implements CommitListener {
     }
     if (!complete)
       this.logger.debug({ deleted, statements }, "pruning pass reached its bounds; continuing next pass");
-    return { deleted, statements, complete };
+    const outcome = { deleted, statements, complete };
+    this.passed(outcome);
+    return outcome;
   }
 
   // Returns whether every written task was pruned. A task written again meanwhile is added back by

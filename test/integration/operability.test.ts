@@ -40,6 +40,10 @@ describe("operability: metrics, request ids, slow calls, message limits", () => 
     expect(body).toMatch(/taskplans_lock_wait_seconds_count\{obtained="true"\} 2/);
     expect(body).toMatch(/taskplans_transaction_duration_seconds_count\{outcome="committed"\} 2/);
     expect(body).toMatch(/taskplans_plan_size_bytes_count 2/);
+    // Writes by mode: the refused mode never reached the pipeline's lock, so it is no write.
+    expect(body).toMatch(/taskplans_writes_total\{mode="create",outcome="committed"\} 1\n/);
+    expect(body).toMatch(/taskplans_writes_total\{mode="append",outcome="committed"\} 1\n/);
+    expect(body).toMatch(/taskplans_writes_total\{mode="replace",outcome="failed"\} 0\n/);
     expect(body).toMatch(/process_cpu_seconds_total/);
     expect(body).not.toMatch(/SECRET|task-/);
   });
@@ -72,6 +76,36 @@ describe("operability: metrics, request ids, slow calls, message limits", () => 
     expect(rejected.headers?.get("x-request-id")).toEqual(["trace-no"]);
     const generated = await rawCall(app.port, path, getPlan(taskId));
     expect(String(generated.headers?.get("x-request-id")[0])).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it("counts writes by mode and outcome: committed, unchanged (nothing to change), failed (nothing written)", async () => {
+    const taskId = await app.newTask();
+    const created = await app.plans.createPlan({ taskId, content: "- one\n- two\n" });
+    await app.plans.editPlan({
+      taskId,
+      expectedVersion: created.plan?.version,
+      oldText: "one",
+      newText: "1",
+      acknowledgeReduction: false,
+    });
+    const stale = { taskId, content: "# Other\n", mode: WriteMode.WRITE_MODE_REPLACE, expectedVersion: 1 };
+    expect((await rpcError(app.plans.updatePlan(stale))).reason).toBe("VERSION_MISMATCH");
+    await app.plans.markImplementationStarted({ taskId, sessionId: "s-1", actor: "" });
+    await app.plans.markImplementationStarted({ taskId, sessionId: "s-2", actor: "" }); // first mark wins
+    await app.plans.deletePlan({ taskId });
+    const body = await (await fetch(`http://127.0.0.1:${app.metricsPort}/metrics`)).text();
+    const writes = (mode: string, outcome: string) =>
+      body.match(
+        new RegExp(`^taskplans_writes_total\\{mode="${mode}",outcome="${outcome}"\\} (\\d+)$`, "m"),
+      )?.[1];
+    expect({
+      edit: writes("edit", "committed"),
+      staleReplace: writes("replace", "failed"),
+      mark: writes("mark", "committed"),
+      markAgain: writes("mark", "unchanged"),
+      delete: writes("delete", "committed"),
+      restore: writes("restore", "committed"),
+    }).toEqual({ edit: "1", staleReplace: "1", mark: "1", markAgain: "1", delete: "1", restore: "0" });
   });
 
   it("answers RESOURCE_EXHAUSTED for a request above the message limit, and nothing is stored", async () => {

@@ -1,5 +1,5 @@
 import pino from "pino";
-import { ChangePruner, type PruneBounds } from "../../src/watch/change-pruner";
+import { ChangePruner, type PruneBounds, type PruneOutcome } from "../../src/watch/change-pruner";
 import type { PlanCommit } from "../../src/plans/ports/records";
 
 // A change history of `old` rows past the age limit and per-task rows, answering synchronously as
@@ -44,7 +44,12 @@ const commit = (version: number | null) =>
     ? { kind: "delete-task", taskId: "t", plan: null }
     : { kind: "content", change: { version } }) as PlanCommit;
 
-function pruner(history: MemoryHistory, over: Partial<PruneBounds> = {}, counted: number[] = []) {
+function pruner(
+  history: MemoryHistory,
+  over: Partial<PruneBounds> = {},
+  counted: number[] = [],
+  passes: PruneOutcome[] = [],
+) {
   return new ChangePruner(
     history,
     retention,
@@ -52,6 +57,7 @@ function pruner(history: MemoryHistory, over: Partial<PruneBounds> = {}, counted
     () => new Date(),
     bounds(over),
     (rows) => counted.push(rows),
+    (outcome) => passes.push(outcome),
   );
 }
 
@@ -77,6 +83,25 @@ describe("ChangePruner", () => {
       expect(await p.prune()).toEqual({ deleted: 300, statements: 3, complete: false });
       expect(await p.prune()).toEqual({ deleted: 300, statements: 3, complete: false });
       expect(history.old).toBe(400);
+    } finally {
+      p.stop();
+    }
+  });
+
+  it("tells how each pass ended: with work left while the backlog lasts, then complete; a failed pass has work left", async () => {
+    const history = new MemoryHistory(650);
+    const passes: PruneOutcome[] = [];
+    const p = pruner(history, { maxAgeStatements: 3 }, [], passes);
+    try {
+      for (let i = 0; i < 3; i++) await p.prune();
+      expect(passes).toEqual([
+        { deleted: 300, statements: 3, complete: false },
+        { deleted: 300, statements: 3, complete: false },
+        { deleted: 50, statements: 1, complete: true },
+      ]);
+      history.pruneChangesBefore = () => Promise.reject(new Error("database gone"));
+      await p.prune();
+      expect(passes[3]).toEqual({ deleted: 0, statements: 0, complete: false });
     } finally {
       p.stop();
     }

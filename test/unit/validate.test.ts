@@ -136,6 +136,7 @@ describe("reduction guard thresholds (code points)", () => {
 
 const command: WriteCommand<ReadKind, void> = {
   taskId: "t",
+  kind: "delete_task",
   reads: "metadata",
   decide: () => ({ commit: { kind: "delete-task", taskId: "t", plan: null }, result: undefined }),
 };
