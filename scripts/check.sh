@@ -23,4 +23,6 @@ npm run -s format:check
 npm run -s build # the fault suite runs the built server as separate processes
 npm run -s build:packages # the workspaces (contract, client, MCP server): the MCP tests run its bin, OTLP a client
 npx tsc -p tsconfig.bench.json # the soak test runs the built soak (dist-bench/bench/soak/soak.js)
-npx jest --ci --maxWorkers=2
+# The README's own commands, as it gives them: the unit tests (no I/O), then the integration tests.
+npm run -s test:unit -- --ci --maxWorkers=2
+npm run -s test:integration -- --ci --maxWorkers=2
