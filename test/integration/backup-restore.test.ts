@@ -19,7 +19,7 @@ import { createDatabase, type MariaDb, startMariaDb } from "../harness/databases
 import { type CommandResult, requireBinary, runToExit } from "../harness/servers/processes";
 import { type RedisNode, startRedisNodes } from "../harness/databases/redis";
 import { type Replica, startReplica } from "../harness/servers/replica";
-import { checkRestored, type RestoredSummary } from "../harness/databases/restore-drill";
+import { checkHistoryKept, checkRestored } from "../harness/databases/restore-drill";
 import { seedPlans } from "../harness/databases/seed-plans";
 import { execSql } from "../harness/databases/sql";
 import { type Clients, connect, rpcError } from "../harness/calls/rpc";
@@ -32,11 +32,17 @@ import { tracked } from "../harness/servers/started-processes";
 // The list-append workload (test/harness/jepsen) writes all along; the restored database must be
 // one moment of its history that holds every write acknowledged before the backup began
 // (test/harness/databases/restore-drill.ts). A client resuming WatchPlan from a version the backup does not
-// hold gets WATCH_HISTORY_EXPIRED, never a silent gap. Backup and restore figures are printed.
+// hold gets WATCH_HISTORY_EXPIRED, never a silent gap: every restore is fenced (`node
+// dist/src/restore-fence.js`, run as shipped) before the service serves it, so no version of the
+// lost timeline is given again, however far new writes go. Backup, restore and fence figures are printed.
 
 const ROOT = join(__dirname, "..", "..");
 const BACKUP = join(ROOT, "dist", "src", "backup.js");
+const FENCE = join(ROOT, "dist", "src", "restore-fence.js");
+// The fence's default --version-margin (src/storage/restore-fence.ts), which the drills run it with.
+const MARGIN = 1_000_000;
 const OUT_OF_RANGE = 11;
+const ABORTED = 10;
 // Every write is its own revision, so the checker replays each one.
 const WORKLOAD_ENV = { PLAN_COALESCE_WINDOW_MS: "0" };
 // Tasks seeded (three revisions each) before the load, so the backup has a database's bulk to copy.
@@ -49,6 +55,7 @@ async function expectSeeded(
   databaseUrl: string,
   content: string,
   replicas: readonly Clients[],
+  version: number,
 ): Promise<void> {
   const [row] = (await execSql(
     databaseUrl,
@@ -61,7 +68,7 @@ async function expectSeeded(
   for (const api of replicas)
     for (let n = 0; n < SEEDED; n += step) {
       const plan = (await api.plans.getPlan({ taskId: `seed-${n}` })).plan;
-      expect([n, plan?.version, plan?.content]).toEqual([n, 3, content]);
+      expect([n, plan?.version, plan?.content]).toEqual([n, version, content]);
     }
 }
 
@@ -100,19 +107,60 @@ async function underLoad<T>(
   }
 }
 
-/** A task written after the backup: resuming after its newest acknowledged version is refused. */
-async function expectResumeRefused(api: Clients, history: readonly OpRecord[], restored: RestoredSummary) {
-  expect(restored.afterBackup).toBeGreaterThan(0);
-  const newest = new Map<string, number>();
-  for (const op of history)
-    if (op.outcome === "ok") newest.set(op.taskId, Math.max(newest.get(op.taskId) ?? 0, op.version ?? 0));
-  let refused = 0;
-  for (const [taskId, version] of newest) {
-    const head = (await api.plans.getPlan({ taskId })).plan?.version ?? 0;
-    if (version <= head) continue;
+/** `node dist/src/restore-fence.js` on the restored database, as the runbook runs it; its JSON figures. */
+async function runFence(
+  databaseUrl: string,
+): Promise<{ tasks: number; changeRows: number; milliseconds: number }> {
+  const run = await runToExit([process.execPath, FENCE], {
+    env: { ...process.env, PLAN_DATABASE_URL: databaseUrl },
+    timeoutMs: 600_000,
+  });
+  expect([run.code, run.stderr]).toEqual([0, ""]);
+  const figures = JSON.parse(run.stdout) as {
+    margin: number;
+    tasks: number;
+    changeRows: number;
+    milliseconds: number;
+  };
+  expect(figures.margin).toBe(MARGIN);
+  return figures;
+}
+
+const revisionCount = async (databaseUrl: string, taskId: string): Promise<number> =>
+  Number(
+    (
+      (await execSql(databaseUrl, "SELECT COUNT(*) AS n FROM task_plan_revisions WHERE task_id = ?", [
+        taskId,
+      ])) as { n: number }[]
+    )[0]?.n,
+  );
+
+/**
+ * After the fence, the lost timeline is refused for good: each task is written 3 times (without the
+ * fence its version would pass the lost timeline's again), then a WatchPlan resuming after a version
+ * the lost timeline had (one above the restored plan's) ends WATCH_HISTORY_EXPIRED, and an UpdatePlan
+ * with the version the plan would have had without the fence is refused VERSION_MISMATCH, changing
+ * nothing; the history usage kept with HEAD is recounted by those writes and equals the measured one.
+ */
+async function expectLostTimelineRefused(
+  api: Clients,
+  databaseUrl: string,
+  taskIds: readonly string[],
+  history: readonly OpRecord[],
+) {
+  const lostAbove = new Map<string, number>();
+  for (const taskId of taskIds) {
+    const fenced = (await api.plans.getPlan({ taskId })).plan?.version ?? 0;
+    const restored = fenced - MARGIN;
+    lostAbove.set(taskId, restored);
+    // The lost timeline did reach past the restored version for some task (checked below).
+    for (let n = 1; n <= 3; n++)
+      await api.plans.savePlan({ taskId, content: `# Plan\nafter the restore: ${n}\n` });
+    const head = (await api.plans.getPlan({ taskId })).plan;
+    expect(head?.version).toBe(restored + MARGIN + 3);
     const failure = await rpcError(
       new Promise((resolve, reject) => {
-        const stream = api.plans.watchPlan({ taskId, afterVersion: version });
+        const stream = api.plans.watchPlan({ taskId, afterVersion: restored + 1 });
         stream.on("data", resolve);
         stream.on("error", reject);
       }),
@@ -120,11 +168,29 @@ async function expectResumeRefused(api: Clients, history: readonly OpRecord[], r
     expect([failure.code, failure.reason, failure.metadata]).toEqual([
       OUT_OF_RANGE,
       "WATCH_HISTORY_EXPIRED",
-      expect.objectContaining({ after_version: String(version), current_version: String(head) }),
+      expect.objectContaining({
+        after_version: String(restored + 1),
+        current_version: String(head?.version),
+      }),
     ]);
-    refused++;
+    const revisions = await revisionCount(databaseUrl, taskId);
+    const stale = await rpcError(
+      api.plans.updatePlan({ taskId, content: "from the lost timeline", expectedVersion: restored + 3 }),
+    );
+    expect([stale.code, stale.reason]).toEqual([ABORTED, "VERSION_MISMATCH"]);
+    const after = (await api.plans.getPlan({ taskId })).plan;
+    expect([after?.content, after?.version, await revisionCount(databaseUrl, taskId)]).toEqual([
+      head?.content,
+      head?.version,
+      revisions,
+    ]);
   }
-  expect(refused).toBeGreaterThan(0);
+  // Some task had writes acknowledged after the backup: versions the restore lost, now refused.
+  const lost = history.filter(
+    (op) => op.outcome === "ok" && (op.version ?? 0) > (lostAbove.get(op.taskId) ?? Infinity),
+  );
+  expect(lost.length).toBeGreaterThan(0);
+  await checkHistoryKept(databaseUrl, taskIds);
 }
 
 const taskIdsFor = (name: string) => Array.from({ length: 6 }, (_, i) => `${name}-${i}-${process.pid}`);
@@ -159,29 +225,34 @@ describe("backup and restore drills", () => {
       const figures = JSON.parse(result.stdout) as { bytes: number; milliseconds: number };
       expect(figures.bytes).toBe(statSync(backupFile).size);
       // The documented restore: the service stopped, the backup copied in as the database file (no
-      // -wal or -shm file of the old database beside it), the service started on it.
+      // -wal or -shm file of the old database beside it), the restore fence run on it, the service
+      // started on it.
       await replica.stop();
       const restoredDir = join(dir, "restored");
       mkdirSync(restoredDir);
       const restoreStarted = Date.now();
       copyFileSync(backupFile, join(restoredDir, "plans.sqlite"));
       const url = `sqlite:${join(restoredDir, "plans.sqlite")}`;
+      const fence = await runFence(url);
+      expect(fence.tasks).toBe(SEEDED + taskIds.length);
       const restored = await startReplica({ ...WORKLOAD_ENV, PLAN_DATABASE_URL: url }, dir);
       cleanups.push(() => restored.stop());
       const api = connect(restored.port);
       cleanups.push(async () => api.close());
       const restoreMs = Date.now() - restoreStarted;
-      const summary = await checkRestored(url, taskIds, history, backupStartedAt, [api]);
+      const summary = await checkRestored(url, taskIds, history, backupStartedAt, [api], MARGIN);
       expect(summary.beforeBackup).toBeGreaterThan(0);
-      await expectSeeded(url, seeded, [api]);
+      await expectSeeded(url, seeded, [api], 3 + MARGIN);
       // The check has teeth: held to a backup that began after the load, the restored file fails it.
-      await expect(checkRestored(url, taskIds, history, Date.now(), [api])).rejects.toThrow(
+      await expect(checkRestored(url, taskIds, history, Date.now(), [api], MARGIN)).rejects.toThrow(
         /acknowledged before the backup began, is not in it/,
       );
-      await expectResumeRefused(api, history, summary);
+      expect(summary.afterBackup).toBeGreaterThan(0);
+      await expectLostTimelineRefused(api, url, taskIds, history);
       console.log(
         `[backup drill] SQLite, ${SEEDED} seeded tasks: backup of ${figures.bytes} bytes in ${figures.milliseconds} ms under load ` +
-          `(the command's process ${result.elapsedMs} ms), restored (copied, service serving) in ${restoreMs} ms; ` +
+          `(the command's process ${result.elapsedMs} ms), restored (copied, fenced, service serving) in ${restoreMs} ms, ` +
+          `of which the fence ${fence.milliseconds} ms (${fence.tasks} tasks, ${fence.changeRows} change rows); ` +
           `${summary.operations} ops, ${summary.beforeBackup} acknowledged before the backup began, ` +
           `${summary.inBackup} in it, ${summary.afterBackup} after it; ${summary.revisions} revisions replayed`,
       );
@@ -216,6 +287,89 @@ describe("backup and restore drills", () => {
     expect([refusedMysql.code, refusedMysql.stderr]).toEqual([
       1,
       expect.stringContaining("mariadb-dump --single-transaction"),
+    ]);
+  });
+
+  it("the restore fence adds its margin on every run, and refuses a bad margin or database with one line and exit 1, changing nothing", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "taskplans-fence-"));
+    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+    const url = `sqlite:${join(dir, "plans.sqlite")}`;
+    const fence = (env: Record<string, string>, args: string[] = []): Promise<CommandResult> =>
+      runToExit([process.execPath, FENCE, ...args], { env: { ...process.env, ...env }, timeoutMs: 60_000 });
+    const migrated = await runToExit([process.execPath, join(ROOT, "dist", "src", "migrate.js")], {
+      env: { ...process.env, PLAN_DATABASE_URL: url },
+      timeoutMs: 60_000,
+    });
+    expect(migrated.code).toBe(0);
+    await seedPlans(url, "seed", 3, 3);
+    const versions = async () =>
+      (
+        (await execSql(url, "SELECT version, history_version FROM task_plans ORDER BY task_id")) as {
+          version: number;
+          history_version: number | null;
+        }[]
+      ).map((row) => [row.version, row.history_version]);
+    expect(await versions()).toEqual([
+      [3, 3],
+      [3, 3],
+      [3, 3],
+    ]);
+    const oneLine = (run: CommandResult, text: string) =>
+      expect([run.code, run.stdout, run.stderr]).toEqual([1, "", `restore fence failed: ${text}\n`]);
+    const usage = "usage: restore-fence.js [--version-margin N]";
+    oneLine(
+      await fence({ PLAN_DATABASE_URL: url }, ["--version-margin", "0"]),
+      '--version-margin must be a whole number from 1 up, got "0"',
+    );
+    oneLine(
+      await fence({ PLAN_DATABASE_URL: url }, ["--version-margin=1e6"]),
+      '--version-margin must be a whole number from 1 up, got "1e6"',
+    );
+    oneLine(await fence({ PLAN_DATABASE_URL: url }, ["--version-margin"]), usage);
+    oneLine(await fence({ PLAN_DATABASE_URL: url }, ["--margin", "5"]), usage);
+    oneLine(
+      await fence({ PLAN_DATABASE_URL: url }, ["--version-margin", String(Number.MAX_SAFE_INTEGER)]),
+      `the newest version (3) plus the margin (${Number.MAX_SAFE_INTEGER}) exceeds ${Number.MAX_SAFE_INTEGER}: choose a smaller --version-margin`,
+    );
+    oneLine(
+      await fence({ PLAN_DATABASE_URL: `sqlite:${join(dir, "missing.sqlite")}` }),
+      `PLAN_DATABASE_URL: no database file at ${join(dir, "missing.sqlite")}`,
+    );
+    const foreign = new Database(join(dir, "foreign.sqlite"));
+    foreign.exec("CREATE TABLE t (x INTEGER)");
+    foreign.close();
+    oneLine(
+      await fence({ PLAN_DATABASE_URL: `sqlite:${join(dir, "foreign.sqlite")}` }),
+      "the database has no schema_migrations table: not a taskplans database",
+    );
+    const unreachable = await fence({ PLAN_DATABASE_URL: "mysql://root@127.0.0.1:1/plans" });
+    expect([unreachable.code, unreachable.stderr]).toEqual([
+      1,
+      expect.stringMatching(/^restore fence failed: database unreachable: .+\n$/),
+    ]);
+    const unsupported = await fence({ PLAN_DATABASE_URL: "postgres://db/plans" });
+    expect([unsupported.code, unsupported.stderr]).toEqual([
+      1,
+      expect.stringMatching(/^restore fence failed: .*PLAN_DATABASE_URL.*\n$/),
+    ]);
+    expect(await versions()).toEqual([
+      [3, 3],
+      [3, 3],
+      [3, 3],
+    ]);
+    // Run twice (a re-run after a doubt): each run adds its margin, and nothing else changes.
+    for (const margin of ["10", "--version-margin=7"]) {
+      const run = await fence(
+        { PLAN_DATABASE_URL: url },
+        margin.startsWith("--") ? [margin] : ["--version-margin", margin],
+      );
+      expect([run.code, run.stderr]).toEqual([0, ""]);
+      expect(JSON.parse(run.stdout)).toMatchObject({ tasks: 3, changeRows: 0, batches: 1 });
+    }
+    expect(await versions()).toEqual([
+      [20, null],
+      [20, null],
+      [20, null],
     ]);
   });
 
@@ -277,14 +431,23 @@ describe("backup and restore drills", () => {
       const restore = await runMariadbFrom(dumpFile, fresh.port, "plans");
       expect([restore.code, restore.stderr]).toEqual([0, ""]);
       const restoreMs = Date.now() - restoreStarted;
+      const fence = await runFence(fresh.urlFor("plans"));
+      expect(fence.tasks).toBe(SEEDED + taskIds.length);
       for (let i = 0; i < 2; i++)
         replicas.push(await startReplica({ ...env, PLAN_DATABASE_URL: fresh.urlFor("plans") }, dir));
       const clients = replicas.map((r) => connect(r.port));
       cleanups.push(async () => clients.forEach((c) => c.close()));
-      const summary = await checkRestored(fresh.urlFor("plans"), taskIds, history, backupStartedAt, clients);
-      expect(summary.beforeBackup).toBeGreaterThan(0);
-      await expectSeeded(fresh.urlFor("plans"), seeded, clients);
-      await expectResumeRefused(clients[1] as Clients, history, summary);
+      const summary = await checkRestored(
+        fresh.urlFor("plans"),
+        taskIds,
+        history,
+        backupStartedAt,
+        clients,
+        MARGIN,
+      );
+      expect([summary.beforeBackup > 0, summary.afterBackup > 0]).toEqual([true, true]);
+      await expectSeeded(fresh.urlFor("plans"), seeded, clients, 3 + MARGIN);
+      await expectLostTimelineRefused(clients[1] as Clients, fresh.urlFor("plans"), taskIds, history);
       // Point-in-time recovery: the dump into another fresh server, then the binary log replayed from
       // the dump's position to its end: every acknowledged write is back, the later ones included.
       for (const replica of replicas.splice(0)) await replica.stop();
@@ -310,12 +473,19 @@ describe("backup and restore drills", () => {
       const replayed = await runMariadbFrom(events, recovered.port, "plans");
       expect([replayed.code, replayed.stderr]).toEqual([0, ""]);
       const recoveryMs = Date.now() - recoveryStarted;
+      // Fenced too, as every restore is (a replay may stop before the log's end, at --stop-datetime).
+      await runFence(recovered.urlFor("plans"));
       replicas.push(await startReplica({ ...env, PLAN_DATABASE_URL: recovered.urlFor("plans") }, dir));
       const pitrClient = connect(replicas[0]?.port ?? 0);
       cleanups.push(async () => pitrClient.close());
-      const everything = await checkRestored(recovered.urlFor("plans"), taskIds, history, Infinity, [
-        pitrClient,
-      ]);
+      const everything = await checkRestored(
+        recovered.urlFor("plans"),
+        taskIds,
+        history,
+        Infinity,
+        [pitrClient],
+        MARGIN,
+      );
       expect([everything.afterBackup, everything.beforeBackup]).toEqual([0, everything.ok]);
       console.log(
         `[backup drill] MariaDB point-in-time recovery: dump and binary log (${logs.length} file(s) from ` +
@@ -324,7 +494,7 @@ describe("backup and restore drills", () => {
 
       console.log(
         `[backup drill] MariaDB, ${SEEDED} seeded tasks: dump of ${statSync(dumpFile).size} bytes in ${dumpMs} ms under load, ` +
-          `restored in ${restoreMs} ms; ${summary.operations} ops, ${summary.beforeBackup} acknowledged before ` +
+          `restored in ${restoreMs} ms, fenced in ${fence.milliseconds} ms (${fence.tasks} tasks, ${fence.changeRows} change rows); ${summary.operations} ops, ${summary.beforeBackup} acknowledged before ` +
           `the dump began, ${summary.inBackup} in it, ${summary.afterBackup} after it; ${summary.revisions} revisions replayed`,
       );
     },

@@ -27,14 +27,15 @@ const USAGE =
 
 /**
  * Checks a database restored from a backup taken while `history` ran (the list-append workload of
- * test/harness/jepsen) and `backupStartedAt` is when the backup command began:
+ * test/harness/jepsen) and `backupStartedAt` is when the backup command began, then fenced with
+ * the restore fence's margin `fencedBy` (`node dist/src/restore-fence.js`):
  * - the backup is one moment of the history: for each task, the writes acknowledged with a version
- *   up to the restored HEAD's are there, replayed revision by revision by the list-append checker,
- *   and none acknowledged with a later version is (those count as not applied);
+ *   up to the restored HEAD's (less the margin) are there, replayed revision by revision by the
+ *   list-append checker, and none acknowledged with a later version is (those count as not applied);
  * - every write acknowledged before the backup began is in it;
- * - the history usage kept with HEAD equals the measured history, and the change log is gap-free
- *   up to HEAD;
- * - every task reads through every replica given.
+ * - the fence dropped every change row and every history usage figure kept with HEAD (the next
+ *   write recounts them: checkHistoryKept holds again after it);
+ * - every task reads through every replica given, at its fenced version.
  * Throws on the first violation.
  */
 export async function checkRestored(
@@ -43,8 +44,13 @@ export async function checkRestored(
   history: readonly OpRecord[],
   backupStartedAt: number,
   replicas: readonly Clients[],
+  fencedBy: number,
 ): Promise<RestoredSummary> {
-  const tasks = await Promise.all(taskIds.map((taskId) => readTask(databaseUrl, taskId)));
+  const stored = await Promise.all(taskIds.map((taskId) => readTask(databaseUrl, taskId)));
+  const tasks = stored.map((task) => ({
+    ...task,
+    head: { ...task.head, version: task.head.version - fencedBy },
+  }));
   const restoredVersion = new Map(tasks.map((t) => [t.taskId, t.head.version]));
   let afterBackup = 0;
   let beforeBackup = 0;
@@ -63,6 +69,30 @@ export async function checkRestored(
     return { ...op, outcome: "failed", reason: "ACKNOWLEDGED_AFTER_BACKUP" };
   });
   const summary = checkHistory(snapshot, tasks);
+  const [fenced] = (await execSql(
+    databaseUrl,
+    `SELECT (SELECT COUNT(*) FROM task_plan_changes WHERE task_id IN (${taskIds.map(() => "?").join(", ")})) AS changes,` +
+      ` (SELECT COUNT(*) FROM task_plans WHERE history_version IS NOT NULL) AS kept`,
+    [...taskIds],
+  )) as { changes: number | string; kept: number | string }[];
+  if (Number(fenced?.changes) !== 0 || Number(fenced?.kept) !== 0)
+    throw new Error(
+      `restore check failed: the fence left ${fenced?.changes} change rows and ${fenced?.kept} kept history figures`,
+    );
+  for (const api of replicas)
+    for (const task of stored) {
+      const plan = (await api.plans.getPlan({ taskId: task.taskId })).plan;
+      if (plan?.version !== task.head.version || plan.content !== task.head.content)
+        throw new Error(`restore check failed: ${task.taskId} does not read back as stored`);
+    }
+  return { ...summary, inBackup: summary.ok, afterBackup, beforeBackup };
+}
+
+/**
+ * The history usage kept with HEAD equals the measured history for each task, and its change log is
+ * gap-free up to HEAD (after the restore fence: from the first write after it).
+ */
+export async function checkHistoryKept(databaseUrl: string, taskIds: readonly string[]): Promise<void> {
   for (const taskId of taskIds) {
     const [row] = (await execSql(databaseUrl, USAGE, [taskId])) as Record<string, number | string | null>[];
     const figure = (name: string) => Number(row?.[name]);
@@ -80,11 +110,4 @@ export async function checkRestored(
         `restore check failed: ${taskId} change log ${oldest}..${newest} holds ${versions} versions, HEAD is ${figure("version")}`,
       );
   }
-  for (const api of replicas)
-    for (const task of tasks) {
-      const plan = (await api.plans.getPlan({ taskId: task.taskId })).plan;
-      if (plan?.version !== task.head.version || plan.content !== task.head.content)
-        throw new Error(`restore check failed: ${task.taskId} does not read back as stored`);
-    }
-  return { ...summary, inBackup: summary.ok, afterBackup, beforeBackup };
 }
