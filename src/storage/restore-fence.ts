@@ -42,9 +42,9 @@ export class RestoreFenceError extends Error {
  * - clears the history usage kept with HEAD (devices/history-usage.ts: figures not stamped with
  *   HEAD's version are recounted by the task's next write under its lock), since its change rows
  *   no longer count.
- * Running it again adds another margin (harmless). Run it with the service stopped: a write
- * between two batches is fenced or not depending on its task's batch, and one made between the
- * restore and the fence is on the restored timeline, which the fence then moves past as well.
+ * Running it again adds another margin (harmless). Run it with the service stopped (on MySQL it
+ * refuses while another connection uses the database): a write between two batches is fenced or
+ * not depending on its task's batch.
  */
 export async function fenceRestoredVersions(
   dataSource: DataSource,
@@ -53,7 +53,7 @@ export async function fenceRestoredVersions(
   batch = RESTORE_FENCE_BATCH,
 ): Promise<RestoreFenceResult> {
   const started = Date.now();
-  await refuseUnfenceable(dataSource, margin);
+  await refuseUnfenceable(dataSource, dialect, margin);
   const lock = dialect === "mysql" ? " FOR UPDATE" : "";
   let after = "";
   let tasks = 0;
@@ -95,9 +95,11 @@ export async function fenceRestoredVersions(
 }
 
 // Nothing is changed on a database the fence cannot finish: one whose schema is not the service's
-// (a backup of an older release is migrated first), or whose versions the margin would carry past
-// what a version can hold exactly (2^53 - 1, the largest integer every client reads exactly).
-async function refuseUnfenceable(dataSource: DataSource, margin: number): Promise<void> {
+// (a backup of an older release is migrated first), one a replica still uses (MySQL: another
+// connection to the database that the fence's user can see; an SQLite file's users are not
+// visible), or one whose versions the margin would carry past what a version can hold exactly
+// (2^53 - 1, the largest integer every client reads exactly).
+async function refuseUnfenceable(dataSource: DataSource, dialect: Dialect, margin: number): Promise<void> {
   const applied = await dataSource
     .query("SELECT name FROM schema_migrations")
     .then((rows: { name: string }[]) => new Set(rows.map((row) => row.name)))
@@ -108,6 +110,19 @@ async function refuseUnfenceable(dataSource: DataSource, margin: number): Promis
     throw new RestoreFenceError(
       "the database's schema has pending migrations: run node dist/src/migrate.js first, then the fence",
     );
+  if (dialect === "mysql") {
+    const others = (await dataSource.query(
+      "SELECT USER AS user, HOST AS host FROM information_schema.PROCESSLIST" +
+        " WHERE DB = DATABASE() AND ID <> CONNECTION_ID() ORDER BY ID",
+    )) as { user: string; host: string }[];
+    if (others.length > 0)
+      throw new RestoreFenceError(
+        `${others.length} other connection(s) use the database (${others
+          .slice(0, 5)
+          .map((other) => `${other.user}@${other.host}`)
+          .join(", ")}): stop every replica (scale the Deployment to 0) and run the fence again`,
+      );
+  }
   const [row] = (await dataSource.query("SELECT MAX(version) AS newest FROM task_plans")) as {
     newest: number | string | null;
   }[];

@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import Database from "better-sqlite3";
+import { createConnection } from "mysql2/promise";
 import {
   copyFileSync,
   createReadStream,
@@ -431,6 +432,21 @@ describe("backup and restore drills", () => {
       const restore = await runMariadbFrom(dumpFile, fresh.port, "plans");
       expect([restore.code, restore.stderr]).toEqual([0, ""]);
       const restoreMs = Date.now() - restoreStarted;
+      // While anything (a replica left running) uses the database, the fence refuses and changes
+      // nothing (the fence below moves every version by one margin).
+      const lingering = await createConnection({ uri: fresh.urlFor("plans") });
+      const refused = await runToExit([process.execPath, FENCE], {
+        env: { ...process.env, PLAN_DATABASE_URL: fresh.urlFor("plans") },
+        timeoutMs: 60_000,
+      });
+      await lingering.end();
+      expect([refused.code, refused.stdout, refused.stderr]).toEqual([
+        1,
+        "",
+        expect.stringMatching(
+          /^restore fence failed: 1 other connection\(s\) use the database \(root@.+\): stop every replica \(scale the Deployment to 0\) and run the fence again\n$/,
+        ),
+      ]);
       const fence = await runFence(fresh.urlFor("plans"));
       expect(fence.tasks).toBe(SEEDED + taskIds.length);
       for (let i = 0; i < 2; i++)
