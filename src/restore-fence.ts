@@ -22,7 +22,8 @@ function marginOf(args: readonly string[]): number {
 
 /**
  * `node dist/src/restore-fence.js [--version-margin N]`: run once on a restored database
- * (PLAN_DATABASE_URL), with the service stopped, before the service serves it. Moves every plan's
+ * (PLAN_DATABASE_URL), with the service stopped (on MySQL/MariaDB it refuses while another connection
+ * uses the database), before the service serves it. Moves every plan's
  * version up by N (default 1,000,000; it must exceed the writes any one task may have had between the
  * backup and the loss) and drops the change history, so that no version of the lost timeline is
  * given again and every resume point or expected version from it is refused
