@@ -1,5 +1,6 @@
 import type { DataSource, EntityManager } from "typeorm";
 import type { Dialect } from "./sql-dialect";
+import { HEAD_META_COLUMNS } from "./tables/heads";
 import { sendStatement } from "./transaction";
 
 /** Tasks fenced per transaction: a large database is never held in one huge transaction. */
@@ -13,6 +14,8 @@ export interface RestoreFenceResult {
   readonly margin: number;
   /** HEAD rows (tombstones included) whose version moved by the margin. */
   readonly tasks: number;
+  /** Tasks without a plan that were given a tombstone HEAD row at the margin. */
+  readonly tombstones: number;
   /** Change rows (WatchPlan's history) deleted. */
   readonly changeRows: number;
   readonly batches: number;
@@ -34,7 +37,8 @@ export class RestoreFenceError extends Error {
  * clients of the lost timeline already saw with other content. In batches of RESTORE_FENCE_BATCH
  * tasks, each its own transaction holding its HEAD rows locked as a write would, it:
  * - moves every HEAD row's version (tombstones included) up by `margin`, past every version the lost
- *   timeline can have given, as long as no task had `margin` writes between the backup and the loss;
+ *   timeline can have given, as long as no task had `margin` writes between the backup and the loss,
+ *   and gives every task without a plan a tombstone at `margin` (its first plan starts above it);
  * - deletes the tasks' change rows, so a WatchPlan resume point or an `expected_version` of the lost
  *   timeline (below the new version, with no change retained after it) ends WATCH_HISTORY_EXPIRED /
  *   VERSION_MISMATCH, and no change row derives its content from a version it no longer follows
@@ -58,18 +62,20 @@ export async function fenceRestoredVersions(
   let after = "";
   let tasks = 0;
   let changeRows = 0;
+  let tombstones = 0;
   let batches = 0;
   for (;;) {
     const done = await dataSource.transaction(async (manager: EntityManager) => {
       const ids = (
-        (await manager.query(
-          `SELECT task_id FROM task_plans WHERE task_id > ? ORDER BY task_id LIMIT ?${lock}`,
-          [after, batch],
-        )) as { task_id: string }[]
-      ).map((row) => row.task_id);
+        (await manager.query(`SELECT id FROM tasks WHERE id > ? ORDER BY id LIMIT ?${lock}`, [
+          after,
+          batch,
+        ])) as { id: string }[]
+      ).map((row) => row.id);
       if (ids.length === 0) return true;
       if (!manager.queryRunner) throw new Error("a fence batch runs on a query runner");
-      const inTasks = `task_id IN (${ids.map(() => "?").join(", ")})`;
+      const placeholders = ids.map(() => "?").join(", ");
+      const inTasks = `task_id IN (${placeholders})`;
       const deleted = await sendStatement(
         manager.queryRunner,
         dialect,
@@ -83,7 +89,20 @@ export async function fenceRestoredVersions(
           ` history_version = NULL WHERE ${inTasks}`,
         [margin, ...ids],
       );
+      // A task without a plan gets a tombstone at the margin: its first plan then starts above every
+      // version the lost timeline may have given it (a tombstone is what a deleted plan leaves).
+      const now = Date.now();
+      const buried = await sendStatement(
+        manager.queryRunner,
+        dialect,
+        `INSERT INTO task_plans (${HEAD_META_COLUMNS.join(", ")}, content)` +
+          ` SELECT t.id, '', 0, 0, 0, 0, ?, 'agent', ?, ?, 0, 1, NULL, NULL, NULL, NULL, NULL, NULL, ''` +
+          ` FROM tasks t LEFT JOIN task_plans p ON p.task_id = t.id` +
+          ` WHERE t.id IN (${placeholders}) AND p.task_id IS NULL`,
+        [margin, now, now, ...ids],
+      );
       tasks += moved.affected;
+      tombstones += buried.affected;
       changeRows += deleted.affected;
       batches++;
       after = ids[ids.length - 1] ?? after;
@@ -91,7 +110,7 @@ export async function fenceRestoredVersions(
     });
     if (done) break;
   }
-  return { margin, tasks, changeRows, batches, milliseconds: Date.now() - started };
+  return { margin, tasks, tombstones, changeRows, batches, milliseconds: Date.now() - started };
 }
 
 // Nothing is changed on a database the fence cannot finish: one whose schema is not the service's

@@ -303,6 +303,11 @@ describe("backup and restore drills", () => {
     });
     expect(migrated.code).toBe(0);
     await seedPlans(url, "seed", 3, 3);
+    // A task without a plan: the fence gives it a tombstone at the margin.
+    await execSql(
+      url,
+      "INSERT INTO tasks (id, workspace_id, title, created_at) VALUES ('unplanned', 'ws', '', 0)",
+    );
     const versions = async () =>
       (
         (await execSql(url, "SELECT version, history_version FROM task_plans ORDER BY task_id")) as {
@@ -365,13 +370,28 @@ describe("backup and restore drills", () => {
         margin.startsWith("--") ? [margin] : ["--version-margin", margin],
       );
       expect([run.code, run.stderr]).toEqual([0, ""]);
-      expect(JSON.parse(run.stdout)).toMatchObject({ tasks: 3, changeRows: 0, batches: 1 });
+      expect(JSON.parse(run.stdout)).toMatchObject({
+        tasks: margin === "10" ? 3 : 4,
+        tombstones: margin === "10" ? 1 : 0,
+        changeRows: 0,
+        batches: 1,
+      });
     }
     expect(await versions()).toEqual([
       [20, null],
       [20, null],
       [20, null],
+      [17, null],
     ]);
+    // Its first plan starts above the margin, as after a delete.
+    const [tombstone] = (await execSql(
+      url,
+      "SELECT deleted, latest_revision_number FROM task_plans WHERE task_id = 'unplanned'",
+    )) as {
+      deleted: number;
+      latest_revision_number: number;
+    }[];
+    expect(tombstone).toEqual({ deleted: 1, latest_revision_number: 0 });
   });
 
   it(
