@@ -79,7 +79,8 @@ function headOf<C, T>(cell: Cell, content: C, trimmedChars: T, trimmedBytes: T) 
 }
 
 // The row's content (when the read selected it), checked against its recorded size.
-const contentOfHead = (cell: Cell) => checkedContent(cell, (taskId) => ({ taskId, row: "plan" }));
+const contentOfHead = (cell: Cell) =>
+  checkedContent(cell, num(cell("content_bytes")), { taskId: str(cell("task_id")), row: "plan" });
 
 /** A HEAD row with its content; throws StorageCorruptionError when the content is not its recorded size. */
 export function headFromRow(cell: Cell): HeadRecord {

@@ -65,7 +65,10 @@ function revisionOf<C>(cell: Cell, content: C) {
 
 // The row's content (when the read selected it), checked against its recorded size.
 const contentOfRevision = (cell: Cell) =>
-  checkedContent(cell, (taskId) => ({ taskId, row: `revision ${str(cell("id"))}` }));
+  checkedContent(cell, num(cell("content_bytes")), {
+    taskId: str(cell("task_id")),
+    row: `revision ${str(cell("id"))}`,
+  });
 
 /** A revision's metadata (a listing reads no text). */
 export function revisionMetaFromRow(cell: Cell): RevisionMeta {

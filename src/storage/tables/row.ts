@@ -69,14 +69,11 @@ export function verifySize(storedBytes: number, recordedBytes: number, what: Row
     throw new StorageCorruptionError({ ...what, recordedBytes, storedBytes });
 }
 
-/**
- * The row's `content` cell (null when the read did not select it), checked against its recorded size
- * (`content_bytes`, the column every table holding plan text records it in); `row` says which row.
- */
-export function checkedContent(cell: Cell, row: (taskId: string) => RowOf): string | null {
+/** The row's `content` cell (null when the read did not select it), checked against its recorded size. */
+export function checkedContent(cell: Cell, recordedBytes: number, what: RowOf): string | null {
   const stored = cell("content");
   if (isNull(stored)) return null;
   const content = String(stored);
-  verifyContent(content, Number(cell("content_bytes")), row(String(cell("task_id"))));
+  verifyContent(content, recordedBytes, what);
   return content;
 }
