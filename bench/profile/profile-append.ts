@@ -17,20 +17,24 @@
 import { spawn } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { WriteMode } from "@taskplans/client";
 import { createDatabase, startMariaDb } from "../../test/harness/databases/mariadb";
 import { startRedisNodes } from "../../test/harness/databases/redis";
 import { startReplica } from "../../test/harness/servers/replica";
 import { connect } from "../../test/harness/calls/rpc";
 import { createConnection } from "mysql2/promise";
-import { processCpuMs, systemCalls } from "../shared/process-stats";
+import { processCpuMs, systemCalls, threadCpuMs } from "../shared/process-stats";
 
 const TASKS = 1_000;
 const IN_FLIGHT = 16;
 const APPENDS = Number(process.env.PROFILE_APPENDS ?? 10_000);
 const WITH_REDIS = process.env.PROFILE_REDIS !== "0";
 const ROUNDS = Number(process.env.PROFILE_ROUNDS ?? 1);
+// PROFILE_PERF=<dir>: sample with Linux perf (CPU time, kernel included, the measured phase only)
+// instead of --cpu-prof, whose samples count wall time (a thread waiting for a core is charged to
+// what it last ran). Read with `perf report -i <dir>/<process>.data --no-children --sort dso,sym`.
+const PERF_DIR = process.env.PROFILE_PERF;
 
 interface ProfileNode {
   readonly id: number;
@@ -87,6 +91,21 @@ function readProfile(dir: string): CpuProfile {
   return JSON.parse(readFileSync(join(dir, file), "utf8")) as CpuProfile;
 }
 
+/** `perf record` of a process's threads until stopped (SIGINT, after which perf writes its file). */
+function perfRecord(pid: number, dir: string): { stop(): Promise<void> } {
+  mkdirSync(dirname(dir), { recursive: true });
+  const perf = spawn("perf", ["record", "-F", "997", "-g", "-p", String(pid), "-o", `${dir}.data`], {
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  return {
+    stop: async () => {
+      const exited = new Promise((resolve) => perf.once("exit", resolve));
+      perf.kill("SIGINT");
+      await exited;
+    },
+  };
+}
+
 async function appendLoad(port: number, tasks: readonly string[], appends: number): Promise<void> {
   const clients = Array.from({ length: 4 }, () => connect(port));
   let next = 0;
@@ -107,6 +126,8 @@ async function appendLoad(port: number, tasks: readonly string[], appends: numbe
 
 interface Measured {
   readonly cpuMsPerAppend: number;
+  /** CPU ms per append of the measured phase, by thread name (threadCpuMs). */
+  readonly threads: Map<string, number>;
   /** Per append of the measured phase: the process's system calls, and statements MariaDB received. */
   readonly writeCalls: number;
   readonly readCalls: number;
@@ -143,6 +164,7 @@ async function main(): Promise<void> {
   };
   const profiled = (name: string) => {
     const dir = join(logDir, name);
+    if (PERF_DIR) return { dir: join(PERF_DIR, name), nodeArgs: ["--perf-basic-prof"] };
     return { dir, nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${dir}`] };
   };
   // Warmed up as bench:overhead warms the ceiling (two appends per task), then measured.
@@ -154,19 +176,30 @@ async function main(): Promise<void> {
   };
   const measure = async (port: number, pid: number, stop: () => Promise<void>, dir: string) => {
     await appendLoad(port, tasks, 2 * TASKS);
-    const before = { cpu: processCpuMs(pid), calls: systemCalls(pid), statements: await questions() };
+    const before = {
+      cpu: processCpuMs(pid),
+      threads: threadCpuMs(pid),
+      calls: systemCalls(pid),
+      statements: await questions(),
+    };
+    const perf = PERF_DIR ? perfRecord(pid, dir) : null;
     await appendLoad(port, tasks, APPENDS);
+    await perf?.stop();
     const cpuMs = processCpuMs(pid) - before.cpu;
+    const threads = new Map(
+      [...threadCpuMs(pid)].map(([name, ms]) => [name, (ms - (before.threads.get(name) ?? 0)) / APPENDS]),
+    );
     const calls = systemCalls(pid);
     // Less the count's own statement (each count includes itself).
     const statements = (await questions()) - before.statements - 1;
     await stop();
     return {
       cpuMsPerAppend: cpuMs / APPENDS,
+      threads,
       writeCalls: (calls.writes - before.calls.writes) / APPENDS,
       readCalls: (calls.reads - before.calls.reads) / APPENDS,
       statements: statements / APPENDS,
-      ...summarize(readProfile(dir)),
+      ...(PERF_DIR ? { buckets: new Map(), functions: new Map() } : summarize(readProfile(dir))),
     };
   };
   const service = async (round: number): Promise<Measured> => {
@@ -217,7 +250,11 @@ async function main(): Promise<void> {
     rmSync(logDir, { recursive: true, force: true });
   }
   const last = rounds[rounds.length - 1];
-  if (last) print(last.service, last.ceiling);
+  if (last && !PERF_DIR) print(last.service, last.ceiling);
+  if (last && PERF_DIR)
+    console.log(
+      `perf data in ${PERF_DIR}; CPU per append ${last.service.cpuMsPerAppend.toFixed(3)} / ${last.ceiling.cpuMsPerAppend.toFixed(3)} ms`,
+    );
   if (rounds.length > 1) {
     const ratios = rounds.map((r) => r.service.cpuMsPerAppend / r.ceiling.cpuMsPerAppend);
     const each = rounds.map(
@@ -263,6 +300,11 @@ function print(service: Measured | undefined, ceiling: Measured | undefined): vo
   const perAppend = (m: Measured) =>
     `${m.writeCalls.toFixed(2)} write and ${m.readCalls.toFixed(2)} read calls, ${m.statements.toFixed(2)} statements`;
   console.log(`\nper append (measured phase): service ${perAppend(service)}; ceiling ${perAppend(ceiling)}`);
+  const threadNames = [...new Set([...service.threads.keys(), ...ceiling.threads.keys()])];
+  const byThread = (m: Measured) =>
+    threadNames.map((name) => `${name} ${(m.threads.get(name) ?? 0).toFixed(3)}`).join(", ");
+  console.log(`\nCPU ms per append by thread (/proc, measured phase): service ${byThread(service)}`);
+  console.log(`${"".padEnd(50)} ceiling ${byThread(ceiling)}`);
   console.log(
     `\nCPU per append (/proc, measured phase): service ${service.cpuMsPerAppend.toFixed(3)} ms, ceiling ${ceiling.cpuMsPerAppend.toFixed(3)} ms, ${(service.cpuMsPerAppend / ceiling.cpuMsPerAppend).toFixed(2)}x`,
   );

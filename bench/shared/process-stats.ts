@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
 const CLOCK_TICKS_PER_SECOND = 100; // getconf CLK_TCK on Linux
 
@@ -6,6 +6,29 @@ const CLOCK_TICKS_PER_SECOND = 100; // getconf CLK_TCK on Linux
 export function processCpuMs(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+}
+
+/**
+ * CPU time (ms) each kind of thread of a process has used so far, by thread name (/proc/<pid>/task):
+ * the main thread under its process name ("node"), V8's workers (GC and the optimizing compiler,
+ * "V8 DefaultWorke"), libuv's pool ("libuv-worker"), the main thread first. A thread that ended is
+ * no longer counted, so take differences of threads that live through the measurement.
+ */
+export function threadCpuMs(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+    } catch {
+      continue; // ended between the listing and the read
+    }
+    const name = tid === String(pid) ? "main thread" : (/\((.*)\) /.exec(stat)?.[1] ?? "?");
+    const fields = stat.split(") ")[1]?.split(" ") ?? [];
+    const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+    byName.set(name, (byName.get(name) ?? 0) + ms);
+  }
+  return byName;
 }
 
 /** Resident and peak resident memory of a process, in MB (from /proc). */

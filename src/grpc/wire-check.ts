@@ -1,11 +1,12 @@
+import { isUtf8 } from "node:buffer";
 import { type DescField, type DescMessage, ScalarType } from "@bufbuild/protobuf";
 import { BinaryReader, WireType } from "@bufbuild/protobuf/wire";
 import { RequestError } from "./request-error";
 
 // The decoders ts-proto generates replace invalid UTF-8 with U+FFFD and fail on 64-bit numbers above
 // 2^53 - 1 without naming the field, so the raw bytes are checked first, against the descriptor.
-
-const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+// The check runs on every call, so it allocates nothing on a well-formed request: UTF-8 is checked
+// in place (isUtf8, no string made), and a field's path is built only for its error.
 const MAX_DEPTH = 32;
 
 const WIRE_OF_SCALAR: Partial<Record<ScalarType, WireType>> = {
@@ -18,6 +19,8 @@ const WIRE_OF_SCALAR: Partial<Record<ScalarType, WireType>> = {
   [ScalarType.STRING]: WireType.LengthDelimited,
   [ScalarType.BYTES]: WireType.LengthDelimited,
 };
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
 const SIXTY_FOUR_BIT = new Set([ScalarType.INT64, ScalarType.UINT64, ScalarType.SINT64]);
 
 /**
@@ -50,12 +53,12 @@ function walk(
   if (depth > MAX_DEPTH) throw malformed(prefix.slice(0, -1), "is nested too deeply");
   while (reader.pos < end) {
     const [number, wireType] = reader.tag();
-    const field = message.fields.find((f) => f.number === number);
+    const field = fieldsByNumber(message).get(number);
     if (!field) {
       reader.skip(wireType, number);
       continue;
     }
-    checkField(field, wireType, bytes, reader, `${prefix}${field.name}`, depth);
+    checkField(field, wireType, bytes, reader, prefix, depth);
   }
   if (reader.pos !== end) {
     throw prefix
@@ -64,14 +67,27 @@ function walk(
   }
 }
 
+const BY_NUMBER = new WeakMap<DescMessage, ReadonlyMap<number, DescField>>();
+
+function fieldsByNumber(message: DescMessage): ReadonlyMap<number, DescField> {
+  let fields = BY_NUMBER.get(message);
+  if (!fields) {
+    fields = new Map(message.fields.map((field) => [field.number, field]));
+    BY_NUMBER.set(message, fields);
+  }
+  return fields;
+}
+
+// `prefix`: the path of the message the field is in ("" at the top, "author." inside author).
 function checkField(
   field: DescField,
   wireType: WireType,
   bytes: Uint8Array,
   reader: BinaryReader,
-  path: string,
+  prefix: string,
   depth: number,
 ): void {
+  const path = () => `${prefix}${field.name}`;
   const scalar =
     field.fieldKind === "scalar" || (field.fieldKind === "list" && field.listKind === "scalar")
       ? field.scalar
@@ -81,21 +97,17 @@ function checkField(
       ? field.message
       : undefined;
   if (nested) {
-    if (wireType !== WireType.LengthDelimited) throw malformed(path, "has the wrong wire type");
+    if (wireType !== WireType.LengthDelimited) throw malformed(path(), "has the wrong wire type");
     const end = delimitedEnd(reader, path);
-    walk(nested, bytes, reader, end, `${path}.`, depth + 1);
+    walk(nested, bytes, reader, end, `${path()}.`, depth + 1);
     return;
   }
   if (scalar === ScalarType.STRING) {
-    if (wireType !== WireType.LengthDelimited) throw malformed(path, "has the wrong wire type");
+    if (wireType !== WireType.LengthDelimited) throw malformed(path(), "has the wrong wire type");
     const end = delimitedEnd(reader, path);
     const text = bytes.subarray(reader.pos, end);
     reader.pos = end;
-    try {
-      utf8.decode(text);
-    } catch {
-      throw new RequestError("INVALID_UTF8", path, `field ${path} is not valid UTF-8`);
-    }
+    if (!isUtf8(text)) throw new RequestError("INVALID_UTF8", path(), `field ${path()} is not valid UTF-8`);
     return;
   }
   if (scalar !== undefined && SIXTY_FOUR_BIT.has(scalar) && wireType === WireType.Varint) {
@@ -106,11 +118,11 @@ function checkField(
           ? reader.int64()
           : reader.uint64(),
     );
-    if (value > BigInt(Number.MAX_SAFE_INTEGER) || value < BigInt(Number.MIN_SAFE_INTEGER)) {
+    if (value > MAX_SAFE || value < MIN_SAFE) {
       throw new RequestError(
         "MALFORMED_REQUEST",
-        path,
-        `field ${path} is ${value}, beyond the largest supported value ${Number.MAX_SAFE_INTEGER}`,
+        path(),
+        `field ${path()} is ${value}, beyond the largest supported value ${Number.MAX_SAFE_INTEGER}`,
       );
     }
     return;
@@ -123,16 +135,16 @@ function checkField(
         : WireType.Varint;
   // A repeated scalar may also arrive packed (length-delimited).
   if (wireType !== expected && !(field.fieldKind === "list" && wireType === WireType.LengthDelimited)) {
-    throw malformed(path, "has the wrong wire type");
+    throw malformed(path(), "has the wrong wire type");
   }
   reader.skip(wireType, field.number);
 }
 
 // Reads a length prefix; the end it names must lie inside the message.
-function delimitedEnd(reader: BinaryReader, path: string): number {
+function delimitedEnd(reader: BinaryReader, path: () => string): number {
   const length = reader.uint32(); // read first: it moves pos past the prefix
   const end = reader.pos + length;
-  if (end > reader.len) throw malformed(path, "is truncated");
+  if (end > reader.len) throw malformed(path(), "is truncated");
   return end;
 }
 

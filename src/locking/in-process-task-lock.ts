@@ -9,7 +9,7 @@ interface Entry {
   readonly waiters: Waiter[];
 }
 
-const NEVER_LOST: LockLease = { signal: new AbortController().signal };
+const NEVER_LOST: LockLease = { lost: false };
 
 /**
  * A per-task mutex table for one process. Waiters are granted the lock first in, first out; an entry

@@ -19,16 +19,18 @@ export interface RedlockSettings {
 }
 
 // A Redis lease this process holds for one task, possibly across several local writes.
+// It is also the lease its writes see (LockLease): `lost` is set once it expires or an extension fails.
 interface Hold {
   lock: Lock;
-  readonly controller: AbortController;
+  lost: boolean;
   /** Writes started under this lease in the current batch (at most maxBatch). */
   uses: number;
   /** Writes running under it right now (at most PIPELINE_DEPTH). */
   active: number;
   /** Set once the lease is to be handed on: no further write may start under it. */
   retiring: boolean;
-  expiryTimer: NodeJS.Timeout;
+  /** Set once the hold exists (its callback marks the hold itself). */
+  expiryTimer: NodeJS.Timeout | undefined;
   readonly extendTimer: NodeJS.Timeout;
   /** Settles once the lease is given back (released or left to expire). */
   readonly dropped: Promise<void>;
@@ -55,7 +57,7 @@ const STARTUP_WAIT_MS = 2_000;
  * writes queued locally and runs up to PIPELINE_DEPTH of them at once under it; after maxBatch
  * writes it hands the lease on if another replica said it waits, and otherwise starts a new batch.
  * Releases of a lease another replica waits for are announced, so it wakes at once. The lease is
- * extended while held; if it is lost the lease signal aborts. Correctness never rests on the lease:
+ * extended while held; if it is lost the lease is marked lost. Correctness never rests on the lease:
  * the database fence does.
  */
 export class RedlockTaskLock implements TaskLock {
@@ -108,7 +110,7 @@ export class RedlockTaskLock implements TaskLock {
     return this.local.withLock(taskId, waitMs, async () => {
       const hold = await this.obtain(taskId, deadline);
       try {
-        return await work({ signal: hold.controller.signal });
+        return await work(hold);
       } finally {
         await this.afterUse(taskId, hold);
       }
@@ -144,7 +146,7 @@ export class RedlockTaskLock implements TaskLock {
   // Whether a held lease may take one more local write (lease-policy.ts). A retiring or lost lease
   // is given back by the last write in flight under it, or now if there is none.
   private reusable(taskId: string, hold: Hold): boolean {
-    const lost = hold.controller.signal.aborted;
+    const lost = hold.lost;
     const contendedAt = this.waitedFor.get(taskId) ?? 0;
     const lease = { uses: hold.uses, retiring: hold.retiring, lost, contendedAt };
     switch (decideLeaseUse(lease, Date.now(), this.settings)) {
@@ -210,32 +212,29 @@ export class RedlockTaskLock implements TaskLock {
   }
 
   private startHold(taskId: string, lock: Lock): Hold {
-    const controller = new AbortController();
     let markDropped = () => undefined as void;
     const dropped = new Promise<void>((resolve) => (markDropped = resolve));
     const hold: Hold = {
       lock,
-      controller,
+      lost: false,
       uses: 0,
       active: 0,
       retiring: false,
-      expiryTimer: this.expiryTimer(controller, lock),
+      expiryTimer: undefined,
       extendTimer: setInterval(() => void this.extend(taskId, hold), Math.floor(this.settings.leaseMs / 3)),
       dropped,
       markDropped,
     };
     hold.extendTimer.unref();
+    hold.expiryTimer = this.expiryTimer(hold);
     this.holds.set(taskId, hold);
     return hold;
   }
 
-  // Aborts the lease signal at the lease's own expiry if no extension moved it (for example after
-  // the process was paused): the write then refuses to commit.
-  private expiryTimer(controller: AbortController, lock: Lock): NodeJS.Timeout {
-    const timer = setTimeout(
-      () => controller.abort(new Error("lock lease expired")),
-      lock.expiration - Date.now(),
-    );
+  // Marks the lease lost at its own expiry if no extension moved it (for example after the process
+  // was paused): the write then refuses to commit.
+  private expiryTimer(hold: Hold): NodeJS.Timeout {
+    const timer = setTimeout(() => (hold.lost = true), hold.lock.expiration - Date.now());
     timer.unref();
     return timer;
   }
@@ -246,27 +245,27 @@ export class RedlockTaskLock implements TaskLock {
       await this.drop(taskId, hold);
       return;
     }
-    if (hold.controller.signal.aborted || hold.lock.expiration <= Date.now()) {
-      hold.controller.abort(new Error("lock lease expired"));
+    if (hold.lost || hold.lock.expiration <= Date.now()) {
+      hold.lost = true;
       return;
     }
     try {
       hold.lock = await hold.lock.extend(this.settings.leaseMs);
       clearTimeout(hold.expiryTimer);
-      hold.expiryTimer = this.expiryTimer(hold.controller, hold.lock);
+      hold.expiryTimer = this.expiryTimer(hold);
     } catch (error) {
       this.logger.warn(
         { taskId, err: (error as Error).message },
         "lock lease could not be extended; the write will not commit",
       );
-      hold.controller.abort(new Error("lock lease lost"));
+      hold.lost = true;
     }
   }
 
   private async afterUse(taskId: string, hold: Hold): Promise<void> {
     if (--hold.active > 0) return; // the last write running under the lease decides
     // Kept while local writers queue for it; their obtain() decides whether the batch goes on.
-    const kept = this.local.waiting(taskId) > 0 && !hold.retiring && !hold.controller.signal.aborted;
+    const kept = this.local.waiting(taskId) > 0 && !hold.retiring && !hold.lost;
     if (!kept) await this.drop(taskId, hold);
   }
 

@@ -91,7 +91,7 @@ export class WritePipeline {
           historyBudget: settings.historyBudget,
           newId: this.deps.newId,
         });
-        const locked = { caller: call.caller, lease: lease.signal, env };
+        const locked = { caller: call.caller, lease, env };
         return store.inTransaction((tx) => writeUnderLock(tx, write, locked));
       });
       metrics.transaction((performance.now() - txStarted) / 1000, "committed");

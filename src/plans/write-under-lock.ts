@@ -1,5 +1,6 @@
 import type { Caller } from "../auth/caller";
 import type { PlanWriteTx } from "./ports/plan-store";
+import type { LockLease } from "./ports/task-lock";
 import type { ReadKind } from "./ports/records";
 import { StorageConflictError } from "./ports/store-errors";
 import { REQUEST_ID_RETENTION_MS } from "./idempotency";
@@ -18,7 +19,7 @@ import {
 /** Who writes, the lease of their task's lock, and the inputs of the decision. */
 export interface LockedCall {
   readonly caller: Caller;
-  readonly lease: AbortSignal;
+  readonly lease: LockLease;
   /** Read once the task's rows are locked: the time is then after the previous write's commit. */
   readonly env: () => WriteEnv;
 }
@@ -74,6 +75,8 @@ export async function writeUnderLock<K extends ReadKind, R>(
   // Only a content write is held to the budget: a delete always goes through (it is how a task recovers).
   if (decided.commit.kind === "content") checkHistoryBudget(env.historyBudget, history, usage);
   // The lease check is a courtesy; the fences (HEAD's version, the revision's row version) hold.
-  if (call.lease.aborted) throw new StorageConflictError("lock lease lost before commit");
-  return { ...decided, storedBytes };
+  if (call.lease.lost) throw new StorageConflictError("lock lease lost before commit");
+  // Built field by field: a spread of the decision (whose shape varies by command) costs shape
+  // transitions on every write.
+  return { commit: decided.commit, result: decided.result, stored: decided.stored, storedBytes };
 }
