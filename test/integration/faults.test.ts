@@ -13,6 +13,7 @@ import { connect } from "../harness/calls/rpc";
 import type { OpRecord } from "../harness/jepsen/history";
 import { WriteMode } from "@taskplans/contract";
 import { execSql } from "../harness/databases/sql";
+import { createConnection } from "mysql2/promise";
 import Redis from "ioredis";
 import { redisKeys } from "../../src/locking/redis-keys";
 
@@ -123,8 +124,9 @@ async function partitionFor(
 
 /**
  * Interrupts replica `index` (SIGSTOP, or a partition) at a moment it holds a task's rows in an
- * open transaction, as MariaDB reports it (checked at once, within the lease): otherwise restores it
- * and tries again. Resolves when it interrupted it, and after how many attempts.
+ * open transaction while the database waits for its next statement, as MariaDB reports it (checked
+ * at once, within the lease; a transaction the database is still executing, its COMMIT included,
+ * does not count): otherwise restores it and tries again. Resolves when it interrupted it, and after how many attempts.
  */
 async function interruptHoldingRows(
   fault: { interrupt(): void; restore(): void },
@@ -133,23 +135,31 @@ async function interruptHoldingRows(
   address: string,
   rootUrl: string,
 ): Promise<{ at: number; attempts: number }> {
-  const holding = async () =>
-    (
-      (await execSql(
-        rootUrl,
-        "SELECT COUNT(*) AS n FROM information_schema.INNODB_TRX t" +
-          " JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id" +
-          " WHERE p.HOST LIKE ? AND t.trx_rows_locked > 0",
-        [`${address}:%`],
-      )) as { n: number }[]
-    )[0]?.n ?? 0;
-  for (let attempt = 1; attempt <= 200; attempt++) {
-    await untilInFlight(workload, index);
-    fault.interrupt();
-    const at = Date.now();
-    if (Number(await holding()) > 0) return { at, attempts: attempt };
-    fault.restore();
-    await sleep(50);
+  // One connection for every look: a look must take a millisecond, not a connection's set-up.
+  const database = await createConnection({ uri: rootUrl });
+  const holding = async () => {
+    const [rows] = await database.query(
+      "SELECT COUNT(*) AS n FROM information_schema.INNODB_TRX t" +
+        " JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id" +
+        " WHERE p.HOST LIKE ? AND t.trx_rows_locked > 0 AND p.COMMAND = 'Sleep'",
+      [`${address}:%`],
+    );
+    return Number((rows as { n: number }[])[0]?.n ?? 0) > 0;
+  };
+  try {
+    for (let attempt = 1; attempt <= 200; attempt++) {
+      await untilInFlight(workload, index);
+      // Strike while the database is seen waiting for the replica (the window is open), then check
+      // that it still is: the replica may have sent its COMMIT in between.
+      for (let look = 0; look < 500 && !(await holding()); look++);
+      fault.interrupt();
+      const at = Date.now();
+      if (await holding()) return { at, attempts: attempt };
+      fault.restore();
+      await sleep(50);
+    }
+  } finally {
+    await database.end();
   }
   throw new Error(`replica ${index} was never caught holding rows in 200 attempts`);
 }
@@ -439,6 +449,9 @@ describe("network partitions: replicas in network namespaces, MariaDB and each R
   // instead of until it wakes up, or wait_timeout (8 hours) for a host that never comes back.
   const HOLDER_FROZEN_MS = 30_000;
   const RECOVERY_BOUND_MS = LEASE_MS + 5_000;
+  // What reaches replica 1 while the scenario tries to catch it holding rows: about 16 KB/s, so a
+  // locking read's answer (a kilobyte or two) takes tens of milliseconds to arrive.
+  const HOLDER_LINK_KBIT = 128;
 
   /**
    * Interrupts replica 1 once it holds a task's rows (interruptHoldingRows) and measures how soon
@@ -446,20 +459,30 @@ describe("network partitions: replicas in network namespaces, MariaDB and each R
    * within the lease plus 5 s: the moment of the interruption, the attempts it took, the recovery.
    */
   async function recoveryFromVanishedHolder(
-    cluster: Pick<Cluster, "replicas" | "pods"> & { taskIds: readonly string[]; mariadb: MariaDb },
+    cluster: Pick<Cluster, "replicas" | "pods" | "addresses"> & {
+      taskIds: readonly string[];
+      mariadb: MariaDb;
+    },
     workload: Workload,
     fault: { interrupt(): void; restore(): void },
     what: string,
   ): Promise<{ at: number; attempts: number; recovered: number | null }> {
     const { replicas, pods, taskIds, mariadb: database } = cluster;
-    const address = pods[1]?.address ?? "";
+    const pod = pods[1] as Pod;
+    // A write holds its rows from its locking read until its COMMIT arrives: on a free link, only
+    // while the replica turns the read's answer into its rows, some tens of microseconds that an
+    // interruption at a random moment almost never hits (the faster the service, the rarer). With
+    // what reaches the replica from MariaDB throttled, the read's rows take tens of milliseconds to
+    // arrive, and an interruption in flight often lands while the database waits for the replica.
+    const databaseAddress = cluster.addresses?.database ?? "";
+    pod.throttle(databaseAddress, HOLDER_LINK_KBIT);
     const { at, attempts } = await interruptHoldingRows(
       fault,
       workload,
       1,
-      address,
+      pod.address,
       database.urlFor("mysql"),
-    );
+    ).finally(() => pod.throttle(databaseAddress, null));
     const recovered = await firstWritesAfter(
       workload,
       replicas[0] as Replica,
@@ -480,12 +503,12 @@ describe("network partitions: replicas in network namespaces, MariaDB and each R
     await runScenario(
       "SIGSTOP 30 s holding rows",
       mariadb,
-      async ({ replicas, pods, taskIds, stop }, workload) => {
+      async ({ replicas, pods, addresses, taskIds, stop }, workload) => {
         await untilProgress(workload, 0.1);
         const frozen = replicas[1] as Replica;
         const fault = { interrupt: () => frozen.pause(), restore: () => frozen.resume() };
         const { at, attempts, recovered } = await recoveryFromVanishedHolder(
-          { replicas, pods, taskIds, mariadb },
+          { replicas, pods, addresses, taskIds, mariadb },
           workload,
           fault,
           "frozen 30 s",
@@ -517,7 +540,7 @@ describe("network partitions: replicas in network namespaces, MariaDB and each R
         const everything = [addresses?.database ?? "", ...(addresses?.redis ?? [])];
         const fault = { interrupt: () => pod.cut(everything), restore: () => pod.heal(everything) };
         const { attempts, recovered } = await recoveryFromVanishedHolder(
-          { replicas, pods, taskIds, mariadb },
+          { replicas, pods, addresses, taskIds, mariadb },
           workload,
           fault,
           "cut off for good",

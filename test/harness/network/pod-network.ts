@@ -18,6 +18,13 @@ export interface Pod {
   cut(addresses: readonly string[]): void;
   /** Heals a cut. */
   heal(addresses: readonly string[]): void;
+  /**
+   * Limits what reaches the pod from `address` to `kbit` per second (tc: an htb class on the pod's
+   * link, chosen by a u32 filter on the source; nothing is dropped, it queues; everything else
+   * passes at full speed), or lifts the limit (null). Each answer from that address then takes
+   * longer to arrive, in proportion to its size. (This kernel has no netem to add a plain delay.)
+   */
+  throttle(address: string, kbit: number | null): void;
 }
 
 /** The bridge the pods hang off; servers the pods reach (MariaDB, Redis) bind to `hostAddress`. */
@@ -38,6 +45,12 @@ function ip(...args: string[]): void {
         "These tests need root and network namespaces (iproute2); they are never skipped.",
     );
   }
+}
+
+function tc(...args: string[]): void {
+  const run = spawnSync("tc", args, { encoding: "utf8" });
+  if (run.status !== 0)
+    throw new Error(`'tc ${args.join(" ")}' failed: ${run.stderr.trim() || run.error?.message}`);
 }
 
 function iptables(ns: string, ...rule: string[]): void {
@@ -109,6 +122,50 @@ export function createPodNetwork(): PodNetwork {
             iptables(ns, "-D", "OUTPUT", "-d", address, "-j", "DROP");
             iptables(ns, "-D", "INPUT", "-s", address, "-j", "DROP");
           }
+        },
+        throttle(address, kbit) {
+          // The host's end of the pair sends what reaches the pod.
+          if (kbit === null) {
+            tc("qdisc", "del", "dev", outside, "root");
+            return;
+          }
+          tc("qdisc", "add", "dev", outside, "root", "handle", "1:", "htb", "default", "10", "r2q", "100000");
+          tc("class", "add", "dev", outside, "parent", "1:", "classid", "1:10", "htb", "rate", "10gbit");
+          const rate = `${kbit}kbit`;
+          tc(
+            "class",
+            "add",
+            "dev",
+            outside,
+            "parent",
+            "1:",
+            "classid",
+            "1:20",
+            "htb",
+            "rate",
+            rate,
+            "ceil",
+            rate,
+          );
+          tc(
+            "filter",
+            "add",
+            "dev",
+            outside,
+            "parent",
+            "1:",
+            "protocol",
+            "ip",
+            "prio",
+            "1",
+            "u32",
+            "match",
+            "ip",
+            "src",
+            `${address}/32`,
+            "flowid",
+            "1:20",
+          );
         },
       };
     },
