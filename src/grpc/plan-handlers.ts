@@ -138,6 +138,14 @@ export function planHandlers(
         await queries.getRevision(caller, { taskId: request.taskId, revisionId: request.revisionId }),
       ),
     })),
+    // Declared by the contract ahead of their implementation (issue 44), which the next commits
+    // bring; until then a call passes the call scope's checks and fails as INTERNAL.
+    getPlanChanges: unary("GetPlanChanges", deps, () =>
+      Promise.reject(new Error("GetPlanChanges is not implemented yet")),
+    ),
+    diffPlanRevisions: unary("DiffPlanRevisions", deps, () =>
+      Promise.reject(new Error("DiffPlanRevisions is not implemented yet")),
+    ),
     revertPlan: unary("RevertPlan", deps, async (request, { caller, write }) =>
       encodeWriteResult(
         await service.revertPlan(
