@@ -1,4 +1,5 @@
 import type { PlanServiceServer } from "@taskplans/contract";
+import type { ChangeQueries } from "../plans/change-queries";
 import type { PlanQueries } from "../plans/plan-queries";
 import type { PlanService } from "../plans/plan-service";
 import {
@@ -10,6 +11,7 @@ import {
   encodeRevision,
   encodeWriteResult,
 } from "./encode";
+import { encodePlanChanges, encodeRevisionDiff } from "./encode-diff";
 import type { RawServer } from "./received-request";
 import { unary } from "./unary";
 import type { WatchService } from "../watch/watch-service";
@@ -19,6 +21,7 @@ import { type WatchDeps, watchPlanHandler } from "./watch-handler";
 export function planHandlers(
   service: PlanService,
   queries: PlanQueries,
+  changes: ChangeQueries,
   watches: WatchService,
   deps: WatchDeps,
 ): RawServer<PlanServiceServer> {
@@ -45,6 +48,7 @@ export function planHandlers(
             acknowledgeReduction: request.acknowledgeReduction,
             author: decodeAuthor(request.author),
             requestId: request.requestId,
+            merge: request.merge,
           },
           write,
         ),
@@ -80,6 +84,7 @@ export function planHandlers(
             // CreatePlan accepts no mode; an unspecified one decodes to "" (absent).
             mode: decodeWriteMode(request.mode),
             requestId: request.requestId,
+            merge: request.merge,
           },
           write,
         ),
@@ -98,6 +103,7 @@ export function planHandlers(
             acknowledgeReduction: request.acknowledgeReduction,
             author: decodeAuthor(request.author),
             requestId: request.requestId,
+            merge: request.merge,
           },
           write,
         ),
@@ -138,6 +144,20 @@ export function planHandlers(
         await queries.getRevision(caller, { taskId: request.taskId, revisionId: request.revisionId }),
       ),
     })),
+    getPlanChanges: unary("GetPlanChanges", deps, async (request, { caller }) =>
+      encodePlanChanges(
+        await changes.getPlanChanges(caller, { taskId: request.taskId, sinceVersion: request.sinceVersion }),
+      ),
+    ),
+    diffPlanRevisions: unary("DiffPlanRevisions", deps, async (request, { caller }) =>
+      encodeRevisionDiff(
+        await changes.diffRevisions(caller, {
+          taskId: request.taskId,
+          fromRevisionId: request.fromRevisionId,
+          toRevisionId: request.toRevisionId,
+        }),
+      ),
+    ),
     revertPlan: unary("RevertPlan", deps, async (request, { caller, write }) =>
       encodeWriteResult(
         await service.revertPlan(

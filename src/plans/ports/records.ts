@@ -84,6 +84,16 @@ export interface LockedRevision<K extends ReadKind = ReadKind> extends RevisionM
   readonly content: ReadContent<K>;
 }
 
+/**
+ * The plan content at a past version, as the change history gives it (GetPlanChanges' old side, a
+ * merge's base): exactly, or not at all. A version whose write deleted the plan has empty content.
+ * When it cannot be derived (history pruned or trimmed, a version never written or ahead of the
+ * plan), `oldestVersion` is the oldest version that can be, or null when none older than HEAD can.
+ */
+export type VersionContent =
+  | { readonly derivable: true; readonly version: number; readonly content: string }
+  | { readonly derivable: false; readonly version: number; readonly oldestVersion: number | null };
+
 /** What a task's history holds (the history budget): its revisions, and every stored copy of plan text. */
 export interface HistoryUsage {
   readonly revisions: number;
@@ -130,6 +140,17 @@ export interface LockedState<K extends ReadKind = ReadKind> {
   readonly target: RevisionRecord | null;
   /** The remembered request the write asked for (null when it asked for none, or there is none). */
   readonly remembered: WriteRequestRecord | null;
+  /** The content at the version the write asked for (null when it asked for none). */
+  readonly atVersion: VersionContent | null;
+}
+
+/**
+ * Marks a merged write: based on `fromVersion` (the caller's expected_version), merged with the
+ * changes of versions fromVersion + 1 .. `toVersion` (the version current when it was written).
+ */
+export interface MergeMarker {
+  readonly fromVersion: number;
+  readonly toVersion: number;
 }
 
 /** Revision metadata (everything but the content). */
@@ -147,6 +168,8 @@ export interface RevisionMeta {
   readonly updatedAt: Date;
   /** Increases each time the row changes (coalescing rewrites the newest revision in place). */
   readonly rowVersion: number;
+  /** Set on the revision of a merged write (never coalesced into); absent or null otherwise. */
+  readonly merge?: MergeMarker | null;
 }
 
 /** A revision with its content. */

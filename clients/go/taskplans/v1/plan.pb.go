@@ -374,8 +374,11 @@ type PlanRevision struct {
 	// revision in place). Pass it to RestorePlanRevision as expected_revision_version to restore
 	// exactly the snapshot you inspected. Not a credential.
 	RevisionVersion string `protobuf:"bytes,13,opt,name=revision_version,json=revisionVersion,proto3" json:"revision_version,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Set when the revision was written by a merge of a stale write (see PlanService, "Merging a
+	// stale write"). Such revisions are never coalesced into.
+	Merge         *MergeMarker `protobuf:"bytes,14,opt,name=merge,proto3,oneof" json:"merge,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PlanRevision) Reset() {
@@ -499,6 +502,70 @@ func (x *PlanRevision) GetRevisionVersion() string {
 	return ""
 }
 
+func (x *PlanRevision) GetMerge() *MergeMarker {
+	if x != nil {
+		return x.Merge
+	}
+	return nil
+}
+
+// Marks a write that was merged: based on from_version (the caller's expected_version), it was
+// merged with the changes others made in versions from_version + 1 .. to_version (the version
+// current when it was written; the merged write's own version is to_version + 1).
+type MergeMarker struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The version the caller's write was based on (its expected_version).
+	FromVersion uint64 `protobuf:"varint,1,opt,name=from_version,json=fromVersion,proto3" json:"from_version,omitempty"`
+	// The newest version merged in.
+	ToVersion     uint64 `protobuf:"varint,2,opt,name=to_version,json=toVersion,proto3" json:"to_version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MergeMarker) Reset() {
+	*x = MergeMarker{}
+	mi := &file_taskplans_v1_plan_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MergeMarker) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MergeMarker) ProtoMessage() {}
+
+func (x *MergeMarker) ProtoReflect() protoreflect.Message {
+	mi := &file_taskplans_v1_plan_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MergeMarker.ProtoReflect.Descriptor instead.
+func (*MergeMarker) Descriptor() ([]byte, []int) {
+	return file_taskplans_v1_plan_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *MergeMarker) GetFromVersion() uint64 {
+	if x != nil {
+		return x.FromVersion
+	}
+	return 0
+}
+
+func (x *MergeMarker) GetToVersion() uint64 {
+	if x != nil {
+		return x.ToVersion
+	}
+	return 0
+}
+
 // The revision a write created or coalesced into.
 type WrittenRevision struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -514,7 +581,7 @@ type WrittenRevision struct {
 
 func (x *WrittenRevision) Reset() {
 	*x = WrittenRevision{}
-	mi := &file_taskplans_v1_plan_proto_msgTypes[3]
+	mi := &file_taskplans_v1_plan_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -526,7 +593,7 @@ func (x *WrittenRevision) String() string {
 func (*WrittenRevision) ProtoMessage() {}
 
 func (x *WrittenRevision) ProtoReflect() protoreflect.Message {
-	mi := &file_taskplans_v1_plan_proto_msgTypes[3]
+	mi := &file_taskplans_v1_plan_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -539,7 +606,7 @@ func (x *WrittenRevision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WrittenRevision.ProtoReflect.Descriptor instead.
 func (*WrittenRevision) Descriptor() ([]byte, []int) {
-	return file_taskplans_v1_plan_proto_rawDescGZIP(), []int{3}
+	return file_taskplans_v1_plan_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *WrittenRevision) GetId() string {
@@ -578,7 +645,7 @@ type Truncation struct {
 
 func (x *Truncation) Reset() {
 	*x = Truncation{}
-	mi := &file_taskplans_v1_plan_proto_msgTypes[4]
+	mi := &file_taskplans_v1_plan_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -590,7 +657,7 @@ func (x *Truncation) String() string {
 func (*Truncation) ProtoMessage() {}
 
 func (x *Truncation) ProtoReflect() protoreflect.Message {
-	mi := &file_taskplans_v1_plan_proto_msgTypes[4]
+	mi := &file_taskplans_v1_plan_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -603,7 +670,7 @@ func (x *Truncation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Truncation.ProtoReflect.Descriptor instead.
 func (*Truncation) Descriptor() ([]byte, []int) {
-	return file_taskplans_v1_plan_proto_rawDescGZIP(), []int{4}
+	return file_taskplans_v1_plan_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Truncation) GetPriorChars() uint64 {
@@ -655,7 +722,7 @@ const file_taskplans_v1_plan_proto_rawDesc = "" +
 	"!implementation_started_session_id\x18\r \x01(\tH\x02R\x1eimplementationStartedSessionId\x88\x01\x01B\x1c\n" +
 	"\x1a_implementation_started_atB\x1c\n" +
 	"\x1a_implementation_started_byB$\n" +
-	"\"_implementation_started_session_id\"\xa9\x04\n" +
+	"\"_implementation_started_session_id\"\xe9\x04\n" +
 	"\fPlanRevision\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
 	"\atask_id\x18\x02 \x01(\tR\x06taskId\x12'\n" +
@@ -674,8 +741,14 @@ const file_taskplans_v1_plan_proto_rawDesc = "" +
 	"created_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
 	"updated_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12)\n" +
-	"\x10revision_version\x18\r \x01(\tR\x0frevisionVersionB\x18\n" +
-	"\x16_revert_of_revision_id\"W\n" +
+	"\x10revision_version\x18\r \x01(\tR\x0frevisionVersion\x124\n" +
+	"\x05merge\x18\x0e \x01(\v2\x19.taskplans.v1.MergeMarkerH\x01R\x05merge\x88\x01\x01B\x18\n" +
+	"\x16_revert_of_revision_idB\b\n" +
+	"\x06_merge\"O\n" +
+	"\vMergeMarker\x12!\n" +
+	"\ffrom_version\x18\x01 \x01(\x04R\vfromVersion\x12\x1d\n" +
+	"\n" +
+	"to_version\x18\x02 \x01(\x04R\ttoVersion\"W\n" +
 	"\x0fWrittenRevision\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06number\x18\x02 \x01(\x04R\x06number\x12\x1c\n" +
@@ -709,30 +782,32 @@ func file_taskplans_v1_plan_proto_rawDescGZIP() []byte {
 }
 
 var file_taskplans_v1_plan_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_taskplans_v1_plan_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_taskplans_v1_plan_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_taskplans_v1_plan_proto_goTypes = []any{
 	(WriteMode)(0),                // 0: taskplans.v1.WriteMode
 	(AuthorKind)(0),               // 1: taskplans.v1.AuthorKind
 	(*Author)(nil),                // 2: taskplans.v1.Author
 	(*Plan)(nil),                  // 3: taskplans.v1.Plan
 	(*PlanRevision)(nil),          // 4: taskplans.v1.PlanRevision
-	(*WrittenRevision)(nil),       // 5: taskplans.v1.WrittenRevision
-	(*Truncation)(nil),            // 6: taskplans.v1.Truncation
-	(*timestamppb.Timestamp)(nil), // 7: google.protobuf.Timestamp
+	(*MergeMarker)(nil),           // 5: taskplans.v1.MergeMarker
+	(*WrittenRevision)(nil),       // 6: taskplans.v1.WrittenRevision
+	(*Truncation)(nil),            // 7: taskplans.v1.Truncation
+	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
 }
 var file_taskplans_v1_plan_proto_depIdxs = []int32{
 	1, // 0: taskplans.v1.Author.kind:type_name -> taskplans.v1.AuthorKind
-	7, // 1: taskplans.v1.Plan.created_at:type_name -> google.protobuf.Timestamp
-	7, // 2: taskplans.v1.Plan.updated_at:type_name -> google.protobuf.Timestamp
-	7, // 3: taskplans.v1.Plan.implementation_started_at:type_name -> google.protobuf.Timestamp
+	8, // 1: taskplans.v1.Plan.created_at:type_name -> google.protobuf.Timestamp
+	8, // 2: taskplans.v1.Plan.updated_at:type_name -> google.protobuf.Timestamp
+	8, // 3: taskplans.v1.Plan.implementation_started_at:type_name -> google.protobuf.Timestamp
 	1, // 4: taskplans.v1.PlanRevision.author_kind:type_name -> taskplans.v1.AuthorKind
-	7, // 5: taskplans.v1.PlanRevision.created_at:type_name -> google.protobuf.Timestamp
-	7, // 6: taskplans.v1.PlanRevision.updated_at:type_name -> google.protobuf.Timestamp
-	7, // [7:7] is the sub-list for method output_type
-	7, // [7:7] is the sub-list for method input_type
-	7, // [7:7] is the sub-list for extension type_name
-	7, // [7:7] is the sub-list for extension extendee
-	0, // [0:7] is the sub-list for field type_name
+	8, // 5: taskplans.v1.PlanRevision.created_at:type_name -> google.protobuf.Timestamp
+	8, // 6: taskplans.v1.PlanRevision.updated_at:type_name -> google.protobuf.Timestamp
+	5, // 7: taskplans.v1.PlanRevision.merge:type_name -> taskplans.v1.MergeMarker
+	8, // [8:8] is the sub-list for method output_type
+	8, // [8:8] is the sub-list for method input_type
+	8, // [8:8] is the sub-list for extension type_name
+	8, // [8:8] is the sub-list for extension extendee
+	0, // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_taskplans_v1_plan_proto_init() }
@@ -748,7 +823,7 @@ func file_taskplans_v1_plan_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_taskplans_v1_plan_proto_rawDesc), len(file_taskplans_v1_plan_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   5,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -319,7 +319,12 @@ type EditPlanRequest struct {
 	// Author; see Author.
 	Author *Author `protobuf:"bytes,6,opt,name=author,proto3" json:"author,omitempty"`
 	// Safe retries; see UpdatePlanRequest.request_id.
-	RequestId     *string `protobuf:"bytes,7,opt,name=request_id,json=requestId,proto3,oneof" json:"request_id,omitempty"`
+	RequestId *string `protobuf:"bytes,7,opt,name=request_id,json=requestId,proto3,oneof" json:"request_id,omitempty"`
+	// Opt-in three-way merge when expected_version is stale (see "Merging a stale write"): old_text
+	// is looked for in the content at expected_version (the text you read), the edit is applied there,
+	// and the result is merged with what others wrote since. Part of the payload a request_id
+	// remembers.
+	Merge         *bool `protobuf:"varint,8,opt,name=merge,proto3,oneof" json:"merge,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -401,6 +406,13 @@ func (x *EditPlanRequest) GetRequestId() string {
 		return *x.RequestId
 	}
 	return ""
+}
+
+func (x *EditPlanRequest) GetMerge() bool {
+	if x != nil && x.Merge != nil {
+		return *x.Merge
+	}
+	return false
 }
 
 // Request of PlanService.RestorePlanRevision (agent path).
@@ -591,7 +603,12 @@ type CreatePlanRequest struct {
 	// different payload is INVALID_ARGUMENT REQUEST_ID_REUSED. Remembered per task for 24 hours, and
 	// only for writes that succeeded. Absent: every request is a new write.
 	// 1 to 128 printable ASCII characters, for example a UUID.
-	RequestId     *string `protobuf:"bytes,8,opt,name=request_id,json=requestId,proto3,oneof" json:"request_id,omitempty"`
+	RequestId *string `protobuf:"bytes,8,opt,name=request_id,json=requestId,proto3,oneof" json:"request_id,omitempty"`
+	// Opt-in three-way merge when expected_version is stale (see "Merging a stale write"): the
+	// content is merged with what others wrote since expected_version instead of being refused with
+	// VERSION_MISMATCH. Requires expected_version (INVALID_ARGUMENT MERGE_NOT_APPLICABLE without it).
+	// Part of the payload a request_id remembers.
+	Merge         *bool `protobuf:"varint,9,opt,name=merge,proto3,oneof" json:"merge,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -682,6 +699,13 @@ func (x *CreatePlanRequest) GetRequestId() string {
 	return ""
 }
 
+func (x *CreatePlanRequest) GetMerge() bool {
+	if x != nil && x.Merge != nil {
+		return *x.Merge
+	}
+	return false
+}
+
 // Request of PlanService.UpdatePlan (agent path).
 type UpdatePlanRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -706,7 +730,12 @@ type UpdatePlanRequest struct {
 	// different payload is INVALID_ARGUMENT REQUEST_ID_REUSED. Remembered per task for 24 hours, and
 	// only for writes that succeeded. Absent: every request writes (an append sent twice appends twice).
 	// 1 to 128 printable ASCII characters, for example a UUID.
-	RequestId     *string `protobuf:"bytes,8,opt,name=request_id,json=requestId,proto3,oneof" json:"request_id,omitempty"`
+	RequestId *string `protobuf:"bytes,8,opt,name=request_id,json=requestId,proto3,oneof" json:"request_id,omitempty"`
+	// REPLACE only: opt-in three-way merge when expected_version is stale (see "Merging a stale
+	// write"). On an APPEND it is INVALID_ARGUMENT MERGE_NOT_APPLICABLE and nothing changes: an append
+	// composes on the current plan and needs no merge (omit expected_version to append whatever
+	// changed). Part of the payload a request_id remembers.
+	Merge         *bool `protobuf:"varint,9,opt,name=merge,proto3,oneof" json:"merge,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -797,6 +826,13 @@ func (x *UpdatePlanRequest) GetRequestId() string {
 	return ""
 }
 
+func (x *UpdatePlanRequest) GetMerge() bool {
+	if x != nil && x.Merge != nil {
+		return *x.Merge
+	}
+	return false
+}
+
 // Request of PlanService.SavePlan (editor path).
 type SavePlanRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -878,7 +914,10 @@ type WritePlanResponse struct {
 	// The revision the write created or coalesced into.
 	Revision *WrittenRevision `protobuf:"bytes,2,opt,name=revision,proto3" json:"revision,omitempty"`
 	// Present only when an acknowledged reduction was stored.
-	Truncation    *Truncation `protobuf:"bytes,3,opt,name=truncation,proto3,oneof" json:"truncation,omitempty"`
+	Truncation *Truncation `protobuf:"bytes,3,opt,name=truncation,proto3,oneof" json:"truncation,omitempty"`
+	// Present only when the write merged (merge set and expected_version stale): the versions it
+	// merged over. The written revision carries the same marker (PlanRevision.merge).
+	Merge         *MergeMarker `protobuf:"bytes,4,opt,name=merge,proto3,oneof" json:"merge,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -930,6 +969,13 @@ func (x *WritePlanResponse) GetRevision() *WrittenRevision {
 func (x *WritePlanResponse) GetTruncation() *Truncation {
 	if x != nil {
 		return x.Truncation
+	}
+	return nil
+}
+
+func (x *WritePlanResponse) GetMerge() *MergeMarker {
+	if x != nil {
+		return x.Merge
 	}
 	return nil
 }
@@ -1570,6 +1616,458 @@ func (x *PlanChange) GetCommittedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// Request of PlanService.GetPlanChanges.
+type GetPlanChangesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Task whose plan changes to read.
+	TaskId string `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// A version of the plan the caller read (from GetPlan, a write's answer, a watch or a
+	// VERSION_MISMATCH it recovers from); required.
+	SinceVersion  *uint64 `protobuf:"varint,2,opt,name=since_version,json=sinceVersion,proto3,oneof" json:"since_version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPlanChangesRequest) Reset() {
+	*x = GetPlanChangesRequest{}
+	mi := &file_taskplans_v1_plan_service_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPlanChangesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPlanChangesRequest) ProtoMessage() {}
+
+func (x *GetPlanChangesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_taskplans_v1_plan_service_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPlanChangesRequest.ProtoReflect.Descriptor instead.
+func (*GetPlanChangesRequest) Descriptor() ([]byte, []int) {
+	return file_taskplans_v1_plan_service_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *GetPlanChangesRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *GetPlanChangesRequest) GetSinceVersion() uint64 {
+	if x != nil && x.SinceVersion != nil {
+		return *x.SinceVersion
+	}
+	return 0
+}
+
+// Response of PlanService.GetPlanChanges.
+type GetPlanChangesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The current plan, without content (content_bytes and content_chars give its size); its version
+	// is the version to pass as expected_version next.
+	Plan *Plan `protobuf:"bytes,1,opt,name=plan,proto3" json:"plan,omitempty"`
+	// The since_version of the request.
+	SinceVersion uint64 `protobuf:"varint,2,opt,name=since_version,json=sinceVersion,proto3" json:"since_version,omitempty"`
+	// From the content at since_version to the current content.
+	Diff *PlanDiff `protobuf:"bytes,3,opt,name=diff,proto3" json:"diff,omitempty"`
+	// The changes committed after since_version, in version order (implementation-started marks
+	// included), at most the newest 100 of them.
+	Changes []*PlanChangeSummary `protobuf:"bytes,4,rep,name=changes,proto3" json:"changes,omitempty"`
+	// True when more changes were committed after since_version than changes lists (the oldest are
+	// left out; the diff covers them all).
+	ChangesTruncated bool `protobuf:"varint,5,opt,name=changes_truncated,json=changesTruncated,proto3" json:"changes_truncated,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *GetPlanChangesResponse) Reset() {
+	*x = GetPlanChangesResponse{}
+	mi := &file_taskplans_v1_plan_service_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPlanChangesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPlanChangesResponse) ProtoMessage() {}
+
+func (x *GetPlanChangesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_taskplans_v1_plan_service_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPlanChangesResponse.ProtoReflect.Descriptor instead.
+func (*GetPlanChangesResponse) Descriptor() ([]byte, []int) {
+	return file_taskplans_v1_plan_service_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *GetPlanChangesResponse) GetPlan() *Plan {
+	if x != nil {
+		return x.Plan
+	}
+	return nil
+}
+
+func (x *GetPlanChangesResponse) GetSinceVersion() uint64 {
+	if x != nil {
+		return x.SinceVersion
+	}
+	return 0
+}
+
+func (x *GetPlanChangesResponse) GetDiff() *PlanDiff {
+	if x != nil {
+		return x.Diff
+	}
+	return nil
+}
+
+func (x *GetPlanChangesResponse) GetChanges() []*PlanChangeSummary {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+func (x *GetPlanChangesResponse) GetChangesTruncated() bool {
+	if x != nil {
+		return x.ChangesTruncated
+	}
+	return false
+}
+
+// A line-based unified diff from an old content to a new one, with their sizes.
+//
+// Format: empty when the contents are equal; otherwise the header lines "--- <old label>" and
+// "+++ <new label>" (GetPlanChanges: "version V"; DiffPlanRevisions: "revision N"), then hunks
+// "@@ -l,s +l,s @@" with up to 3 lines of context, each line of a hunk being " ", "-" or "+"
+// followed by one line of the content, its line terminator included as stored ("\r\n" stays
+// "\r\n", so a CRLF line ends in CR LF and an LF line in LF), and a last line that has no
+// terminator followed by "\n", then the line "\ No newline at end of file". Lines are compared exactly, with their
+// terminators: nothing is normalized, so a change of line ending or of whitespace (Unicode
+// White_Space included) is a change. The diff is correct but not always minimal: when the contents
+// differ too much to diff quickly, it removes every old line and adds every new one.
+type PlanDiff struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The unified diff, as described above.
+	UnifiedDiff string `protobuf:"bytes,1,opt,name=unified_diff,json=unifiedDiff,proto3" json:"unified_diff,omitempty"`
+	// Size of the old content in UTF-8 bytes.
+	OldBytes uint64 `protobuf:"varint,2,opt,name=old_bytes,json=oldBytes,proto3" json:"old_bytes,omitempty"`
+	// Size of the new content in UTF-8 bytes.
+	NewBytes uint64 `protobuf:"varint,3,opt,name=new_bytes,json=newBytes,proto3" json:"new_bytes,omitempty"`
+	// Size of unified_diff in UTF-8 bytes.
+	DiffBytes uint64 `protobuf:"varint,4,opt,name=diff_bytes,json=diffBytes,proto3" json:"diff_bytes,omitempty"`
+	// Lines added (the "+" lines of the hunks).
+	LinesAdded uint64 `protobuf:"varint,5,opt,name=lines_added,json=linesAdded,proto3" json:"lines_added,omitempty"`
+	// Lines removed (the "-" lines of the hunks).
+	LinesRemoved  uint64 `protobuf:"varint,6,opt,name=lines_removed,json=linesRemoved,proto3" json:"lines_removed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlanDiff) Reset() {
+	*x = PlanDiff{}
+	mi := &file_taskplans_v1_plan_service_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlanDiff) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlanDiff) ProtoMessage() {}
+
+func (x *PlanDiff) ProtoReflect() protoreflect.Message {
+	mi := &file_taskplans_v1_plan_service_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlanDiff.ProtoReflect.Descriptor instead.
+func (*PlanDiff) Descriptor() ([]byte, []int) {
+	return file_taskplans_v1_plan_service_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *PlanDiff) GetUnifiedDiff() string {
+	if x != nil {
+		return x.UnifiedDiff
+	}
+	return ""
+}
+
+func (x *PlanDiff) GetOldBytes() uint64 {
+	if x != nil {
+		return x.OldBytes
+	}
+	return 0
+}
+
+func (x *PlanDiff) GetNewBytes() uint64 {
+	if x != nil {
+		return x.NewBytes
+	}
+	return 0
+}
+
+func (x *PlanDiff) GetDiffBytes() uint64 {
+	if x != nil {
+		return x.DiffBytes
+	}
+	return 0
+}
+
+func (x *PlanDiff) GetLinesAdded() uint64 {
+	if x != nil {
+		return x.LinesAdded
+	}
+	return 0
+}
+
+func (x *PlanDiff) GetLinesRemoved() uint64 {
+	if x != nil {
+		return x.LinesRemoved
+	}
+	return 0
+}
+
+// One change committed to a plan, without its content (see PlanChange for the full form).
+type PlanChangeSummary struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The plan version the change produced (an IMPLEMENTATION_STARTED change keeps its version).
+	Version uint64 `protobuf:"varint,1,opt,name=version,proto3" json:"version,omitempty"`
+	// What happened (never SNAPSHOT).
+	Kind PlanChangeKind `protobuf:"varint,2,opt,name=kind,proto3,enum=taskplans.v1.PlanChangeKind" json:"kind,omitempty"`
+	// Who made the change.
+	Author *Author `protobuf:"bytes,3,opt,name=author,proto3" json:"author,omitempty"`
+	// When the change committed.
+	CommittedAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=committed_at,json=committedAt,proto3" json:"committed_at,omitempty"`
+	// The revision the change wrote or coalesced into (CREATED, UPDATED, REVERTED).
+	Revision      *WrittenRevision `protobuf:"bytes,5,opt,name=revision,proto3,oneof" json:"revision,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlanChangeSummary) Reset() {
+	*x = PlanChangeSummary{}
+	mi := &file_taskplans_v1_plan_service_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlanChangeSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlanChangeSummary) ProtoMessage() {}
+
+func (x *PlanChangeSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_taskplans_v1_plan_service_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlanChangeSummary.ProtoReflect.Descriptor instead.
+func (*PlanChangeSummary) Descriptor() ([]byte, []int) {
+	return file_taskplans_v1_plan_service_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *PlanChangeSummary) GetVersion() uint64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *PlanChangeSummary) GetKind() PlanChangeKind {
+	if x != nil {
+		return x.Kind
+	}
+	return PlanChangeKind_PLAN_CHANGE_KIND_UNSPECIFIED
+}
+
+func (x *PlanChangeSummary) GetAuthor() *Author {
+	if x != nil {
+		return x.Author
+	}
+	return nil
+}
+
+func (x *PlanChangeSummary) GetCommittedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CommittedAt
+	}
+	return nil
+}
+
+func (x *PlanChangeSummary) GetRevision() *WrittenRevision {
+	if x != nil {
+		return x.Revision
+	}
+	return nil
+}
+
+// Request of PlanService.DiffPlanRevisions.
+type DiffPlanRevisionsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Task the revisions belong to.
+	TaskId string `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// Revision whose content is the diff's old side.
+	FromRevisionId string `protobuf:"bytes,2,opt,name=from_revision_id,json=fromRevisionId,proto3" json:"from_revision_id,omitempty"`
+	// Revision whose content is the diff's new side.
+	ToRevisionId  string `protobuf:"bytes,3,opt,name=to_revision_id,json=toRevisionId,proto3" json:"to_revision_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DiffPlanRevisionsRequest) Reset() {
+	*x = DiffPlanRevisionsRequest{}
+	mi := &file_taskplans_v1_plan_service_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiffPlanRevisionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiffPlanRevisionsRequest) ProtoMessage() {}
+
+func (x *DiffPlanRevisionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_taskplans_v1_plan_service_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiffPlanRevisionsRequest.ProtoReflect.Descriptor instead.
+func (*DiffPlanRevisionsRequest) Descriptor() ([]byte, []int) {
+	return file_taskplans_v1_plan_service_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *DiffPlanRevisionsRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *DiffPlanRevisionsRequest) GetFromRevisionId() string {
+	if x != nil {
+		return x.FromRevisionId
+	}
+	return ""
+}
+
+func (x *DiffPlanRevisionsRequest) GetToRevisionId() string {
+	if x != nil {
+		return x.ToRevisionId
+	}
+	return ""
+}
+
+// Response of PlanService.DiffPlanRevisions.
+type DiffPlanRevisionsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The from revision, without content.
+	FromRevision *PlanRevision `protobuf:"bytes,1,opt,name=from_revision,json=fromRevision,proto3" json:"from_revision,omitempty"`
+	// The to revision, without content.
+	ToRevision *PlanRevision `protobuf:"bytes,2,opt,name=to_revision,json=toRevision,proto3" json:"to_revision,omitempty"`
+	// From from_revision's content to to_revision's.
+	Diff          *PlanDiff `protobuf:"bytes,3,opt,name=diff,proto3" json:"diff,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DiffPlanRevisionsResponse) Reset() {
+	*x = DiffPlanRevisionsResponse{}
+	mi := &file_taskplans_v1_plan_service_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiffPlanRevisionsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiffPlanRevisionsResponse) ProtoMessage() {}
+
+func (x *DiffPlanRevisionsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_taskplans_v1_plan_service_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiffPlanRevisionsResponse.ProtoReflect.Descriptor instead.
+func (*DiffPlanRevisionsResponse) Descriptor() ([]byte, []int) {
+	return file_taskplans_v1_plan_service_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *DiffPlanRevisionsResponse) GetFromRevision() *PlanRevision {
+	if x != nil {
+		return x.FromRevision
+	}
+	return nil
+}
+
+func (x *DiffPlanRevisionsResponse) GetToRevision() *PlanRevision {
+	if x != nil {
+		return x.ToRevision
+	}
+	return nil
+}
+
+func (x *DiffPlanRevisionsResponse) GetDiff() *PlanDiff {
+	if x != nil {
+		return x.Diff
+	}
+	return nil
+}
+
 var File_taskplans_v1_plan_service_proto protoreflect.FileDescriptor
 
 const file_taskplans_v1_plan_service_proto_rawDesc = "" +
@@ -1592,7 +2090,7 @@ const file_taskplans_v1_plan_service_proto_rawDesc = "" +
 	"\vnext_offset\x18\x04 \x01(\x04H\x00R\n" +
 	"nextOffset\x88\x01\x01\x12\x19\n" +
 	"\bhas_more\x18\x05 \x01(\bR\ahasMoreB\x0e\n" +
-	"\f_next_offset\"\xbb\x02\n" +
+	"\f_next_offset\"\xe0\x02\n" +
 	"\x0fEditPlanRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12.\n" +
 	"\x10expected_version\x18\x02 \x01(\x04H\x00R\x0fexpectedVersion\x88\x01\x01\x12\x19\n" +
@@ -1601,9 +2099,11 @@ const file_taskplans_v1_plan_service_proto_rawDesc = "" +
 	"\x15acknowledge_reduction\x18\x05 \x01(\bR\x14acknowledgeReduction\x12,\n" +
 	"\x06author\x18\x06 \x01(\v2\x14.taskplans.v1.AuthorR\x06author\x12\"\n" +
 	"\n" +
-	"request_id\x18\a \x01(\tH\x01R\trequestId\x88\x01\x01B\x13\n" +
+	"request_id\x18\a \x01(\tH\x01R\trequestId\x88\x01\x01\x12\x19\n" +
+	"\x05merge\x18\b \x01(\bH\x02R\x05merge\x88\x01\x01B\x13\n" +
 	"\x11_expected_versionB\r\n" +
-	"\v_request_id\"\xb8\x02\n" +
+	"\v_request_idB\b\n" +
+	"\x06_merge\"\xb8\x02\n" +
 	"\x1aRestorePlanRevisionRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1f\n" +
 	"\vrevision_id\x18\x02 \x01(\tR\n" +
@@ -1621,7 +2121,7 @@ const file_taskplans_v1_plan_service_proto_rawDesc = "" +
 	"\brevision\x18\x03 \x01(\v2\x1d.taskplans.v1.WrittenRevisionH\x00R\brevision\x88\x01\x01\x127\n" +
 	"\x15prior_revision_number\x18\x04 \x01(\x04H\x01R\x13priorRevisionNumber\x88\x01\x01B\v\n" +
 	"\t_revisionB\x18\n" +
-	"\x16_prior_revision_number\"\xf3\x02\n" +
+	"\x16_prior_revision_number\"\x98\x03\n" +
 	"\x11CreatePlanRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x19\n" +
 	"\x05title\x18\x02 \x01(\tH\x00R\x05title\x88\x01\x01\x12\x18\n" +
@@ -1631,10 +2131,12 @@ const file_taskplans_v1_plan_service_proto_rawDesc = "" +
 	"\x15acknowledge_reduction\x18\x06 \x01(\bR\x14acknowledgeReduction\x12+\n" +
 	"\x04mode\x18\a \x01(\x0e2\x17.taskplans.v1.WriteModeR\x04mode\x12\"\n" +
 	"\n" +
-	"request_id\x18\b \x01(\tH\x02R\trequestId\x88\x01\x01B\b\n" +
+	"request_id\x18\b \x01(\tH\x02R\trequestId\x88\x01\x01\x12\x19\n" +
+	"\x05merge\x18\t \x01(\bH\x03R\x05merge\x88\x01\x01B\b\n" +
 	"\x06_titleB\x13\n" +
 	"\x11_expected_versionB\r\n" +
-	"\v_request_id\"\xf3\x02\n" +
+	"\v_request_idB\b\n" +
+	"\x06_merge\"\x98\x03\n" +
 	"\x11UpdatePlanRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x19\n" +
 	"\x05title\x18\x02 \x01(\tH\x00R\x05title\x88\x01\x01\x12\x18\n" +
@@ -1644,23 +2146,27 @@ const file_taskplans_v1_plan_service_proto_rawDesc = "" +
 	"\x15acknowledge_reduction\x18\x06 \x01(\bR\x14acknowledgeReduction\x12,\n" +
 	"\x06author\x18\a \x01(\v2\x14.taskplans.v1.AuthorR\x06author\x12\"\n" +
 	"\n" +
-	"request_id\x18\b \x01(\tH\x02R\trequestId\x88\x01\x01B\b\n" +
+	"request_id\x18\b \x01(\tH\x02R\trequestId\x88\x01\x01\x12\x19\n" +
+	"\x05merge\x18\t \x01(\bH\x03R\x05merge\x88\x01\x01B\b\n" +
 	"\x06_titleB\x13\n" +
 	"\x11_expected_versionB\r\n" +
-	"\v_request_id\"\x97\x01\n" +
+	"\v_request_idB\b\n" +
+	"\x06_merge\"\x97\x01\n" +
 	"\x0fSavePlanRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x19\n" +
 	"\x05title\x18\x02 \x01(\tH\x00R\x05title\x88\x01\x01\x12\x18\n" +
 	"\acontent\x18\x03 \x01(\tR\acontent\x12,\n" +
 	"\x06author\x18\x04 \x01(\v2\x14.taskplans.v1.AuthorR\x06authorB\b\n" +
-	"\x06_title\"\xc4\x01\n" +
+	"\x06_title\"\x84\x02\n" +
 	"\x11WritePlanResponse\x12&\n" +
 	"\x04plan\x18\x01 \x01(\v2\x12.taskplans.v1.PlanR\x04plan\x129\n" +
 	"\brevision\x18\x02 \x01(\v2\x1d.taskplans.v1.WrittenRevisionR\brevision\x12=\n" +
 	"\n" +
 	"truncation\x18\x03 \x01(\v2\x18.taskplans.v1.TruncationH\x00R\n" +
-	"truncation\x88\x01\x01B\r\n" +
-	"\v_truncation\"q\n" +
+	"truncation\x88\x01\x01\x124\n" +
+	"\x05merge\x18\x04 \x01(\v2\x19.taskplans.v1.MergeMarkerH\x01R\x05merge\x88\x01\x01B\r\n" +
+	"\v_truncationB\b\n" +
+	"\x06_merge\"q\n" +
 	"\x11DeletePlanRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12.\n" +
 	"\x10expected_version\x18\x02 \x01(\x04H\x00R\x0fexpectedVersion\x88\x01\x01B\x13\n" +
@@ -1704,7 +2210,42 @@ const file_taskplans_v1_plan_service_proto_rawDesc = "" +
 	"\brevision\x18\x03 \x01(\v2\x1d.taskplans.v1.WrittenRevisionH\x00R\brevision\x88\x01\x01\x12,\n" +
 	"\x06author\x18\x04 \x01(\v2\x14.taskplans.v1.AuthorR\x06author\x12=\n" +
 	"\fcommitted_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\vcommittedAtB\v\n" +
-	"\t_revision*p\n" +
+	"\t_revision\"l\n" +
+	"\x15GetPlanChangesRequest\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12(\n" +
+	"\rsince_version\x18\x02 \x01(\x04H\x00R\fsinceVersion\x88\x01\x01B\x10\n" +
+	"\x0e_since_version\"\xf9\x01\n" +
+	"\x16GetPlanChangesResponse\x12&\n" +
+	"\x04plan\x18\x01 \x01(\v2\x12.taskplans.v1.PlanR\x04plan\x12#\n" +
+	"\rsince_version\x18\x02 \x01(\x04R\fsinceVersion\x12*\n" +
+	"\x04diff\x18\x03 \x01(\v2\x16.taskplans.v1.PlanDiffR\x04diff\x129\n" +
+	"\achanges\x18\x04 \x03(\v2\x1f.taskplans.v1.PlanChangeSummaryR\achanges\x12+\n" +
+	"\x11changes_truncated\x18\x05 \x01(\bR\x10changesTruncated\"\xcc\x01\n" +
+	"\bPlanDiff\x12!\n" +
+	"\funified_diff\x18\x01 \x01(\tR\vunifiedDiff\x12\x1b\n" +
+	"\told_bytes\x18\x02 \x01(\x04R\boldBytes\x12\x1b\n" +
+	"\tnew_bytes\x18\x03 \x01(\x04R\bnewBytes\x12\x1d\n" +
+	"\n" +
+	"diff_bytes\x18\x04 \x01(\x04R\tdiffBytes\x12\x1f\n" +
+	"\vlines_added\x18\x05 \x01(\x04R\n" +
+	"linesAdded\x12#\n" +
+	"\rlines_removed\x18\x06 \x01(\x04R\flinesRemoved\"\x99\x02\n" +
+	"\x11PlanChangeSummary\x12\x18\n" +
+	"\aversion\x18\x01 \x01(\x04R\aversion\x120\n" +
+	"\x04kind\x18\x02 \x01(\x0e2\x1c.taskplans.v1.PlanChangeKindR\x04kind\x12,\n" +
+	"\x06author\x18\x03 \x01(\v2\x14.taskplans.v1.AuthorR\x06author\x12=\n" +
+	"\fcommitted_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\vcommittedAt\x12>\n" +
+	"\brevision\x18\x05 \x01(\v2\x1d.taskplans.v1.WrittenRevisionH\x00R\brevision\x88\x01\x01B\v\n" +
+	"\t_revision\"\x83\x01\n" +
+	"\x18DiffPlanRevisionsRequest\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12(\n" +
+	"\x10from_revision_id\x18\x02 \x01(\tR\x0efromRevisionId\x12$\n" +
+	"\x0eto_revision_id\x18\x03 \x01(\tR\ftoRevisionId\"\xc5\x01\n" +
+	"\x19DiffPlanRevisionsResponse\x12?\n" +
+	"\rfrom_revision\x18\x01 \x01(\v2\x1a.taskplans.v1.PlanRevisionR\ffromRevision\x12;\n" +
+	"\vto_revision\x18\x02 \x01(\v2\x1a.taskplans.v1.PlanRevisionR\n" +
+	"toRevision\x12*\n" +
+	"\x04diff\x18\x03 \x01(\v2\x16.taskplans.v1.PlanDiffR\x04diff*p\n" +
 	"\rRestoreStatus\x12\x1e\n" +
 	"\x1aRESTORE_STATUS_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17RESTORE_STATUS_RESTORED\x10\x01\x12\"\n" +
@@ -1716,7 +2257,7 @@ const file_taskplans_v1_plan_service_proto_rawDesc = "" +
 	"\x18PLAN_CHANGE_KIND_UPDATED\x10\x03\x12\x1d\n" +
 	"\x19PLAN_CHANGE_KIND_REVERTED\x10\x04\x12\x1c\n" +
 	"\x18PLAN_CHANGE_KIND_DELETED\x10\x05\x12+\n" +
-	"'PLAN_CHANGE_KIND_IMPLEMENTATION_STARTED\x10\x062\xa7\b\n" +
+	"'PLAN_CHANGE_KIND_IMPLEMENTATION_STARTED\x10\x062\xea\t\n" +
 	"\vPlanService\x12F\n" +
 	"\aGetPlan\x12\x1c.taskplans.v1.GetPlanRequest\x1a\x1d.taskplans.v1.GetPlanResponse\x12N\n" +
 	"\n" +
@@ -1729,7 +2270,9 @@ const file_taskplans_v1_plan_service_proto_rawDesc = "" +
 	"\n" +
 	"DeletePlan\x12\x1f.taskplans.v1.DeletePlanRequest\x1a .taskplans.v1.DeletePlanResponse\x12d\n" +
 	"\x11ListPlanRevisions\x12&.taskplans.v1.ListPlanRevisionsRequest\x1a'.taskplans.v1.ListPlanRevisionsResponse\x12^\n" +
-	"\x0fGetPlanRevision\x12$.taskplans.v1.GetPlanRevisionRequest\x1a%.taskplans.v1.GetPlanRevisionResponse\x12N\n" +
+	"\x0fGetPlanRevision\x12$.taskplans.v1.GetPlanRevisionRequest\x1a%.taskplans.v1.GetPlanRevisionResponse\x12[\n" +
+	"\x0eGetPlanChanges\x12#.taskplans.v1.GetPlanChangesRequest\x1a$.taskplans.v1.GetPlanChangesResponse\x12d\n" +
+	"\x11DiffPlanRevisions\x12&.taskplans.v1.DiffPlanRevisionsRequest\x1a'.taskplans.v1.DiffPlanRevisionsResponse\x12N\n" +
 	"\n" +
 	"RevertPlan\x12\x1f.taskplans.v1.RevertPlanRequest\x1a\x1f.taskplans.v1.WritePlanResponse\x12|\n" +
 	"\x19MarkImplementationStarted\x12..taskplans.v1.MarkImplementationStartedRequest\x1a/.taskplans.v1.MarkImplementationStartedResponse\x12G\n" +
@@ -1748,7 +2291,7 @@ func file_taskplans_v1_plan_service_proto_rawDescGZIP() []byte {
 }
 
 var file_taskplans_v1_plan_service_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_taskplans_v1_plan_service_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_taskplans_v1_plan_service_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_taskplans_v1_plan_service_proto_goTypes = []any{
 	(RestoreStatus)(0),                        // 0: taskplans.v1.RestoreStatus
 	(PlanChangeKind)(0),                       // 1: taskplans.v1.PlanChangeKind
@@ -1772,67 +2315,89 @@ var file_taskplans_v1_plan_service_proto_goTypes = []any{
 	(*MarkImplementationStartedResponse)(nil), // 19: taskplans.v1.MarkImplementationStartedResponse
 	(*WatchPlanRequest)(nil),                  // 20: taskplans.v1.WatchPlanRequest
 	(*PlanChange)(nil),                        // 21: taskplans.v1.PlanChange
-	(*Plan)(nil),                              // 22: taskplans.v1.Plan
-	(*Author)(nil),                            // 23: taskplans.v1.Author
-	(*WrittenRevision)(nil),                   // 24: taskplans.v1.WrittenRevision
-	(WriteMode)(0),                            // 25: taskplans.v1.WriteMode
-	(*Truncation)(nil),                        // 26: taskplans.v1.Truncation
-	(*PlanRevision)(nil),                      // 27: taskplans.v1.PlanRevision
-	(*timestamppb.Timestamp)(nil),             // 28: google.protobuf.Timestamp
+	(*GetPlanChangesRequest)(nil),             // 22: taskplans.v1.GetPlanChangesRequest
+	(*GetPlanChangesResponse)(nil),            // 23: taskplans.v1.GetPlanChangesResponse
+	(*PlanDiff)(nil),                          // 24: taskplans.v1.PlanDiff
+	(*PlanChangeSummary)(nil),                 // 25: taskplans.v1.PlanChangeSummary
+	(*DiffPlanRevisionsRequest)(nil),          // 26: taskplans.v1.DiffPlanRevisionsRequest
+	(*DiffPlanRevisionsResponse)(nil),         // 27: taskplans.v1.DiffPlanRevisionsResponse
+	(*Plan)(nil),                              // 28: taskplans.v1.Plan
+	(*Author)(nil),                            // 29: taskplans.v1.Author
+	(*WrittenRevision)(nil),                   // 30: taskplans.v1.WrittenRevision
+	(WriteMode)(0),                            // 31: taskplans.v1.WriteMode
+	(*Truncation)(nil),                        // 32: taskplans.v1.Truncation
+	(*MergeMarker)(nil),                       // 33: taskplans.v1.MergeMarker
+	(*PlanRevision)(nil),                      // 34: taskplans.v1.PlanRevision
+	(*timestamppb.Timestamp)(nil),             // 35: google.protobuf.Timestamp
 }
 var file_taskplans_v1_plan_service_proto_depIdxs = []int32{
-	22, // 0: taskplans.v1.GetPlanResponse.plan:type_name -> taskplans.v1.Plan
-	23, // 1: taskplans.v1.EditPlanRequest.author:type_name -> taskplans.v1.Author
-	23, // 2: taskplans.v1.RestorePlanRevisionRequest.author:type_name -> taskplans.v1.Author
+	28, // 0: taskplans.v1.GetPlanResponse.plan:type_name -> taskplans.v1.Plan
+	29, // 1: taskplans.v1.EditPlanRequest.author:type_name -> taskplans.v1.Author
+	29, // 2: taskplans.v1.RestorePlanRevisionRequest.author:type_name -> taskplans.v1.Author
 	0,  // 3: taskplans.v1.RestorePlanRevisionResponse.status:type_name -> taskplans.v1.RestoreStatus
-	22, // 4: taskplans.v1.RestorePlanRevisionResponse.plan:type_name -> taskplans.v1.Plan
-	24, // 5: taskplans.v1.RestorePlanRevisionResponse.revision:type_name -> taskplans.v1.WrittenRevision
-	23, // 6: taskplans.v1.CreatePlanRequest.author:type_name -> taskplans.v1.Author
-	25, // 7: taskplans.v1.CreatePlanRequest.mode:type_name -> taskplans.v1.WriteMode
-	25, // 8: taskplans.v1.UpdatePlanRequest.mode:type_name -> taskplans.v1.WriteMode
-	23, // 9: taskplans.v1.UpdatePlanRequest.author:type_name -> taskplans.v1.Author
-	23, // 10: taskplans.v1.SavePlanRequest.author:type_name -> taskplans.v1.Author
-	22, // 11: taskplans.v1.WritePlanResponse.plan:type_name -> taskplans.v1.Plan
-	24, // 12: taskplans.v1.WritePlanResponse.revision:type_name -> taskplans.v1.WrittenRevision
-	26, // 13: taskplans.v1.WritePlanResponse.truncation:type_name -> taskplans.v1.Truncation
-	27, // 14: taskplans.v1.ListPlanRevisionsResponse.revisions:type_name -> taskplans.v1.PlanRevision
-	27, // 15: taskplans.v1.GetPlanRevisionResponse.revision:type_name -> taskplans.v1.PlanRevision
-	23, // 16: taskplans.v1.RevertPlanRequest.author:type_name -> taskplans.v1.Author
-	22, // 17: taskplans.v1.MarkImplementationStartedResponse.plan:type_name -> taskplans.v1.Plan
-	1,  // 18: taskplans.v1.PlanChange.kind:type_name -> taskplans.v1.PlanChangeKind
-	22, // 19: taskplans.v1.PlanChange.plan:type_name -> taskplans.v1.Plan
-	24, // 20: taskplans.v1.PlanChange.revision:type_name -> taskplans.v1.WrittenRevision
-	23, // 21: taskplans.v1.PlanChange.author:type_name -> taskplans.v1.Author
-	28, // 22: taskplans.v1.PlanChange.committed_at:type_name -> google.protobuf.Timestamp
-	2,  // 23: taskplans.v1.PlanService.GetPlan:input_type -> taskplans.v1.GetPlanRequest
-	7,  // 24: taskplans.v1.PlanService.CreatePlan:input_type -> taskplans.v1.CreatePlanRequest
-	8,  // 25: taskplans.v1.PlanService.UpdatePlan:input_type -> taskplans.v1.UpdatePlanRequest
-	4,  // 26: taskplans.v1.PlanService.EditPlan:input_type -> taskplans.v1.EditPlanRequest
-	5,  // 27: taskplans.v1.PlanService.RestorePlanRevision:input_type -> taskplans.v1.RestorePlanRevisionRequest
-	9,  // 28: taskplans.v1.PlanService.SavePlan:input_type -> taskplans.v1.SavePlanRequest
-	11, // 29: taskplans.v1.PlanService.DeletePlan:input_type -> taskplans.v1.DeletePlanRequest
-	13, // 30: taskplans.v1.PlanService.ListPlanRevisions:input_type -> taskplans.v1.ListPlanRevisionsRequest
-	15, // 31: taskplans.v1.PlanService.GetPlanRevision:input_type -> taskplans.v1.GetPlanRevisionRequest
-	17, // 32: taskplans.v1.PlanService.RevertPlan:input_type -> taskplans.v1.RevertPlanRequest
-	18, // 33: taskplans.v1.PlanService.MarkImplementationStarted:input_type -> taskplans.v1.MarkImplementationStartedRequest
-	20, // 34: taskplans.v1.PlanService.WatchPlan:input_type -> taskplans.v1.WatchPlanRequest
-	3,  // 35: taskplans.v1.PlanService.GetPlan:output_type -> taskplans.v1.GetPlanResponse
-	10, // 36: taskplans.v1.PlanService.CreatePlan:output_type -> taskplans.v1.WritePlanResponse
-	10, // 37: taskplans.v1.PlanService.UpdatePlan:output_type -> taskplans.v1.WritePlanResponse
-	10, // 38: taskplans.v1.PlanService.EditPlan:output_type -> taskplans.v1.WritePlanResponse
-	6,  // 39: taskplans.v1.PlanService.RestorePlanRevision:output_type -> taskplans.v1.RestorePlanRevisionResponse
-	10, // 40: taskplans.v1.PlanService.SavePlan:output_type -> taskplans.v1.WritePlanResponse
-	12, // 41: taskplans.v1.PlanService.DeletePlan:output_type -> taskplans.v1.DeletePlanResponse
-	14, // 42: taskplans.v1.PlanService.ListPlanRevisions:output_type -> taskplans.v1.ListPlanRevisionsResponse
-	16, // 43: taskplans.v1.PlanService.GetPlanRevision:output_type -> taskplans.v1.GetPlanRevisionResponse
-	10, // 44: taskplans.v1.PlanService.RevertPlan:output_type -> taskplans.v1.WritePlanResponse
-	19, // 45: taskplans.v1.PlanService.MarkImplementationStarted:output_type -> taskplans.v1.MarkImplementationStartedResponse
-	21, // 46: taskplans.v1.PlanService.WatchPlan:output_type -> taskplans.v1.PlanChange
-	35, // [35:47] is the sub-list for method output_type
-	23, // [23:35] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	28, // 4: taskplans.v1.RestorePlanRevisionResponse.plan:type_name -> taskplans.v1.Plan
+	30, // 5: taskplans.v1.RestorePlanRevisionResponse.revision:type_name -> taskplans.v1.WrittenRevision
+	29, // 6: taskplans.v1.CreatePlanRequest.author:type_name -> taskplans.v1.Author
+	31, // 7: taskplans.v1.CreatePlanRequest.mode:type_name -> taskplans.v1.WriteMode
+	31, // 8: taskplans.v1.UpdatePlanRequest.mode:type_name -> taskplans.v1.WriteMode
+	29, // 9: taskplans.v1.UpdatePlanRequest.author:type_name -> taskplans.v1.Author
+	29, // 10: taskplans.v1.SavePlanRequest.author:type_name -> taskplans.v1.Author
+	28, // 11: taskplans.v1.WritePlanResponse.plan:type_name -> taskplans.v1.Plan
+	30, // 12: taskplans.v1.WritePlanResponse.revision:type_name -> taskplans.v1.WrittenRevision
+	32, // 13: taskplans.v1.WritePlanResponse.truncation:type_name -> taskplans.v1.Truncation
+	33, // 14: taskplans.v1.WritePlanResponse.merge:type_name -> taskplans.v1.MergeMarker
+	34, // 15: taskplans.v1.ListPlanRevisionsResponse.revisions:type_name -> taskplans.v1.PlanRevision
+	34, // 16: taskplans.v1.GetPlanRevisionResponse.revision:type_name -> taskplans.v1.PlanRevision
+	29, // 17: taskplans.v1.RevertPlanRequest.author:type_name -> taskplans.v1.Author
+	28, // 18: taskplans.v1.MarkImplementationStartedResponse.plan:type_name -> taskplans.v1.Plan
+	1,  // 19: taskplans.v1.PlanChange.kind:type_name -> taskplans.v1.PlanChangeKind
+	28, // 20: taskplans.v1.PlanChange.plan:type_name -> taskplans.v1.Plan
+	30, // 21: taskplans.v1.PlanChange.revision:type_name -> taskplans.v1.WrittenRevision
+	29, // 22: taskplans.v1.PlanChange.author:type_name -> taskplans.v1.Author
+	35, // 23: taskplans.v1.PlanChange.committed_at:type_name -> google.protobuf.Timestamp
+	28, // 24: taskplans.v1.GetPlanChangesResponse.plan:type_name -> taskplans.v1.Plan
+	24, // 25: taskplans.v1.GetPlanChangesResponse.diff:type_name -> taskplans.v1.PlanDiff
+	25, // 26: taskplans.v1.GetPlanChangesResponse.changes:type_name -> taskplans.v1.PlanChangeSummary
+	1,  // 27: taskplans.v1.PlanChangeSummary.kind:type_name -> taskplans.v1.PlanChangeKind
+	29, // 28: taskplans.v1.PlanChangeSummary.author:type_name -> taskplans.v1.Author
+	35, // 29: taskplans.v1.PlanChangeSummary.committed_at:type_name -> google.protobuf.Timestamp
+	30, // 30: taskplans.v1.PlanChangeSummary.revision:type_name -> taskplans.v1.WrittenRevision
+	34, // 31: taskplans.v1.DiffPlanRevisionsResponse.from_revision:type_name -> taskplans.v1.PlanRevision
+	34, // 32: taskplans.v1.DiffPlanRevisionsResponse.to_revision:type_name -> taskplans.v1.PlanRevision
+	24, // 33: taskplans.v1.DiffPlanRevisionsResponse.diff:type_name -> taskplans.v1.PlanDiff
+	2,  // 34: taskplans.v1.PlanService.GetPlan:input_type -> taskplans.v1.GetPlanRequest
+	7,  // 35: taskplans.v1.PlanService.CreatePlan:input_type -> taskplans.v1.CreatePlanRequest
+	8,  // 36: taskplans.v1.PlanService.UpdatePlan:input_type -> taskplans.v1.UpdatePlanRequest
+	4,  // 37: taskplans.v1.PlanService.EditPlan:input_type -> taskplans.v1.EditPlanRequest
+	5,  // 38: taskplans.v1.PlanService.RestorePlanRevision:input_type -> taskplans.v1.RestorePlanRevisionRequest
+	9,  // 39: taskplans.v1.PlanService.SavePlan:input_type -> taskplans.v1.SavePlanRequest
+	11, // 40: taskplans.v1.PlanService.DeletePlan:input_type -> taskplans.v1.DeletePlanRequest
+	13, // 41: taskplans.v1.PlanService.ListPlanRevisions:input_type -> taskplans.v1.ListPlanRevisionsRequest
+	15, // 42: taskplans.v1.PlanService.GetPlanRevision:input_type -> taskplans.v1.GetPlanRevisionRequest
+	22, // 43: taskplans.v1.PlanService.GetPlanChanges:input_type -> taskplans.v1.GetPlanChangesRequest
+	26, // 44: taskplans.v1.PlanService.DiffPlanRevisions:input_type -> taskplans.v1.DiffPlanRevisionsRequest
+	17, // 45: taskplans.v1.PlanService.RevertPlan:input_type -> taskplans.v1.RevertPlanRequest
+	18, // 46: taskplans.v1.PlanService.MarkImplementationStarted:input_type -> taskplans.v1.MarkImplementationStartedRequest
+	20, // 47: taskplans.v1.PlanService.WatchPlan:input_type -> taskplans.v1.WatchPlanRequest
+	3,  // 48: taskplans.v1.PlanService.GetPlan:output_type -> taskplans.v1.GetPlanResponse
+	10, // 49: taskplans.v1.PlanService.CreatePlan:output_type -> taskplans.v1.WritePlanResponse
+	10, // 50: taskplans.v1.PlanService.UpdatePlan:output_type -> taskplans.v1.WritePlanResponse
+	10, // 51: taskplans.v1.PlanService.EditPlan:output_type -> taskplans.v1.WritePlanResponse
+	6,  // 52: taskplans.v1.PlanService.RestorePlanRevision:output_type -> taskplans.v1.RestorePlanRevisionResponse
+	10, // 53: taskplans.v1.PlanService.SavePlan:output_type -> taskplans.v1.WritePlanResponse
+	12, // 54: taskplans.v1.PlanService.DeletePlan:output_type -> taskplans.v1.DeletePlanResponse
+	14, // 55: taskplans.v1.PlanService.ListPlanRevisions:output_type -> taskplans.v1.ListPlanRevisionsResponse
+	16, // 56: taskplans.v1.PlanService.GetPlanRevision:output_type -> taskplans.v1.GetPlanRevisionResponse
+	23, // 57: taskplans.v1.PlanService.GetPlanChanges:output_type -> taskplans.v1.GetPlanChangesResponse
+	27, // 58: taskplans.v1.PlanService.DiffPlanRevisions:output_type -> taskplans.v1.DiffPlanRevisionsResponse
+	10, // 59: taskplans.v1.PlanService.RevertPlan:output_type -> taskplans.v1.WritePlanResponse
+	19, // 60: taskplans.v1.PlanService.MarkImplementationStarted:output_type -> taskplans.v1.MarkImplementationStartedResponse
+	21, // 61: taskplans.v1.PlanService.WatchPlan:output_type -> taskplans.v1.PlanChange
+	48, // [48:62] is the sub-list for method output_type
+	34, // [34:48] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_taskplans_v1_plan_service_proto_init() }
@@ -1853,13 +2418,15 @@ func file_taskplans_v1_plan_service_proto_init() {
 	file_taskplans_v1_plan_service_proto_msgTypes[9].OneofWrappers = []any{}
 	file_taskplans_v1_plan_service_proto_msgTypes[18].OneofWrappers = []any{}
 	file_taskplans_v1_plan_service_proto_msgTypes[19].OneofWrappers = []any{}
+	file_taskplans_v1_plan_service_proto_msgTypes[20].OneofWrappers = []any{}
+	file_taskplans_v1_plan_service_proto_msgTypes[23].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_taskplans_v1_plan_service_proto_rawDesc), len(file_taskplans_v1_plan_service_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   20,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

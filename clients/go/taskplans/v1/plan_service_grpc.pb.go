@@ -28,6 +28,8 @@ const (
 	PlanService_DeletePlan_FullMethodName                = "/taskplans.v1.PlanService/DeletePlan"
 	PlanService_ListPlanRevisions_FullMethodName         = "/taskplans.v1.PlanService/ListPlanRevisions"
 	PlanService_GetPlanRevision_FullMethodName           = "/taskplans.v1.PlanService/GetPlanRevision"
+	PlanService_GetPlanChanges_FullMethodName            = "/taskplans.v1.PlanService/GetPlanChanges"
+	PlanService_DiffPlanRevisions_FullMethodName         = "/taskplans.v1.PlanService/DiffPlanRevisions"
 	PlanService_RevertPlan_FullMethodName                = "/taskplans.v1.PlanService/RevertPlan"
 	PlanService_MarkImplementationStarted_FullMethodName = "/taskplans.v1.PlanService/MarkImplementationStarted"
 	PlanService_WatchPlan_FullMethodName                 = "/taskplans.v1.PlanService/WatchPlan"
@@ -54,8 +56,8 @@ const (
 // INVALID_ARGUMENT MALFORMED_REQUEST (not the request message: truncated, a wrong wire type, or a
 // 64-bit number above 2^53 - 1; ErrorInfo.metadata["field"] names the field when known) and
 // INVALID_ARGUMENT INVALID_UTF8 (a string field that is not valid UTF-8, named in BadRequest; never
-// rewritten), both before authentication. Writes (every RPC but GetPlan, ListPlanRevisions,
-// GetPlanRevision and GetTask) may return RESOURCE_EXHAUSTED RATE_LIMITED (the caller's write rate
+// rewritten), both before authentication. Writes (every RPC but GetPlan, GetPlanChanges,
+// ListPlanRevisions, GetPlanRevision, DiffPlanRevisions and GetTask) may return RESOURCE_EXHAUSTED RATE_LIMITED (the caller's write rate
 // limit, with a google.rpc.RetryInfo detail); writes that store a revision may return
 // RESOURCE_EXHAUSTED HISTORY_QUOTA_EXCEEDED (the task's history budget; limit and usage in
 // ErrorInfo.metadata) and RESOURCE_EXHAUSTED WRITE_BUDGET_EXCEEDED (the caller's writes stored
@@ -74,9 +76,11 @@ type PlanServiceClient interface {
 	// new section.
 	// Errors: INVALID_ARGUMENT CONTENT_REQUIRED, INVALID_ARGUMENT INVALID_WRITE_MODE (any mode other than
 	// unspecified); NOT_FOUND TASK_NOT_FOUND; ALREADY_EXISTS PLAN_EXISTS (a plan exists and no
-	// expected_version was given); ABORTED VERSION_MISMATCH (stale expected_version; also when no plan
-	// exists: a stale version never creates one); FAILED_PRECONDITION PLAN_TOO_LARGE;
-	// FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED.
+	// expected_version was given); ABORTED VERSION_MISMATCH (stale expected_version without merge;
+	// also when no plan exists: a stale version never creates one, merge or not); FAILED_PRECONDITION
+	// PLAN_TOO_LARGE; FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED. With merge (see "Merging a stale
+	// write" below): INVALID_ARGUMENT MERGE_NOT_APPLICABLE (merge without expected_version),
+	// OUT_OF_RANGE HISTORY_UNAVAILABLE, ABORTED MERGE_CONFLICT.
 	CreatePlan(ctx context.Context, in *CreatePlanRequest, opts ...grpc.CallOption) (*WritePlanResponse, error)
 	// Agent path: writes an existing plan in one of two modes; WRITE_MODE_UNSPECIFIED means
 	// WRITE_MODE_REPLACE, the default. Never creates a plan.
@@ -94,7 +98,10 @@ type PlanServiceClient interface {
 	// read); FAILED_PRECONDITION PLAN_TOO_LARGE (append: measured on the composed document). Also
 	// NOT_FOUND TASK_NOT_FOUND, INVALID_ARGUMENT VERSION_REQUIRED (replace without expected_version),
 	// ABORTED VERSION_MISMATCH, FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED, INVALID_ARGUMENT
-	// REDUCTION_ACK_NOT_APPLICABLE (acknowledge_reduction on an append).
+	// REDUCTION_ACK_NOT_APPLICABLE (acknowledge_reduction on an append), INVALID_ARGUMENT
+	// MERGE_NOT_APPLICABLE (merge on an append, which never needs one: it composes on the current
+	// plan; checked where REDUCTION_ACK_NOT_APPLICABLE is). REPLACE with merge (see "Merging a stale
+	// write" below): OUT_OF_RANGE HISTORY_UNAVAILABLE, ABORTED MERGE_CONFLICT.
 	UpdatePlan(ctx context.Context, in *UpdatePlanRequest, opts ...grpc.CallOption) (*WritePlanResponse, error)
 	// Agent path: replaces the one occurrence of old_text in the current plan with new_text (empty
 	// new_text deletes it), exactly, with no whitespace or line-ending normalization. Needs the version
@@ -105,6 +112,11 @@ type PlanServiceClient interface {
 	// EDIT_TEXT_NOT_FOUND, several is FAILED_PRECONDITION EDIT_TEXT_NOT_UNIQUE (metadata occurrences)
 	// -> INVALID_ARGUMENT CONTENT_REQUIRED (the result would be empty) -> FAILED_PRECONDITION
 	// PLAN_TOO_LARGE -> FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED -> commit (coalescing applies).
+	// With merge and a stale expected_version (see "Merging a stale write" below), VERSION_MISMATCH
+	// gives way to: OUT_OF_RANGE HISTORY_UNAVAILABLE (the content at expected_version cannot be
+	// derived) -> the occurrences of old_text counted in the content at expected_version (the text the
+	// caller read), with the same errors -> ABORTED MERGE_CONFLICT -> the checks after the edit, on the
+	// merged document.
 	EditPlan(ctx context.Context, in *EditPlanRequest, opts ...grpc.CallOption) (*WritePlanResponse, error)
 	// Agent path: makes a past revision current again, only if nothing changed since the caller
 	// looked: expected_version must be the plan's current version and expected_revision_version the
@@ -129,6 +141,31 @@ type PlanServiceClient interface {
 	// Reads one revision with its content. Task-scoped: a revision of another task is NOT_FOUND.
 	// Errors: NOT_FOUND TASK_NOT_FOUND, NOT_FOUND REVISION_NOT_FOUND.
 	GetPlanRevision(ctx context.Context, in *GetPlanRevisionRequest, opts ...grpc.CallOption) (*GetPlanRevisionResponse, error)
+	// Reads what changed in a task's plan since a version the caller read: the current version, a
+	// unified diff from the content at since_version to the current content (see PlanDiff for the
+	// format and its rules), and the changes committed in between (at most 100). The diff costs the
+	// size of what changed, not of the plan: a caller whose write was refused with VERSION_MISMATCH
+	// can catch up with it instead of reading the whole plan again. since_version equal to the
+	// current version gives an empty diff and no changes. Title changes are not in the diff (the
+	// current title is in plan; the changes list which versions wrote).
+	//
+	// The content at since_version is derived from the change history (what WatchPlan replays); it is
+	// answered exactly or not at all, never approximately. Errors: NOT_FOUND TASK_NOT_FOUND, NOT_FOUND
+	// PLAN_NOT_FOUND (the task has no plan now, or it was deleted), INVALID_ARGUMENT INVALID_FIELD
+	// (since_version absent), OUT_OF_RANGE HISTORY_UNAVAILABLE (the content at since_version cannot be
+	// derived: its change history was pruned by age or trimmed to the task's history budget, or no
+	// write ever produced that version, or it is ahead of the plan; ErrorInfo.metadata:
+	// "since_version", "current_version", and "oldest_version", the oldest version this RPC can answer
+	// from now, absent when only the current version can be; the next action is to read the whole plan
+	// with GetPlan and use its version). A read: never rate limited, changes nothing.
+	GetPlanChanges(ctx context.Context, in *GetPlanChangesRequest, opts ...grpc.CallOption) (*GetPlanChangesResponse, error)
+	// Diffs two revisions of a task, in the format of GetPlanChanges (PlanDiff), from
+	// from_revision_id's content to to_revision_id's, in that order (either may be older). A revision
+	// holds the content of its last write: a coalesced revision shows the newest write coalesced into
+	// it. Works after the plan was deleted. Errors: NOT_FOUND TASK_NOT_FOUND, NOT_FOUND
+	// REVISION_NOT_FOUND (metadata "revision_id" names the missing one; a revision of another task is
+	// not found), INVALID_ARGUMENT INVALID_FIELD (a revision id empty). A read: never rate limited.
+	DiffPlanRevisions(ctx context.Context, in *DiffPlanRevisionsRequest, opts ...grpc.CallOption) (*DiffPlanRevisionsResponse, error)
 	// Editor path: makes a past revision current again by adding a new revision that copies it,
 	// marked revert_of_revision_id, never coalesced, exempt from the size limit. Recreates a deleted
 	// plan. Errors: NOT_FOUND TASK_NOT_FOUND, NOT_FOUND REVISION_NOT_FOUND.
@@ -263,6 +300,26 @@ func (c *planServiceClient) GetPlanRevision(ctx context.Context, in *GetPlanRevi
 	return out, nil
 }
 
+func (c *planServiceClient) GetPlanChanges(ctx context.Context, in *GetPlanChangesRequest, opts ...grpc.CallOption) (*GetPlanChangesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetPlanChangesResponse)
+	err := c.cc.Invoke(ctx, PlanService_GetPlanChanges_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *planServiceClient) DiffPlanRevisions(ctx context.Context, in *DiffPlanRevisionsRequest, opts ...grpc.CallOption) (*DiffPlanRevisionsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DiffPlanRevisionsResponse)
+	err := c.cc.Invoke(ctx, PlanService_DiffPlanRevisions_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *planServiceClient) RevertPlan(ctx context.Context, in *RevertPlanRequest, opts ...grpc.CallOption) (*WritePlanResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(WritePlanResponse)
@@ -323,8 +380,8 @@ type PlanService_WatchPlanClient = grpc.ServerStreamingClient[PlanChange]
 // INVALID_ARGUMENT MALFORMED_REQUEST (not the request message: truncated, a wrong wire type, or a
 // 64-bit number above 2^53 - 1; ErrorInfo.metadata["field"] names the field when known) and
 // INVALID_ARGUMENT INVALID_UTF8 (a string field that is not valid UTF-8, named in BadRequest; never
-// rewritten), both before authentication. Writes (every RPC but GetPlan, ListPlanRevisions,
-// GetPlanRevision and GetTask) may return RESOURCE_EXHAUSTED RATE_LIMITED (the caller's write rate
+// rewritten), both before authentication. Writes (every RPC but GetPlan, GetPlanChanges,
+// ListPlanRevisions, GetPlanRevision, DiffPlanRevisions and GetTask) may return RESOURCE_EXHAUSTED RATE_LIMITED (the caller's write rate
 // limit, with a google.rpc.RetryInfo detail); writes that store a revision may return
 // RESOURCE_EXHAUSTED HISTORY_QUOTA_EXCEEDED (the task's history budget; limit and usage in
 // ErrorInfo.metadata) and RESOURCE_EXHAUSTED WRITE_BUDGET_EXCEEDED (the caller's writes stored
@@ -343,9 +400,11 @@ type PlanServiceServer interface {
 	// new section.
 	// Errors: INVALID_ARGUMENT CONTENT_REQUIRED, INVALID_ARGUMENT INVALID_WRITE_MODE (any mode other than
 	// unspecified); NOT_FOUND TASK_NOT_FOUND; ALREADY_EXISTS PLAN_EXISTS (a plan exists and no
-	// expected_version was given); ABORTED VERSION_MISMATCH (stale expected_version; also when no plan
-	// exists: a stale version never creates one); FAILED_PRECONDITION PLAN_TOO_LARGE;
-	// FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED.
+	// expected_version was given); ABORTED VERSION_MISMATCH (stale expected_version without merge;
+	// also when no plan exists: a stale version never creates one, merge or not); FAILED_PRECONDITION
+	// PLAN_TOO_LARGE; FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED. With merge (see "Merging a stale
+	// write" below): INVALID_ARGUMENT MERGE_NOT_APPLICABLE (merge without expected_version),
+	// OUT_OF_RANGE HISTORY_UNAVAILABLE, ABORTED MERGE_CONFLICT.
 	CreatePlan(context.Context, *CreatePlanRequest) (*WritePlanResponse, error)
 	// Agent path: writes an existing plan in one of two modes; WRITE_MODE_UNSPECIFIED means
 	// WRITE_MODE_REPLACE, the default. Never creates a plan.
@@ -363,7 +422,10 @@ type PlanServiceServer interface {
 	// read); FAILED_PRECONDITION PLAN_TOO_LARGE (append: measured on the composed document). Also
 	// NOT_FOUND TASK_NOT_FOUND, INVALID_ARGUMENT VERSION_REQUIRED (replace without expected_version),
 	// ABORTED VERSION_MISMATCH, FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED, INVALID_ARGUMENT
-	// REDUCTION_ACK_NOT_APPLICABLE (acknowledge_reduction on an append).
+	// REDUCTION_ACK_NOT_APPLICABLE (acknowledge_reduction on an append), INVALID_ARGUMENT
+	// MERGE_NOT_APPLICABLE (merge on an append, which never needs one: it composes on the current
+	// plan; checked where REDUCTION_ACK_NOT_APPLICABLE is). REPLACE with merge (see "Merging a stale
+	// write" below): OUT_OF_RANGE HISTORY_UNAVAILABLE, ABORTED MERGE_CONFLICT.
 	UpdatePlan(context.Context, *UpdatePlanRequest) (*WritePlanResponse, error)
 	// Agent path: replaces the one occurrence of old_text in the current plan with new_text (empty
 	// new_text deletes it), exactly, with no whitespace or line-ending normalization. Needs the version
@@ -374,6 +436,11 @@ type PlanServiceServer interface {
 	// EDIT_TEXT_NOT_FOUND, several is FAILED_PRECONDITION EDIT_TEXT_NOT_UNIQUE (metadata occurrences)
 	// -> INVALID_ARGUMENT CONTENT_REQUIRED (the result would be empty) -> FAILED_PRECONDITION
 	// PLAN_TOO_LARGE -> FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED -> commit (coalescing applies).
+	// With merge and a stale expected_version (see "Merging a stale write" below), VERSION_MISMATCH
+	// gives way to: OUT_OF_RANGE HISTORY_UNAVAILABLE (the content at expected_version cannot be
+	// derived) -> the occurrences of old_text counted in the content at expected_version (the text the
+	// caller read), with the same errors -> ABORTED MERGE_CONFLICT -> the checks after the edit, on the
+	// merged document.
 	EditPlan(context.Context, *EditPlanRequest) (*WritePlanResponse, error)
 	// Agent path: makes a past revision current again, only if nothing changed since the caller
 	// looked: expected_version must be the plan's current version and expected_revision_version the
@@ -398,6 +465,31 @@ type PlanServiceServer interface {
 	// Reads one revision with its content. Task-scoped: a revision of another task is NOT_FOUND.
 	// Errors: NOT_FOUND TASK_NOT_FOUND, NOT_FOUND REVISION_NOT_FOUND.
 	GetPlanRevision(context.Context, *GetPlanRevisionRequest) (*GetPlanRevisionResponse, error)
+	// Reads what changed in a task's plan since a version the caller read: the current version, a
+	// unified diff from the content at since_version to the current content (see PlanDiff for the
+	// format and its rules), and the changes committed in between (at most 100). The diff costs the
+	// size of what changed, not of the plan: a caller whose write was refused with VERSION_MISMATCH
+	// can catch up with it instead of reading the whole plan again. since_version equal to the
+	// current version gives an empty diff and no changes. Title changes are not in the diff (the
+	// current title is in plan; the changes list which versions wrote).
+	//
+	// The content at since_version is derived from the change history (what WatchPlan replays); it is
+	// answered exactly or not at all, never approximately. Errors: NOT_FOUND TASK_NOT_FOUND, NOT_FOUND
+	// PLAN_NOT_FOUND (the task has no plan now, or it was deleted), INVALID_ARGUMENT INVALID_FIELD
+	// (since_version absent), OUT_OF_RANGE HISTORY_UNAVAILABLE (the content at since_version cannot be
+	// derived: its change history was pruned by age or trimmed to the task's history budget, or no
+	// write ever produced that version, or it is ahead of the plan; ErrorInfo.metadata:
+	// "since_version", "current_version", and "oldest_version", the oldest version this RPC can answer
+	// from now, absent when only the current version can be; the next action is to read the whole plan
+	// with GetPlan and use its version). A read: never rate limited, changes nothing.
+	GetPlanChanges(context.Context, *GetPlanChangesRequest) (*GetPlanChangesResponse, error)
+	// Diffs two revisions of a task, in the format of GetPlanChanges (PlanDiff), from
+	// from_revision_id's content to to_revision_id's, in that order (either may be older). A revision
+	// holds the content of its last write: a coalesced revision shows the newest write coalesced into
+	// it. Works after the plan was deleted. Errors: NOT_FOUND TASK_NOT_FOUND, NOT_FOUND
+	// REVISION_NOT_FOUND (metadata "revision_id" names the missing one; a revision of another task is
+	// not found), INVALID_ARGUMENT INVALID_FIELD (a revision id empty). A read: never rate limited.
+	DiffPlanRevisions(context.Context, *DiffPlanRevisionsRequest) (*DiffPlanRevisionsResponse, error)
 	// Editor path: makes a past revision current again by adding a new revision that copies it,
 	// marked revert_of_revision_id, never coalesced, exempt from the size limit. Recreates a deleted
 	// plan. Errors: NOT_FOUND TASK_NOT_FOUND, NOT_FOUND REVISION_NOT_FOUND.
@@ -468,6 +560,12 @@ func (UnimplementedPlanServiceServer) ListPlanRevisions(context.Context, *ListPl
 }
 func (UnimplementedPlanServiceServer) GetPlanRevision(context.Context, *GetPlanRevisionRequest) (*GetPlanRevisionResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetPlanRevision not implemented")
+}
+func (UnimplementedPlanServiceServer) GetPlanChanges(context.Context, *GetPlanChangesRequest) (*GetPlanChangesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetPlanChanges not implemented")
+}
+func (UnimplementedPlanServiceServer) DiffPlanRevisions(context.Context, *DiffPlanRevisionsRequest) (*DiffPlanRevisionsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DiffPlanRevisions not implemented")
 }
 func (UnimplementedPlanServiceServer) RevertPlan(context.Context, *RevertPlanRequest) (*WritePlanResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RevertPlan not implemented")
@@ -661,6 +759,42 @@ func _PlanService_GetPlanRevision_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _PlanService_GetPlanChanges_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetPlanChangesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PlanServiceServer).GetPlanChanges(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PlanService_GetPlanChanges_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PlanServiceServer).GetPlanChanges(ctx, req.(*GetPlanChangesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PlanService_DiffPlanRevisions_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DiffPlanRevisionsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PlanServiceServer).DiffPlanRevisions(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PlanService_DiffPlanRevisions_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PlanServiceServer).DiffPlanRevisions(ctx, req.(*DiffPlanRevisionsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _PlanService_RevertPlan_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(RevertPlanRequest)
 	if err := dec(in); err != nil {
@@ -750,6 +884,14 @@ var PlanService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetPlanRevision",
 			Handler:    _PlanService_GetPlanRevision_Handler,
+		},
+		{
+			MethodName: "GetPlanChanges",
+			Handler:    _PlanService_GetPlanChanges_Handler,
+		},
+		{
+			MethodName: "DiffPlanRevisions",
+			Handler:    _PlanService_DiffPlanRevisions_Handler,
 		},
 		{
 			MethodName: "RevertPlan",

@@ -198,6 +198,23 @@ export interface PlanRevision {
    * exactly the snapshot you inspected. Not a credential.
    */
   revisionVersion: string;
+  /**
+   * Set when the revision was written by a merge of a stale write (see PlanService, "Merging a
+   * stale write"). Such revisions are never coalesced into.
+   */
+  merge?: MergeMarker | undefined;
+}
+
+/**
+ * Marks a write that was merged: based on from_version (the caller's expected_version), it was
+ * merged with the changes others made in versions from_version + 1 .. to_version (the version
+ * current when it was written; the merged write's own version is to_version + 1).
+ */
+export interface MergeMarker {
+  /** The version the caller's write was based on (its expected_version). */
+  fromVersion: number;
+  /** The newest version merged in. */
+  toVersion: number;
 }
 
 /** The revision a write created or coalesced into. */
@@ -635,6 +652,7 @@ function createBasePlanRevision(): PlanRevision {
     createdAt: undefined,
     updatedAt: undefined,
     revisionVersion: "",
+    merge: undefined,
   };
 }
 
@@ -678,6 +696,9 @@ export const PlanRevision: MessageFns<PlanRevision> = {
     }
     if (message.revisionVersion !== "") {
       writer.uint32(106).string(message.revisionVersion);
+    }
+    if (message.merge !== undefined) {
+      MergeMarker.encode(message.merge, writer.uint32(114).fork()).join();
     }
     return writer;
   },
@@ -799,6 +820,14 @@ export const PlanRevision: MessageFns<PlanRevision> = {
             message.revisionVersion = reader.string();
             continue;
           }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.merge = MergeMarker.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -866,6 +895,7 @@ export const PlanRevision: MessageFns<PlanRevision> = {
         : isSet(object.revision_version)
         ? globalThis.String(object.revision_version)
         : "",
+      merge: isSet(object.merge) ? MergeMarker.fromJSON(object.merge) : undefined,
     };
   },
 
@@ -910,6 +940,9 @@ export const PlanRevision: MessageFns<PlanRevision> = {
     if (message.revisionVersion !== "") {
       obj.revisionVersion = message.revisionVersion;
     }
+    if (message.merge !== undefined) {
+      obj.merge = MergeMarker.toJSON(message.merge);
+    }
     return obj;
   },
 
@@ -931,6 +964,102 @@ export const PlanRevision: MessageFns<PlanRevision> = {
     message.createdAt = object.createdAt ?? undefined;
     message.updatedAt = object.updatedAt ?? undefined;
     message.revisionVersion = object.revisionVersion ?? "";
+    message.merge = (object.merge !== undefined && object.merge !== null)
+      ? MergeMarker.fromPartial(object.merge)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseMergeMarker(): MergeMarker {
+  return { fromVersion: 0, toVersion: 0 };
+}
+
+export const MergeMarker: MessageFns<MergeMarker> = {
+  encode(message: MergeMarker, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.fromVersion !== 0) {
+      writer.uint32(8).uint64(message.fromVersion);
+    }
+    if (message.toVersion !== 0) {
+      writer.uint32(16).uint64(message.toVersion);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): MergeMarker {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMergeMarker();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.fromVersion = longToNumber(reader.uint64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.toVersion = longToNumber(reader.uint64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): MergeMarker {
+    return {
+      fromVersion: isSet(object.fromVersion)
+        ? globalThis.Number(object.fromVersion)
+        : isSet(object.from_version)
+        ? globalThis.Number(object.from_version)
+        : 0,
+      toVersion: isSet(object.toVersion)
+        ? globalThis.Number(object.toVersion)
+        : isSet(object.to_version)
+        ? globalThis.Number(object.to_version)
+        : 0,
+    };
+  },
+
+  toJSON(message: MergeMarker): unknown {
+    const obj: any = {};
+    if (message.fromVersion !== 0) {
+      obj.fromVersion = Math.round(message.fromVersion);
+    }
+    if (message.toVersion !== 0) {
+      obj.toVersion = Math.round(message.toVersion);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<MergeMarker>, I>>(base?: I): MergeMarker {
+    return MergeMarker.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<MergeMarker>, I>>(object: I): MergeMarker {
+    const message = createBaseMergeMarker();
+    message.fromVersion = object.fromVersion ?? 0;
+    message.toVersion = object.toVersion ?? 0;
     return message;
   },
 };

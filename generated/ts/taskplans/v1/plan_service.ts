@@ -23,6 +23,7 @@ import {
 import { Timestamp } from "../../google/protobuf/timestamp";
 import {
   Author,
+  MergeMarker,
   Plan,
   PlanRevision,
   Truncation,
@@ -213,7 +214,16 @@ export interface EditPlanRequest {
     | Author
     | undefined;
   /** Safe retries; see UpdatePlanRequest.request_id. */
-  requestId?: string | undefined;
+  requestId?:
+    | string
+    | undefined;
+  /**
+   * Opt-in three-way merge when expected_version is stale (see "Merging a stale write"): old_text
+   * is looked for in the content at expected_version (the text you read), the edit is applied there,
+   * and the result is merged with what others wrote since. Part of the payload a request_id
+   * remembers.
+   */
+  merge?: boolean | undefined;
 }
 
 /** Request of PlanService.RestorePlanRevision (agent path). */
@@ -287,7 +297,16 @@ export interface CreatePlanRequest {
    * only for writes that succeeded. Absent: every request is a new write.
    * 1 to 128 printable ASCII characters, for example a UUID.
    */
-  requestId?: string | undefined;
+  requestId?:
+    | string
+    | undefined;
+  /**
+   * Opt-in three-way merge when expected_version is stale (see "Merging a stale write"): the
+   * content is merged with what others wrote since expected_version instead of being refused with
+   * VERSION_MISMATCH. Requires expected_version (INVALID_ARGUMENT MERGE_NOT_APPLICABLE without it).
+   * Part of the payload a request_id remembers.
+   */
+  merge?: boolean | undefined;
 }
 
 /** Request of PlanService.UpdatePlan (agent path). */
@@ -325,7 +344,16 @@ export interface UpdatePlanRequest {
    * only for writes that succeeded. Absent: every request writes (an append sent twice appends twice).
    * 1 to 128 printable ASCII characters, for example a UUID.
    */
-  requestId?: string | undefined;
+  requestId?:
+    | string
+    | undefined;
+  /**
+   * REPLACE only: opt-in three-way merge when expected_version is stale (see "Merging a stale
+   * write"). On an APPEND it is INVALID_ARGUMENT MERGE_NOT_APPLICABLE and nothing changes: an append
+   * composes on the current plan and needs no merge (omit expected_version to append whatever
+   * changed). Part of the payload a request_id remembers.
+   */
+  merge?: boolean | undefined;
 }
 
 /** Request of PlanService.SavePlan (editor path). */
@@ -353,7 +381,14 @@ export interface WritePlanResponse {
     | WrittenRevision
     | undefined;
   /** Present only when an acknowledged reduction was stored. */
-  truncation?: Truncation | undefined;
+  truncation?:
+    | Truncation
+    | undefined;
+  /**
+   * Present only when the write merged (merge set and expected_version stale): the versions it
+   * merged over. The written revision carries the same marker (PlanRevision.merge).
+   */
+  merge?: MergeMarker | undefined;
 }
 
 /** Request of PlanService.DeletePlan. */
@@ -468,6 +503,114 @@ export interface PlanChange {
     | undefined;
   /** When the change committed (for a SNAPSHOT: when the plan was read). */
   committedAt?: Date | undefined;
+}
+
+/** Request of PlanService.GetPlanChanges. */
+export interface GetPlanChangesRequest {
+  /** Task whose plan changes to read. */
+  taskId: string;
+  /**
+   * A version of the plan the caller read (from GetPlan, a write's answer, a watch or a
+   * VERSION_MISMATCH it recovers from); required.
+   */
+  sinceVersion?: number | undefined;
+}
+
+/** Response of PlanService.GetPlanChanges. */
+export interface GetPlanChangesResponse {
+  /**
+   * The current plan, without content (content_bytes and content_chars give its size); its version
+   * is the version to pass as expected_version next.
+   */
+  plan?:
+    | Plan
+    | undefined;
+  /** The since_version of the request. */
+  sinceVersion: number;
+  /** From the content at since_version to the current content. */
+  diff?:
+    | PlanDiff
+    | undefined;
+  /**
+   * The changes committed after since_version, in version order (implementation-started marks
+   * included), at most the newest 100 of them.
+   */
+  changes: PlanChangeSummary[];
+  /**
+   * True when more changes were committed after since_version than changes lists (the oldest are
+   * left out; the diff covers them all).
+   */
+  changesTruncated: boolean;
+}
+
+/**
+ * A line-based unified diff from an old content to a new one, with their sizes.
+ *
+ * Format: empty when the contents are equal; otherwise the header lines "--- <old label>" and
+ * "+++ <new label>" (GetPlanChanges: "version V"; DiffPlanRevisions: "revision N"), then hunks
+ * "@@ -l,s +l,s @@" with up to 3 lines of context, each line of a hunk being " ", "-" or "+"
+ * followed by one line of the content, its line terminator included as stored ("\r\n" stays
+ * "\r\n", so a CRLF line ends in CR LF and an LF line in LF), and a last line that has no
+ * terminator followed by "\n", then the line "\ No newline at end of file". Lines are compared exactly, with their
+ * terminators: nothing is normalized, so a change of line ending or of whitespace (Unicode
+ * White_Space included) is a change. The diff is correct but not always minimal: when the contents
+ * differ too much to diff quickly, it removes every old line and adds every new one.
+ */
+export interface PlanDiff {
+  /** The unified diff, as described above. */
+  unifiedDiff: string;
+  /** Size of the old content in UTF-8 bytes. */
+  oldBytes: number;
+  /** Size of the new content in UTF-8 bytes. */
+  newBytes: number;
+  /** Size of unified_diff in UTF-8 bytes. */
+  diffBytes: number;
+  /** Lines added (the "+" lines of the hunks). */
+  linesAdded: number;
+  /** Lines removed (the "-" lines of the hunks). */
+  linesRemoved: number;
+}
+
+/** One change committed to a plan, without its content (see PlanChange for the full form). */
+export interface PlanChangeSummary {
+  /** The plan version the change produced (an IMPLEMENTATION_STARTED change keeps its version). */
+  version: number;
+  /** What happened (never SNAPSHOT). */
+  kind: PlanChangeKind;
+  /** Who made the change. */
+  author?:
+    | Author
+    | undefined;
+  /** When the change committed. */
+  committedAt?:
+    | Date
+    | undefined;
+  /** The revision the change wrote or coalesced into (CREATED, UPDATED, REVERTED). */
+  revision?: WrittenRevision | undefined;
+}
+
+/** Request of PlanService.DiffPlanRevisions. */
+export interface DiffPlanRevisionsRequest {
+  /** Task the revisions belong to. */
+  taskId: string;
+  /** Revision whose content is the diff's old side. */
+  fromRevisionId: string;
+  /** Revision whose content is the diff's new side. */
+  toRevisionId: string;
+}
+
+/** Response of PlanService.DiffPlanRevisions. */
+export interface DiffPlanRevisionsResponse {
+  /** The from revision, without content. */
+  fromRevision?:
+    | PlanRevision
+    | undefined;
+  /** The to revision, without content. */
+  toRevision?:
+    | PlanRevision
+    | undefined;
+  /** From from_revision's content to to_revision's. */
+  diff?: PlanDiff | undefined;
 }
 
 function createBaseGetPlanRequest(): GetPlanRequest {
@@ -753,6 +896,7 @@ function createBaseEditPlanRequest(): EditPlanRequest {
     acknowledgeReduction: false,
     author: undefined,
     requestId: undefined,
+    merge: undefined,
   };
 }
 
@@ -778,6 +922,9 @@ export const EditPlanRequest: MessageFns<EditPlanRequest> = {
     }
     if (message.requestId !== undefined) {
       writer.uint32(58).string(message.requestId);
+    }
+    if (message.merge !== undefined) {
+      writer.uint32(64).bool(message.merge);
     }
     return writer;
   },
@@ -851,6 +998,14 @@ export const EditPlanRequest: MessageFns<EditPlanRequest> = {
             message.requestId = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.merge = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -896,6 +1051,7 @@ export const EditPlanRequest: MessageFns<EditPlanRequest> = {
         : isSet(object.request_id)
         ? globalThis.String(object.request_id)
         : undefined,
+      merge: isSet(object.merge) ? globalThis.Boolean(object.merge) : undefined,
     };
   },
 
@@ -922,6 +1078,9 @@ export const EditPlanRequest: MessageFns<EditPlanRequest> = {
     if (message.requestId !== undefined) {
       obj.requestId = message.requestId;
     }
+    if (message.merge !== undefined) {
+      obj.merge = message.merge;
+    }
     return obj;
   },
 
@@ -939,6 +1098,7 @@ export const EditPlanRequest: MessageFns<EditPlanRequest> = {
       ? Author.fromPartial(object.author)
       : undefined;
     message.requestId = object.requestId ?? undefined;
+    message.merge = object.merge ?? undefined;
     return message;
   },
 };
@@ -1254,6 +1414,7 @@ function createBaseCreatePlanRequest(): CreatePlanRequest {
     acknowledgeReduction: false,
     mode: 0,
     requestId: undefined,
+    merge: undefined,
   };
 }
 
@@ -1282,6 +1443,9 @@ export const CreatePlanRequest: MessageFns<CreatePlanRequest> = {
     }
     if (message.requestId !== undefined) {
       writer.uint32(66).string(message.requestId);
+    }
+    if (message.merge !== undefined) {
+      writer.uint32(72).bool(message.merge);
     }
     return writer;
   },
@@ -1363,6 +1527,14 @@ export const CreatePlanRequest: MessageFns<CreatePlanRequest> = {
             message.requestId = reader.string();
             continue;
           }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.merge = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1401,6 +1573,7 @@ export const CreatePlanRequest: MessageFns<CreatePlanRequest> = {
         : isSet(object.request_id)
         ? globalThis.String(object.request_id)
         : undefined,
+      merge: isSet(object.merge) ? globalThis.Boolean(object.merge) : undefined,
     };
   },
 
@@ -1430,6 +1603,9 @@ export const CreatePlanRequest: MessageFns<CreatePlanRequest> = {
     if (message.requestId !== undefined) {
       obj.requestId = message.requestId;
     }
+    if (message.merge !== undefined) {
+      obj.merge = message.merge;
+    }
     return obj;
   },
 
@@ -1448,6 +1624,7 @@ export const CreatePlanRequest: MessageFns<CreatePlanRequest> = {
     message.acknowledgeReduction = object.acknowledgeReduction ?? false;
     message.mode = object.mode ?? 0;
     message.requestId = object.requestId ?? undefined;
+    message.merge = object.merge ?? undefined;
     return message;
   },
 };
@@ -1462,6 +1639,7 @@ function createBaseUpdatePlanRequest(): UpdatePlanRequest {
     acknowledgeReduction: false,
     author: undefined,
     requestId: undefined,
+    merge: undefined,
   };
 }
 
@@ -1490,6 +1668,9 @@ export const UpdatePlanRequest: MessageFns<UpdatePlanRequest> = {
     }
     if (message.requestId !== undefined) {
       writer.uint32(66).string(message.requestId);
+    }
+    if (message.merge !== undefined) {
+      writer.uint32(72).bool(message.merge);
     }
     return writer;
   },
@@ -1571,6 +1752,14 @@ export const UpdatePlanRequest: MessageFns<UpdatePlanRequest> = {
             message.requestId = reader.string();
             continue;
           }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.merge = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1609,6 +1798,7 @@ export const UpdatePlanRequest: MessageFns<UpdatePlanRequest> = {
         : isSet(object.request_id)
         ? globalThis.String(object.request_id)
         : undefined,
+      merge: isSet(object.merge) ? globalThis.Boolean(object.merge) : undefined,
     };
   },
 
@@ -1638,6 +1828,9 @@ export const UpdatePlanRequest: MessageFns<UpdatePlanRequest> = {
     if (message.requestId !== undefined) {
       obj.requestId = message.requestId;
     }
+    if (message.merge !== undefined) {
+      obj.merge = message.merge;
+    }
     return obj;
   },
 
@@ -1656,6 +1849,7 @@ export const UpdatePlanRequest: MessageFns<UpdatePlanRequest> = {
       ? Author.fromPartial(object.author)
       : undefined;
     message.requestId = object.requestId ?? undefined;
+    message.merge = object.merge ?? undefined;
     return message;
   },
 };
@@ -1784,7 +1978,7 @@ export const SavePlanRequest: MessageFns<SavePlanRequest> = {
 };
 
 function createBaseWritePlanResponse(): WritePlanResponse {
-  return { plan: undefined, revision: undefined, truncation: undefined };
+  return { plan: undefined, revision: undefined, truncation: undefined, merge: undefined };
 }
 
 export const WritePlanResponse: MessageFns<WritePlanResponse> = {
@@ -1797,6 +1991,9 @@ export const WritePlanResponse: MessageFns<WritePlanResponse> = {
     }
     if (message.truncation !== undefined) {
       Truncation.encode(message.truncation, writer.uint32(26).fork()).join();
+    }
+    if (message.merge !== undefined) {
+      MergeMarker.encode(message.merge, writer.uint32(34).fork()).join();
     }
     return writer;
   },
@@ -1838,6 +2035,14 @@ export const WritePlanResponse: MessageFns<WritePlanResponse> = {
             message.truncation = Truncation.decode(reader, reader.uint32());
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.merge = MergeMarker.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1855,6 +2060,7 @@ export const WritePlanResponse: MessageFns<WritePlanResponse> = {
       plan: isSet(object.plan) ? Plan.fromJSON(object.plan) : undefined,
       revision: isSet(object.revision) ? WrittenRevision.fromJSON(object.revision) : undefined,
       truncation: isSet(object.truncation) ? Truncation.fromJSON(object.truncation) : undefined,
+      merge: isSet(object.merge) ? MergeMarker.fromJSON(object.merge) : undefined,
     };
   },
 
@@ -1868,6 +2074,9 @@ export const WritePlanResponse: MessageFns<WritePlanResponse> = {
     }
     if (message.truncation !== undefined) {
       obj.truncation = Truncation.toJSON(message.truncation);
+    }
+    if (message.merge !== undefined) {
+      obj.merge = MergeMarker.toJSON(message.merge);
     }
     return obj;
   },
@@ -1883,6 +2092,9 @@ export const WritePlanResponse: MessageFns<WritePlanResponse> = {
       : undefined;
     message.truncation = (object.truncation !== undefined && object.truncation !== null)
       ? Truncation.fromPartial(object.truncation)
+      : undefined;
+    message.merge = (object.merge !== undefined && object.merge !== null)
+      ? MergeMarker.fromPartial(object.merge)
       : undefined;
     return message;
   },
@@ -2948,6 +3160,782 @@ export const PlanChange: MessageFns<PlanChange> = {
   },
 };
 
+function createBaseGetPlanChangesRequest(): GetPlanChangesRequest {
+  return { taskId: "", sinceVersion: undefined };
+}
+
+export const GetPlanChangesRequest: MessageFns<GetPlanChangesRequest> = {
+  encode(message: GetPlanChangesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.taskId !== "") {
+      writer.uint32(10).string(message.taskId);
+    }
+    if (message.sinceVersion !== undefined) {
+      writer.uint32(16).uint64(message.sinceVersion);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetPlanChangesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetPlanChangesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.taskId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.sinceVersion = longToNumber(reader.uint64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetPlanChangesRequest {
+    return {
+      taskId: isSet(object.taskId)
+        ? globalThis.String(object.taskId)
+        : isSet(object.task_id)
+        ? globalThis.String(object.task_id)
+        : "",
+      sinceVersion: isSet(object.sinceVersion)
+        ? globalThis.Number(object.sinceVersion)
+        : isSet(object.since_version)
+        ? globalThis.Number(object.since_version)
+        : undefined,
+    };
+  },
+
+  toJSON(message: GetPlanChangesRequest): unknown {
+    const obj: any = {};
+    if (message.taskId !== "") {
+      obj.taskId = message.taskId;
+    }
+    if (message.sinceVersion !== undefined) {
+      obj.sinceVersion = Math.round(message.sinceVersion);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetPlanChangesRequest>, I>>(base?: I): GetPlanChangesRequest {
+    return GetPlanChangesRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetPlanChangesRequest>, I>>(object: I): GetPlanChangesRequest {
+    const message = createBaseGetPlanChangesRequest();
+    message.taskId = object.taskId ?? "";
+    message.sinceVersion = object.sinceVersion ?? undefined;
+    return message;
+  },
+};
+
+function createBaseGetPlanChangesResponse(): GetPlanChangesResponse {
+  return { plan: undefined, sinceVersion: 0, diff: undefined, changes: [], changesTruncated: false };
+}
+
+export const GetPlanChangesResponse: MessageFns<GetPlanChangesResponse> = {
+  encode(message: GetPlanChangesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.plan !== undefined) {
+      Plan.encode(message.plan, writer.uint32(10).fork()).join();
+    }
+    if (message.sinceVersion !== 0) {
+      writer.uint32(16).uint64(message.sinceVersion);
+    }
+    if (message.diff !== undefined) {
+      PlanDiff.encode(message.diff, writer.uint32(26).fork()).join();
+    }
+    for (const v of message.changes) {
+      PlanChangeSummary.encode(v!, writer.uint32(34).fork()).join();
+    }
+    if (message.changesTruncated !== false) {
+      writer.uint32(40).bool(message.changesTruncated);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetPlanChangesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetPlanChangesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.plan = Plan.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.sinceVersion = longToNumber(reader.uint64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.diff = PlanDiff.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.changes.push(PlanChangeSummary.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.changesTruncated = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetPlanChangesResponse {
+    return {
+      plan: isSet(object.plan) ? Plan.fromJSON(object.plan) : undefined,
+      sinceVersion: isSet(object.sinceVersion)
+        ? globalThis.Number(object.sinceVersion)
+        : isSet(object.since_version)
+        ? globalThis.Number(object.since_version)
+        : 0,
+      diff: isSet(object.diff) ? PlanDiff.fromJSON(object.diff) : undefined,
+      changes: globalThis.Array.isArray(object?.changes)
+        ? object.changes.map((e: any) => PlanChangeSummary.fromJSON(e))
+        : [],
+      changesTruncated: isSet(object.changesTruncated)
+        ? globalThis.Boolean(object.changesTruncated)
+        : isSet(object.changes_truncated)
+        ? globalThis.Boolean(object.changes_truncated)
+        : false,
+    };
+  },
+
+  toJSON(message: GetPlanChangesResponse): unknown {
+    const obj: any = {};
+    if (message.plan !== undefined) {
+      obj.plan = Plan.toJSON(message.plan);
+    }
+    if (message.sinceVersion !== 0) {
+      obj.sinceVersion = Math.round(message.sinceVersion);
+    }
+    if (message.diff !== undefined) {
+      obj.diff = PlanDiff.toJSON(message.diff);
+    }
+    if (message.changes?.length) {
+      obj.changes = message.changes.map((e) => PlanChangeSummary.toJSON(e));
+    }
+    if (message.changesTruncated !== false) {
+      obj.changesTruncated = message.changesTruncated;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetPlanChangesResponse>, I>>(base?: I): GetPlanChangesResponse {
+    return GetPlanChangesResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetPlanChangesResponse>, I>>(object: I): GetPlanChangesResponse {
+    const message = createBaseGetPlanChangesResponse();
+    message.plan = (object.plan !== undefined && object.plan !== null) ? Plan.fromPartial(object.plan) : undefined;
+    message.sinceVersion = object.sinceVersion ?? 0;
+    message.diff = (object.diff !== undefined && object.diff !== null) ? PlanDiff.fromPartial(object.diff) : undefined;
+    message.changes = object.changes?.map((e) => PlanChangeSummary.fromPartial(e)) || [];
+    message.changesTruncated = object.changesTruncated ?? false;
+    return message;
+  },
+};
+
+function createBasePlanDiff(): PlanDiff {
+  return { unifiedDiff: "", oldBytes: 0, newBytes: 0, diffBytes: 0, linesAdded: 0, linesRemoved: 0 };
+}
+
+export const PlanDiff: MessageFns<PlanDiff> = {
+  encode(message: PlanDiff, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.unifiedDiff !== "") {
+      writer.uint32(10).string(message.unifiedDiff);
+    }
+    if (message.oldBytes !== 0) {
+      writer.uint32(16).uint64(message.oldBytes);
+    }
+    if (message.newBytes !== 0) {
+      writer.uint32(24).uint64(message.newBytes);
+    }
+    if (message.diffBytes !== 0) {
+      writer.uint32(32).uint64(message.diffBytes);
+    }
+    if (message.linesAdded !== 0) {
+      writer.uint32(40).uint64(message.linesAdded);
+    }
+    if (message.linesRemoved !== 0) {
+      writer.uint32(48).uint64(message.linesRemoved);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PlanDiff {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePlanDiff();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.unifiedDiff = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.oldBytes = longToNumber(reader.uint64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.newBytes = longToNumber(reader.uint64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.diffBytes = longToNumber(reader.uint64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.linesAdded = longToNumber(reader.uint64());
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.linesRemoved = longToNumber(reader.uint64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PlanDiff {
+    return {
+      unifiedDiff: isSet(object.unifiedDiff)
+        ? globalThis.String(object.unifiedDiff)
+        : isSet(object.unified_diff)
+        ? globalThis.String(object.unified_diff)
+        : "",
+      oldBytes: isSet(object.oldBytes)
+        ? globalThis.Number(object.oldBytes)
+        : isSet(object.old_bytes)
+        ? globalThis.Number(object.old_bytes)
+        : 0,
+      newBytes: isSet(object.newBytes)
+        ? globalThis.Number(object.newBytes)
+        : isSet(object.new_bytes)
+        ? globalThis.Number(object.new_bytes)
+        : 0,
+      diffBytes: isSet(object.diffBytes)
+        ? globalThis.Number(object.diffBytes)
+        : isSet(object.diff_bytes)
+        ? globalThis.Number(object.diff_bytes)
+        : 0,
+      linesAdded: isSet(object.linesAdded)
+        ? globalThis.Number(object.linesAdded)
+        : isSet(object.lines_added)
+        ? globalThis.Number(object.lines_added)
+        : 0,
+      linesRemoved: isSet(object.linesRemoved)
+        ? globalThis.Number(object.linesRemoved)
+        : isSet(object.lines_removed)
+        ? globalThis.Number(object.lines_removed)
+        : 0,
+    };
+  },
+
+  toJSON(message: PlanDiff): unknown {
+    const obj: any = {};
+    if (message.unifiedDiff !== "") {
+      obj.unifiedDiff = message.unifiedDiff;
+    }
+    if (message.oldBytes !== 0) {
+      obj.oldBytes = Math.round(message.oldBytes);
+    }
+    if (message.newBytes !== 0) {
+      obj.newBytes = Math.round(message.newBytes);
+    }
+    if (message.diffBytes !== 0) {
+      obj.diffBytes = Math.round(message.diffBytes);
+    }
+    if (message.linesAdded !== 0) {
+      obj.linesAdded = Math.round(message.linesAdded);
+    }
+    if (message.linesRemoved !== 0) {
+      obj.linesRemoved = Math.round(message.linesRemoved);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<PlanDiff>, I>>(base?: I): PlanDiff {
+    return PlanDiff.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<PlanDiff>, I>>(object: I): PlanDiff {
+    const message = createBasePlanDiff();
+    message.unifiedDiff = object.unifiedDiff ?? "";
+    message.oldBytes = object.oldBytes ?? 0;
+    message.newBytes = object.newBytes ?? 0;
+    message.diffBytes = object.diffBytes ?? 0;
+    message.linesAdded = object.linesAdded ?? 0;
+    message.linesRemoved = object.linesRemoved ?? 0;
+    return message;
+  },
+};
+
+function createBasePlanChangeSummary(): PlanChangeSummary {
+  return { version: 0, kind: 0, author: undefined, committedAt: undefined, revision: undefined };
+}
+
+export const PlanChangeSummary: MessageFns<PlanChangeSummary> = {
+  encode(message: PlanChangeSummary, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.version !== 0) {
+      writer.uint32(8).uint64(message.version);
+    }
+    if (message.kind !== 0) {
+      writer.uint32(16).int32(message.kind);
+    }
+    if (message.author !== undefined) {
+      Author.encode(message.author, writer.uint32(26).fork()).join();
+    }
+    if (message.committedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.committedAt), writer.uint32(34).fork()).join();
+    }
+    if (message.revision !== undefined) {
+      WrittenRevision.encode(message.revision, writer.uint32(42).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PlanChangeSummary {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePlanChangeSummary();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.version = longToNumber(reader.uint64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.kind = reader.int32() as any;
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.author = Author.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.committedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.revision = WrittenRevision.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PlanChangeSummary {
+    return {
+      version: isSet(object.version) ? globalThis.Number(object.version) : 0,
+      kind: isSet(object.kind) ? planChangeKindFromJSON(object.kind) : 0,
+      author: isSet(object.author) ? Author.fromJSON(object.author) : undefined,
+      committedAt: isSet(object.committedAt)
+        ? fromJsonTimestamp(object.committedAt)
+        : isSet(object.committed_at)
+        ? fromJsonTimestamp(object.committed_at)
+        : undefined,
+      revision: isSet(object.revision) ? WrittenRevision.fromJSON(object.revision) : undefined,
+    };
+  },
+
+  toJSON(message: PlanChangeSummary): unknown {
+    const obj: any = {};
+    if (message.version !== 0) {
+      obj.version = Math.round(message.version);
+    }
+    if (message.kind !== 0) {
+      obj.kind = planChangeKindToJSON(message.kind);
+    }
+    if (message.author !== undefined) {
+      obj.author = Author.toJSON(message.author);
+    }
+    if (message.committedAt !== undefined) {
+      obj.committedAt = message.committedAt.toISOString();
+    }
+    if (message.revision !== undefined) {
+      obj.revision = WrittenRevision.toJSON(message.revision);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<PlanChangeSummary>, I>>(base?: I): PlanChangeSummary {
+    return PlanChangeSummary.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<PlanChangeSummary>, I>>(object: I): PlanChangeSummary {
+    const message = createBasePlanChangeSummary();
+    message.version = object.version ?? 0;
+    message.kind = object.kind ?? 0;
+    message.author = (object.author !== undefined && object.author !== null)
+      ? Author.fromPartial(object.author)
+      : undefined;
+    message.committedAt = object.committedAt ?? undefined;
+    message.revision = (object.revision !== undefined && object.revision !== null)
+      ? WrittenRevision.fromPartial(object.revision)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseDiffPlanRevisionsRequest(): DiffPlanRevisionsRequest {
+  return { taskId: "", fromRevisionId: "", toRevisionId: "" };
+}
+
+export const DiffPlanRevisionsRequest: MessageFns<DiffPlanRevisionsRequest> = {
+  encode(message: DiffPlanRevisionsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.taskId !== "") {
+      writer.uint32(10).string(message.taskId);
+    }
+    if (message.fromRevisionId !== "") {
+      writer.uint32(18).string(message.fromRevisionId);
+    }
+    if (message.toRevisionId !== "") {
+      writer.uint32(26).string(message.toRevisionId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DiffPlanRevisionsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDiffPlanRevisionsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.taskId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.fromRevisionId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.toRevisionId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DiffPlanRevisionsRequest {
+    return {
+      taskId: isSet(object.taskId)
+        ? globalThis.String(object.taskId)
+        : isSet(object.task_id)
+        ? globalThis.String(object.task_id)
+        : "",
+      fromRevisionId: isSet(object.fromRevisionId)
+        ? globalThis.String(object.fromRevisionId)
+        : isSet(object.from_revision_id)
+        ? globalThis.String(object.from_revision_id)
+        : "",
+      toRevisionId: isSet(object.toRevisionId)
+        ? globalThis.String(object.toRevisionId)
+        : isSet(object.to_revision_id)
+        ? globalThis.String(object.to_revision_id)
+        : "",
+    };
+  },
+
+  toJSON(message: DiffPlanRevisionsRequest): unknown {
+    const obj: any = {};
+    if (message.taskId !== "") {
+      obj.taskId = message.taskId;
+    }
+    if (message.fromRevisionId !== "") {
+      obj.fromRevisionId = message.fromRevisionId;
+    }
+    if (message.toRevisionId !== "") {
+      obj.toRevisionId = message.toRevisionId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DiffPlanRevisionsRequest>, I>>(base?: I): DiffPlanRevisionsRequest {
+    return DiffPlanRevisionsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DiffPlanRevisionsRequest>, I>>(object: I): DiffPlanRevisionsRequest {
+    const message = createBaseDiffPlanRevisionsRequest();
+    message.taskId = object.taskId ?? "";
+    message.fromRevisionId = object.fromRevisionId ?? "";
+    message.toRevisionId = object.toRevisionId ?? "";
+    return message;
+  },
+};
+
+function createBaseDiffPlanRevisionsResponse(): DiffPlanRevisionsResponse {
+  return { fromRevision: undefined, toRevision: undefined, diff: undefined };
+}
+
+export const DiffPlanRevisionsResponse: MessageFns<DiffPlanRevisionsResponse> = {
+  encode(message: DiffPlanRevisionsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.fromRevision !== undefined) {
+      PlanRevision.encode(message.fromRevision, writer.uint32(10).fork()).join();
+    }
+    if (message.toRevision !== undefined) {
+      PlanRevision.encode(message.toRevision, writer.uint32(18).fork()).join();
+    }
+    if (message.diff !== undefined) {
+      PlanDiff.encode(message.diff, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DiffPlanRevisionsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDiffPlanRevisionsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.fromRevision = PlanRevision.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.toRevision = PlanRevision.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.diff = PlanDiff.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DiffPlanRevisionsResponse {
+    return {
+      fromRevision: isSet(object.fromRevision)
+        ? PlanRevision.fromJSON(object.fromRevision)
+        : isSet(object.from_revision)
+        ? PlanRevision.fromJSON(object.from_revision)
+        : undefined,
+      toRevision: isSet(object.toRevision)
+        ? PlanRevision.fromJSON(object.toRevision)
+        : isSet(object.to_revision)
+        ? PlanRevision.fromJSON(object.to_revision)
+        : undefined,
+      diff: isSet(object.diff) ? PlanDiff.fromJSON(object.diff) : undefined,
+    };
+  },
+
+  toJSON(message: DiffPlanRevisionsResponse): unknown {
+    const obj: any = {};
+    if (message.fromRevision !== undefined) {
+      obj.fromRevision = PlanRevision.toJSON(message.fromRevision);
+    }
+    if (message.toRevision !== undefined) {
+      obj.toRevision = PlanRevision.toJSON(message.toRevision);
+    }
+    if (message.diff !== undefined) {
+      obj.diff = PlanDiff.toJSON(message.diff);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DiffPlanRevisionsResponse>, I>>(base?: I): DiffPlanRevisionsResponse {
+    return DiffPlanRevisionsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DiffPlanRevisionsResponse>, I>>(object: I): DiffPlanRevisionsResponse {
+    const message = createBaseDiffPlanRevisionsResponse();
+    message.fromRevision = (object.fromRevision !== undefined && object.fromRevision !== null)
+      ? PlanRevision.fromPartial(object.fromRevision)
+      : undefined;
+    message.toRevision = (object.toRevision !== undefined && object.toRevision !== null)
+      ? PlanRevision.fromPartial(object.toRevision)
+      : undefined;
+    message.diff = (object.diff !== undefined && object.diff !== null) ? PlanDiff.fromPartial(object.diff) : undefined;
+    return message;
+  },
+};
+
 /**
  * Stores each task's markdown plan with a numbered revision history.
  *
@@ -2966,8 +3954,8 @@ export const PlanChange: MessageFns<PlanChange> = {
  * INVALID_ARGUMENT MALFORMED_REQUEST (not the request message: truncated, a wrong wire type, or a
  * 64-bit number above 2^53 - 1; ErrorInfo.metadata["field"] names the field when known) and
  * INVALID_ARGUMENT INVALID_UTF8 (a string field that is not valid UTF-8, named in BadRequest; never
- * rewritten), both before authentication. Writes (every RPC but GetPlan, ListPlanRevisions,
- * GetPlanRevision and GetTask) may return RESOURCE_EXHAUSTED RATE_LIMITED (the caller's write rate
+ * rewritten), both before authentication. Writes (every RPC but GetPlan, GetPlanChanges,
+ * ListPlanRevisions, GetPlanRevision, DiffPlanRevisions and GetTask) may return RESOURCE_EXHAUSTED RATE_LIMITED (the caller's write rate
  * limit, with a google.rpc.RetryInfo detail); writes that store a revision may return
  * RESOURCE_EXHAUSTED HISTORY_QUOTA_EXCEEDED (the task's history budget; limit and usage in
  * ErrorInfo.metadata) and RESOURCE_EXHAUSTED WRITE_BUDGET_EXCEEDED (the caller's writes stored
@@ -2999,9 +3987,11 @@ export const PlanServiceService = {
    * new section.
    * Errors: INVALID_ARGUMENT CONTENT_REQUIRED, INVALID_ARGUMENT INVALID_WRITE_MODE (any mode other than
    * unspecified); NOT_FOUND TASK_NOT_FOUND; ALREADY_EXISTS PLAN_EXISTS (a plan exists and no
-   * expected_version was given); ABORTED VERSION_MISMATCH (stale expected_version; also when no plan
-   * exists: a stale version never creates one); FAILED_PRECONDITION PLAN_TOO_LARGE;
-   * FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED.
+   * expected_version was given); ABORTED VERSION_MISMATCH (stale expected_version without merge;
+   * also when no plan exists: a stale version never creates one, merge or not); FAILED_PRECONDITION
+   * PLAN_TOO_LARGE; FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED. With merge (see "Merging a stale
+   * write" below): INVALID_ARGUMENT MERGE_NOT_APPLICABLE (merge without expected_version),
+   * OUT_OF_RANGE HISTORY_UNAVAILABLE, ABORTED MERGE_CONFLICT.
    */
   createPlan: {
     path: "/taskplans.v1.PlanService/CreatePlan" as const,
@@ -3028,7 +4018,10 @@ export const PlanServiceService = {
    * read); FAILED_PRECONDITION PLAN_TOO_LARGE (append: measured on the composed document). Also
    * NOT_FOUND TASK_NOT_FOUND, INVALID_ARGUMENT VERSION_REQUIRED (replace without expected_version),
    * ABORTED VERSION_MISMATCH, FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED, INVALID_ARGUMENT
-   * REDUCTION_ACK_NOT_APPLICABLE (acknowledge_reduction on an append).
+   * REDUCTION_ACK_NOT_APPLICABLE (acknowledge_reduction on an append), INVALID_ARGUMENT
+   * MERGE_NOT_APPLICABLE (merge on an append, which never needs one: it composes on the current
+   * plan; checked where REDUCTION_ACK_NOT_APPLICABLE is). REPLACE with merge (see "Merging a stale
+   * write" below): OUT_OF_RANGE HISTORY_UNAVAILABLE, ABORTED MERGE_CONFLICT.
    */
   updatePlan: {
     path: "/taskplans.v1.PlanService/UpdatePlan" as const,
@@ -3049,6 +4042,11 @@ export const PlanServiceService = {
    * EDIT_TEXT_NOT_FOUND, several is FAILED_PRECONDITION EDIT_TEXT_NOT_UNIQUE (metadata occurrences)
    * -> INVALID_ARGUMENT CONTENT_REQUIRED (the result would be empty) -> FAILED_PRECONDITION
    * PLAN_TOO_LARGE -> FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED -> commit (coalescing applies).
+   * With merge and a stale expected_version (see "Merging a stale write" below), VERSION_MISMATCH
+   * gives way to: OUT_OF_RANGE HISTORY_UNAVAILABLE (the content at expected_version cannot be
+   * derived) -> the occurrences of old_text counted in the content at expected_version (the text the
+   * caller read), with the same errors -> ABORTED MERGE_CONFLICT -> the checks after the edit, on the
+   * merged document.
    */
   editPlan: {
     path: "/taskplans.v1.PlanService/EditPlan" as const,
@@ -3139,6 +4137,55 @@ export const PlanServiceService = {
     responseDeserialize: (value: Buffer): GetPlanRevisionResponse => GetPlanRevisionResponse.decode(value),
   },
   /**
+   * Reads what changed in a task's plan since a version the caller read: the current version, a
+   * unified diff from the content at since_version to the current content (see PlanDiff for the
+   * format and its rules), and the changes committed in between (at most 100). The diff costs the
+   * size of what changed, not of the plan: a caller whose write was refused with VERSION_MISMATCH
+   * can catch up with it instead of reading the whole plan again. since_version equal to the
+   * current version gives an empty diff and no changes. Title changes are not in the diff (the
+   * current title is in plan; the changes list which versions wrote).
+   *
+   * The content at since_version is derived from the change history (what WatchPlan replays); it is
+   * answered exactly or not at all, never approximately. Errors: NOT_FOUND TASK_NOT_FOUND, NOT_FOUND
+   * PLAN_NOT_FOUND (the task has no plan now, or it was deleted), INVALID_ARGUMENT INVALID_FIELD
+   * (since_version absent), OUT_OF_RANGE HISTORY_UNAVAILABLE (the content at since_version cannot be
+   * derived: its change history was pruned by age or trimmed to the task's history budget, or no
+   * write ever produced that version, or it is ahead of the plan; ErrorInfo.metadata:
+   * "since_version", "current_version", and "oldest_version", the oldest version this RPC can answer
+   * from now, absent when only the current version can be; the next action is to read the whole plan
+   * with GetPlan and use its version). A read: never rate limited, changes nothing.
+   */
+  getPlanChanges: {
+    path: "/taskplans.v1.PlanService/GetPlanChanges" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetPlanChangesRequest): Buffer =>
+      Buffer.from(GetPlanChangesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetPlanChangesRequest => GetPlanChangesRequest.decode(value),
+    responseSerialize: (value: GetPlanChangesResponse): Buffer =>
+      Buffer.from(GetPlanChangesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetPlanChangesResponse => GetPlanChangesResponse.decode(value),
+  },
+  /**
+   * Diffs two revisions of a task, in the format of GetPlanChanges (PlanDiff), from
+   * from_revision_id's content to to_revision_id's, in that order (either may be older). A revision
+   * holds the content of its last write: a coalesced revision shows the newest write coalesced into
+   * it. Works after the plan was deleted. Errors: NOT_FOUND TASK_NOT_FOUND, NOT_FOUND
+   * REVISION_NOT_FOUND (metadata "revision_id" names the missing one; a revision of another task is
+   * not found), INVALID_ARGUMENT INVALID_FIELD (a revision id empty). A read: never rate limited.
+   */
+  diffPlanRevisions: {
+    path: "/taskplans.v1.PlanService/DiffPlanRevisions" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DiffPlanRevisionsRequest): Buffer =>
+      Buffer.from(DiffPlanRevisionsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DiffPlanRevisionsRequest => DiffPlanRevisionsRequest.decode(value),
+    responseSerialize: (value: DiffPlanRevisionsResponse): Buffer =>
+      Buffer.from(DiffPlanRevisionsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DiffPlanRevisionsResponse => DiffPlanRevisionsResponse.decode(value),
+  },
+  /**
    * Editor path: makes a past revision current again by adding a new revision that copies it,
    * marked revert_of_revision_id, never coalesced, exempt from the size limit. Recreates a deleted
    * plan. Errors: NOT_FOUND TASK_NOT_FOUND, NOT_FOUND REVISION_NOT_FOUND.
@@ -3223,9 +4270,11 @@ export interface PlanServiceServer extends UntypedServiceImplementation {
    * new section.
    * Errors: INVALID_ARGUMENT CONTENT_REQUIRED, INVALID_ARGUMENT INVALID_WRITE_MODE (any mode other than
    * unspecified); NOT_FOUND TASK_NOT_FOUND; ALREADY_EXISTS PLAN_EXISTS (a plan exists and no
-   * expected_version was given); ABORTED VERSION_MISMATCH (stale expected_version; also when no plan
-   * exists: a stale version never creates one); FAILED_PRECONDITION PLAN_TOO_LARGE;
-   * FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED.
+   * expected_version was given); ABORTED VERSION_MISMATCH (stale expected_version without merge;
+   * also when no plan exists: a stale version never creates one, merge or not); FAILED_PRECONDITION
+   * PLAN_TOO_LARGE; FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED. With merge (see "Merging a stale
+   * write" below): INVALID_ARGUMENT MERGE_NOT_APPLICABLE (merge without expected_version),
+   * OUT_OF_RANGE HISTORY_UNAVAILABLE, ABORTED MERGE_CONFLICT.
    */
   createPlan: handleUnaryCall<CreatePlanRequest, WritePlanResponse>;
   /**
@@ -3244,7 +4293,10 @@ export interface PlanServiceServer extends UntypedServiceImplementation {
    * read); FAILED_PRECONDITION PLAN_TOO_LARGE (append: measured on the composed document). Also
    * NOT_FOUND TASK_NOT_FOUND, INVALID_ARGUMENT VERSION_REQUIRED (replace without expected_version),
    * ABORTED VERSION_MISMATCH, FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED, INVALID_ARGUMENT
-   * REDUCTION_ACK_NOT_APPLICABLE (acknowledge_reduction on an append).
+   * REDUCTION_ACK_NOT_APPLICABLE (acknowledge_reduction on an append), INVALID_ARGUMENT
+   * MERGE_NOT_APPLICABLE (merge on an append, which never needs one: it composes on the current
+   * plan; checked where REDUCTION_ACK_NOT_APPLICABLE is). REPLACE with merge (see "Merging a stale
+   * write" below): OUT_OF_RANGE HISTORY_UNAVAILABLE, ABORTED MERGE_CONFLICT.
    */
   updatePlan: handleUnaryCall<UpdatePlanRequest, WritePlanResponse>;
   /**
@@ -3257,6 +4309,11 @@ export interface PlanServiceServer extends UntypedServiceImplementation {
    * EDIT_TEXT_NOT_FOUND, several is FAILED_PRECONDITION EDIT_TEXT_NOT_UNIQUE (metadata occurrences)
    * -> INVALID_ARGUMENT CONTENT_REQUIRED (the result would be empty) -> FAILED_PRECONDITION
    * PLAN_TOO_LARGE -> FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED -> commit (coalescing applies).
+   * With merge and a stale expected_version (see "Merging a stale write" below), VERSION_MISMATCH
+   * gives way to: OUT_OF_RANGE HISTORY_UNAVAILABLE (the content at expected_version cannot be
+   * derived) -> the occurrences of old_text counted in the content at expected_version (the text the
+   * caller read), with the same errors -> ABORTED MERGE_CONFLICT -> the checks after the edit, on the
+   * merged document.
    */
   editPlan: handleUnaryCall<EditPlanRequest, WritePlanResponse>;
   /**
@@ -3292,6 +4349,35 @@ export interface PlanServiceServer extends UntypedServiceImplementation {
    * Errors: NOT_FOUND TASK_NOT_FOUND, NOT_FOUND REVISION_NOT_FOUND.
    */
   getPlanRevision: handleUnaryCall<GetPlanRevisionRequest, GetPlanRevisionResponse>;
+  /**
+   * Reads what changed in a task's plan since a version the caller read: the current version, a
+   * unified diff from the content at since_version to the current content (see PlanDiff for the
+   * format and its rules), and the changes committed in between (at most 100). The diff costs the
+   * size of what changed, not of the plan: a caller whose write was refused with VERSION_MISMATCH
+   * can catch up with it instead of reading the whole plan again. since_version equal to the
+   * current version gives an empty diff and no changes. Title changes are not in the diff (the
+   * current title is in plan; the changes list which versions wrote).
+   *
+   * The content at since_version is derived from the change history (what WatchPlan replays); it is
+   * answered exactly or not at all, never approximately. Errors: NOT_FOUND TASK_NOT_FOUND, NOT_FOUND
+   * PLAN_NOT_FOUND (the task has no plan now, or it was deleted), INVALID_ARGUMENT INVALID_FIELD
+   * (since_version absent), OUT_OF_RANGE HISTORY_UNAVAILABLE (the content at since_version cannot be
+   * derived: its change history was pruned by age or trimmed to the task's history budget, or no
+   * write ever produced that version, or it is ahead of the plan; ErrorInfo.metadata:
+   * "since_version", "current_version", and "oldest_version", the oldest version this RPC can answer
+   * from now, absent when only the current version can be; the next action is to read the whole plan
+   * with GetPlan and use its version). A read: never rate limited, changes nothing.
+   */
+  getPlanChanges: handleUnaryCall<GetPlanChangesRequest, GetPlanChangesResponse>;
+  /**
+   * Diffs two revisions of a task, in the format of GetPlanChanges (PlanDiff), from
+   * from_revision_id's content to to_revision_id's, in that order (either may be older). A revision
+   * holds the content of its last write: a coalesced revision shows the newest write coalesced into
+   * it. Works after the plan was deleted. Errors: NOT_FOUND TASK_NOT_FOUND, NOT_FOUND
+   * REVISION_NOT_FOUND (metadata "revision_id" names the missing one; a revision of another task is
+   * not found), INVALID_ARGUMENT INVALID_FIELD (a revision id empty). A read: never rate limited.
+   */
+  diffPlanRevisions: handleUnaryCall<DiffPlanRevisionsRequest, DiffPlanRevisionsResponse>;
   /**
    * Editor path: makes a past revision current again by adding a new revision that copies it,
    * marked revert_of_revision_id, never coalesced, exempt from the size limit. Recreates a deleted
@@ -3363,9 +4449,11 @@ export interface PlanServiceClient extends Client {
    * new section.
    * Errors: INVALID_ARGUMENT CONTENT_REQUIRED, INVALID_ARGUMENT INVALID_WRITE_MODE (any mode other than
    * unspecified); NOT_FOUND TASK_NOT_FOUND; ALREADY_EXISTS PLAN_EXISTS (a plan exists and no
-   * expected_version was given); ABORTED VERSION_MISMATCH (stale expected_version; also when no plan
-   * exists: a stale version never creates one); FAILED_PRECONDITION PLAN_TOO_LARGE;
-   * FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED.
+   * expected_version was given); ABORTED VERSION_MISMATCH (stale expected_version without merge;
+   * also when no plan exists: a stale version never creates one, merge or not); FAILED_PRECONDITION
+   * PLAN_TOO_LARGE; FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED. With merge (see "Merging a stale
+   * write" below): INVALID_ARGUMENT MERGE_NOT_APPLICABLE (merge without expected_version),
+   * OUT_OF_RANGE HISTORY_UNAVAILABLE, ABORTED MERGE_CONFLICT.
    */
   createPlan(
     request: CreatePlanRequest,
@@ -3398,7 +4486,10 @@ export interface PlanServiceClient extends Client {
    * read); FAILED_PRECONDITION PLAN_TOO_LARGE (append: measured on the composed document). Also
    * NOT_FOUND TASK_NOT_FOUND, INVALID_ARGUMENT VERSION_REQUIRED (replace without expected_version),
    * ABORTED VERSION_MISMATCH, FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED, INVALID_ARGUMENT
-   * REDUCTION_ACK_NOT_APPLICABLE (acknowledge_reduction on an append).
+   * REDUCTION_ACK_NOT_APPLICABLE (acknowledge_reduction on an append), INVALID_ARGUMENT
+   * MERGE_NOT_APPLICABLE (merge on an append, which never needs one: it composes on the current
+   * plan; checked where REDUCTION_ACK_NOT_APPLICABLE is). REPLACE with merge (see "Merging a stale
+   * write" below): OUT_OF_RANGE HISTORY_UNAVAILABLE, ABORTED MERGE_CONFLICT.
    */
   updatePlan(
     request: UpdatePlanRequest,
@@ -3425,6 +4516,11 @@ export interface PlanServiceClient extends Client {
    * EDIT_TEXT_NOT_FOUND, several is FAILED_PRECONDITION EDIT_TEXT_NOT_UNIQUE (metadata occurrences)
    * -> INVALID_ARGUMENT CONTENT_REQUIRED (the result would be empty) -> FAILED_PRECONDITION
    * PLAN_TOO_LARGE -> FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED -> commit (coalescing applies).
+   * With merge and a stale expected_version (see "Merging a stale write" below), VERSION_MISMATCH
+   * gives way to: OUT_OF_RANGE HISTORY_UNAVAILABLE (the content at expected_version cannot be
+   * derived) -> the occurrences of old_text counted in the content at expected_version (the text the
+   * caller read), with the same errors -> ABORTED MERGE_CONFLICT -> the checks after the edit, on the
+   * merged document.
    */
   editPlan(
     request: EditPlanRequest,
@@ -3543,6 +4639,63 @@ export interface PlanServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetPlanRevisionResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Reads what changed in a task's plan since a version the caller read: the current version, a
+   * unified diff from the content at since_version to the current content (see PlanDiff for the
+   * format and its rules), and the changes committed in between (at most 100). The diff costs the
+   * size of what changed, not of the plan: a caller whose write was refused with VERSION_MISMATCH
+   * can catch up with it instead of reading the whole plan again. since_version equal to the
+   * current version gives an empty diff and no changes. Title changes are not in the diff (the
+   * current title is in plan; the changes list which versions wrote).
+   *
+   * The content at since_version is derived from the change history (what WatchPlan replays); it is
+   * answered exactly or not at all, never approximately. Errors: NOT_FOUND TASK_NOT_FOUND, NOT_FOUND
+   * PLAN_NOT_FOUND (the task has no plan now, or it was deleted), INVALID_ARGUMENT INVALID_FIELD
+   * (since_version absent), OUT_OF_RANGE HISTORY_UNAVAILABLE (the content at since_version cannot be
+   * derived: its change history was pruned by age or trimmed to the task's history budget, or no
+   * write ever produced that version, or it is ahead of the plan; ErrorInfo.metadata:
+   * "since_version", "current_version", and "oldest_version", the oldest version this RPC can answer
+   * from now, absent when only the current version can be; the next action is to read the whole plan
+   * with GetPlan and use its version). A read: never rate limited, changes nothing.
+   */
+  getPlanChanges(
+    request: GetPlanChangesRequest,
+    callback: (error: ServiceError | null, response: GetPlanChangesResponse) => void,
+  ): ClientUnaryCall;
+  getPlanChanges(
+    request: GetPlanChangesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetPlanChangesResponse) => void,
+  ): ClientUnaryCall;
+  getPlanChanges(
+    request: GetPlanChangesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetPlanChangesResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Diffs two revisions of a task, in the format of GetPlanChanges (PlanDiff), from
+   * from_revision_id's content to to_revision_id's, in that order (either may be older). A revision
+   * holds the content of its last write: a coalesced revision shows the newest write coalesced into
+   * it. Works after the plan was deleted. Errors: NOT_FOUND TASK_NOT_FOUND, NOT_FOUND
+   * REVISION_NOT_FOUND (metadata "revision_id" names the missing one; a revision of another task is
+   * not found), INVALID_ARGUMENT INVALID_FIELD (a revision id empty). A read: never rate limited.
+   */
+  diffPlanRevisions(
+    request: DiffPlanRevisionsRequest,
+    callback: (error: ServiceError | null, response: DiffPlanRevisionsResponse) => void,
+  ): ClientUnaryCall;
+  diffPlanRevisions(
+    request: DiffPlanRevisionsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: DiffPlanRevisionsResponse) => void,
+  ): ClientUnaryCall;
+  diffPlanRevisions(
+    request: DiffPlanRevisionsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: DiffPlanRevisionsResponse) => void,
   ): ClientUnaryCall;
   /**
    * Editor path: makes a past revision current again by adding a new revision that copies it,

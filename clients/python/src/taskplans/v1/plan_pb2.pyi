@@ -195,6 +195,7 @@ class PlanRevision(google.protobuf.message.Message):
     CREATED_AT_FIELD_NUMBER: builtins.int
     UPDATED_AT_FIELD_NUMBER: builtins.int
     REVISION_VERSION_FIELD_NUMBER: builtins.int
+    MERGE_FIELD_NUMBER: builtins.int
     id: builtins.str
     """Revision id (UUID), unique across tasks."""
     task_id: builtins.str
@@ -232,6 +233,12 @@ class PlanRevision(google.protobuf.message.Message):
         updates the newest revision in place instead of adding one.
         """
 
+    @property
+    def merge(self) -> Global___MergeMarker:
+        """Set when the revision was written by a merge of a stale write (see PlanService, "Merging a
+        stale write"). Such revisions are never coalesced into.
+        """
+
     def __init__(
         self,
         *,
@@ -248,12 +255,41 @@ class PlanRevision(google.protobuf.message.Message):
         created_at: google.protobuf.timestamp_pb2.Timestamp | None = ...,
         updated_at: google.protobuf.timestamp_pb2.Timestamp | None = ...,
         revision_version: builtins.str = ...,
+        merge: Global___MergeMarker | None = ...,
     ) -> None: ...
-    def HasField(self, field_name: typing.Literal["_revert_of_revision_id", b"_revert_of_revision_id", "created_at", b"created_at", "revert_of_revision_id", b"revert_of_revision_id", "updated_at", b"updated_at"]) -> builtins.bool: ...
-    def ClearField(self, field_name: typing.Literal["_revert_of_revision_id", b"_revert_of_revision_id", "author_kind", b"author_kind", "author_name", b"author_name", "content", b"content", "content_bytes", b"content_bytes", "content_chars", b"content_chars", "created_at", b"created_at", "id", b"id", "revert_of_revision_id", b"revert_of_revision_id", "revision_number", b"revision_number", "revision_version", b"revision_version", "task_id", b"task_id", "title", b"title", "updated_at", b"updated_at"]) -> None: ...
+    def HasField(self, field_name: typing.Literal["_merge", b"_merge", "_revert_of_revision_id", b"_revert_of_revision_id", "created_at", b"created_at", "merge", b"merge", "revert_of_revision_id", b"revert_of_revision_id", "updated_at", b"updated_at"]) -> builtins.bool: ...
+    def ClearField(self, field_name: typing.Literal["_merge", b"_merge", "_revert_of_revision_id", b"_revert_of_revision_id", "author_kind", b"author_kind", "author_name", b"author_name", "content", b"content", "content_bytes", b"content_bytes", "content_chars", b"content_chars", "created_at", b"created_at", "id", b"id", "merge", b"merge", "revert_of_revision_id", b"revert_of_revision_id", "revision_number", b"revision_number", "revision_version", b"revision_version", "task_id", b"task_id", "title", b"title", "updated_at", b"updated_at"]) -> None: ...
+    @typing.overload
+    def WhichOneof(self, oneof_group: typing.Literal["_merge", b"_merge"]) -> typing.Literal["merge"] | None: ...
+    @typing.overload
     def WhichOneof(self, oneof_group: typing.Literal["_revert_of_revision_id", b"_revert_of_revision_id"]) -> typing.Literal["revert_of_revision_id"] | None: ...
 
 Global___PlanRevision: typing_extensions.TypeAlias = PlanRevision
+
+@typing.final
+class MergeMarker(google.protobuf.message.Message):
+    """Marks a write that was merged: based on from_version (the caller's expected_version), it was
+    merged with the changes others made in versions from_version + 1 .. to_version (the version
+    current when it was written; the merged write's own version is to_version + 1).
+    """
+
+    DESCRIPTOR: google.protobuf.descriptor.Descriptor
+
+    FROM_VERSION_FIELD_NUMBER: builtins.int
+    TO_VERSION_FIELD_NUMBER: builtins.int
+    from_version: builtins.int
+    """The version the caller's write was based on (its expected_version)."""
+    to_version: builtins.int
+    """The newest version merged in."""
+    def __init__(
+        self,
+        *,
+        from_version: builtins.int = ...,
+        to_version: builtins.int = ...,
+    ) -> None: ...
+    def ClearField(self, field_name: typing.Literal["from_version", b"from_version", "to_version", b"to_version"]) -> None: ...
+
+Global___MergeMarker: typing_extensions.TypeAlias = MergeMarker
 
 @typing.final
 class WrittenRevision(google.protobuf.message.Message):

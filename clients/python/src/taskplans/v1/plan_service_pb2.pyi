@@ -178,6 +178,7 @@ class EditPlanRequest(google.protobuf.message.Message):
     ACKNOWLEDGE_REDUCTION_FIELD_NUMBER: builtins.int
     AUTHOR_FIELD_NUMBER: builtins.int
     REQUEST_ID_FIELD_NUMBER: builtins.int
+    MERGE_FIELD_NUMBER: builtins.int
     task_id: builtins.str
     """Task whose plan to edit."""
     expected_version: builtins.int
@@ -192,6 +193,12 @@ class EditPlanRequest(google.protobuf.message.Message):
     """
     request_id: builtins.str
     """Safe retries; see UpdatePlanRequest.request_id."""
+    merge: builtins.bool
+    """Opt-in three-way merge when expected_version is stale (see "Merging a stale write"): old_text
+    is looked for in the content at expected_version (the text you read), the edit is applied there,
+    and the result is merged with what others wrote since. Part of the payload a request_id
+    remembers.
+    """
     @property
     def author(self) -> taskplans.v1.plan_pb2.Author:
         """Author; see Author."""
@@ -206,11 +213,14 @@ class EditPlanRequest(google.protobuf.message.Message):
         acknowledge_reduction: builtins.bool = ...,
         author: taskplans.v1.plan_pb2.Author | None = ...,
         request_id: builtins.str | None = ...,
+        merge: builtins.bool | None = ...,
     ) -> None: ...
-    def HasField(self, field_name: typing.Literal["_expected_version", b"_expected_version", "_request_id", b"_request_id", "author", b"author", "expected_version", b"expected_version", "request_id", b"request_id"]) -> builtins.bool: ...
-    def ClearField(self, field_name: typing.Literal["_expected_version", b"_expected_version", "_request_id", b"_request_id", "acknowledge_reduction", b"acknowledge_reduction", "author", b"author", "expected_version", b"expected_version", "new_text", b"new_text", "old_text", b"old_text", "request_id", b"request_id", "task_id", b"task_id"]) -> None: ...
+    def HasField(self, field_name: typing.Literal["_expected_version", b"_expected_version", "_merge", b"_merge", "_request_id", b"_request_id", "author", b"author", "expected_version", b"expected_version", "merge", b"merge", "request_id", b"request_id"]) -> builtins.bool: ...
+    def ClearField(self, field_name: typing.Literal["_expected_version", b"_expected_version", "_merge", b"_merge", "_request_id", b"_request_id", "acknowledge_reduction", b"acknowledge_reduction", "author", b"author", "expected_version", b"expected_version", "merge", b"merge", "new_text", b"new_text", "old_text", b"old_text", "request_id", b"request_id", "task_id", b"task_id"]) -> None: ...
     @typing.overload
     def WhichOneof(self, oneof_group: typing.Literal["_expected_version", b"_expected_version"]) -> typing.Literal["expected_version"] | None: ...
+    @typing.overload
+    def WhichOneof(self, oneof_group: typing.Literal["_merge", b"_merge"]) -> typing.Literal["merge"] | None: ...
     @typing.overload
     def WhichOneof(self, oneof_group: typing.Literal["_request_id", b"_request_id"]) -> typing.Literal["request_id"] | None: ...
 
@@ -302,7 +312,45 @@ Global___RestorePlanRevisionResponse: typing_extensions.TypeAlias = RestorePlanR
 
 @typing.final
 class CreatePlanRequest(google.protobuf.message.Message):
-    """Request of PlanService.CreatePlan (agent path)."""
+    """Merging a stale write (opt-in: the merge field of CreatePlanRequest with expected_version,
+    UpdatePlanRequest with WRITE_MODE_REPLACE, and EditPlanRequest). Without merge, a stale
+    expected_version is ABORTED VERSION_MISMATCH, as always. With merge:
+    - expected_version current: an ordinary write; WritePlanResponse.merge is absent.
+    - expected_version stale (others wrote versions expected_version+1 .. current): under the task's
+      lock, base = the content at expected_version (derived exactly, as GetPlanChanges derives it;
+      when it cannot be, OUT_OF_RANGE HISTORY_UNAVAILABLE and nothing is written), ours = the caller's
+      result applied to base (a replace's or create's content; an edit applied to base, its old_text
+      counted in base), theirs = the current content. A line-based three-way merge (diff3) of the three:
+      - lines are compared exactly, each with its terminator ("\\n", or "\\r\\n" kept as it is): nothing
+        is normalized, so a line changed only in its line ending is a changed line, and Unicode
+        White_Space (U+00A0, U+3000, trailing spaces...) is significant like any character;
+      - a last line without a line terminator is a line of its own ("end" differs from "end\\n");
+      - a region changed by one side only takes that side's lines; a region both sides changed
+        identically (the same lines added at the same place, the same line removed) is taken once;
+      - a region both sides changed differently is a conflict: lines added at the same place by both
+        with different text, an edit of a line the other side removed, and changes to adjacent lines
+        with no unchanged line between them (as in diff3 and git). Changes separated by at least one
+        unchanged line merge cleanly; an empty base (a plan created empty by an editor) makes any two
+        different documents conflict.
+      - the merge never drops a line the others added: every line theirs adds relative to base is in
+        the result, in order, or the write is refused as a conflict.
+      A clean merge is committed as one write of the merged document: a new revision (never coalesced,
+      never coalesced into) authored by the caller and marked with PlanRevision.merge, version current+1,
+      after every rule an ordinary write of that document meets: size limit, reduction guard measured
+      against the current content (acknowledge_reduction applies to it), request_id. A conflict is
+      ABORTED MERGE_CONFLICT and writes nothing; its ErrorInfo.metadata carries "base_version",
+      "current_version", "conflict_regions" (how many) and "conflicts": the conflicting regions in
+      diff3's marker format (per region: a "@@ base lines A-B @@" line, or "@@ after base line A @@"
+      where both inserted at one place, then "<<<<<<< yours", your lines, "||||||| base", base lines,
+      "=======", current lines, ">>>>>>> current"; a line without a terminator shown with "\\n"), cut to
+      at most 4,096 UTF-8 bytes at a line boundary, ending "... N more regions not shown" when cut
+      (N counts the regions not shown whole). When the sides differ from the base too much to diff
+      quickly, one region holds the whole document (metadata "too_different" is "true"). Next
+      action: read the changes with GetPlanChanges(since_version = expected_version), redo your change
+      on the current content and retry with the current version.
+
+    Request of PlanService.CreatePlan (agent path).
+    """
 
     DESCRIPTOR: google.protobuf.descriptor.Descriptor
 
@@ -314,6 +362,7 @@ class CreatePlanRequest(google.protobuf.message.Message):
     ACKNOWLEDGE_REDUCTION_FIELD_NUMBER: builtins.int
     MODE_FIELD_NUMBER: builtins.int
     REQUEST_ID_FIELD_NUMBER: builtins.int
+    MERGE_FIELD_NUMBER: builtins.int
     task_id: builtins.str
     """Task to create the plan for."""
     title: builtins.str
@@ -337,6 +386,12 @@ class CreatePlanRequest(google.protobuf.message.Message):
     only for writes that succeeded. Absent: every request is a new write.
     1 to 128 printable ASCII characters, for example a UUID.
     """
+    merge: builtins.bool
+    """Opt-in three-way merge when expected_version is stale (see "Merging a stale write"): the
+    content is merged with what others wrote since expected_version instead of being refused with
+    VERSION_MISMATCH. Requires expected_version (INVALID_ARGUMENT MERGE_NOT_APPLICABLE without it).
+    Part of the payload a request_id remembers.
+    """
     @property
     def author(self) -> taskplans.v1.plan_pb2.Author:
         """Author; see Author."""
@@ -352,11 +407,14 @@ class CreatePlanRequest(google.protobuf.message.Message):
         acknowledge_reduction: builtins.bool = ...,
         mode: taskplans.v1.plan_pb2.WriteMode.ValueType = ...,
         request_id: builtins.str | None = ...,
+        merge: builtins.bool | None = ...,
     ) -> None: ...
-    def HasField(self, field_name: typing.Literal["_expected_version", b"_expected_version", "_request_id", b"_request_id", "_title", b"_title", "author", b"author", "expected_version", b"expected_version", "request_id", b"request_id", "title", b"title"]) -> builtins.bool: ...
-    def ClearField(self, field_name: typing.Literal["_expected_version", b"_expected_version", "_request_id", b"_request_id", "_title", b"_title", "acknowledge_reduction", b"acknowledge_reduction", "author", b"author", "content", b"content", "expected_version", b"expected_version", "mode", b"mode", "request_id", b"request_id", "task_id", b"task_id", "title", b"title"]) -> None: ...
+    def HasField(self, field_name: typing.Literal["_expected_version", b"_expected_version", "_merge", b"_merge", "_request_id", b"_request_id", "_title", b"_title", "author", b"author", "expected_version", b"expected_version", "merge", b"merge", "request_id", b"request_id", "title", b"title"]) -> builtins.bool: ...
+    def ClearField(self, field_name: typing.Literal["_expected_version", b"_expected_version", "_merge", b"_merge", "_request_id", b"_request_id", "_title", b"_title", "acknowledge_reduction", b"acknowledge_reduction", "author", b"author", "content", b"content", "expected_version", b"expected_version", "merge", b"merge", "mode", b"mode", "request_id", b"request_id", "task_id", b"task_id", "title", b"title"]) -> None: ...
     @typing.overload
     def WhichOneof(self, oneof_group: typing.Literal["_expected_version", b"_expected_version"]) -> typing.Literal["expected_version"] | None: ...
+    @typing.overload
+    def WhichOneof(self, oneof_group: typing.Literal["_merge", b"_merge"]) -> typing.Literal["merge"] | None: ...
     @typing.overload
     def WhichOneof(self, oneof_group: typing.Literal["_request_id", b"_request_id"]) -> typing.Literal["request_id"] | None: ...
     @typing.overload
@@ -378,6 +436,7 @@ class UpdatePlanRequest(google.protobuf.message.Message):
     ACKNOWLEDGE_REDUCTION_FIELD_NUMBER: builtins.int
     AUTHOR_FIELD_NUMBER: builtins.int
     REQUEST_ID_FIELD_NUMBER: builtins.int
+    MERGE_FIELD_NUMBER: builtins.int
     task_id: builtins.str
     """Task whose plan to write."""
     title: builtins.str
@@ -401,6 +460,12 @@ class UpdatePlanRequest(google.protobuf.message.Message):
     only for writes that succeeded. Absent: every request writes (an append sent twice appends twice).
     1 to 128 printable ASCII characters, for example a UUID.
     """
+    merge: builtins.bool
+    """REPLACE only: opt-in three-way merge when expected_version is stale (see "Merging a stale
+    write"). On an APPEND it is INVALID_ARGUMENT MERGE_NOT_APPLICABLE and nothing changes: an append
+    composes on the current plan and needs no merge (omit expected_version to append whatever
+    changed). Part of the payload a request_id remembers.
+    """
     @property
     def author(self) -> taskplans.v1.plan_pb2.Author:
         """Author; see Author."""
@@ -416,11 +481,14 @@ class UpdatePlanRequest(google.protobuf.message.Message):
         acknowledge_reduction: builtins.bool = ...,
         author: taskplans.v1.plan_pb2.Author | None = ...,
         request_id: builtins.str | None = ...,
+        merge: builtins.bool | None = ...,
     ) -> None: ...
-    def HasField(self, field_name: typing.Literal["_expected_version", b"_expected_version", "_request_id", b"_request_id", "_title", b"_title", "author", b"author", "expected_version", b"expected_version", "request_id", b"request_id", "title", b"title"]) -> builtins.bool: ...
-    def ClearField(self, field_name: typing.Literal["_expected_version", b"_expected_version", "_request_id", b"_request_id", "_title", b"_title", "acknowledge_reduction", b"acknowledge_reduction", "author", b"author", "content", b"content", "expected_version", b"expected_version", "mode", b"mode", "request_id", b"request_id", "task_id", b"task_id", "title", b"title"]) -> None: ...
+    def HasField(self, field_name: typing.Literal["_expected_version", b"_expected_version", "_merge", b"_merge", "_request_id", b"_request_id", "_title", b"_title", "author", b"author", "expected_version", b"expected_version", "merge", b"merge", "request_id", b"request_id", "title", b"title"]) -> builtins.bool: ...
+    def ClearField(self, field_name: typing.Literal["_expected_version", b"_expected_version", "_merge", b"_merge", "_request_id", b"_request_id", "_title", b"_title", "acknowledge_reduction", b"acknowledge_reduction", "author", b"author", "content", b"content", "expected_version", b"expected_version", "merge", b"merge", "mode", b"mode", "request_id", b"request_id", "task_id", b"task_id", "title", b"title"]) -> None: ...
     @typing.overload
     def WhichOneof(self, oneof_group: typing.Literal["_expected_version", b"_expected_version"]) -> typing.Literal["expected_version"] | None: ...
+    @typing.overload
+    def WhichOneof(self, oneof_group: typing.Literal["_merge", b"_merge"]) -> typing.Literal["merge"] | None: ...
     @typing.overload
     def WhichOneof(self, oneof_group: typing.Literal["_request_id", b"_request_id"]) -> typing.Literal["request_id"] | None: ...
     @typing.overload
@@ -471,6 +539,7 @@ class WritePlanResponse(google.protobuf.message.Message):
     PLAN_FIELD_NUMBER: builtins.int
     REVISION_FIELD_NUMBER: builtins.int
     TRUNCATION_FIELD_NUMBER: builtins.int
+    MERGE_FIELD_NUMBER: builtins.int
     @property
     def plan(self) -> taskplans.v1.plan_pb2.Plan:
         """The plan after the write, without content (content_bytes and content_chars give its size)."""
@@ -483,15 +552,25 @@ class WritePlanResponse(google.protobuf.message.Message):
     def truncation(self) -> taskplans.v1.plan_pb2.Truncation:
         """Present only when an acknowledged reduction was stored."""
 
+    @property
+    def merge(self) -> taskplans.v1.plan_pb2.MergeMarker:
+        """Present only when the write merged (merge set and expected_version stale): the versions it
+        merged over. The written revision carries the same marker (PlanRevision.merge).
+        """
+
     def __init__(
         self,
         *,
         plan: taskplans.v1.plan_pb2.Plan | None = ...,
         revision: taskplans.v1.plan_pb2.WrittenRevision | None = ...,
         truncation: taskplans.v1.plan_pb2.Truncation | None = ...,
+        merge: taskplans.v1.plan_pb2.MergeMarker | None = ...,
     ) -> None: ...
-    def HasField(self, field_name: typing.Literal["_truncation", b"_truncation", "plan", b"plan", "revision", b"revision", "truncation", b"truncation"]) -> builtins.bool: ...
-    def ClearField(self, field_name: typing.Literal["_truncation", b"_truncation", "plan", b"plan", "revision", b"revision", "truncation", b"truncation"]) -> None: ...
+    def HasField(self, field_name: typing.Literal["_merge", b"_merge", "_truncation", b"_truncation", "merge", b"merge", "plan", b"plan", "revision", b"revision", "truncation", b"truncation"]) -> builtins.bool: ...
+    def ClearField(self, field_name: typing.Literal["_merge", b"_merge", "_truncation", b"_truncation", "merge", b"merge", "plan", b"plan", "revision", b"revision", "truncation", b"truncation"]) -> None: ...
+    @typing.overload
+    def WhichOneof(self, oneof_group: typing.Literal["_merge", b"_merge"]) -> typing.Literal["merge"] | None: ...
+    @typing.overload
     def WhichOneof(self, oneof_group: typing.Literal["_truncation", b"_truncation"]) -> typing.Literal["truncation"] | None: ...
 
 Global___WritePlanResponse: typing_extensions.TypeAlias = WritePlanResponse
@@ -780,3 +859,226 @@ class PlanChange(google.protobuf.message.Message):
     def WhichOneof(self, oneof_group: typing.Literal["_revision", b"_revision"]) -> typing.Literal["revision"] | None: ...
 
 Global___PlanChange: typing_extensions.TypeAlias = PlanChange
+
+@typing.final
+class GetPlanChangesRequest(google.protobuf.message.Message):
+    """Request of PlanService.GetPlanChanges."""
+
+    DESCRIPTOR: google.protobuf.descriptor.Descriptor
+
+    TASK_ID_FIELD_NUMBER: builtins.int
+    SINCE_VERSION_FIELD_NUMBER: builtins.int
+    task_id: builtins.str
+    """Task whose plan changes to read."""
+    since_version: builtins.int
+    """A version of the plan the caller read (from GetPlan, a write's answer, a watch or a
+    VERSION_MISMATCH it recovers from); required.
+    """
+    def __init__(
+        self,
+        *,
+        task_id: builtins.str = ...,
+        since_version: builtins.int | None = ...,
+    ) -> None: ...
+    def HasField(self, field_name: typing.Literal["_since_version", b"_since_version", "since_version", b"since_version"]) -> builtins.bool: ...
+    def ClearField(self, field_name: typing.Literal["_since_version", b"_since_version", "since_version", b"since_version", "task_id", b"task_id"]) -> None: ...
+    def WhichOneof(self, oneof_group: typing.Literal["_since_version", b"_since_version"]) -> typing.Literal["since_version"] | None: ...
+
+Global___GetPlanChangesRequest: typing_extensions.TypeAlias = GetPlanChangesRequest
+
+@typing.final
+class GetPlanChangesResponse(google.protobuf.message.Message):
+    """Response of PlanService.GetPlanChanges."""
+
+    DESCRIPTOR: google.protobuf.descriptor.Descriptor
+
+    PLAN_FIELD_NUMBER: builtins.int
+    SINCE_VERSION_FIELD_NUMBER: builtins.int
+    DIFF_FIELD_NUMBER: builtins.int
+    CHANGES_FIELD_NUMBER: builtins.int
+    CHANGES_TRUNCATED_FIELD_NUMBER: builtins.int
+    since_version: builtins.int
+    """The since_version of the request."""
+    changes_truncated: builtins.bool
+    """True when more changes were committed after since_version than changes lists (the oldest are
+    left out; the diff covers them all).
+    """
+    @property
+    def plan(self) -> taskplans.v1.plan_pb2.Plan:
+        """The current plan, without content (content_bytes and content_chars give its size); its version
+        is the version to pass as expected_version next.
+        """
+
+    @property
+    def diff(self) -> Global___PlanDiff:
+        """From the content at since_version to the current content."""
+
+    @property
+    def changes(self) -> google.protobuf.internal.containers.RepeatedCompositeFieldContainer[Global___PlanChangeSummary]:
+        """The changes committed after since_version, in version order (implementation-started marks
+        included), at most the newest 100 of them.
+        """
+
+    def __init__(
+        self,
+        *,
+        plan: taskplans.v1.plan_pb2.Plan | None = ...,
+        since_version: builtins.int = ...,
+        diff: Global___PlanDiff | None = ...,
+        changes: collections.abc.Iterable[Global___PlanChangeSummary] | None = ...,
+        changes_truncated: builtins.bool = ...,
+    ) -> None: ...
+    def HasField(self, field_name: typing.Literal["diff", b"diff", "plan", b"plan"]) -> builtins.bool: ...
+    def ClearField(self, field_name: typing.Literal["changes", b"changes", "changes_truncated", b"changes_truncated", "diff", b"diff", "plan", b"plan", "since_version", b"since_version"]) -> None: ...
+
+Global___GetPlanChangesResponse: typing_extensions.TypeAlias = GetPlanChangesResponse
+
+@typing.final
+class PlanDiff(google.protobuf.message.Message):
+    """A line-based unified diff from an old content to a new one, with their sizes.
+
+    Format: empty when the contents are equal; otherwise the header lines "--- <old label>" and
+    "+++ <new label>" (GetPlanChanges: "version V"; DiffPlanRevisions: "revision N"), then hunks
+    "@@ -l,s +l,s @@" with up to 3 lines of context, each line of a hunk being " ", "-" or "+"
+    followed by one line of the content, its line terminator included as stored ("\\r\\n" stays
+    "\\r\\n", so a CRLF line ends in CR LF and an LF line in LF), and a last line that has no
+    terminator followed by "\\n", then the line "\\ No newline at end of file". Lines are compared exactly, with their
+    terminators: nothing is normalized, so a change of line ending or of whitespace (Unicode
+    White_Space included) is a change. The diff is correct but not always minimal: when the contents
+    differ too much to diff quickly, it removes every old line and adds every new one.
+    """
+
+    DESCRIPTOR: google.protobuf.descriptor.Descriptor
+
+    UNIFIED_DIFF_FIELD_NUMBER: builtins.int
+    OLD_BYTES_FIELD_NUMBER: builtins.int
+    NEW_BYTES_FIELD_NUMBER: builtins.int
+    DIFF_BYTES_FIELD_NUMBER: builtins.int
+    LINES_ADDED_FIELD_NUMBER: builtins.int
+    LINES_REMOVED_FIELD_NUMBER: builtins.int
+    unified_diff: builtins.str
+    """The unified diff, as described above."""
+    old_bytes: builtins.int
+    """Size of the old content in UTF-8 bytes."""
+    new_bytes: builtins.int
+    """Size of the new content in UTF-8 bytes."""
+    diff_bytes: builtins.int
+    """Size of unified_diff in UTF-8 bytes."""
+    lines_added: builtins.int
+    """Lines added (the "+" lines of the hunks)."""
+    lines_removed: builtins.int
+    """Lines removed (the "-" lines of the hunks)."""
+    def __init__(
+        self,
+        *,
+        unified_diff: builtins.str = ...,
+        old_bytes: builtins.int = ...,
+        new_bytes: builtins.int = ...,
+        diff_bytes: builtins.int = ...,
+        lines_added: builtins.int = ...,
+        lines_removed: builtins.int = ...,
+    ) -> None: ...
+    def ClearField(self, field_name: typing.Literal["diff_bytes", b"diff_bytes", "lines_added", b"lines_added", "lines_removed", b"lines_removed", "new_bytes", b"new_bytes", "old_bytes", b"old_bytes", "unified_diff", b"unified_diff"]) -> None: ...
+
+Global___PlanDiff: typing_extensions.TypeAlias = PlanDiff
+
+@typing.final
+class PlanChangeSummary(google.protobuf.message.Message):
+    """One change committed to a plan, without its content (see PlanChange for the full form)."""
+
+    DESCRIPTOR: google.protobuf.descriptor.Descriptor
+
+    VERSION_FIELD_NUMBER: builtins.int
+    KIND_FIELD_NUMBER: builtins.int
+    AUTHOR_FIELD_NUMBER: builtins.int
+    COMMITTED_AT_FIELD_NUMBER: builtins.int
+    REVISION_FIELD_NUMBER: builtins.int
+    version: builtins.int
+    """The plan version the change produced (an IMPLEMENTATION_STARTED change keeps its version)."""
+    kind: Global___PlanChangeKind.ValueType
+    """What happened (never SNAPSHOT)."""
+    @property
+    def author(self) -> taskplans.v1.plan_pb2.Author:
+        """Who made the change."""
+
+    @property
+    def committed_at(self) -> google.protobuf.timestamp_pb2.Timestamp:
+        """When the change committed."""
+
+    @property
+    def revision(self) -> taskplans.v1.plan_pb2.WrittenRevision:
+        """The revision the change wrote or coalesced into (CREATED, UPDATED, REVERTED)."""
+
+    def __init__(
+        self,
+        *,
+        version: builtins.int = ...,
+        kind: Global___PlanChangeKind.ValueType = ...,
+        author: taskplans.v1.plan_pb2.Author | None = ...,
+        committed_at: google.protobuf.timestamp_pb2.Timestamp | None = ...,
+        revision: taskplans.v1.plan_pb2.WrittenRevision | None = ...,
+    ) -> None: ...
+    def HasField(self, field_name: typing.Literal["_revision", b"_revision", "author", b"author", "committed_at", b"committed_at", "revision", b"revision"]) -> builtins.bool: ...
+    def ClearField(self, field_name: typing.Literal["_revision", b"_revision", "author", b"author", "committed_at", b"committed_at", "kind", b"kind", "revision", b"revision", "version", b"version"]) -> None: ...
+    def WhichOneof(self, oneof_group: typing.Literal["_revision", b"_revision"]) -> typing.Literal["revision"] | None: ...
+
+Global___PlanChangeSummary: typing_extensions.TypeAlias = PlanChangeSummary
+
+@typing.final
+class DiffPlanRevisionsRequest(google.protobuf.message.Message):
+    """Request of PlanService.DiffPlanRevisions."""
+
+    DESCRIPTOR: google.protobuf.descriptor.Descriptor
+
+    TASK_ID_FIELD_NUMBER: builtins.int
+    FROM_REVISION_ID_FIELD_NUMBER: builtins.int
+    TO_REVISION_ID_FIELD_NUMBER: builtins.int
+    task_id: builtins.str
+    """Task the revisions belong to."""
+    from_revision_id: builtins.str
+    """Revision whose content is the diff's old side."""
+    to_revision_id: builtins.str
+    """Revision whose content is the diff's new side."""
+    def __init__(
+        self,
+        *,
+        task_id: builtins.str = ...,
+        from_revision_id: builtins.str = ...,
+        to_revision_id: builtins.str = ...,
+    ) -> None: ...
+    def ClearField(self, field_name: typing.Literal["from_revision_id", b"from_revision_id", "task_id", b"task_id", "to_revision_id", b"to_revision_id"]) -> None: ...
+
+Global___DiffPlanRevisionsRequest: typing_extensions.TypeAlias = DiffPlanRevisionsRequest
+
+@typing.final
+class DiffPlanRevisionsResponse(google.protobuf.message.Message):
+    """Response of PlanService.DiffPlanRevisions."""
+
+    DESCRIPTOR: google.protobuf.descriptor.Descriptor
+
+    FROM_REVISION_FIELD_NUMBER: builtins.int
+    TO_REVISION_FIELD_NUMBER: builtins.int
+    DIFF_FIELD_NUMBER: builtins.int
+    @property
+    def from_revision(self) -> taskplans.v1.plan_pb2.PlanRevision:
+        """The from revision, without content."""
+
+    @property
+    def to_revision(self) -> taskplans.v1.plan_pb2.PlanRevision:
+        """The to revision, without content."""
+
+    @property
+    def diff(self) -> Global___PlanDiff:
+        """From from_revision's content to to_revision's."""
+
+    def __init__(
+        self,
+        *,
+        from_revision: taskplans.v1.plan_pb2.PlanRevision | None = ...,
+        to_revision: taskplans.v1.plan_pb2.PlanRevision | None = ...,
+        diff: Global___PlanDiff | None = ...,
+    ) -> None: ...
+    def HasField(self, field_name: typing.Literal["diff", b"diff", "from_revision", b"from_revision", "to_revision", b"to_revision"]) -> builtins.bool: ...
+    def ClearField(self, field_name: typing.Literal["diff", b"diff", "from_revision", b"from_revision", "to_revision", b"to_revision"]) -> None: ...
+
+Global___DiffPlanRevisionsResponse: typing_extensions.TypeAlias = DiffPlanRevisionsResponse

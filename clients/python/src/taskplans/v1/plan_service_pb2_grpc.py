@@ -43,8 +43,8 @@ class PlanServiceStub(object):
     INVALID_ARGUMENT MALFORMED_REQUEST (not the request message: truncated, a wrong wire type, or a
     64-bit number above 2^53 - 1; ErrorInfo.metadata["field"] names the field when known) and
     INVALID_ARGUMENT INVALID_UTF8 (a string field that is not valid UTF-8, named in BadRequest; never
-    rewritten), both before authentication. Writes (every RPC but GetPlan, ListPlanRevisions,
-    GetPlanRevision and GetTask) may return RESOURCE_EXHAUSTED RATE_LIMITED (the caller's write rate
+    rewritten), both before authentication. Writes (every RPC but GetPlan, GetPlanChanges,
+    ListPlanRevisions, GetPlanRevision, DiffPlanRevisions and GetTask) may return RESOURCE_EXHAUSTED RATE_LIMITED (the caller's write rate
     limit, with a google.rpc.RetryInfo detail); writes that store a revision may return
     RESOURCE_EXHAUSTED HISTORY_QUOTA_EXCEEDED (the task's history budget; limit and usage in
     ErrorInfo.metadata) and RESOURCE_EXHAUSTED WRITE_BUDGET_EXCEEDED (the caller's writes stored
@@ -104,6 +104,16 @@ class PlanServiceStub(object):
                 request_serializer=taskplans_dot_v1_dot_plan__service__pb2.GetPlanRevisionRequest.SerializeToString,
                 response_deserializer=taskplans_dot_v1_dot_plan__service__pb2.GetPlanRevisionResponse.FromString,
                 _registered_method=True)
+        self.GetPlanChanges = channel.unary_unary(
+                '/taskplans.v1.PlanService/GetPlanChanges',
+                request_serializer=taskplans_dot_v1_dot_plan__service__pb2.GetPlanChangesRequest.SerializeToString,
+                response_deserializer=taskplans_dot_v1_dot_plan__service__pb2.GetPlanChangesResponse.FromString,
+                _registered_method=True)
+        self.DiffPlanRevisions = channel.unary_unary(
+                '/taskplans.v1.PlanService/DiffPlanRevisions',
+                request_serializer=taskplans_dot_v1_dot_plan__service__pb2.DiffPlanRevisionsRequest.SerializeToString,
+                response_deserializer=taskplans_dot_v1_dot_plan__service__pb2.DiffPlanRevisionsResponse.FromString,
+                _registered_method=True)
         self.RevertPlan = channel.unary_unary(
                 '/taskplans.v1.PlanService/RevertPlan',
                 request_serializer=taskplans_dot_v1_dot_plan__service__pb2.RevertPlanRequest.SerializeToString,
@@ -139,8 +149,8 @@ class PlanServiceServicer(object):
     INVALID_ARGUMENT MALFORMED_REQUEST (not the request message: truncated, a wrong wire type, or a
     64-bit number above 2^53 - 1; ErrorInfo.metadata["field"] names the field when known) and
     INVALID_ARGUMENT INVALID_UTF8 (a string field that is not valid UTF-8, named in BadRequest; never
-    rewritten), both before authentication. Writes (every RPC but GetPlan, ListPlanRevisions,
-    GetPlanRevision and GetTask) may return RESOURCE_EXHAUSTED RATE_LIMITED (the caller's write rate
+    rewritten), both before authentication. Writes (every RPC but GetPlan, GetPlanChanges,
+    ListPlanRevisions, GetPlanRevision, DiffPlanRevisions and GetTask) may return RESOURCE_EXHAUSTED RATE_LIMITED (the caller's write rate
     limit, with a google.rpc.RetryInfo detail); writes that store a revision may return
     RESOURCE_EXHAUSTED HISTORY_QUOTA_EXCEEDED (the task's history budget; limit and usage in
     ErrorInfo.metadata) and RESOURCE_EXHAUSTED WRITE_BUDGET_EXCEEDED (the caller's writes stored
@@ -166,9 +176,11 @@ class PlanServiceServicer(object):
         new section.
         Errors: INVALID_ARGUMENT CONTENT_REQUIRED, INVALID_ARGUMENT INVALID_WRITE_MODE (any mode other than
         unspecified); NOT_FOUND TASK_NOT_FOUND; ALREADY_EXISTS PLAN_EXISTS (a plan exists and no
-        expected_version was given); ABORTED VERSION_MISMATCH (stale expected_version; also when no plan
-        exists: a stale version never creates one); FAILED_PRECONDITION PLAN_TOO_LARGE;
-        FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED.
+        expected_version was given); ABORTED VERSION_MISMATCH (stale expected_version without merge;
+        also when no plan exists: a stale version never creates one, merge or not); FAILED_PRECONDITION
+        PLAN_TOO_LARGE; FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED. With merge (see "Merging a stale
+        write" below): INVALID_ARGUMENT MERGE_NOT_APPLICABLE (merge without expected_version),
+        OUT_OF_RANGE HISTORY_UNAVAILABLE, ABORTED MERGE_CONFLICT.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -190,7 +202,10 @@ class PlanServiceServicer(object):
         read); FAILED_PRECONDITION PLAN_TOO_LARGE (append: measured on the composed document). Also
         NOT_FOUND TASK_NOT_FOUND, INVALID_ARGUMENT VERSION_REQUIRED (replace without expected_version),
         ABORTED VERSION_MISMATCH, FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED, INVALID_ARGUMENT
-        REDUCTION_ACK_NOT_APPLICABLE (acknowledge_reduction on an append).
+        REDUCTION_ACK_NOT_APPLICABLE (acknowledge_reduction on an append), INVALID_ARGUMENT
+        MERGE_NOT_APPLICABLE (merge on an append, which never needs one: it composes on the current
+        plan; checked where REDUCTION_ACK_NOT_APPLICABLE is). REPLACE with merge (see "Merging a stale
+        write" below): OUT_OF_RANGE HISTORY_UNAVAILABLE, ABORTED MERGE_CONFLICT.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -206,6 +221,11 @@ class PlanServiceServicer(object):
         EDIT_TEXT_NOT_FOUND, several is FAILED_PRECONDITION EDIT_TEXT_NOT_UNIQUE (metadata occurrences)
         -> INVALID_ARGUMENT CONTENT_REQUIRED (the result would be empty) -> FAILED_PRECONDITION
         PLAN_TOO_LARGE -> FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED -> commit (coalescing applies).
+        With merge and a stale expected_version (see "Merging a stale write" below), VERSION_MISMATCH
+        gives way to: OUT_OF_RANGE HISTORY_UNAVAILABLE (the content at expected_version cannot be
+        derived) -> the occurrences of old_text counted in the content at expected_version (the text the
+        caller read), with the same errors -> ABORTED MERGE_CONFLICT -> the checks after the edit, on the
+        merged document.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -254,6 +274,41 @@ class PlanServiceServicer(object):
     def GetPlanRevision(self, request, context):
         """Reads one revision with its content. Task-scoped: a revision of another task is NOT_FOUND.
         Errors: NOT_FOUND TASK_NOT_FOUND, NOT_FOUND REVISION_NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetPlanChanges(self, request, context):
+        """Reads what changed in a task's plan since a version the caller read: the current version, a
+        unified diff from the content at since_version to the current content (see PlanDiff for the
+        format and its rules), and the changes committed in between (at most 100). The diff costs the
+        size of what changed, not of the plan: a caller whose write was refused with VERSION_MISMATCH
+        can catch up with it instead of reading the whole plan again. since_version equal to the
+        current version gives an empty diff and no changes. Title changes are not in the diff (the
+        current title is in plan; the changes list which versions wrote).
+
+        The content at since_version is derived from the change history (what WatchPlan replays); it is
+        answered exactly or not at all, never approximately. Errors: NOT_FOUND TASK_NOT_FOUND, NOT_FOUND
+        PLAN_NOT_FOUND (the task has no plan now, or it was deleted), INVALID_ARGUMENT INVALID_FIELD
+        (since_version absent), OUT_OF_RANGE HISTORY_UNAVAILABLE (the content at since_version cannot be
+        derived: its change history was pruned by age or trimmed to the task's history budget, or no
+        write ever produced that version, or it is ahead of the plan; ErrorInfo.metadata:
+        "since_version", "current_version", and "oldest_version", the oldest version this RPC can answer
+        from now, absent when only the current version can be; the next action is to read the whole plan
+        with GetPlan and use its version). A read: never rate limited, changes nothing.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DiffPlanRevisions(self, request, context):
+        """Diffs two revisions of a task, in the format of GetPlanChanges (PlanDiff), from
+        from_revision_id's content to to_revision_id's, in that order (either may be older). A revision
+        holds the content of its last write: a coalesced revision shows the newest write coalesced into
+        it. Works after the plan was deleted. Errors: NOT_FOUND TASK_NOT_FOUND, NOT_FOUND
+        REVISION_NOT_FOUND (metadata "revision_id" names the missing one; a revision of another task is
+        not found), INVALID_ARGUMENT INVALID_FIELD (a revision id empty). A read: never rate limited.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -356,6 +411,16 @@ def add_PlanServiceServicer_to_server(servicer, server):
                     request_deserializer=taskplans_dot_v1_dot_plan__service__pb2.GetPlanRevisionRequest.FromString,
                     response_serializer=taskplans_dot_v1_dot_plan__service__pb2.GetPlanRevisionResponse.SerializeToString,
             ),
+            'GetPlanChanges': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetPlanChanges,
+                    request_deserializer=taskplans_dot_v1_dot_plan__service__pb2.GetPlanChangesRequest.FromString,
+                    response_serializer=taskplans_dot_v1_dot_plan__service__pb2.GetPlanChangesResponse.SerializeToString,
+            ),
+            'DiffPlanRevisions': grpc.unary_unary_rpc_method_handler(
+                    servicer.DiffPlanRevisions,
+                    request_deserializer=taskplans_dot_v1_dot_plan__service__pb2.DiffPlanRevisionsRequest.FromString,
+                    response_serializer=taskplans_dot_v1_dot_plan__service__pb2.DiffPlanRevisionsResponse.SerializeToString,
+            ),
             'RevertPlan': grpc.unary_unary_rpc_method_handler(
                     servicer.RevertPlan,
                     request_deserializer=taskplans_dot_v1_dot_plan__service__pb2.RevertPlanRequest.FromString,
@@ -397,8 +462,8 @@ class PlanService(object):
     INVALID_ARGUMENT MALFORMED_REQUEST (not the request message: truncated, a wrong wire type, or a
     64-bit number above 2^53 - 1; ErrorInfo.metadata["field"] names the field when known) and
     INVALID_ARGUMENT INVALID_UTF8 (a string field that is not valid UTF-8, named in BadRequest; never
-    rewritten), both before authentication. Writes (every RPC but GetPlan, ListPlanRevisions,
-    GetPlanRevision and GetTask) may return RESOURCE_EXHAUSTED RATE_LIMITED (the caller's write rate
+    rewritten), both before authentication. Writes (every RPC but GetPlan, GetPlanChanges,
+    ListPlanRevisions, GetPlanRevision, DiffPlanRevisions and GetTask) may return RESOURCE_EXHAUSTED RATE_LIMITED (the caller's write rate
     limit, with a google.rpc.RetryInfo detail); writes that store a revision may return
     RESOURCE_EXHAUSTED HISTORY_QUOTA_EXCEEDED (the task's history budget; limit and usage in
     ErrorInfo.metadata) and RESOURCE_EXHAUSTED WRITE_BUDGET_EXCEEDED (the caller's writes stored
@@ -640,6 +705,60 @@ class PlanService(object):
             '/taskplans.v1.PlanService/GetPlanRevision',
             taskplans_dot_v1_dot_plan__service__pb2.GetPlanRevisionRequest.SerializeToString,
             taskplans_dot_v1_dot_plan__service__pb2.GetPlanRevisionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetPlanChanges(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/taskplans.v1.PlanService/GetPlanChanges',
+            taskplans_dot_v1_dot_plan__service__pb2.GetPlanChangesRequest.SerializeToString,
+            taskplans_dot_v1_dot_plan__service__pb2.GetPlanChangesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DiffPlanRevisions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/taskplans.v1.PlanService/DiffPlanRevisions',
+            taskplans_dot_v1_dot_plan__service__pb2.DiffPlanRevisionsRequest.SerializeToString,
+            taskplans_dot_v1_dot_plan__service__pb2.DiffPlanRevisionsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -169,6 +169,38 @@ _PlanServiceGetPlanRevisionType = typing_extensions.TypeVar(
     ],
 )
 
+_PlanServiceGetPlanChangesType = typing_extensions.TypeVar(
+    '_PlanServiceGetPlanChangesType',
+    grpc.UnaryUnaryMultiCallable[
+        taskplans.v1.plan_service_pb2.GetPlanChangesRequest,
+        taskplans.v1.plan_service_pb2.GetPlanChangesResponse,
+    ],
+    grpc.aio.UnaryUnaryMultiCallable[
+        taskplans.v1.plan_service_pb2.GetPlanChangesRequest,
+        taskplans.v1.plan_service_pb2.GetPlanChangesResponse,
+    ],
+    default=grpc.UnaryUnaryMultiCallable[
+        taskplans.v1.plan_service_pb2.GetPlanChangesRequest,
+        taskplans.v1.plan_service_pb2.GetPlanChangesResponse,
+    ],
+)
+
+_PlanServiceDiffPlanRevisionsType = typing_extensions.TypeVar(
+    '_PlanServiceDiffPlanRevisionsType',
+    grpc.UnaryUnaryMultiCallable[
+        taskplans.v1.plan_service_pb2.DiffPlanRevisionsRequest,
+        taskplans.v1.plan_service_pb2.DiffPlanRevisionsResponse,
+    ],
+    grpc.aio.UnaryUnaryMultiCallable[
+        taskplans.v1.plan_service_pb2.DiffPlanRevisionsRequest,
+        taskplans.v1.plan_service_pb2.DiffPlanRevisionsResponse,
+    ],
+    default=grpc.UnaryUnaryMultiCallable[
+        taskplans.v1.plan_service_pb2.DiffPlanRevisionsRequest,
+        taskplans.v1.plan_service_pb2.DiffPlanRevisionsResponse,
+    ],
+)
+
 _PlanServiceRevertPlanType = typing_extensions.TypeVar(
     '_PlanServiceRevertPlanType',
     grpc.UnaryUnaryMultiCallable[
@@ -217,7 +249,7 @@ _PlanServiceWatchPlanType = typing_extensions.TypeVar(
     ],
 )
 
-class PlanServiceStub(typing.Generic[_PlanServiceGetPlanType, _PlanServiceCreatePlanType, _PlanServiceUpdatePlanType, _PlanServiceEditPlanType, _PlanServiceRestorePlanRevisionType, _PlanServiceSavePlanType, _PlanServiceDeletePlanType, _PlanServiceListPlanRevisionsType, _PlanServiceGetPlanRevisionType, _PlanServiceRevertPlanType, _PlanServiceMarkImplementationStartedType, _PlanServiceWatchPlanType]):
+class PlanServiceStub(typing.Generic[_PlanServiceGetPlanType, _PlanServiceCreatePlanType, _PlanServiceUpdatePlanType, _PlanServiceEditPlanType, _PlanServiceRestorePlanRevisionType, _PlanServiceSavePlanType, _PlanServiceDeletePlanType, _PlanServiceListPlanRevisionsType, _PlanServiceGetPlanRevisionType, _PlanServiceGetPlanChangesType, _PlanServiceDiffPlanRevisionsType, _PlanServiceRevertPlanType, _PlanServiceMarkImplementationStartedType, _PlanServiceWatchPlanType]):
     """Stores each task's markdown plan with a numbered revision history.
 
     Every write for a task is serialized (per-task lock, then one database transaction fenced on the
@@ -235,8 +267,8 @@ class PlanServiceStub(typing.Generic[_PlanServiceGetPlanType, _PlanServiceCreate
     INVALID_ARGUMENT MALFORMED_REQUEST (not the request message: truncated, a wrong wire type, or a
     64-bit number above 2^53 - 1; ErrorInfo.metadata["field"] names the field when known) and
     INVALID_ARGUMENT INVALID_UTF8 (a string field that is not valid UTF-8, named in BadRequest; never
-    rewritten), both before authentication. Writes (every RPC but GetPlan, ListPlanRevisions,
-    GetPlanRevision and GetTask) may return RESOURCE_EXHAUSTED RATE_LIMITED (the caller's write rate
+    rewritten), both before authentication. Writes (every RPC but GetPlan, GetPlanChanges,
+    ListPlanRevisions, GetPlanRevision, DiffPlanRevisions and GetTask) may return RESOURCE_EXHAUSTED RATE_LIMITED (the caller's write rate
     limit, with a google.rpc.RetryInfo detail); writes that store a revision may return
     RESOURCE_EXHAUSTED HISTORY_QUOTA_EXCEEDED (the task's history budget; limit and usage in
     ErrorInfo.metadata) and RESOURCE_EXHAUSTED WRITE_BUDGET_EXCEEDED (the caller's writes stored
@@ -282,6 +314,14 @@ class PlanServiceStub(typing.Generic[_PlanServiceGetPlanType, _PlanServiceCreate
         grpc.UnaryUnaryMultiCallable[
             taskplans.v1.plan_service_pb2.GetPlanRevisionRequest,
             taskplans.v1.plan_service_pb2.GetPlanRevisionResponse,
+        ],
+        grpc.UnaryUnaryMultiCallable[
+            taskplans.v1.plan_service_pb2.GetPlanChangesRequest,
+            taskplans.v1.plan_service_pb2.GetPlanChangesResponse,
+        ],
+        grpc.UnaryUnaryMultiCallable[
+            taskplans.v1.plan_service_pb2.DiffPlanRevisionsRequest,
+            taskplans.v1.plan_service_pb2.DiffPlanRevisionsResponse,
         ],
         grpc.UnaryUnaryMultiCallable[
             taskplans.v1.plan_service_pb2.RevertPlanRequest,
@@ -336,6 +376,14 @@ class PlanServiceStub(typing.Generic[_PlanServiceGetPlanType, _PlanServiceCreate
             taskplans.v1.plan_service_pb2.GetPlanRevisionResponse,
         ],
         grpc.aio.UnaryUnaryMultiCallable[
+            taskplans.v1.plan_service_pb2.GetPlanChangesRequest,
+            taskplans.v1.plan_service_pb2.GetPlanChangesResponse,
+        ],
+        grpc.aio.UnaryUnaryMultiCallable[
+            taskplans.v1.plan_service_pb2.DiffPlanRevisionsRequest,
+            taskplans.v1.plan_service_pb2.DiffPlanRevisionsResponse,
+        ],
+        grpc.aio.UnaryUnaryMultiCallable[
             taskplans.v1.plan_service_pb2.RevertPlanRequest,
             taskplans.v1.plan_service_pb2.WritePlanResponse,
         ],
@@ -363,9 +411,11 @@ class PlanServiceStub(typing.Generic[_PlanServiceGetPlanType, _PlanServiceCreate
     new section.
     Errors: INVALID_ARGUMENT CONTENT_REQUIRED, INVALID_ARGUMENT INVALID_WRITE_MODE (any mode other than
     unspecified); NOT_FOUND TASK_NOT_FOUND; ALREADY_EXISTS PLAN_EXISTS (a plan exists and no
-    expected_version was given); ABORTED VERSION_MISMATCH (stale expected_version; also when no plan
-    exists: a stale version never creates one); FAILED_PRECONDITION PLAN_TOO_LARGE;
-    FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED.
+    expected_version was given); ABORTED VERSION_MISMATCH (stale expected_version without merge;
+    also when no plan exists: a stale version never creates one, merge or not); FAILED_PRECONDITION
+    PLAN_TOO_LARGE; FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED. With merge (see "Merging a stale
+    write" below): INVALID_ARGUMENT MERGE_NOT_APPLICABLE (merge without expected_version),
+    OUT_OF_RANGE HISTORY_UNAVAILABLE, ABORTED MERGE_CONFLICT.
     """
 
     UpdatePlan: _PlanServiceUpdatePlanType
@@ -384,7 +434,10 @@ class PlanServiceStub(typing.Generic[_PlanServiceGetPlanType, _PlanServiceCreate
     read); FAILED_PRECONDITION PLAN_TOO_LARGE (append: measured on the composed document). Also
     NOT_FOUND TASK_NOT_FOUND, INVALID_ARGUMENT VERSION_REQUIRED (replace without expected_version),
     ABORTED VERSION_MISMATCH, FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED, INVALID_ARGUMENT
-    REDUCTION_ACK_NOT_APPLICABLE (acknowledge_reduction on an append).
+    REDUCTION_ACK_NOT_APPLICABLE (acknowledge_reduction on an append), INVALID_ARGUMENT
+    MERGE_NOT_APPLICABLE (merge on an append, which never needs one: it composes on the current
+    plan; checked where REDUCTION_ACK_NOT_APPLICABLE is). REPLACE with merge (see "Merging a stale
+    write" below): OUT_OF_RANGE HISTORY_UNAVAILABLE, ABORTED MERGE_CONFLICT.
     """
 
     EditPlan: _PlanServiceEditPlanType
@@ -397,6 +450,11 @@ class PlanServiceStub(typing.Generic[_PlanServiceGetPlanType, _PlanServiceCreate
     EDIT_TEXT_NOT_FOUND, several is FAILED_PRECONDITION EDIT_TEXT_NOT_UNIQUE (metadata occurrences)
     -> INVALID_ARGUMENT CONTENT_REQUIRED (the result would be empty) -> FAILED_PRECONDITION
     PLAN_TOO_LARGE -> FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED -> commit (coalescing applies).
+    With merge and a stale expected_version (see "Merging a stale write" below), VERSION_MISMATCH
+    gives way to: OUT_OF_RANGE HISTORY_UNAVAILABLE (the content at expected_version cannot be
+    derived) -> the occurrences of old_text counted in the content at expected_version (the text the
+    caller read), with the same errors -> ABORTED MERGE_CONFLICT -> the checks after the edit, on the
+    merged document.
     """
 
     RestorePlanRevision: _PlanServiceRestorePlanRevisionType
@@ -430,6 +488,35 @@ class PlanServiceStub(typing.Generic[_PlanServiceGetPlanType, _PlanServiceCreate
     GetPlanRevision: _PlanServiceGetPlanRevisionType
     """Reads one revision with its content. Task-scoped: a revision of another task is NOT_FOUND.
     Errors: NOT_FOUND TASK_NOT_FOUND, NOT_FOUND REVISION_NOT_FOUND.
+    """
+
+    GetPlanChanges: _PlanServiceGetPlanChangesType
+    """Reads what changed in a task's plan since a version the caller read: the current version, a
+    unified diff from the content at since_version to the current content (see PlanDiff for the
+    format and its rules), and the changes committed in between (at most 100). The diff costs the
+    size of what changed, not of the plan: a caller whose write was refused with VERSION_MISMATCH
+    can catch up with it instead of reading the whole plan again. since_version equal to the
+    current version gives an empty diff and no changes. Title changes are not in the diff (the
+    current title is in plan; the changes list which versions wrote).
+
+    The content at since_version is derived from the change history (what WatchPlan replays); it is
+    answered exactly or not at all, never approximately. Errors: NOT_FOUND TASK_NOT_FOUND, NOT_FOUND
+    PLAN_NOT_FOUND (the task has no plan now, or it was deleted), INVALID_ARGUMENT INVALID_FIELD
+    (since_version absent), OUT_OF_RANGE HISTORY_UNAVAILABLE (the content at since_version cannot be
+    derived: its change history was pruned by age or trimmed to the task's history budget, or no
+    write ever produced that version, or it is ahead of the plan; ErrorInfo.metadata:
+    "since_version", "current_version", and "oldest_version", the oldest version this RPC can answer
+    from now, absent when only the current version can be; the next action is to read the whole plan
+    with GetPlan and use its version). A read: never rate limited, changes nothing.
+    """
+
+    DiffPlanRevisions: _PlanServiceDiffPlanRevisionsType
+    """Diffs two revisions of a task, in the format of GetPlanChanges (PlanDiff), from
+    from_revision_id's content to to_revision_id's, in that order (either may be older). A revision
+    holds the content of its last write: a coalesced revision shows the newest write coalesced into
+    it. Works after the plan was deleted. Errors: NOT_FOUND TASK_NOT_FOUND, NOT_FOUND
+    REVISION_NOT_FOUND (metadata "revision_id" names the missing one; a revision of another task is
+    not found), INVALID_ARGUMENT INVALID_FIELD (a revision id empty). A read: never rate limited.
     """
 
     RevertPlan: _PlanServiceRevertPlanType
@@ -510,6 +597,14 @@ PlanServiceAsyncStub: typing_extensions.TypeAlias = PlanServiceStub[
         taskplans.v1.plan_service_pb2.GetPlanRevisionResponse,
     ],
     grpc.aio.UnaryUnaryMultiCallable[
+        taskplans.v1.plan_service_pb2.GetPlanChangesRequest,
+        taskplans.v1.plan_service_pb2.GetPlanChangesResponse,
+    ],
+    grpc.aio.UnaryUnaryMultiCallable[
+        taskplans.v1.plan_service_pb2.DiffPlanRevisionsRequest,
+        taskplans.v1.plan_service_pb2.DiffPlanRevisionsResponse,
+    ],
+    grpc.aio.UnaryUnaryMultiCallable[
         taskplans.v1.plan_service_pb2.RevertPlanRequest,
         taskplans.v1.plan_service_pb2.WritePlanResponse,
     ],
@@ -541,8 +636,8 @@ class PlanServiceServicer(metaclass=abc.ABCMeta):
     INVALID_ARGUMENT MALFORMED_REQUEST (not the request message: truncated, a wrong wire type, or a
     64-bit number above 2^53 - 1; ErrorInfo.metadata["field"] names the field when known) and
     INVALID_ARGUMENT INVALID_UTF8 (a string field that is not valid UTF-8, named in BadRequest; never
-    rewritten), both before authentication. Writes (every RPC but GetPlan, ListPlanRevisions,
-    GetPlanRevision and GetTask) may return RESOURCE_EXHAUSTED RATE_LIMITED (the caller's write rate
+    rewritten), both before authentication. Writes (every RPC but GetPlan, GetPlanChanges,
+    ListPlanRevisions, GetPlanRevision, DiffPlanRevisions and GetTask) may return RESOURCE_EXHAUSTED RATE_LIMITED (the caller's write rate
     limit, with a google.rpc.RetryInfo detail); writes that store a revision may return
     RESOURCE_EXHAUSTED HISTORY_QUOTA_EXCEEDED (the task's history budget; limit and usage in
     ErrorInfo.metadata) and RESOURCE_EXHAUSTED WRITE_BUDGET_EXCEEDED (the caller's writes stored
@@ -575,9 +670,11 @@ class PlanServiceServicer(metaclass=abc.ABCMeta):
         new section.
         Errors: INVALID_ARGUMENT CONTENT_REQUIRED, INVALID_ARGUMENT INVALID_WRITE_MODE (any mode other than
         unspecified); NOT_FOUND TASK_NOT_FOUND; ALREADY_EXISTS PLAN_EXISTS (a plan exists and no
-        expected_version was given); ABORTED VERSION_MISMATCH (stale expected_version; also when no plan
-        exists: a stale version never creates one); FAILED_PRECONDITION PLAN_TOO_LARGE;
-        FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED.
+        expected_version was given); ABORTED VERSION_MISMATCH (stale expected_version without merge;
+        also when no plan exists: a stale version never creates one, merge or not); FAILED_PRECONDITION
+        PLAN_TOO_LARGE; FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED. With merge (see "Merging a stale
+        write" below): INVALID_ARGUMENT MERGE_NOT_APPLICABLE (merge without expected_version),
+        OUT_OF_RANGE HISTORY_UNAVAILABLE, ABORTED MERGE_CONFLICT.
         """
 
     @abc.abstractmethod
@@ -601,7 +698,10 @@ class PlanServiceServicer(metaclass=abc.ABCMeta):
         read); FAILED_PRECONDITION PLAN_TOO_LARGE (append: measured on the composed document). Also
         NOT_FOUND TASK_NOT_FOUND, INVALID_ARGUMENT VERSION_REQUIRED (replace without expected_version),
         ABORTED VERSION_MISMATCH, FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED, INVALID_ARGUMENT
-        REDUCTION_ACK_NOT_APPLICABLE (acknowledge_reduction on an append).
+        REDUCTION_ACK_NOT_APPLICABLE (acknowledge_reduction on an append), INVALID_ARGUMENT
+        MERGE_NOT_APPLICABLE (merge on an append, which never needs one: it composes on the current
+        plan; checked where REDUCTION_ACK_NOT_APPLICABLE is). REPLACE with merge (see "Merging a stale
+        write" below): OUT_OF_RANGE HISTORY_UNAVAILABLE, ABORTED MERGE_CONFLICT.
         """
 
     @abc.abstractmethod
@@ -619,6 +719,11 @@ class PlanServiceServicer(metaclass=abc.ABCMeta):
         EDIT_TEXT_NOT_FOUND, several is FAILED_PRECONDITION EDIT_TEXT_NOT_UNIQUE (metadata occurrences)
         -> INVALID_ARGUMENT CONTENT_REQUIRED (the result would be empty) -> FAILED_PRECONDITION
         PLAN_TOO_LARGE -> FAILED_PRECONDITION REDUCTION_NOT_ACKNOWLEDGED -> commit (coalescing applies).
+        With merge and a stale expected_version (see "Merging a stale write" below), VERSION_MISMATCH
+        gives way to: OUT_OF_RANGE HISTORY_UNAVAILABLE (the content at expected_version cannot be
+        derived) -> the occurrences of old_text counted in the content at expected_version (the text the
+        caller read), with the same errors -> ABORTED MERGE_CONFLICT -> the checks after the edit, on the
+        merged document.
         """
 
     @abc.abstractmethod
@@ -677,6 +782,45 @@ class PlanServiceServicer(metaclass=abc.ABCMeta):
     ) -> typing.Union[taskplans.v1.plan_service_pb2.GetPlanRevisionResponse, collections.abc.Awaitable[taskplans.v1.plan_service_pb2.GetPlanRevisionResponse]]:
         """Reads one revision with its content. Task-scoped: a revision of another task is NOT_FOUND.
         Errors: NOT_FOUND TASK_NOT_FOUND, NOT_FOUND REVISION_NOT_FOUND.
+        """
+
+    @abc.abstractmethod
+    def GetPlanChanges(
+        self,
+        request: taskplans.v1.plan_service_pb2.GetPlanChangesRequest,
+        context: _ServicerContext,
+    ) -> typing.Union[taskplans.v1.plan_service_pb2.GetPlanChangesResponse, collections.abc.Awaitable[taskplans.v1.plan_service_pb2.GetPlanChangesResponse]]:
+        """Reads what changed in a task's plan since a version the caller read: the current version, a
+        unified diff from the content at since_version to the current content (see PlanDiff for the
+        format and its rules), and the changes committed in between (at most 100). The diff costs the
+        size of what changed, not of the plan: a caller whose write was refused with VERSION_MISMATCH
+        can catch up with it instead of reading the whole plan again. since_version equal to the
+        current version gives an empty diff and no changes. Title changes are not in the diff (the
+        current title is in plan; the changes list which versions wrote).
+
+        The content at since_version is derived from the change history (what WatchPlan replays); it is
+        answered exactly or not at all, never approximately. Errors: NOT_FOUND TASK_NOT_FOUND, NOT_FOUND
+        PLAN_NOT_FOUND (the task has no plan now, or it was deleted), INVALID_ARGUMENT INVALID_FIELD
+        (since_version absent), OUT_OF_RANGE HISTORY_UNAVAILABLE (the content at since_version cannot be
+        derived: its change history was pruned by age or trimmed to the task's history budget, or no
+        write ever produced that version, or it is ahead of the plan; ErrorInfo.metadata:
+        "since_version", "current_version", and "oldest_version", the oldest version this RPC can answer
+        from now, absent when only the current version can be; the next action is to read the whole plan
+        with GetPlan and use its version). A read: never rate limited, changes nothing.
+        """
+
+    @abc.abstractmethod
+    def DiffPlanRevisions(
+        self,
+        request: taskplans.v1.plan_service_pb2.DiffPlanRevisionsRequest,
+        context: _ServicerContext,
+    ) -> typing.Union[taskplans.v1.plan_service_pb2.DiffPlanRevisionsResponse, collections.abc.Awaitable[taskplans.v1.plan_service_pb2.DiffPlanRevisionsResponse]]:
+        """Diffs two revisions of a task, in the format of GetPlanChanges (PlanDiff), from
+        from_revision_id's content to to_revision_id's, in that order (either may be older). A revision
+        holds the content of its last write: a coalesced revision shows the newest write coalesced into
+        it. Works after the plan was deleted. Errors: NOT_FOUND TASK_NOT_FOUND, NOT_FOUND
+        REVISION_NOT_FOUND (metadata "revision_id" names the missing one; a revision of another task is
+        not found), INVALID_ARGUMENT INVALID_FIELD (a revision id empty). A read: never rate limited.
         """
 
     @abc.abstractmethod
