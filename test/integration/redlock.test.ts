@@ -61,6 +61,35 @@ describe("Redlock across replicas (MariaDB + 3 Redis nodes)", () => {
     expect(state.revisions.map((r) => r.revisionNumber)).toEqual(tokens.map((_, i) => 41 - i).concat(1));
   });
 
+  it("a stale edit with merge racing appends through the other replica keeps every append once and the edit, in one gap-free history", async () => {
+    const [a, b] = replicas as [TestApp, TestApp];
+    const taskId = await a.newTask();
+    // The agent read version 1. An unchanged line separates its edit from where appends land.
+    await a.plans.createPlan({ taskId, content: "# Plan\n- [ ] one\n\n## Log\n" });
+    const tokens = Array.from({ length: 20 }, (_, i) => `token-${i}`);
+    const append = (token: string) => b.client().plans.updatePlan({ taskId, content: token, mode: APPEND });
+    // Five land first, so the edit is stale whatever the order of the rest; fifteen race it.
+    const first = [];
+    for (const token of tokens.slice(0, 5)) first.push(await append(token));
+    const edit = a.client().plans.editPlan({
+      taskId,
+      expectedVersion: 1,
+      oldText: "- [ ] one",
+      newText: "- [x] one",
+      merge: true,
+    });
+    const [written, ...raced] = await Promise.all([edit, ...tokens.slice(5).map(append)]);
+    const version = written.plan?.version ?? 0;
+    expect(written.merge).toEqual({ fromVersion: 1, toVersion: version - 1 });
+    const content = (await b.plans.getPlan({ taskId })).plan?.content ?? "";
+    expect(content.startsWith("# Plan\n- [x] one\n\n## Log\n")).toBe(true);
+    for (const token of tokens) expect(content.split("\n").filter((line) => line === token)).toHaveLength(1);
+    const versions = [version, ...[...first, ...raced].map((r) => r.plan?.version ?? 0)].sort(
+      (x, y) => x - y,
+    );
+    expect(versions).toEqual(Array.from({ length: 21 }, (_, i) => i + 2));
+  });
+
   it("a task locked elsewhere fails LOCK_UNAVAILABLE after the bounded wait, writes nothing, and works once released", async () => {
     const a = await startTestApp("mysql", { env: { ...env, PLAN_LOCK_WAIT_MS: "2000" } });
     replicas.push(a); // stopped with the others
