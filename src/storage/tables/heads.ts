@@ -185,21 +185,31 @@ export function updateHead(
 ): void {
   const { content, taskId } = head;
   const whole = typeof content === "string";
-  statements.defer(
-    `UPDATE task_plans SET ${SET_META}, content = ${whole ? "?" : sql.keepPrefixThen("content")}` +
-      " WHERE task_id = ? AND version = ?" +
-      (whole ? "" : ` AND ${sql.byteLength("content")} = content_bytes`),
-    [
-      ...headValues(head, history),
-      ...(whole ? [content] : [sql.keptLength(content), content.suffix]),
-      taskId,
-      fenceVersion,
-    ],
-    {
-      lost: "plan version fence lost",
-      check: whole ? undefined : (send) => verifyStoredContent(send, sql, taskId),
-    },
-  );
+  const values = headValues(head, history);
+  if (whole) values.push(content);
+  else values.push(sql.keptLength(content), content.suffix);
+  values.push(taskId, fenceVersion);
+  statements.defer(updateHeadSql(sql)[whole ? "whole" : "composed"], values, {
+    lost: "plan version fence lost",
+    check: whole ? undefined : (send) => verifyStoredContent(send, sql, taskId),
+  });
+}
+
+// Built once per dialect: a statement built on every append is a new string the driver copies again.
+const UPDATE_HEAD_SQL = new WeakMap<SqlDialect, { readonly whole: string; readonly composed: string }>();
+
+function updateHeadSql(sql: SqlDialect): { readonly whole: string; readonly composed: string } {
+  let statements = UPDATE_HEAD_SQL.get(sql);
+  if (!statements) {
+    const update = (content: string, fence: string) =>
+      `UPDATE task_plans SET ${SET_META}, content = ${content} WHERE task_id = ? AND version = ?${fence}`;
+    statements = {
+      whole: update("?", ""),
+      composed: update(sql.keepPrefixThen("content"), ` AND ${sql.byteLength("content")} = content_bytes`),
+    };
+    UPDATE_HEAD_SQL.set(sql, statements);
+  }
+  return statements;
 }
 
 /**
