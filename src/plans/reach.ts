@@ -36,11 +36,10 @@ export class TaskWorkspaces {
   constructor(private readonly capacity = 10_000) {}
 
   /** The early reach check of a write (same errors as reachableTask). */
-  async reachForWrite(store: PlanStore, caller: Caller, taskId: string): Promise<void> {
+  reachForWrite(store: PlanStore, caller: Caller, taskId: string): Promise<void> | null {
     const known = this.workspaces.get(taskId);
-    if (known !== undefined && reachesWorkspace(caller, known)) return;
-    const task = await reachableTask(store, caller, taskId);
-    this.remember(taskId, task.workspaceId);
+    if (known !== undefined && reachesWorkspace(caller, known)) return null; // known: no await
+    return reachableTask(store, caller, taskId).then((task) => this.remember(taskId, task.workspaceId));
   }
 
   private remember(taskId: string, workspaceId: string): void {

@@ -69,7 +69,8 @@ export class WritePipeline {
     const { taskId } = write;
     // Reach is checked before anything else about the task (AC-TASKS-PLAN-APPEND-001.7); the check
     // under the lock is the one that counts, this one answers early and discloses nothing.
-    await this.taskWorkspaces.reachForWrite(store, call.caller, taskId);
+    const reaching = this.taskWorkspaces.reachForWrite(store, call.caller, taskId);
+    if (reaching) await reaching;
     if ("refusal" in write) throw write.refusal;
     const { kind } = write;
     const asked = performance.now();
