@@ -253,7 +253,7 @@ describe("client packages: Go, Java, Python and TypeScript against one live serv
         cwd: work,
       },
     );
-    expect(out).toMatch(/\b37 passed\b/);
+    expect(out).toMatch(/\b43 passed\b/);
     expect(out).not.toMatch(/failed|error/);
   });
 
