@@ -22,6 +22,7 @@ const TOOLS = [
   "delete_task_plan",
   "edit_task_plan",
   "get_task_plan",
+  "get_task_plan_changes",
   "get_task_plan_revision",
   "list_task_plan_revisions",
   "restore_task_plan_revision",
@@ -74,7 +75,7 @@ describe("MCP server over the generated gRPC client", () => {
     agent.callTool({ name, arguments: args });
   const stored = async () => (await app.plans.getPlan({ taskId }).catch(() => ({ plan: undefined }))).plan;
 
-  it("lists the eight plan tools", async () => {
+  it("lists the nine plan tools", async () => {
     expect((await agent.listTools()).tools.map((t) => t.name).sort()).toEqual(TOOLS);
   });
 
@@ -108,6 +109,23 @@ describe("MCP server over the generated gRPC client", () => {
         expect(descriptions.get(name)).toMatch(/expected_version/);
         expect(descriptions.get(name)).toMatch(/(prior read or write|your last get_task_plan|last write)/);
         expect(descriptions.get(name)).toMatch(/never silently (discards|replaces)/);
+      }
+    });
+
+    it("get_task_plan_changes says when to use it and what to do when history is gone; merge says what happens on a conflict", () => {
+      const changes = descriptions.get("get_task_plan_changes") ?? "";
+      expect(changes).toMatch(/only what changed/);
+      expect(changes).toMatch(/VERSION_MISMATCH/);
+      expect(changes).toMatch(/read the whole plan with get_task_plan/);
+      expect(descriptions.get("get_task_plan_changes.since_version")).toMatch(/version you last read/);
+      for (const tool of ["create_task_plan", "update_task_plan", "edit_task_plan"]) {
+        const merge = descriptions.get(`${tool}.merge`) ?? "";
+        expect([tool, merge]).toEqual([
+          tool,
+          expect.stringMatching(/instead of refusing with VERSION_MISMATCH/),
+        ]);
+        expect([tool, merge]).toEqual([tool, expect.stringMatching(/nothing is written \(MERGE_CONFLICT\)/)]);
+        expect([tool, merge]).toEqual([tool, expect.stringMatching(/their lines are always kept/)]);
       }
     });
 
@@ -378,6 +396,36 @@ describe("MCP server over the generated gRPC client", () => {
       `Plan deleted successfully: task_id=${taskId}. Its revisions are kept.`,
     );
     expect(await stored()).toBeUndefined();
+  });
+
+  describe("changes since a version and merge (issue 44)", () => {
+    // A plan with a checklist; a person ticks one box (another writer) while the agent holds version 1.
+    const checklist = [
+      "# Plan",
+      "",
+      "- [ ] design",
+      "- [ ] review",
+      "- [ ] ship",
+      ...Array.from({ length: 12 }, (_, i) => `- note ${i}`),
+      "",
+    ].join("\n");
+    const ticked = checklist.replace("- [ ] review", "- [x] review");
+    const person = () => app.plans.savePlan({ taskId, content: ticked });
+
+    it("a stale edit's VERSION_MISMATCH names get_task_plan_changes and merge=true as the way back; a stale delete's does not", async () => {
+      await call("create_task_plan", { content: checklist });
+      await person();
+      const stale = text(
+        await call("edit_task_plan", { expected_version: 1, old_text: "- [ ] ship", new_text: "- [x] ship" }),
+      );
+      expect(stale).toMatch(/^Plan was not changed because /);
+      expect(stale).toContain(
+        "reason=VERSION_MISMATCH; next_action=Call get_task_plan_changes with since_version set to the expected_version you sent",
+      );
+      expect(stale).toContain("merge=true");
+      expect(text(await call("delete_task_plan", { expected_version: 1 }))).not.toContain("merge=true");
+      expect((await stored())?.content).toBe(ticked);
+    });
   });
 
   it("a scripted agent session: create, 20 appends, one edit, a rejected shrinking replace, recovery; bytes per call", async () => {
