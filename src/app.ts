@@ -35,6 +35,7 @@ import { startTracingSdk } from "./observability/tracing-sdk";
 import { watchTlsFiles } from "./tls/tls-files";
 import { changesListener, type EventSink, eventsListener } from "./plans/events";
 import { LogEventSink } from "./plans/log-event-sink";
+import { ChangeQueries } from "./plans/change-queries";
 import { PlanQueries } from "./plans/plan-queries";
 import { PlanService } from "./plans/plan-service";
 import { TaskService } from "./plans/task-service";
@@ -189,6 +190,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
       plans: planHandlers(
         new PlanService(writes),
         new PlanQueries(store),
+        new ChangeQueries(store),
         new WatchService(store, hub, clock),
         {
           ...deps,

@@ -12,6 +12,11 @@ const KIND: Readonly<Record<ChangeKind, PlanChangeKind>> = {
   "implementation-started": PlanChangeKind.PLAN_CHANGE_KIND_IMPLEMENTATION_STARTED,
 };
 
+/** A change's kind on the wire. */
+export function encodeChangeKind(kind: ChangeKind): PlanChangeKind {
+  return KIND[kind];
+}
+
 /** A watch message -> PlanChange; the plan carries its content only when the watch asked for it. */
 export function encodeWatchMessage(message: WatchMessage, withContent: boolean): PlanChange {
   if (message.kind === "snapshot") {
@@ -25,7 +30,7 @@ export function encodeWatchMessage(message: WatchMessage, withContent: boolean):
   }
   const { change } = message;
   return {
-    kind: KIND[change.kind],
+    kind: encodeChangeKind(change.kind),
     plan: encodePlan({ ...change.plan, content: change.content ?? "" }, withContent),
     revision: change.revision ?? undefined,
     author: { kind: encodeAuthorKind(change.author.kind), name: change.author.name },

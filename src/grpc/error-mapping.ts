@@ -53,6 +53,9 @@ export const CODE_OF_REASON: Readonly<Record<Reason | AuthenticationReason | Req
     WATCH_HISTORY_EXPIRED: status.OUT_OF_RANGE,
     WATCH_TOO_SLOW: status.RESOURCE_EXHAUSTED,
     WATCH_DRAINING: status.UNAVAILABLE,
+    HISTORY_UNAVAILABLE: status.OUT_OF_RANGE,
+    MERGE_CONFLICT: status.ABORTED,
+    MERGE_NOT_APPLICABLE: status.INVALID_ARGUMENT,
   });
 
 /** What a failed call sends: code, message and the grpc-status-details-bin trailer. */

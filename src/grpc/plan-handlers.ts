@@ -1,4 +1,5 @@
 import type { PlanServiceServer } from "@taskplans/contract";
+import type { ChangeQueries } from "../plans/change-queries";
 import type { PlanQueries } from "../plans/plan-queries";
 import type { PlanService } from "../plans/plan-service";
 import {
@@ -10,6 +11,7 @@ import {
   encodeRevision,
   encodeWriteResult,
 } from "./encode";
+import { encodePlanChanges, encodeRevisionDiff } from "./encode-diff";
 import type { RawServer } from "./received-request";
 import { unary } from "./unary";
 import type { WatchService } from "../watch/watch-service";
@@ -19,6 +21,7 @@ import { type WatchDeps, watchPlanHandler } from "./watch-handler";
 export function planHandlers(
   service: PlanService,
   queries: PlanQueries,
+  changes: ChangeQueries,
   watches: WatchService,
   deps: WatchDeps,
 ): RawServer<PlanServiceServer> {
@@ -138,13 +141,19 @@ export function planHandlers(
         await queries.getRevision(caller, { taskId: request.taskId, revisionId: request.revisionId }),
       ),
     })),
-    // Declared by the contract ahead of their implementation (issue 44), which the next commits
-    // bring; until then a call passes the call scope's checks and fails as INTERNAL.
-    getPlanChanges: unary("GetPlanChanges", deps, () =>
-      Promise.reject(new Error("GetPlanChanges is not implemented yet")),
+    getPlanChanges: unary("GetPlanChanges", deps, async (request, { caller }) =>
+      encodePlanChanges(
+        await changes.getPlanChanges(caller, { taskId: request.taskId, sinceVersion: request.sinceVersion }),
+      ),
     ),
-    diffPlanRevisions: unary("DiffPlanRevisions", deps, () =>
-      Promise.reject(new Error("DiffPlanRevisions is not implemented yet")),
+    diffPlanRevisions: unary("DiffPlanRevisions", deps, async (request, { caller }) =>
+      encodeRevisionDiff(
+        await changes.diffRevisions(caller, {
+          taskId: request.taskId,
+          fromRevisionId: request.fromRevisionId,
+          toRevisionId: request.toRevisionId,
+        }),
+      ),
     ),
     revertPlan: unary("RevertPlan", deps, async (request, { caller, write }) =>
       encodeWriteResult(

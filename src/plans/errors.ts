@@ -35,7 +35,10 @@ export type Reason =
   | "WRITE_BUDGET_EXCEEDED"
   | "WATCH_HISTORY_EXPIRED"
   | "WATCH_TOO_SLOW"
-  | "WATCH_DRAINING";
+  | "WATCH_DRAINING"
+  | "HISTORY_UNAVAILABLE"
+  | "MERGE_CONFLICT"
+  | "MERGE_NOT_APPLICABLE";
 
 /** A request field that failed validation (becomes a google.rpc.BadRequest field violation). */
 export interface FieldViolation {
@@ -349,6 +352,74 @@ export const planErrors = {
       nextAction:
         "Read the plan again with GetPlan and watch with after_version set to the version you read (or omit after_version to start with a snapshot).",
       metadata: { after_version: String(afterVersion), current_version: String(currentVersion) },
+    });
+  },
+  /**
+   * The content at `version` cannot be derived (pruned, trimmed to the history budget, never
+   * written, or ahead of the plan): a changes read refuses, and so does a merge that needs it as
+   * its base. `oldest`: the oldest version that can be answered from now (null: only the current).
+   */
+  historyUnavailable(
+    during: "read" | "merge",
+    version: number,
+    currentVersion: number,
+    oldest: number | null,
+  ): PlanError {
+    const metadata: Record<string, string> = {
+      [during === "read" ? "since_version" : "expected_version"]: String(version),
+      current_version: String(currentVersion),
+    };
+    if (oldest !== null) metadata.oldest_version = String(oldest);
+    const from = oldest === null ? "" : ` (the oldest version it can answer from is ${oldest})`;
+    return new PlanError("HISTORY_UNAVAILABLE", {
+      detail:
+        during === "read"
+          ? `the content at version ${version} can no longer be derived${from}`
+          : `the content at version ${version} (expected_version) can no longer be derived, so nothing could be merged${from}`,
+      nextAction:
+        during === "read"
+          ? "Read the whole plan with GetPlan and use its version from now on."
+          : "Read the whole plan with GetPlan, apply your change to that content, and retry with its version.",
+      metadata,
+    });
+  },
+  /** A merge found changes of both sides at the same place; `conflicts` is the bounded rendering. */
+  mergeConflict(
+    baseVersion: number,
+    currentVersion: number,
+    regions: number,
+    conflicts: string,
+    tooDifferent: boolean,
+  ): PlanError {
+    return new PlanError("MERGE_CONFLICT", {
+      detail: tooDifferent
+        ? `your change and the changes made since version ${baseVersion} differ too much to merge (the plan is at version ${currentVersion}); nothing was written`
+        : `your change and the changes made since version ${baseVersion} touch the same lines in ${regions} ${regions === 1 ? "place" : "places"} (the plan is at version ${currentVersion}); nothing was written`,
+      nextAction: `Read what changed with GetPlanChanges since_version ${baseVersion} (metadata "conflicts" shows the conflicting lines), redo your change on the current content, and retry with expected_version ${currentVersion}.`,
+      metadata: {
+        base_version: String(baseVersion),
+        current_version: String(currentVersion),
+        conflict_regions: String(regions),
+        conflicts,
+        ...(tooDifferent ? { too_different: "true" } : {}),
+      },
+    });
+  },
+  mergeNotApplicable(reason: "append" | "no-version"): PlanError {
+    const description =
+      reason === "append"
+        ? "not applicable to append, which composes on the current plan"
+        : "needs expected_version (the version your content is based on)";
+    return new PlanError("MERGE_NOT_APPLICABLE", {
+      detail:
+        reason === "append"
+          ? "merge applies only to a replace; an append always adds to the current plan and needs no merge"
+          : "merge needs expected_version, the version your content is based on",
+      nextAction:
+        reason === "append"
+          ? "Retry the append without merge (and without expected_version to append whatever changed)."
+          : "Retry with expected_version set to the version you read, or without merge to create the plan.",
+      fieldViolations: [{ field: "merge", description }],
     });
   },
   watchTooSlow(resumeAfterVersion: number | null): PlanError {

@@ -1,15 +1,18 @@
 import type { DataSource } from "typeorm";
 import type { Dialect } from "./sql-dialect";
-import type { ChangeKey, StoredChange } from "../plans/ports/records";
+import type { ChangeKey, HeadRecord, StoredChange, VersionContent } from "../plans/ports/records";
+import { contentAtVersion } from "./devices/content-at-version";
 import { contentAfter, prefixFromRow, resolvePrefixes } from "./devices/prefix-changes";
 import {
   afterKey,
   changeFromRow,
   newestKeyOf,
+  SELECT_NEWEST_CHANGES_AFTER,
   SELECT_OLDEST_CHANGE_VERSION,
   selectChangePage,
   selectNewestChangeKeys,
 } from "./tables/changes";
+import { headFromRow, SELECT_HEAD } from "./tables/heads";
 import { cellsOf, type Query, type Row } from "./tables/row";
 
 /**
@@ -49,6 +52,27 @@ export class ChangeLog {
         return resolvePrefixes(rows, next);
       });
     });
+  }
+
+  /**
+   * GetPlanChanges' read, in one snapshot: HEAD, the content at `sinceVersion` (none is read when it
+   * is HEAD's version), and the newest `limit` changes after it (one more is read to tell `more`).
+   */
+  readPlanChanges(
+    taskId: string,
+    sinceVersion: number,
+    limit: number,
+  ): Promise<{ head: HeadRecord | null; since: VersionContent; changes: StoredChange[]; more: boolean }> {
+    return this.guard(() =>
+      this.consistentRead(async (query) => {
+        const [headRow] = (await query(SELECT_HEAD, [taskId])) as Row[];
+        const head = headRow ? headFromRow(cellsOf(headRow, "")) : null;
+        const since = await contentAtVersion(query, taskId, sinceVersion, head);
+        const rows = (await query(SELECT_NEWEST_CHANGES_AFTER, [taskId, sinceVersion, limit + 1])) as Row[];
+        const changes = rows.slice(0, limit).map((row) => changeFromRow(cellsOf(row, "")));
+        return { head, since, changes: changes.reverse(), more: rows.length > limit };
+      }),
+    );
   }
 
   // Reads that must see one state: a REPEATABLE READ snapshot on MySQL; on SQLite the store already

@@ -2,6 +2,7 @@ import type { LockedWrite, PlanWriteTx, Remember, WriteReads } from "../plans/po
 import type { CommittedUsage, LockedState, PlanCommit, ReadKind } from "../plans/ports/records";
 import { type Dialect, type SqlDialect, sqlDialect } from "./sql-dialect";
 import { beforeHeadMoves, revisionContent } from "./devices/content-at-head";
+import { contentAtVersion } from "./devices/content-at-version";
 import { countHistory, fitToAllowance, keptHistoryOf, ownUsage } from "./devices/history-usage";
 import { changeContentOf, changeContentValues, materializeChanges } from "./devices/prefix-changes";
 import { insertChange } from "./tables/changes";
@@ -99,14 +100,26 @@ export class SqlWriteTx implements PlanWriteTx {
             what.revisionId,
           );
     const hasHead = row.p_task_id != null;
+    const lockedHead = hasHead ? lockedHeadFromRow(head, what.reads) : null;
+    // A merge's base, derived under the lock from the change history (devices/content-at-version.ts).
+    const atVersion =
+      what.contentAt === undefined
+        ? null
+        : await contentAtVersion(
+            async (sql, parameters) => (await send(sql, parameters)).rows,
+            taskId,
+            what.contentAt,
+            lockedHead,
+          );
     const state: LockedState<K> = {
       task: taskFromRow(cellsOf(row, "t_")),
-      head: hasHead ? lockedHeadFromRow(head, what.reads) : null,
+      head: lockedHead,
       // HEAD points at the newest revision (both are written in every write's transaction).
       latest: hasHead && row.r_id != null ? lockedRevisionFromRow<K>(cellsOf(row, "r_")) : null,
       history,
       target,
       remembered,
+      atVersion,
     };
     return new SqlLockedWrite(this.statements, this.sql, this.contentAtHead, state);
   }

@@ -112,6 +112,14 @@ export class TypeOrmPlanStore implements PlanStore {
     return this.changes.readChanges(taskId, after, limit, withContent);
   }
 
+  readPlanChanges(
+    taskId: string,
+    sinceVersion: number,
+    limit: number,
+  ): ReturnType<PlanStore["readPlanChanges"]> {
+    return this.changes.readPlanChanges(taskId, sinceVersion, limit);
+  }
+
   oldestChangeVersion(taskId: string): Promise<number | null> {
     return this.changes.oldestChangeVersion(taskId);
   }

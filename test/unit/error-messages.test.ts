@@ -221,6 +221,42 @@ const TABLE: [string, () => PlanError, string, string][] = [
     "The stream's buffer filled because the client read its changes too slowly. Watch again without after_version, and read the stream promptly.",
   ],
   [
+    "historyUnavailable(read)",
+    () => planErrors.historyUnavailable("read", 3, 9, 5),
+    "HISTORY_UNAVAILABLE",
+    "The content at version 3 can no longer be derived (the oldest version it can answer from is 5). Read the whole plan with GetPlan and use its version from now on.",
+  ],
+  [
+    "historyUnavailable(merge)",
+    () => planErrors.historyUnavailable("merge", 3, 9, null),
+    "HISTORY_UNAVAILABLE",
+    "The content at version 3 (expected_version) can no longer be derived, so nothing could be merged. Read the whole plan with GetPlan, apply your change to that content, and retry with its version.",
+  ],
+  [
+    "mergeConflict(regions)",
+    () => planErrors.mergeConflict(3, 5, 2, "@@ base lines 1-1 @@\n", false),
+    "MERGE_CONFLICT",
+    'Your change and the changes made since version 3 touch the same lines in 2 places (the plan is at version 5); nothing was written. Read what changed with GetPlanChanges since_version 3 (metadata "conflicts" shows the conflicting lines), redo your change on the current content, and retry with expected_version 5.',
+  ],
+  [
+    "mergeConflict(too different)",
+    () => planErrors.mergeConflict(3, 5, 1, "", true),
+    "MERGE_CONFLICT",
+    'Your change and the changes made since version 3 differ too much to merge (the plan is at version 5); nothing was written. Read what changed with GetPlanChanges since_version 3 (metadata "conflicts" shows the conflicting lines), redo your change on the current content, and retry with expected_version 5.',
+  ],
+  [
+    "mergeNotApplicable(append)",
+    () => planErrors.mergeNotApplicable("append"),
+    "MERGE_NOT_APPLICABLE",
+    "Merge applies only to a replace; an append always adds to the current plan and needs no merge. Retry the append without merge (and without expected_version to append whatever changed).",
+  ],
+  [
+    "mergeNotApplicable(no version)",
+    () => planErrors.mergeNotApplicable("no-version"),
+    "MERGE_NOT_APPLICABLE",
+    "Merge needs expected_version, the version your content is based on. Retry with expected_version set to the version you read, or without merge to create the plan.",
+  ],
+  [
     "watchDraining(7)",
     () => planErrors.watchDraining(7),
     "WATCH_DRAINING",

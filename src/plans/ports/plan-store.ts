@@ -9,6 +9,7 @@ import type {
   RevisionRecord,
   StoredChange,
   TaskRecord,
+  VersionContent,
   WriteRequestRecord,
 } from "./records";
 
@@ -31,6 +32,22 @@ export interface PlanStore {
   getHead(taskId: string): Promise<HeadRecord | null>;
   /** Up to `limit` changes of a task after `after`, in key order; with the plan content when asked. */
   readChanges(taskId: string, after: ChangeKey, limit: number, withContent: boolean): Promise<StoredChange[]>;
+  /**
+   * What changed since `sinceVersion`, read in one snapshot: the HEAD row (tombstone included; null
+   * when the task never had a plan), the content at `sinceVersion` (derived from the change history
+   * when it is not HEAD's), and the newest `limit` changes after that version, in key order, without
+   * content (`more`: older ones after it were left out).
+   */
+  readPlanChanges(
+    taskId: string,
+    sinceVersion: number,
+    limit: number,
+  ): Promise<{
+    readonly head: HeadRecord | null;
+    readonly since: VersionContent;
+    readonly changes: readonly StoredChange[];
+    readonly more: boolean;
+  }>;
   /** The oldest version whose change is still recorded for the task, or null when none is. */
   oldestChangeVersion(taskId: string): Promise<number | null>;
   /** For each of these tasks that exists: its newest change key, or null when it has no change. */
@@ -60,6 +77,8 @@ export interface WriteReads<K extends ReadKind> {
   readonly revisionId?: string | undefined;
   /** A remembered request of the task, by its stored id (a retry is answered from it). */
   readonly requestId?: string | undefined;
+  /** A past version whose content the decision needs (a merge's base), derived under the lock. */
+  readonly contentAt?: number | undefined;
 }
 
 /** A request to remember with a write's commit. */

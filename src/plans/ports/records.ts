@@ -84,6 +84,16 @@ export interface LockedRevision<K extends ReadKind = ReadKind> extends RevisionM
   readonly content: ReadContent<K>;
 }
 
+/**
+ * The plan content at a past version, as the change history gives it (GetPlanChanges' old side, a
+ * merge's base): exactly, or not at all. A version whose write deleted the plan has empty content.
+ * When it cannot be derived (history pruned or trimmed, a version never written or ahead of the
+ * plan), `oldestVersion` is the oldest version that can be, or null when none older than HEAD can.
+ */
+export type VersionContent =
+  | { readonly derivable: true; readonly version: number; readonly content: string }
+  | { readonly derivable: false; readonly version: number; readonly oldestVersion: number | null };
+
 /** What a task's history holds (the history budget): its revisions, and every stored copy of plan text. */
 export interface HistoryUsage {
   readonly revisions: number;
@@ -130,6 +140,8 @@ export interface LockedState<K extends ReadKind = ReadKind> {
   readonly target: RevisionRecord | null;
   /** The remembered request the write asked for (null when it asked for none, or there is none). */
   readonly remembered: WriteRequestRecord | null;
+  /** The content at the version the write asked for (null when it asked for none). */
+  readonly atVersion: VersionContent | null;
 }
 
 /** Revision metadata (everything but the content). */

@@ -134,6 +134,11 @@ export function selectChangePage(withContent: boolean): string {
   );
 }
 
+/** The newest changes of a task after a version, newest first, without content (bound: task, version, limit). */
+export const SELECT_NEWEST_CHANGES_AFTER =
+  `SELECT ${CHANGE_COLUMNS.join(", ")}, NULL AS content FROM task_plan_changes` +
+  " WHERE task_id = ? AND version > ? ORDER BY version DESC, step DESC LIMIT ?";
+
 export const SELECT_OLDEST_CHANGE_VERSION =
   "SELECT MIN(version) AS oldest FROM task_plan_changes WHERE task_id = ?";
 

@@ -340,11 +340,14 @@ class CreatePlanRequest(google.protobuf.message.Message):
       against the current content (acknowledge_reduction applies to it), request_id. A conflict is
       ABORTED MERGE_CONFLICT and writes nothing; its ErrorInfo.metadata carries "base_version",
       "current_version", "conflict_regions" (how many) and "conflicts": the conflicting regions in
-      diff3's marker format (a "@@ base lines A-B @@" line, "<<<<<<< yours", your lines, "||||||| base",
-      base lines, "=======", current lines, ">>>>>>> current" per region), cut to at most 4,096 UTF-8
-      bytes at a line boundary, ending "... N more regions not shown" when cut. Next action: read the
-      changes with GetPlanChanges(since_version = expected_version), redo your change on the current
-      content and retry with the current version.
+      diff3's marker format (per region: a "@@ base lines A-B @@" line, or "@@ after base line A @@"
+      where both inserted at one place, then "<<<<<<< yours", your lines, "||||||| base", base lines,
+      "=======", current lines, ">>>>>>> current"; a line without a terminator shown with "\\n"), cut to
+      at most 4,096 UTF-8 bytes at a line boundary, ending "... N more regions not shown" when cut
+      (N counts the regions not shown whole). When the sides differ from the base too much to diff
+      quickly, one region holds the whole document (metadata "too_different" is "true"). Next
+      action: read the changes with GetPlanChanges(since_version = expected_version), redo your change
+      on the current content and retry with the current version.
 
     Request of PlanService.CreatePlan (agent path).
     """
