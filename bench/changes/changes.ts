@@ -6,6 +6,7 @@
  * 2 KiB whatever the size). Bytes only: nothing here is timed.
  *
  *   npm run bench:changes
+ *   BENCH_SHOW_MESSAGES=1 npm run bench:changes   # also every message of the 1 KiB sessions, with its bytes
  */
 import {
   RECOVERY_PATHS,
@@ -16,6 +17,7 @@ import { startTestApp } from "../../test/harness/servers/test-app";
 
 const SIZES = [1024, 50 * 1024, 200 * 1024];
 const TARGET = 2048;
+const SHOW = process.env.BENCH_SHOW_MESSAGES === "1";
 
 async function main(): Promise<void> {
   const app = await startTestApp("sqlite");
@@ -26,7 +28,16 @@ async function main(): Promise<void> {
       const label = `${Math.round(size / 1024)} KiB`;
       let first: SessionBytes | undefined;
       for (const path of RECOVERY_PATHS) {
-        const session = await staleEditSession(app, () => app.newTask(), size, path);
+        const log = (direction: string, bytes: number, message: unknown) =>
+          process.stderr.write(`${direction} ${bytes} B ${JSON.stringify(message)}\n`);
+        if (SHOW && size === SIZES[0]) process.stderr.write(`\n[${path}]\n`);
+        const session = await staleEditSession(
+          app,
+          () => app.newTask(),
+          size,
+          path,
+          SHOW && size === SIZES[0] ? log : undefined,
+        );
         first ??= session;
         const { sent, received, calls } = session.recovery;
         const total = sent + received;

@@ -37,25 +37,22 @@ const authorName = (author: GetPlanChangesResponse["changes"][number]["author"])
  * unified diff as its own block (never the plan itself).
  */
 export function changesSince(read: GetPlanChangesResponse): CallToolResult {
-  const plan = read.plan;
-  const version = plan?.version ?? 0;
+  const version = read.plan?.version ?? 0;
   const diff = read.diff;
-  if (version === read.sinceVersion || !diff?.unifiedDiff) {
-    const same =
-      version === read.sinceVersion
-        ? "it is the current version"
-        : `the content is the same at version ${version}`;
+  const now = `now version ${version} (your next expected_version)`;
+  if (!diff?.unifiedDiff) {
+    const same = version === read.sinceVersion ? "it is the current version" : now;
     return {
       content: [
         {
           type: "text",
-          text: `No changes to the plan's content since version ${read.sinceVersion}: ${same} (task_id=${plan?.taskId ?? ""}, ${plan?.contentBytes ?? 0} bytes). Use expected_version=${version} for your next write.`,
+          text: `No changes to the plan's content since version ${read.sinceVersion}: ${same}, ${diff?.newBytes ?? 0} bytes.`,
         },
       ],
     };
   }
   const lines = [
-    `Plan changes since version ${read.sinceVersion}: task_id=${plan?.taskId ?? ""}, now version=${version}, ${diff.newBytes} bytes (was ${diff.oldBytes}); the diff below: +${diff.linesAdded} -${diff.linesRemoved} lines, ${diff.diffBytes} bytes. Use expected_version=${version} for your next write.`,
+    `Plan changes since version ${read.sinceVersion}: ${now}, ${diff.newBytes} bytes (was ${diff.oldBytes}); diff: +${diff.linesAdded} -${diff.linesRemoved} lines.`,
     ...read.changes.map(
       (change) =>
         `- version ${change.version}: ${kindName(change.kind)} by ${authorName(change.author)}${change.committedAt ? ` at ${change.committedAt.toISOString()}` : ""}`,

@@ -26,7 +26,7 @@ export function registerPlanTools(
   defaultTaskId: string | undefined,
 ): void {
   const taskIdOf = (given: string | undefined) => given || defaultTaskId;
-  const withTask: TaskRun = async (kind, given, run) => {
+  const withTask: TaskRun = async (kind, given, run, expectedVersion) => {
     const taskId = taskIdOf(given);
     const tokenProblem = plans.tokenProblem();
     if (tokenProblem) return rejected(tokenProblem, "TOKEN_INVALID", CONFIGURE_TOKEN, kind);
@@ -40,7 +40,7 @@ export function registerPlanTools(
     try {
       return await run(taskId);
     } catch (error) {
-      return fromGrpcError(error, kind);
+      return fromGrpcError(error, kind, expectedVersion);
     }
   };
   const c = texts.common;
@@ -98,22 +98,27 @@ export function registerPlanTools(
           'To add a section, call update_task_plan with mode="append"; to create the plan, omit mode.',
         );
       }
-      return withTask("mergeable", args.task_id, async (taskId) => {
-        const written = await plans.createPlan({
-          taskId,
-          content: args.content ?? "",
-          title: args.title,
-          expectedVersion: args.expected_version,
-          acknowledgeReduction: args.acknowledge_reduction ?? false,
-          requestId: args.request_id,
-          merge: args.merge,
-        });
-        return acknowledge(
-          args.expected_version === undefined ? "created" : "replaced",
-          written.plan,
-          warningOf(written),
-        );
-      });
+      return withTask(
+        "mergeable",
+        args.task_id,
+        async (taskId) => {
+          const written = await plans.createPlan({
+            taskId,
+            content: args.content ?? "",
+            title: args.title,
+            expectedVersion: args.expected_version,
+            acknowledgeReduction: args.acknowledge_reduction ?? false,
+            requestId: args.request_id,
+            merge: args.merge,
+          });
+          return acknowledge(
+            args.expected_version === undefined ? "created" : "replaced",
+            written.plan,
+            warningOf(written),
+          );
+        },
+        args.expected_version,
+      );
     },
   );
 
@@ -141,19 +146,24 @@ export function registerPlanTools(
           'Retry with mode "replace" (the whole document) or "append" (only the addition).',
         );
       }
-      return withTask(mode === "append" ? "write" : "mergeable", args.task_id, async (taskId) => {
-        const written = await plans.updatePlan({
-          taskId,
-          content: args.content ?? "",
-          mode: mode === "append" ? WriteMode.WRITE_MODE_APPEND : WriteMode.WRITE_MODE_REPLACE,
-          title: args.title,
-          expectedVersion: args.expected_version,
-          acknowledgeReduction: args.acknowledge_reduction ?? false,
-          requestId: args.request_id,
-          merge: args.merge,
-        });
-        return acknowledge(mode === "append" ? "appended" : "replaced", written.plan, warningOf(written));
-      });
+      return withTask(
+        mode === "append" ? "write" : "mergeable",
+        args.task_id,
+        async (taskId) => {
+          const written = await plans.updatePlan({
+            taskId,
+            content: args.content ?? "",
+            mode: mode === "append" ? WriteMode.WRITE_MODE_APPEND : WriteMode.WRITE_MODE_REPLACE,
+            title: args.title,
+            expectedVersion: args.expected_version,
+            acknowledgeReduction: args.acknowledge_reduction ?? false,
+            requestId: args.request_id,
+            merge: args.merge,
+          });
+          return acknowledge(mode === "append" ? "appended" : "replaced", written.plan, warningOf(written));
+        },
+        args.expected_version,
+      );
     },
   );
 
@@ -172,18 +182,23 @@ export function registerPlanTools(
       },
     },
     (args) =>
-      withTask("mergeable", args.task_id, async (taskId) => {
-        const written = await plans.editPlan({
-          taskId,
-          expectedVersion: args.expected_version,
-          oldText: args.old_text,
-          newText: args.new_text,
-          acknowledgeReduction: args.acknowledge_reduction ?? false,
-          requestId: args.request_id,
-          merge: args.merge,
-        });
-        return acknowledge("edited", written.plan, warningOf(written));
-      }),
+      withTask(
+        "mergeable",
+        args.task_id,
+        async (taskId) => {
+          const written = await plans.editPlan({
+            taskId,
+            expectedVersion: args.expected_version,
+            oldText: args.old_text,
+            newText: args.new_text,
+            acknowledgeReduction: args.acknowledge_reduction ?? false,
+            requestId: args.request_id,
+            merge: args.merge,
+          });
+          return acknowledge("edited", written.plan, warningOf(written));
+        },
+        args.expected_version,
+      ),
   );
 
   registerChangesTool(server, plans, withTask);

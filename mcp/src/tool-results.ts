@@ -1,7 +1,7 @@
 import { type Metadata, type ServiceError, status } from "@grpc/grpc-js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { decodeStatusDetails, type ErrorInfo, type Plan } from "@taskplans/client";
-import { conflictRegions, mergeConflictAction, texts } from "./tool-texts";
+import { conflictRegions, mergeConflictAction, staleVersionAction, texts } from "./tool-texts";
 
 /** A successful write: one short acknowledgement line, never the document (AC-TASKS-PLAN-APPEND-006.6). */
 export function acknowledge(verb: string, plan: Plan | undefined, extra = ""): CallToolResult {
@@ -40,11 +40,15 @@ export function rejected(
  */
 export type ToolKind = "read" | "write" | "mergeable";
 
-/** Runs a tool's call for a task (the given one or the server's default), turning failures into tool errors. */
+/**
+ * Runs a tool's call for a task (the given one or the server's default), turning failures into tool
+ * errors; `expectedVersion` (a write's) lets a VERSION_MISMATCH name the version to catch up from.
+ */
 export type TaskRun = (
   kind: ToolKind,
   given: string | undefined,
   run: (taskId: string) => Promise<CallToolResult>,
+  expectedVersion?: number,
 ) => Promise<CallToolResult>;
 
 // Reasons raised before the service looked at the plan; their messages do not mention the plan.
@@ -75,7 +79,7 @@ export const CONFIGURE_TOKEN =
  * (a transport failure, a crash) says it "may not have been changed". A failed read says "The plan
  * was not read". No stack trace, no storage detail.
  */
-export function fromGrpcError(error: unknown, kind: ToolKind): CallToolResult {
+export function fromGrpcError(error: unknown, kind: ToolKind, expectedVersion?: number): CallToolResult {
   const serviceError = error as Partial<ServiceError>;
   const code = serviceError.code ?? status.UNKNOWN;
   const codeName = status[code] ?? "UNKNOWN";
@@ -92,7 +96,7 @@ export function fromGrpcError(error: unknown, kind: ToolKind): CallToolResult {
     const lead = write ? "Plan was not changed" : "The plan was not read";
     text = write && !CALL_REJECTED.has(info.reason) ? message : `${lead}: ${message}`;
     if (info.reason.startsWith("TOKEN_")) nextAction = CONFIGURE_TOKEN;
-    nextAction = staleNextAction(info, kind) ?? nextAction;
+    nextAction = staleNextAction(info, kind, expectedVersion) ?? nextAction;
   } else if (!info && !OUTCOME_UNKNOWN.has(code)) {
     // Refused by the service's gRPC layer before any handler ran (for example a message too large).
     text = `${write ? "Plan was not changed because the" : "The"} plan service refused the request (${codeName}: ${message}).`;
@@ -126,11 +130,15 @@ export function fromGrpcError(error: unknown, kind: ToolKind): CallToolResult {
  * The next action in tool names for the refusals that changes-since and merge recover from: a stale
  * version (create, replace and edit can merge), a merge conflict, and history that is gone.
  */
-function staleNextAction(info: ErrorInfo, kind: ToolKind): string | undefined {
+function staleNextAction(
+  info: ErrorInfo,
+  kind: ToolKind,
+  expectedVersion: number | undefined,
+): string | undefined {
   const m = info.metadata;
   switch (info.reason) {
     case "VERSION_MISMATCH":
-      return kind === "mergeable" ? texts.recovery.staleVersion : undefined;
+      return kind === "mergeable" ? staleVersionAction(expectedVersion) : undefined;
     case "MERGE_CONFLICT":
       return mergeConflictAction(m.base_version ?? "", m.current_version ?? "");
     case "HISTORY_UNAVAILABLE":

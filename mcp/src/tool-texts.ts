@@ -81,13 +81,17 @@ export const texts = {
       "Optional, with expected_version: if others changed the plan since that version, merge your change with theirs instead of refusing with VERSION_MISMATCH (their lines are always kept). If both changed the same lines, nothing is written (MERGE_CONFLICT) and the answer shows the conflicting lines.",
   },
   recovery: {
-    staleVersion:
-      "Call get_task_plan_changes with since_version set to the expected_version you sent: it returns only what changed and the current version; redo your change on that and retry with the current version, or retry this call with merge=true.",
     historyGoneRead: "Read the whole plan with get_task_plan and use its version from now on.",
     historyGoneWrite:
       "Read the whole plan with get_task_plan, apply your change to that content, and retry with its version.",
   },
 } as const;
+
+/** The next action after a VERSION_MISMATCH of a write that can merge (`since`: the version it sent, when known). */
+export function staleVersionAction(since: number | undefined): string {
+  const from = since === undefined ? " set to the expected_version you sent" : `=${since}`;
+  return `Call get_task_plan_changes with since_version${from} for only what changed, redo your change and retry with the version it gives; or retry with merge=true.`;
+}
 
 /** The next action after a MERGE_CONFLICT, in tool names. */
 export function mergeConflictAction(baseVersion: string, currentVersion: string): string {

@@ -412,6 +412,35 @@ describe("MCP server over the generated gRPC client", () => {
     const ticked = checklist.replace("- [ ] review", "- [x] review");
     const person = () => app.plans.savePlan({ taskId, content: ticked });
 
+    it("get_task_plan_changes answers the current version, who changed it and the unified diff, never the plan", async () => {
+      await call("create_task_plan", { content: checklist });
+      await person();
+      const result = (await call("get_task_plan_changes", { since_version: 1 })) as CallToolResult;
+      expect(result.isError).toBeFalsy();
+      const [summary, diff] = result.content.map((b) => ("text" in b ? b.text : ""));
+      expect(summary).toMatch(
+        new RegExp(
+          `^Plan changes since version 1: now version 2 \\(your next expected_version\\), ${Buffer.byteLength(ticked)} bytes \\(was ${Buffer.byteLength(checklist)}\\); diff: \\+1 -1 lines\\.\n- version 2: updated by user "User" at 20\\d\\d-`,
+        ),
+      );
+      expect(diff).toContain("\n-- [ ] review\n+- [x] review\n");
+      expect(diff).toMatch(/^--- version 1\n\+\+\+ version 2\n@@ /);
+      expect(diff).not.toContain("note 11"); // three lines of context, not the plan
+      expect(text(await call("get_task_plan_changes", { since_version: 2 }))).toBe(
+        `No changes to the plan's content since version 2: it is the current version, ${Buffer.byteLength(ticked)} bytes.`,
+      );
+    });
+
+    it("HISTORY_UNAVAILABLE from get_task_plan_changes tells the agent to read the whole plan", async () => {
+      await call("create_task_plan", { content: checklist });
+      const result = await call("get_task_plan_changes", { since_version: 7 });
+      expect(result.isError).toBe(true);
+      expect(text(result)).toMatch(/^The plan was not read: /);
+      expect(text(result)).toContain(
+        "reason=HISTORY_UNAVAILABLE; next_action=Read the whole plan with get_task_plan and use its version from now on.",
+      );
+    });
+
     it("a stale edit's VERSION_MISMATCH names get_task_plan_changes and merge=true as the way back; a stale delete's does not", async () => {
       await call("create_task_plan", { content: checklist });
       await person();
@@ -420,7 +449,7 @@ describe("MCP server over the generated gRPC client", () => {
       );
       expect(stale).toMatch(/^Plan was not changed because /);
       expect(stale).toContain(
-        "reason=VERSION_MISMATCH; next_action=Call get_task_plan_changes with since_version set to the expected_version you sent",
+        "reason=VERSION_MISMATCH; next_action=Call get_task_plan_changes with since_version=1 for only what changed",
       );
       expect(stale).toContain("merge=true");
       expect(text(await call("delete_task_plan", { expected_version: 1 }))).not.toContain("merge=true");

@@ -8,7 +8,8 @@ import { createPlanMcpServer } from "@taskplans/mcp";
  * The agent session of issue 44's benchmark, through the MCP tools over an in-memory transport whose
  * messages are metered as the agent sees them: the bytes of each JSON-RPC message (UTF-8 JSON, one
  * message per line over stdio, the newline not counted) it sends and receives. The agent reads a
- * checklist plan of `size` bytes at version V; another writer ticks one box (about 40 bytes changed);
+ * checklist plan of `size` bytes at version V; another writer ticks one box (one line of about 40
+ * bytes changes);
  * the agent's one-line edit, still based on V, then recovers one of three ways. Used by
  * bench/changes/ (figures) and test/integration/mcp.test.ts (the 2 KiB target, bytes only).
  */
@@ -35,11 +36,11 @@ export interface SessionBytes {
   readonly bothKept: boolean;
 }
 
-/** A checklist of about `size` bytes: "- [ ] step 0001: ..." lines under a title. */
+/** A checklist of about `size` bytes: "- [ ] step 0001: roll out component 1" lines (about 40 bytes) under a title. */
 export function checklist(size: number): string {
   const lines = ["# Release plan", ""];
-  for (let step = 1; lines.join("\n").length < size - 60; step++)
-    lines.push(`- [ ] step ${String(step).padStart(4, "0")}: check the rollout notes of component ${step}`);
+  for (let step = 1; lines.join("\n").length < size - 45; step++)
+    lines.push(`- [ ] step ${String(step).padStart(4, "0")}: roll out component ${step}`);
   return `${lines.join("\n")}\n`;
 }
 
@@ -55,6 +56,8 @@ export async function staleEditSession(
   newTask: () => Promise<string>,
   size: number,
   path: RecoveryPath,
+  /** Called with every message the agent sends (">") or receives ("<"), and its bytes. */
+  log?: (direction: ">" | "<", bytes: number, message: JSONRPCMessage) => void,
 ): Promise<SessionBytes> {
   const taskId = await newTask();
   const plan = checklist(size);
@@ -68,11 +71,13 @@ export async function staleEditSession(
   const send = clientSide.send.bind(clientSide);
   clientSide.send = (message, options) => {
     meter.sent += bytes(message);
+    log?.(">", bytes(message), message);
     return send(message, options);
   };
   const deliver = clientSide.onmessage;
   clientSide.onmessage = (message, extra) => {
     meter.received += bytes(message);
+    log?.("<", bytes(message), message);
     deliver?.(message, extra);
   };
   const call = async (name: string, args: Record<string, unknown>) => {
@@ -86,13 +91,13 @@ export async function staleEditSession(
     const read = snapshot();
     Object.assign(meter, { sent: 0, received: 0, calls: 0 });
     const version = Number(/"version": (\d+)/.exec(metadata)?.[1]);
-    // Another writer ticks one box: about 40 bytes change.
+    // Another writer ticks one box: one line of about 40 bytes changes.
     const ticked = lineOf(content, 3);
     await grpc.plans.editPlan({
       taskId,
       expectedVersion: version,
       oldText: ticked,
-      newText: `${ticked.replace("- [ ] ", "- [x] ")} (Ana)`,
+      newText: ticked.replace("- [ ] ", "- [x] "),
       author: { kind: 2, name: "Ana" },
     });
     // The agent's one-line edit, based on V: a line away from the ticked one.
@@ -106,7 +111,7 @@ export async function staleEditSession(
         path === "refusal, full read, edit"
           ? Number(/"version": (\d+)/.exec(textOf(await call("get_task_plan", {}))[0] ?? "")?.[1])
           : Number(
-              /Use expected_version=(\d+)/.exec(
+              /now version (\d+)/.exec(
                 textOf(await call("get_task_plan_changes", { since_version: version }))[0] ?? "",
               )?.[1],
             );
