@@ -14,6 +14,7 @@ import { deeplyNestedToolCalls } from "../harness/calls/nested-tool-calls";
 import { createPlanMcpServer } from "@taskplans/mcp";
 import { connectPlanService } from "@taskplans/mcp";
 import { GatedLock } from "../harness/fixtures/gated-lock";
+import { RECOVERY_PATHS, staleEditSession } from "../harness/calls/stale-edit-session";
 import { execSql } from "../harness/databases/sql";
 import { randomId, startTestApp, type TestApp } from "../harness/servers/test-app";
 
@@ -454,6 +455,87 @@ describe("MCP server over the generated gRPC client", () => {
       expect(stale).toContain("merge=true");
       expect(text(await call("delete_task_plan", { expected_version: 1 }))).not.toContain("merge=true");
       expect((await stored())?.content).toBe(ticked);
+    });
+
+    it("edit_task_plan with merge=true keeps the other writer's change, says it merged over versions 1..2, and never echoes the plan", async () => {
+      await call("create_task_plan", { content: checklist });
+      await person();
+      const merged = text(
+        await call("edit_task_plan", {
+          expected_version: 1,
+          old_text: "- note 5\n",
+          new_text: "- note 5 (done)\n",
+          merge: true,
+        }),
+      );
+      const result = ticked.replace("- note 5\n", "- note 5 (done)\n");
+      expect(merged).toMatch(
+        new RegExp(
+          `^Plan edited successfully: task_id=${taskId}, title="Plan", ${Buffer.byteLength(result)} bytes, version=3\\. Content omitted; read it with get_task_plan\\.\n\nMerged: your change was based on version 1; the changes others made in version 2 were kept \\(merged over versions 1\\.\\.2\\)\\.`,
+        ),
+      );
+      expect(merged).not.toContain("note 3");
+      expect(merged).not.toContain("review");
+      expect((await stored())?.content).toBe(result);
+      // With a current version, merge=true is an ordinary write: nothing to say about merging.
+      const current = text(
+        await call("edit_task_plan", {
+          expected_version: 3,
+          old_text: "- [ ] design",
+          new_text: "- [x] design",
+          merge: true,
+        }),
+      );
+      expect(current).not.toMatch(/Merged/);
+    });
+
+    it("update_task_plan replace with merge=true merges a whole document over another writer's change", async () => {
+      await call("create_task_plan", { content: checklist });
+      await person();
+      const mine = `${checklist}- [ ] celebrate\n`;
+      const merged = text(
+        await call("update_task_plan", { content: mine, expected_version: 1, merge: true }),
+      );
+      expect(merged).toMatch(/^Plan replaced successfully: .*version=3\..*merged over versions 1\.\.2/s);
+      expect((await stored())?.content).toBe(`${ticked}- [ ] celebrate\n`);
+      const append = await call("update_task_plan", { mode: "append", content: "x", merge: true });
+      expect(text(append)).toContain("reason=MERGE_NOT_APPLICABLE;");
+    });
+
+    it("recovering from a stale one-line edit of a 200 KiB plan costs at most 2 KiB through changes-since or merge, against the plan's size by a full read (bytes, not time)", async () => {
+      const totals: Record<string, number> = {};
+      for (const path of RECOVERY_PATHS) {
+        const session = await staleEditSession(grpc, () => app.newTask(), 200 * 1024, path);
+        expect([path, session.bothKept]).toEqual([path, true]);
+        totals[path] = session.recovery.sent + session.recovery.received;
+      }
+      expect(totals["refusal, full read, edit"]).toBeGreaterThan(200 * 1024);
+      expect(totals["refusal, changes since V, edit"]).toBeLessThanOrEqual(2048);
+      expect(totals["edit with merge=true"]).toBeLessThanOrEqual(2048);
+    });
+
+    it("a merge conflict writes nothing and shows the conflicting lines, with the next action in tool names", async () => {
+      await call("create_task_plan", { content: checklist });
+      await person();
+      const before = await stored();
+      const result = (await call("edit_task_plan", {
+        expected_version: 1,
+        old_text: "- [ ] review",
+        new_text: "- [ ] review twice",
+        merge: true,
+      })) as CallToolResult;
+      expect(result.isError).toBe(true);
+      const [refusal, regions] = result.content.map((b) => ("text" in b ? b.text : ""));
+      expect(refusal).toMatch(/^Plan was not changed because /);
+      expect(refusal).toContain(
+        "reason=MERGE_CONFLICT; next_action=Call get_task_plan_changes with since_version=1 to see what others changed, redo your change on the current content, and retry with expected_version=2.",
+      );
+      expect(regions).toMatch(/^Conflicting regions \(1\): /);
+      expect(regions).toContain(
+        "<<<<<<< yours\n- [ ] review twice\n||||||| base\n- [ ] review\n=======\n- [x] review\n>>>>>>> current",
+      );
+      expect(regions).not.toContain("note 11");
+      expect(await stored()).toEqual(before);
     });
   });
 
