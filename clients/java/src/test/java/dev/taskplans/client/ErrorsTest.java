@@ -17,7 +17,11 @@ import org.junit.jupiter.api.Test;
 /** The typed error's fields and the helpers by reason group. */
 class ErrorsTest {
   private static TaskPlansException typed(Status.Code code, String reason) {
-    return TaskPlansException.of(FakeServer.fail(code, reason).error()).orElseThrow();
+    return typed(code, reason, Map.of());
+  }
+
+  private static TaskPlansException typed(Status.Code code, String reason, Map<String, String> metadata) {
+    return TaskPlansException.of(FakeServer.fail(code, reason, metadata, null).error()).orElseThrow();
   }
 
   private static String key(TaskPlansException e) {
@@ -123,36 +127,21 @@ class ErrorsTest {
   void theMetadataOfAMergeConflictAndOfUnavailableHistoryIsTyped() {
     String conflicts = "@@ base lines 3-3 @@\n<<<<<<< yours\n- b\n||||||| base\n- a\n=======\n- c\n>>>>>>> current\n";
     TaskPlansException conflict =
-        TaskPlansException.of(
-                FakeServer.fail(
-                        Status.Code.ABORTED,
-                        "MERGE_CONFLICT",
-                        Map.of("base_version", "4", "current_version", "6", "conflict_regions", "1", "conflicts", conflicts),
-                        null)
-                    .error())
-            .orElseThrow();
+        typed(
+            Status.Code.ABORTED,
+            "MERGE_CONFLICT",
+            Map.of("base_version", "4", "current_version", "6", "conflict_regions", "1", "conflicts", conflicts));
     assertEquals(Optional.of(new MergeConflict(4, 6, 1, conflicts)), conflict.mergeConflict());
     assertEquals(Optional.empty(), conflict.historyUnavailable());
     TaskPlansException read =
-        TaskPlansException.of(
-                FakeServer.fail(
-                        Status.Code.OUT_OF_RANGE,
-                        "HISTORY_UNAVAILABLE",
-                        Map.of("since_version", "2", "current_version", "9", "oldest_version", "5"),
-                        null)
-                    .error())
-            .orElseThrow();
+        typed(
+            Status.Code.OUT_OF_RANGE,
+            "HISTORY_UNAVAILABLE",
+            Map.of("since_version", "2", "current_version", "9", "oldest_version", "5"));
     assertEquals(Optional.of(new HistoryUnavailable(2, 9, OptionalLong.of(5))), read.historyUnavailable());
     assertEquals(Optional.empty(), read.mergeConflict());
     TaskPlansException merge =
-        TaskPlansException.of(
-                FakeServer.fail(
-                        Status.Code.OUT_OF_RANGE,
-                        "HISTORY_UNAVAILABLE",
-                        Map.of("expected_version", "2", "current_version", "9"),
-                        null)
-                    .error())
-            .orElseThrow();
+        typed(Status.Code.OUT_OF_RANGE, "HISTORY_UNAVAILABLE", Map.of("expected_version", "2", "current_version", "9"));
     assertEquals(Optional.of(new HistoryUnavailable(2, 9, OptionalLong.empty())), merge.historyUnavailable());
     assertTrue(typed(Status.Code.INVALID_ARGUMENT, "MERGE_NOT_APPLICABLE").isInvalidArgument());
   }
