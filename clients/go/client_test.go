@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -156,5 +157,45 @@ func TestWatchFollowsAPlan(t *testing.T) {
 	w.Close()
 	if w.Next() || w.Err() != nil {
 		t.Fatalf("after Close: Err %v", w.Err())
+	}
+}
+
+func TestChangesSinceAVersionAndAMergedEdit(t *testing.T) {
+	client := dial(t)
+	task := newTask(t, client)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	created, err := client.Plans.CreatePlan(ctx, &v1.CreatePlanRequest{TaskId: task, Content: "# Plan\n\n- [ ] a\n- b\n- c\n- [ ] d\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := created.GetPlan().GetVersion()
+	if _, err := client.Plans.SavePlan(ctx, &v1.SavePlanRequest{TaskId: task, Content: "# Plan\n\n- [x] a\n- b\n- c\n- [ ] d\n"}); err != nil {
+		t.Fatal(err)
+	}
+	changes, err := client.Plans.GetPlanChanges(ctx, &v1.GetPlanChangesRequest{TaskId: task, SinceVersion: proto.Uint64(read)})
+	if err != nil || changes.GetPlan().GetVersion() != read+1 || !strings.Contains(changes.GetDiff().GetUnifiedDiff(), "\n+- [x] a\n") ||
+		len(changes.GetChanges()) != 1 || changes.GetPlan().GetContent() != "" {
+		t.Fatalf("GetPlanChanges = %v, %v", changes, err)
+	}
+	merged, err := client.Plans.EditPlan(ctx, &v1.EditPlanRequest{TaskId: task, ExpectedVersion: proto.Uint64(read),
+		OldText: "- [ ] d", NewText: "- [x] d", Merge: proto.Bool(true)})
+	if err != nil || merged.GetMerge().GetFromVersion() != read || merged.GetMerge().GetToVersion() != read+1 {
+		t.Fatalf("merged EditPlan = %v, %v", merged, err)
+	}
+	_, err = client.Plans.EditPlan(ctx, &v1.EditPlanRequest{TaskId: task, ExpectedVersion: proto.Uint64(read),
+		OldText: "- [ ] a", NewText: "- [ ] a, again", Merge: proto.Bool(true)})
+	conflict, ok := taskplans.MergeConflictOf(err)
+	if !ok || !taskplans.IsMergeConflict(err) || conflict.BaseVersion != read || conflict.CurrentVersion != read+2 ||
+		!strings.Contains(conflict.Conflicts, "<<<<<<< yours") {
+		t.Fatalf("conflicting EditPlan: %v (%+v)", err, conflict)
+	}
+	_, err = client.Plans.GetPlanChanges(ctx, &v1.GetPlanChangesRequest{TaskId: task, SinceVersion: proto.Uint64(100)})
+	if history, ok := taskplans.HistoryUnavailableOf(err); !ok || history.Version != 100 || history.CurrentVersion != read+2 {
+		t.Fatalf("GetPlanChanges ahead: %v (%+v)", err, history)
+	}
+	plan, err := client.Plans.GetPlan(ctx, &v1.GetPlanRequest{TaskId: task})
+	if err != nil || plan.GetPlan().GetContent() != "# Plan\n\n- [x] a\n- b\n- c\n- [x] d\n" {
+		t.Fatalf("the plan after the merge: %v, %v", plan, err)
 	}
 }

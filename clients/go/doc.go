@@ -14,8 +14,10 @@
 //     (WithTokenProvider), and a per-call token that wins over both (WithCallToken, or an
 //     "authorization" entry in the call's outgoing metadata);
 //   - one typed error, *Error, for every failed call, with the helpers by reason group
-//     (IsVersionMismatch, IsNotFound, ..., IsRetriable) and the older readers (Reason, NextAction,
-//     ErrorInfo, FieldViolations, Code), which work on any gRPC error;
+//     (IsVersionMismatch, IsNotFound, ..., IsRetriable, IsMergeConflict, IsHistoryUnavailable),
+//     typed readers of those two errors' metadata (MergeConflictOf, HistoryUnavailableOf) and the
+//     older readers (Reason, NextAction, ErrorInfo, FieldViolations, Code), which work on any gRPC
+//     error;
 //   - Client.Watch, a WatchPlan that resumes after the last version it returned when a replica
 //     drains or goes away.
 package taskplans

@@ -116,6 +116,8 @@ func TestTheHelpersGroupErrorsByReason(t *testing.T) {
 		"IsRetriable":           taskplans.IsRetriable,
 		"IsWatchHistoryExpired": taskplans.IsWatchHistoryExpired,
 		"IsWatchTooSlow":        taskplans.IsWatchTooSlow,
+		"IsHistoryUnavailable":  taskplans.IsHistoryUnavailable,
+		"IsMergeConflict":       taskplans.IsMergeConflict,
 	}
 	cases := []struct {
 		code   codes.Code
@@ -145,6 +147,9 @@ func TestTheHelpersGroupErrorsByReason(t *testing.T) {
 		{codes.Aborted, "WRITE_CONFLICT", []string{"IsRetriable"}},
 		{codes.OutOfRange, "WATCH_HISTORY_EXPIRED", []string{"IsWatchHistoryExpired"}},
 		{codes.ResourceExhausted, "WATCH_TOO_SLOW", []string{"IsWatchTooSlow"}},
+		{codes.OutOfRange, "HISTORY_UNAVAILABLE", []string{"IsHistoryUnavailable"}},
+		{codes.Aborted, "MERGE_CONFLICT", []string{"IsMergeConflict"}},
+		{codes.InvalidArgument, "MERGE_NOT_APPLICABLE", []string{"IsInvalidArgument"}},
 		{codes.DeadlineExceeded, "", nil},
 		{codes.Canceled, "", nil},
 		{codes.Internal, "INTERNAL", nil},
@@ -161,5 +166,34 @@ func TestTheHelpersGroupErrorsByReason(t *testing.T) {
 		if helper(nil) || helper(errors.New("VERSION_MISMATCH")) {
 			t.Errorf("%s is true for nil or a non-gRPC error", name)
 		}
+	}
+}
+
+func TestTheMetadataOfAMergeConflictAndOfUnavailableHistoryIsTyped(t *testing.T) {
+	conflicts := "@@ base lines 3-3 @@\n<<<<<<< yours\n- b\n||||||| base\n- a\n=======\n- c\n>>>>>>> current\n"
+	conflict := rejection(codes.Aborted, "MERGE_CONFLICT", map[string]string{
+		"base_version": "4", "current_version": "6", "conflict_regions": "1", "conflicts": conflicts}, 0)
+	if got, ok := taskplans.MergeConflictOf(conflict); !ok || got != (taskplans.MergeConflict{
+		BaseVersion: 4, CurrentVersion: 6, ConflictRegions: 1, Conflicts: conflicts}) {
+		t.Fatalf("MergeConflictOf = %+v, %v", got, ok)
+	}
+	if _, ok := taskplans.HistoryUnavailableOf(conflict); ok {
+		t.Fatal("HistoryUnavailableOf reads a MERGE_CONFLICT")
+	}
+	read := rejection(codes.OutOfRange, "HISTORY_UNAVAILABLE", map[string]string{
+		"since_version": "2", "current_version": "9", "oldest_version": "5"}, 0)
+	if got, ok := taskplans.HistoryUnavailableOf(read); !ok || got != (taskplans.HistoryUnavailable{
+		Version: 2, CurrentVersion: 9, OldestVersion: 5, HasOldestVersion: true}) {
+		t.Fatalf("HistoryUnavailableOf(read) = %+v, %v", got, ok)
+	}
+	merge := rejection(codes.OutOfRange, "HISTORY_UNAVAILABLE", map[string]string{"expected_version": "2", "current_version": "9"}, 0)
+	if got, ok := taskplans.HistoryUnavailableOf(merge); !ok || got != (taskplans.HistoryUnavailable{Version: 2, CurrentVersion: 9}) {
+		t.Fatalf("HistoryUnavailableOf(merge) = %+v, %v", got, ok)
+	}
+	if _, ok := taskplans.MergeConflictOf(errors.New("MERGE_CONFLICT")); ok {
+		t.Fatal("MergeConflictOf reads a non-gRPC error")
+	}
+	if _, ok := taskplans.MergeConflictOf(nil); ok {
+		t.Fatal("MergeConflictOf reads nil")
 	}
 }

@@ -121,6 +121,16 @@ func (f *fake) GetPlanRevision(ctx context.Context, _ *v1.GetPlanRevisionRequest
 	return &v1.GetPlanRevisionResponse{}, err
 }
 
+func (f *fake) GetPlanChanges(ctx context.Context, r *v1.GetPlanChangesRequest) (*v1.GetPlanChangesResponse, error) {
+	_, err := f.record(ctx, "GetPlanChanges", nil)
+	return &v1.GetPlanChangesResponse{Plan: &v1.Plan{Version: 3}, SinceVersion: r.GetSinceVersion(), Diff: &v1.PlanDiff{}}, err
+}
+
+func (f *fake) DiffPlanRevisions(ctx context.Context, _ *v1.DiffPlanRevisionsRequest) (*v1.DiffPlanRevisionsResponse, error) {
+	_, err := f.record(ctx, "DiffPlanRevisions", nil)
+	return &v1.DiffPlanRevisionsResponse{Diff: &v1.PlanDiff{}}, err
+}
+
 func (f *fake) CreatePlan(ctx context.Context, r *v1.CreatePlanRequest) (*v1.WritePlanResponse, error) {
 	_, err := f.record(ctx, "CreatePlan", r.RequestId)
 	return written(1), err
@@ -133,6 +143,10 @@ func (f *fake) UpdatePlan(ctx context.Context, r *v1.UpdatePlanRequest) (*v1.Wri
 
 func (f *fake) EditPlan(ctx context.Context, r *v1.EditPlanRequest) (*v1.WritePlanResponse, error) {
 	_, err := f.record(ctx, "EditPlan", r.RequestId)
+	if r.GetMerge() { // a merged write's answer says from which version it merged
+		return &v1.WritePlanResponse{Plan: &v1.Plan{Version: 5}, Revision: &v1.WrittenRevision{Number: 2},
+			Merge: &v1.MergeMarker{FromVersion: r.GetExpectedVersion(), ToVersion: 4}}, err
+	}
 	return written(5), err
 }
 

@@ -76,3 +76,13 @@ func IsWatchHistoryExpired(err error) bool { return reasonIn(err, "WATCH_HISTORY
 
 // IsWatchTooSlow: WATCH_TOO_SLOW. Metadata["resume_after_version"] says where to resume.
 func IsWatchTooSlow(err error) bool { return reasonIn(err, "WATCH_TOO_SLOW") }
+
+// IsHistoryUnavailable: HISTORY_UNAVAILABLE. The content at the version given (GetPlanChanges'
+// since_version, a merge's expected_version) can no longer be derived: read the whole plan
+// (HistoryUnavailableOf has the versions).
+func IsHistoryUnavailable(err error) bool { return reasonIn(err, "HISTORY_UNAVAILABLE") }
+
+// IsMergeConflict: MERGE_CONFLICT. A merge found your change and others' at the same lines and
+// wrote nothing: read the changes since your version, redo your change, retry with the current
+// version (MergeConflictOf has the regions).
+func IsMergeConflict(err error) bool { return reasonIn(err, "MERGE_CONFLICT") }

@@ -99,6 +99,8 @@ var (
 		taskplansv1.PlanService_GetPlan_FullMethodName:           true,
 		taskplansv1.PlanService_ListPlanRevisions_FullMethodName: true,
 		taskplansv1.PlanService_GetPlanRevision_FullMethodName:   true,
+		taskplansv1.PlanService_GetPlanChanges_FullMethodName:    true,
+		taskplansv1.PlanService_DiffPlanRevisions_FullMethodName: true,
 		taskplansv1.TaskService_GetTask_FullMethodName:           true,
 	}
 	retriedWrites = map[string]bool{

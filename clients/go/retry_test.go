@@ -37,6 +37,9 @@ func TestWhichErrorsAreRetried(t *testing.T) {
 		{"RESOURCE_EXHAUSTED WRITE_BUDGET_EXCEEDED", rejection(codes.ResourceExhausted, "WRITE_BUDGET_EXCEEDED", nil, time.Millisecond), true},
 		{"ABORTED WRITE_CONFLICT", rejection(codes.Aborted, "WRITE_CONFLICT", nil, 0), true},
 		{"ABORTED VERSION_MISMATCH", rejection(codes.Aborted, "VERSION_MISMATCH", map[string]string{"next_action": "Read again."}, 0), false},
+		{"ABORTED MERGE_CONFLICT", rejection(codes.Aborted, "MERGE_CONFLICT", map[string]string{"conflict_regions": "1"}, 0), false},
+		{"INVALID_ARGUMENT MERGE_NOT_APPLICABLE", rejection(codes.InvalidArgument, "MERGE_NOT_APPLICABLE", nil, 0), false},
+		{"OUT_OF_RANGE HISTORY_UNAVAILABLE", rejection(codes.OutOfRange, "HISTORY_UNAVAILABLE", nil, 0), false},
 		{"RESOURCE_EXHAUSTED HISTORY_QUOTA_EXCEEDED", rejection(codes.ResourceExhausted, "HISTORY_QUOTA_EXCEEDED", nil, 0), false},
 		{"ABORTED without a reason", rejection(codes.Aborted, "", nil, 0), false},
 		{"DEADLINE_EXCEEDED", rejection(codes.DeadlineExceeded, "", nil, 0), false},
@@ -81,6 +84,14 @@ func TestOnlyReadsAndWritesWithARequestIDAreRetried(t *testing.T) {
 		},
 		"GetPlanRevision": func(c *taskplans.Client) error {
 			_, err := c.Plans.GetPlanRevision(ctx, &v1.GetPlanRevisionRequest{})
+			return err
+		},
+		"GetPlanChanges": func(c *taskplans.Client) error {
+			_, err := c.Plans.GetPlanChanges(ctx, &v1.GetPlanChangesRequest{})
+			return err
+		},
+		"DiffPlanRevisions": func(c *taskplans.Client) error {
+			_, err := c.Plans.DiffPlanRevisions(ctx, &v1.DiffPlanRevisionsRequest{})
 			return err
 		},
 		"GetTask": func(c *taskplans.Client) error {
@@ -130,7 +141,7 @@ func TestOnlyReadsAndWritesWithARequestIDAreRetried(t *testing.T) {
 	}
 	retried := map[string]bool{
 		"GetPlan": true, "ListPlanRevisions": true, "GetPlanRevision": true, "GetTask": true,
-		"CreatePlan": true, "UpdatePlan": true, "EditPlan": true, "RestorePlanRevision": true,
+		"GetPlanChanges": true, "DiffPlanRevisions": true, "CreatePlan": true, "UpdatePlan": true, "EditPlan": true, "RestorePlanRevision": true,
 	}
 	f := newFake()
 	for method := range calls {
@@ -187,6 +198,23 @@ func TestEveryAttemptOfAWriteCarriesTheSameGeneratedRequestID(t *testing.T) {
 	}
 	if next := f.of("UpdatePlan")[3].requestID; next == nil || *next == *id {
 		t.Fatalf("the second call reused request_id %v", next)
+	}
+}
+
+func TestAMergedEditIsRetriedWithOneRequestIDAndAnswersItsMerge(t *testing.T) {
+	f := newFake().script("EditPlan", unavailable(), nil)
+	client := dialFake(t, f, taskplans.WithRetry(fast))
+	request := &v1.EditPlanRequest{TaskId: "t-1", ExpectedVersion: proto.Uint64(2), OldText: "a", NewText: "b", Merge: proto.Bool(true)}
+	response, err := client.Plans.EditPlan(background(t), request)
+	if err != nil || response.GetMerge().GetFromVersion() != 2 || response.GetMerge().GetToVersion() != 4 {
+		t.Fatalf("EditPlan = %v, %v; want merged from 2 to 4", response, err)
+	}
+	attempts := f.of("EditPlan")
+	if len(attempts) != 2 || attempts[0].requestID == nil || attempts[1].requestID == nil || *attempts[0].requestID != *attempts[1].requestID {
+		t.Fatalf("attempts %v; want two with one request id", attempts)
+	}
+	if request.RequestId != nil {
+		t.Fatal("the caller's request was changed")
 	}
 }
 

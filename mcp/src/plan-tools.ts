@@ -1,7 +1,7 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { RestoreStatus, WriteMode } from "@taskplans/client";
+import { registerChangesTool } from "./changes-tool";
 import type { PlanGateway } from "./plan-gateway";
 import {
   acknowledge,
@@ -9,9 +9,9 @@ import {
   fromGrpcError,
   metadataAndContent,
   rejected,
-  type ToolKind,
+  type TaskRun,
 } from "./tool-results";
-import { reductionWarning, texts } from "./tool-texts";
+import { mergedNote, reductionWarning, texts } from "./tool-texts";
 
 const version = z.number().int().nonnegative();
 
@@ -26,11 +26,7 @@ export function registerPlanTools(
   defaultTaskId: string | undefined,
 ): void {
   const taskIdOf = (given: string | undefined) => given || defaultTaskId;
-  const withTask = async (
-    kind: ToolKind,
-    given: string | undefined,
-    run: (taskId: string) => Promise<CallToolResult>,
-  ) => {
+  const withTask: TaskRun = async (kind, given, run, expectedVersion) => {
     const taskId = taskIdOf(given);
     const tokenProblem = plans.tokenProblem();
     if (tokenProblem) return rejected(tokenProblem, "TOKEN_INVALID", CONFIGURE_TOKEN, kind);
@@ -44,7 +40,7 @@ export function registerPlanTools(
     try {
       return await run(taskId);
     } catch (error) {
-      return fromGrpcError(error, kind);
+      return fromGrpcError(error, kind, expectedVersion);
     }
   };
   const c = texts.common;
@@ -90,6 +86,7 @@ export function registerPlanTools(
         expected_version: version.optional().describe(texts.createPlan.expectedVersion),
         acknowledge_reduction: z.boolean().optional().describe(c.acknowledgeReduction),
         request_id: z.string().optional().describe(c.requestId),
+        merge: z.boolean().optional().describe(c.merge),
       },
     },
     (args) => {
@@ -101,21 +98,27 @@ export function registerPlanTools(
           'To add a section, call update_task_plan with mode="append"; to create the plan, omit mode.',
         );
       }
-      return withTask("write", args.task_id, async (taskId) => {
-        const written = await plans.createPlan({
-          taskId,
-          content: args.content ?? "",
-          title: args.title,
-          expectedVersion: args.expected_version,
-          acknowledgeReduction: args.acknowledge_reduction ?? false,
-          requestId: args.request_id,
-        });
-        return acknowledge(
-          args.expected_version === undefined ? "created" : "replaced",
-          written.plan,
-          warningOf(written),
-        );
-      });
+      return withTask(
+        "mergeable",
+        args.task_id,
+        async (taskId) => {
+          const written = await plans.createPlan({
+            taskId,
+            content: args.content ?? "",
+            title: args.title,
+            expectedVersion: args.expected_version,
+            acknowledgeReduction: args.acknowledge_reduction ?? false,
+            requestId: args.request_id,
+            merge: args.merge,
+          });
+          return acknowledge(
+            args.expected_version === undefined ? "created" : "replaced",
+            written.plan,
+            warningOf(written),
+          );
+        },
+        args.expected_version,
+      );
     },
   );
 
@@ -131,6 +134,7 @@ export function registerPlanTools(
         expected_version: version.optional().describe(texts.updatePlan.expectedVersion),
         acknowledge_reduction: z.boolean().optional().describe(c.acknowledgeReduction),
         request_id: z.string().optional().describe(c.requestId),
+        merge: z.boolean().optional().describe(texts.updatePlan.merge),
       },
     },
     (args) => {
@@ -142,18 +146,24 @@ export function registerPlanTools(
           'Retry with mode "replace" (the whole document) or "append" (only the addition).',
         );
       }
-      return withTask("write", args.task_id, async (taskId) => {
-        const written = await plans.updatePlan({
-          taskId,
-          content: args.content ?? "",
-          mode: mode === "append" ? WriteMode.WRITE_MODE_APPEND : WriteMode.WRITE_MODE_REPLACE,
-          title: args.title,
-          expectedVersion: args.expected_version,
-          acknowledgeReduction: args.acknowledge_reduction ?? false,
-          requestId: args.request_id,
-        });
-        return acknowledge(mode === "append" ? "appended" : "replaced", written.plan, warningOf(written));
-      });
+      return withTask(
+        mode === "append" ? "write" : "mergeable",
+        args.task_id,
+        async (taskId) => {
+          const written = await plans.updatePlan({
+            taskId,
+            content: args.content ?? "",
+            mode: mode === "append" ? WriteMode.WRITE_MODE_APPEND : WriteMode.WRITE_MODE_REPLACE,
+            title: args.title,
+            expectedVersion: args.expected_version,
+            acknowledgeReduction: args.acknowledge_reduction ?? false,
+            requestId: args.request_id,
+            merge: args.merge,
+          });
+          return acknowledge(mode === "append" ? "appended" : "replaced", written.plan, warningOf(written));
+        },
+        args.expected_version,
+      );
     },
   );
 
@@ -168,21 +178,30 @@ export function registerPlanTools(
         new_text: z.string().describe(texts.editPlan.newText),
         acknowledge_reduction: z.boolean().optional().describe(c.acknowledgeReduction),
         request_id: z.string().optional().describe(c.requestId),
+        merge: z.boolean().optional().describe(c.merge),
       },
     },
     (args) =>
-      withTask("write", args.task_id, async (taskId) => {
-        const written = await plans.editPlan({
-          taskId,
-          expectedVersion: args.expected_version,
-          oldText: args.old_text,
-          newText: args.new_text,
-          acknowledgeReduction: args.acknowledge_reduction ?? false,
-          requestId: args.request_id,
-        });
-        return acknowledge("edited", written.plan, warningOf(written));
-      }),
+      withTask(
+        "mergeable",
+        args.task_id,
+        async (taskId) => {
+          const written = await plans.editPlan({
+            taskId,
+            expectedVersion: args.expected_version,
+            oldText: args.old_text,
+            newText: args.new_text,
+            acknowledgeReduction: args.acknowledge_reduction ?? false,
+            requestId: args.request_id,
+            merge: args.merge,
+          });
+          return acknowledge("edited", written.plan, warningOf(written));
+        },
+        args.expected_version,
+      ),
   );
+
+  registerChangesTool(server, plans, withTask);
 
   server.registerTool(
     "list_task_plan_revisions",
@@ -279,9 +298,17 @@ export function registerPlanTools(
   );
 }
 
+/** What an acknowledgement adds after its line: that the write merged, and a reduction's warning. */
 function warningOf(written: {
   truncation?: { priorChars: number; newChars: number; priorRevisionNumber: number };
+  merge?: { fromVersion: number; toVersion: number };
 }): string {
   const t = written.truncation;
-  return t ? reductionWarning(t.priorChars, t.newChars, t.priorRevisionNumber) : "";
+  const m = written.merge;
+  return [
+    m ? mergedNote(m.fromVersion, m.toVersion) : "",
+    t ? reductionWarning(t.priorChars, t.newChars, t.priorRevisionNumber) : "",
+  ]
+    .filter(Boolean)
+    .join("\n\n");
 }

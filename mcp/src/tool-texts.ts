@@ -34,11 +34,19 @@ export const texts = {
       'mode="replace": the complete new document. mode="append": only the addition. The 262,144-byte limit applies to the stored document, after an append.',
     mode: '"replace" (default) or "append", exactly; any other value is rejected and the plan is left unchanged.',
     expectedVersion: `Required for mode="replace"; optional for append (checked when given). ${VERSION_WHY}`,
+    merge:
+      'mode="replace" only, with expected_version: if others changed the plan since that version, merge your document with their changes instead of refusing with VERSION_MISMATCH (their lines are always kept). If both changed the same lines, nothing is written (MERGE_CONFLICT) and the answer shows the conflicting lines. An append never needs it.',
   },
   editPlan: {
-    description: `Replace one exact occurrence of old_text in the current plan with new_text (an empty new_text deletes it). Nothing is normalized: copy old_text exactly, whitespace and line endings included. old_text must occur exactly once. ${VERSION_WHY}`,
+    description: `Replace one exact occurrence of old_text in the current plan with new_text (an empty new_text deletes it). Nothing is normalized: copy old_text exactly, whitespace and line endings included. old_text must occur exactly once. ${VERSION_WHY} With merge=true, a stale expected_version is merged instead of refused: old_text is looked for in the version you read.`,
     oldText: "Exact text to replace; must occur exactly once in the current plan.",
     newText: "Replacement text; an empty string deletes old_text.",
+  },
+  getChanges: {
+    description:
+      "Read only what changed in the task's plan since a version you read, instead of the whole plan: the current version (pass it as expected_version next), sizes, who changed it in between, and a unified diff (lines starting with - were removed, + added). Use it after a write is refused with VERSION_MISMATCH. If that version's history is gone, it says so: then read the whole plan with get_task_plan.",
+    sinceVersion:
+      "The version you last read or wrote (from get_task_plan, a write's acknowledgement, or the expected_version a refused write sent).",
   },
   listRevisions: {
     description:
@@ -69,8 +77,38 @@ export const texts = {
     expectedRevisionVersion: "revision_version of the revision, as you read it.",
     pageSize: "Revisions per page, 1 to 100 (default 20).",
     pageToken: "next_page_token from the previous page.",
+    merge:
+      "Optional, with expected_version: if others changed the plan since that version, merge your change with theirs instead of refusing with VERSION_MISMATCH (their lines are always kept). If both changed the same lines, nothing is written (MERGE_CONFLICT) and the answer shows the conflicting lines.",
+  },
+  recovery: {
+    historyGoneRead: "Read the whole plan with get_task_plan and use its version from now on.",
+    historyGoneWrite:
+      "Read the whole plan with get_task_plan, apply your change to that content, and retry with its version.",
   },
 } as const;
+
+/** The next action after a VERSION_MISMATCH of a write that can merge (`since`: the version it sent, when known). */
+export function staleVersionAction(since: number | undefined): string {
+  const from = since === undefined ? " set to the expected_version you sent" : `=${since}`;
+  return `Call get_task_plan_changes with since_version${from} for only what changed, redo your change and retry with the version it gives; or retry with merge=true.`;
+}
+
+/** The next action after a MERGE_CONFLICT, in tool names. */
+export function mergeConflictAction(baseVersion: string, currentVersion: string): string {
+  return `Call get_task_plan_changes with since_version=${baseVersion} to see what others changed, redo your change on the current content, and retry with expected_version=${currentVersion}. Do not rewrite the plan from memory.`;
+}
+
+/** The block listing a MERGE_CONFLICT's conflicting regions (bounded by the service). */
+export function conflictRegions(regions: string, conflicts: string): string {
+  return `Conflicting regions (${regions}): your lines after "<<<<<<< yours", the lines you read after "||||||| base", the current lines after "=======".\n${conflicts}`;
+}
+
+/** What an acknowledgement adds when the service merged a stale write. */
+export function mergedNote(fromVersion: number, toVersion: number): string {
+  const others =
+    fromVersion + 1 === toVersion ? `version ${toVersion}` : `versions ${fromVersion + 1}..${toVersion}`;
+  return `Merged: your change was based on version ${fromVersion}; the changes others made in ${others} were kept (merged over versions ${fromVersion}..${toVersion}). Read them with get_task_plan_changes since_version=${fromVersion} if you need them.`;
+}
 
 /** The acknowledged-reduction warning (REQ-006.7/006.8, updated by seed 003). */
 export function reductionWarning(priorChars: number, newChars: number, priorRevisionNumber: number): string {

@@ -9,10 +9,15 @@ import {
 import {
   BadRequest,
   createClient,
+  DiffPlanRevisionsResponse,
+  GetPlanChangesResponse,
   GetPlanResponse,
+  historyUnavailableOf,
   isAlreadyExists,
   isAuthError,
+  isHistoryUnavailable,
   isInvalidArgument,
+  isMergeConflict,
   isNotFound,
   isPreconditionFailed,
   isRateLimited,
@@ -20,6 +25,7 @@ import {
   isVersionMismatch,
   isWatchHistoryExpired,
   isWatchTooSlow,
+  mergeConflictOf,
   type PlanChange,
   PlanChangeKind,
   Plan,
@@ -98,6 +104,12 @@ class ScriptedServer {
     const written = () => WritePlanResponse.fromPartial({ plan: plan(2) });
     this.server.addService(PlanServiceService, {
       getPlan: unary("getPlan", () => GetPlanResponse.fromPartial({ plan: plan(1) })),
+      getPlanChanges: unary("getPlanChanges", () =>
+        GetPlanChangesResponse.fromPartial({ plan: plan(3), sinceVersion: 1, diff: { diffBytes: 40 } }),
+      ),
+      diffPlanRevisions: unary("diffPlanRevisions", () =>
+        DiffPlanRevisionsResponse.fromPartial({ diff: { linesAdded: 1 } }),
+      ),
       updatePlan: unary("updatePlan", written),
       savePlan: unary("savePlan", written),
       createPlan: unary("createPlan", written),
@@ -215,11 +227,44 @@ describe("the TypeScript client package against a scripted server", () => {
       ["HISTORY_QUOTA_EXCEEDED", status.RESOURCE_EXHAUSTED],
       ["REVISION_CHANGED", status.ABORTED],
       ["INVALID_FIELD", status.INVALID_ARGUMENT],
+      ["MERGE_CONFLICT", status.ABORTED],
+      ["MERGE_NOT_APPLICABLE", status.INVALID_ARGUMENT],
+      ["HISTORY_UNAVAILABLE", status.OUT_OF_RANGE],
     ])("never retries %s", async (reason, code) => {
       server.answers = [{ code, reason }];
       const error = await rejection(dial().plans.updatePlan({ taskId: "t", content: "x" }));
       expect([error.code, error.reason]).toEqual([code, reason]);
       expect(server.calls("updatePlan")).toHaveLength(1);
+    });
+
+    it("retries getPlanChanges and diffPlanRevisions as the reads they are", async () => {
+      server.answers = [{ code: status.UNAVAILABLE }];
+      const changes = await dial().plans.getPlanChanges({ taskId: "t", sinceVersion: 1 });
+      expect([changes.plan?.version, changes.diff?.diffBytes]).toEqual([3, 40]);
+      server.answers = [{ code: status.ABORTED, reason: "WRITE_CONFLICT" }];
+      const diff = await client.plans.diffPlanRevisions({
+        taskId: "t",
+        fromRevisionId: "a",
+        toRevisionId: "b",
+      });
+      expect(diff.diff?.linesAdded).toBe(1);
+      expect(server.calls("getPlanChanges").map((c) => c.request.sinceVersion)).toEqual([1, 1]);
+      expect(server.calls("diffPlanRevisions")).toHaveLength(2);
+    });
+
+    it("sends a merge write's one request_id and its merge flag on every attempt", async () => {
+      server.answers = [{ code: status.UNAVAILABLE }];
+      await dial().plans.editPlan({
+        taskId: "t",
+        expectedVersion: 1,
+        oldText: "a",
+        newText: "b",
+        merge: true,
+      });
+      const attempts = server.calls("editPlan").map((c) => [c.request.requestId, c.request.merge]);
+      expect(attempts).toHaveLength(2);
+      expect(attempts[1]).toEqual(attempts[0]);
+      expect(attempts[0]?.[1]).toBe(true);
     });
 
     it("never retries DEADLINE_EXCEEDED, or a write without a request_id", async () => {
@@ -366,6 +411,9 @@ describe("the TypeScript client package against a scripted server", () => {
         [{ code: status.UNAVAILABLE }, ["isRetriable"]],
         [{ code: status.OUT_OF_RANGE, reason: "WATCH_HISTORY_EXPIRED" }, ["isWatchHistoryExpired"]],
         [{ code: status.RESOURCE_EXHAUSTED, reason: "WATCH_TOO_SLOW" }, ["isWatchTooSlow"]],
+        [{ code: status.OUT_OF_RANGE, reason: "HISTORY_UNAVAILABLE" }, ["isHistoryUnavailable"]],
+        [{ code: status.ABORTED, reason: "MERGE_CONFLICT" }, ["isMergeConflict"]],
+        [{ code: status.INVALID_ARGUMENT, reason: "MERGE_NOT_APPLICABLE" }, ["isInvalidArgument"]],
       ];
       const helpers = {
         isVersionMismatch,
@@ -378,6 +426,8 @@ describe("the TypeScript client package against a scripted server", () => {
         isRetriable,
         isWatchHistoryExpired,
         isWatchTooSlow,
+        isHistoryUnavailable,
+        isMergeConflict,
       };
       dial({ retry: false });
       for (const [answer, expected] of cases) {
@@ -389,6 +439,45 @@ describe("the TypeScript client package against a scripted server", () => {
         expect({ reason: answer.reason, truthy }).toEqual({ reason: answer.reason, truthy: expected });
       }
       expect(Object.values(helpers).some((helper) => helper(new Error("not a call")))).toBe(false);
+    });
+  });
+
+  describe("the metadata of a merge conflict and of unavailable history, typed", () => {
+    it("reads MERGE_CONFLICT's versions and regions, and HISTORY_UNAVAILABLE's versions", async () => {
+      const conflicts =
+        "@@ base lines 3-3 @@\n<<<<<<< yours\n- b\n||||||| base\n- a\n=======\n- c\n>>>>>>> current\n";
+      server.answers = [
+        {
+          code: status.ABORTED,
+          reason: "MERGE_CONFLICT",
+          metadata: { base_version: "4", current_version: "6", conflict_regions: "1", conflicts },
+        },
+        {
+          code: status.OUT_OF_RANGE,
+          reason: "HISTORY_UNAVAILABLE",
+          metadata: { since_version: "2", current_version: "9", oldest_version: "5" },
+        },
+        {
+          code: status.OUT_OF_RANGE,
+          reason: "HISTORY_UNAVAILABLE",
+          metadata: { expected_version: "2", current_version: "9" },
+        },
+      ];
+      dial({ retry: false });
+      const conflict = await rejection(client.plans.editPlan({ taskId: "t", merge: true }));
+      expect(mergeConflictOf(conflict)).toEqual({
+        baseVersion: 4,
+        currentVersion: 6,
+        conflictRegions: 1,
+        conflicts,
+      });
+      expect(historyUnavailableOf(conflict)).toBeNull();
+      const pruned = await rejection(client.plans.getPlanChanges({ taskId: "t", sinceVersion: 2 }));
+      expect(historyUnavailableOf(pruned)).toEqual({ version: 2, currentVersion: 9, oldestVersion: 5 });
+      expect(mergeConflictOf(pruned)).toBeNull();
+      const merge = await rejection(client.plans.updatePlan({ taskId: "t", merge: true }));
+      expect(historyUnavailableOf(merge)).toEqual({ version: 2, currentVersion: 9, oldestVersion: null });
+      expect(mergeConflictOf(new Error("MERGE_CONFLICT"))).toBeNull();
     });
   });
 

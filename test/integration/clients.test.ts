@@ -176,7 +176,17 @@ describe("client packages: Go, Java, Python and TypeScript against one live serv
     expect(golden).toContain("retried_append_applied: OK version=10 occurrences=1");
     expect(golden).toContain('watch_resumed: OK kind="UPDATED" version=11');
     expect(golden).toContain('token_provider_refreshed: OK version=11 provider_calls=2 token="refreshed"');
-    expect(golden.trimEnd().split("\n")).toHaveLength(62);
+    expect(golden).toContain("changes_since: OK version=12 since_version=11 old_bytes=72 new_bytes=81");
+    expect(golden).toContain(
+      'merged_edit: OK version=13 revision=6 coalesced=false bytes=89 merged="11..12"',
+    );
+    expect(golden).toContain('merge_conflict: ABORTED MERGE_CONFLICT base_version="11" conflict_regions="1"');
+    expect(golden).toContain(
+      "merge_conflict_typed: OK base_version=11 current_version=13 conflict_regions=1",
+    );
+    expect(golden).toContain("changes_ahead_typed: OK version=100 current_version=13");
+    expect(golden).toContain('diff_revisions: OK from=5 to=6 to_merged="11..12"');
+    expect(golden.trimEnd().split("\n")).toHaveLength(72);
   }, 900_000);
 
   it("every client prints the same transcript over mTLS, dialled with its package's TLS option", async () => {
@@ -253,7 +263,7 @@ describe("client packages: Go, Java, Python and TypeScript against one live serv
         cwd: work,
       },
     );
-    expect(out).toMatch(/\b37 passed\b/);
+    expect(out).toMatch(/\b44 passed\b/);
     expect(out).not.toMatch(/failed|error/);
   });
 

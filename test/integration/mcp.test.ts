@@ -14,6 +14,7 @@ import { deeplyNestedToolCalls } from "../harness/calls/nested-tool-calls";
 import { createPlanMcpServer } from "@taskplans/mcp";
 import { connectPlanService } from "@taskplans/mcp";
 import { GatedLock } from "../harness/fixtures/gated-lock";
+import { RECOVERY_PATHS, staleEditSession } from "../harness/calls/stale-edit-session";
 import { execSql } from "../harness/databases/sql";
 import { randomId, startTestApp, type TestApp } from "../harness/servers/test-app";
 
@@ -22,6 +23,7 @@ const TOOLS = [
   "delete_task_plan",
   "edit_task_plan",
   "get_task_plan",
+  "get_task_plan_changes",
   "get_task_plan_revision",
   "list_task_plan_revisions",
   "restore_task_plan_revision",
@@ -74,7 +76,7 @@ describe("MCP server over the generated gRPC client", () => {
     agent.callTool({ name, arguments: args });
   const stored = async () => (await app.plans.getPlan({ taskId }).catch(() => ({ plan: undefined }))).plan;
 
-  it("lists the eight plan tools", async () => {
+  it("lists the nine plan tools", async () => {
     expect((await agent.listTools()).tools.map((t) => t.name).sort()).toEqual(TOOLS);
   });
 
@@ -108,6 +110,23 @@ describe("MCP server over the generated gRPC client", () => {
         expect(descriptions.get(name)).toMatch(/expected_version/);
         expect(descriptions.get(name)).toMatch(/(prior read or write|your last get_task_plan|last write)/);
         expect(descriptions.get(name)).toMatch(/never silently (discards|replaces)/);
+      }
+    });
+
+    it("get_task_plan_changes says when to use it and what to do when history is gone; merge says what happens on a conflict", () => {
+      const changes = descriptions.get("get_task_plan_changes") ?? "";
+      expect(changes).toMatch(/only what changed/);
+      expect(changes).toMatch(/VERSION_MISMATCH/);
+      expect(changes).toMatch(/read the whole plan with get_task_plan/);
+      expect(descriptions.get("get_task_plan_changes.since_version")).toMatch(/version you last read/);
+      for (const tool of ["create_task_plan", "update_task_plan", "edit_task_plan"]) {
+        const merge = descriptions.get(`${tool}.merge`) ?? "";
+        expect([tool, merge]).toEqual([
+          tool,
+          expect.stringMatching(/instead of refusing with VERSION_MISMATCH/),
+        ]);
+        expect([tool, merge]).toEqual([tool, expect.stringMatching(/nothing is written \(MERGE_CONFLICT\)/)]);
+        expect([tool, merge]).toEqual([tool, expect.stringMatching(/their lines are always kept/)]);
       }
     });
 
@@ -378,6 +397,146 @@ describe("MCP server over the generated gRPC client", () => {
       `Plan deleted successfully: task_id=${taskId}. Its revisions are kept.`,
     );
     expect(await stored()).toBeUndefined();
+  });
+
+  describe("changes since a version and merge (issue 44)", () => {
+    // A plan with a checklist; a person ticks one box (another writer) while the agent holds version 1.
+    const checklist = [
+      "# Plan",
+      "",
+      "- [ ] design",
+      "- [ ] review",
+      "- [ ] ship",
+      ...Array.from({ length: 12 }, (_, i) => `- note ${i}`),
+      "",
+    ].join("\n");
+    const ticked = checklist.replace("- [ ] review", "- [x] review");
+    const person = () => app.plans.savePlan({ taskId, content: ticked });
+
+    it("get_task_plan_changes answers the current version, who changed it and the unified diff, never the plan", async () => {
+      await call("create_task_plan", { content: checklist });
+      await person();
+      const result = (await call("get_task_plan_changes", { since_version: 1 })) as CallToolResult;
+      expect(result.isError).toBeFalsy();
+      const [summary, diff] = result.content.map((b) => ("text" in b ? b.text : ""));
+      expect(summary).toMatch(
+        new RegExp(
+          `^Plan changes since version 1: now version 2 \\(your next expected_version\\), ${Buffer.byteLength(ticked)} bytes \\(was ${Buffer.byteLength(checklist)}\\); diff: \\+1 -1 lines\\.\n- version 2: updated by user "User" at 20\\d\\d-`,
+        ),
+      );
+      expect(diff).toContain("\n-- [ ] review\n+- [x] review\n");
+      expect(diff).toMatch(/^--- version 1\n\+\+\+ version 2\n@@ /);
+      expect(diff).not.toContain("note 11"); // three lines of context, not the plan
+      expect(text(await call("get_task_plan_changes", { since_version: 2 }))).toBe(
+        `No changes to the plan's content since version 2: it is the current version, ${Buffer.byteLength(ticked)} bytes.`,
+      );
+    });
+
+    it("HISTORY_UNAVAILABLE from get_task_plan_changes tells the agent to read the whole plan", async () => {
+      await call("create_task_plan", { content: checklist });
+      const result = await call("get_task_plan_changes", { since_version: 7 });
+      expect(result.isError).toBe(true);
+      expect(text(result)).toMatch(/^The plan was not read: /);
+      expect(text(result)).toContain(
+        "reason=HISTORY_UNAVAILABLE; next_action=Read the whole plan with get_task_plan and use its version from now on.",
+      );
+    });
+
+    it("a stale edit's VERSION_MISMATCH names get_task_plan_changes and merge=true as the way back; a stale delete's does not", async () => {
+      await call("create_task_plan", { content: checklist });
+      await person();
+      const stale = text(
+        await call("edit_task_plan", { expected_version: 1, old_text: "- [ ] ship", new_text: "- [x] ship" }),
+      );
+      expect(stale).toMatch(/^Plan was not changed because /);
+      expect(stale).toContain(
+        "reason=VERSION_MISMATCH; next_action=Call get_task_plan_changes with since_version=1 for only what changed",
+      );
+      expect(stale).toContain("merge=true");
+      expect(text(await call("delete_task_plan", { expected_version: 1 }))).not.toContain("merge=true");
+      expect((await stored())?.content).toBe(ticked);
+    });
+
+    it("edit_task_plan with merge=true keeps the other writer's change, says it merged over versions 1..2, and never echoes the plan", async () => {
+      await call("create_task_plan", { content: checklist });
+      await person();
+      const merged = text(
+        await call("edit_task_plan", {
+          expected_version: 1,
+          old_text: "- note 5\n",
+          new_text: "- note 5 (done)\n",
+          merge: true,
+        }),
+      );
+      const result = ticked.replace("- note 5\n", "- note 5 (done)\n");
+      expect(merged).toMatch(
+        new RegExp(
+          `^Plan edited successfully: task_id=${taskId}, title="Plan", ${Buffer.byteLength(result)} bytes, version=3\\. Content omitted; read it with get_task_plan\\.\n\nMerged: your change was based on version 1; the changes others made in version 2 were kept \\(merged over versions 1\\.\\.2\\)\\.`,
+        ),
+      );
+      expect(merged).not.toContain("note 3");
+      expect(merged).not.toContain("review");
+      expect((await stored())?.content).toBe(result);
+      // With a current version, merge=true is an ordinary write: nothing to say about merging.
+      const current = text(
+        await call("edit_task_plan", {
+          expected_version: 3,
+          old_text: "- [ ] design",
+          new_text: "- [x] design",
+          merge: true,
+        }),
+      );
+      expect(current).not.toMatch(/Merged/);
+    });
+
+    it("update_task_plan replace with merge=true merges a whole document over another writer's change", async () => {
+      await call("create_task_plan", { content: checklist });
+      await person();
+      const mine = `${checklist}- [ ] celebrate\n`;
+      const merged = text(
+        await call("update_task_plan", { content: mine, expected_version: 1, merge: true }),
+      );
+      expect(merged).toMatch(/^Plan replaced successfully: .*version=3\..*merged over versions 1\.\.2/s);
+      expect((await stored())?.content).toBe(`${ticked}- [ ] celebrate\n`);
+      const append = await call("update_task_plan", { mode: "append", content: "x", merge: true });
+      expect(text(append)).toContain("reason=MERGE_NOT_APPLICABLE;");
+    });
+
+    it("recovering from a stale one-line edit of a 200 KiB plan costs at most 2 KiB through changes-since or merge, against the plan's size by a full read (bytes, not time)", async () => {
+      const totals: Record<string, number> = {};
+      for (const path of RECOVERY_PATHS) {
+        const session = await staleEditSession(grpc, () => app.newTask(), 200 * 1024, path);
+        expect([path, session.bothKept]).toEqual([path, true]);
+        totals[path] = session.recovery.sent + session.recovery.received;
+      }
+      expect(totals["refusal, full read, edit"]).toBeGreaterThan(200 * 1024);
+      expect(totals["refusal, changes since V, edit"]).toBeLessThanOrEqual(2048);
+      expect(totals["edit with merge=true"]).toBeLessThanOrEqual(2048);
+    });
+
+    it("a merge conflict writes nothing and shows the conflicting lines, with the next action in tool names", async () => {
+      await call("create_task_plan", { content: checklist });
+      await person();
+      const before = await stored();
+      const result = (await call("edit_task_plan", {
+        expected_version: 1,
+        old_text: "- [ ] review",
+        new_text: "- [ ] review twice",
+        merge: true,
+      })) as CallToolResult;
+      expect(result.isError).toBe(true);
+      const [refusal, regions] = result.content.map((b) => ("text" in b ? b.text : ""));
+      expect(refusal).toMatch(/^Plan was not changed because /);
+      expect(refusal).toContain(
+        "reason=MERGE_CONFLICT; next_action=Call get_task_plan_changes with since_version=1 to see what others changed, redo your change on the current content, and retry with expected_version=2.",
+      );
+      expect(regions).toMatch(/^Conflicting regions \(1\): /);
+      expect(regions).toContain(
+        "<<<<<<< yours\n- [ ] review twice\n||||||| base\n- [ ] review\n=======\n- [x] review\n>>>>>>> current",
+      );
+      expect(regions).not.toContain("note 11");
+      expect(await stored()).toEqual(before);
+    });
   });
 
   it("a scripted agent session: create, 20 appends, one edit, a rejected shrinking replace, recovery; bytes per call", async () => {

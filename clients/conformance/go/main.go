@@ -381,6 +381,7 @@ func main() {
 		return none(plans.GetPlan(past, &v1.GetPlanRequest{TaskId: task}))
 	})
 	resilience(client)
+	changesAndMerge(client)
 	step("delete_task", func() ([]field, error) { return none(tasks.DeleteTask(ctx(), &v1.DeleteTaskRequest{TaskId: task})) })
 	step("get_task_deleted", func() ([]field, error) { return none(tasks.GetTask(ctx(), &v1.GetTaskRequest{TaskId: task})) })
 }
@@ -506,4 +507,110 @@ func resilience(client *taskplans.Client) {
 	time.Sleep(time.Until(expiresAt.Add(time.Second)))
 	step("token_override_expired", func() ([]field, error) { return readThrough(taskplans.WithCallToken(bg, short)) })
 	step("token_provider_refreshed", func() ([]field, error) { return readThrough(bg) })
+}
+
+func diffFields(d *v1.PlanDiff) []field {
+	return []field{
+		{"old_bytes", d.GetOldBytes()}, {"new_bytes", d.GetNewBytes()}, {"diff_bytes", d.GetDiffBytes()},
+		{"lines_added", d.GetLinesAdded()}, {"lines_removed", d.GetLinesRemoved()},
+	}
+}
+
+func changesFields(r *v1.GetPlanChangesResponse, err error) ([]field, error) {
+	if err != nil {
+		return nil, err
+	}
+	changes := make([]string, 0, len(r.GetChanges()))
+	for _, c := range r.GetChanges() {
+		kind := strings.TrimPrefix(c.GetKind().String(), "PLAN_CHANGE_KIND_")
+		author := strings.TrimPrefix(c.GetAuthor().GetKind().String(), "AUTHOR_KIND_")
+		changes = append(changes, fmt.Sprintf("%d:%s:%s", c.GetVersion(), kind, author))
+	}
+	pairs := []field{{"version", r.GetPlan().GetVersion()}, {"since_version", r.GetSinceVersion()}}
+	pairs = append(pairs, diffFields(r.GetDiff())...)
+	return append(pairs, field{"changes", strings.Join(changes, ",")}, field{"changes_truncated", r.GetChangesTruncated()},
+		field{"diff", r.GetDiff().GetUnifiedDiff()}), nil
+}
+
+// orDash is n, or "-" when absent.
+func orDash(n uint64, present bool) any {
+	if !present {
+		return "-"
+	}
+	return n
+}
+
+func mergedOver(m *v1.MergeMarker) string {
+	if m == nil {
+		return "-..-"
+	}
+	return fmt.Sprintf("%d..%d", m.GetFromVersion(), m.GetToVersion())
+}
+
+// changesAndMerge runs the steps of issue 44: changes since a version, a merged edit, a conflict, the
+// refusals, a revision diff.
+func changesAndMerge(client *taskplans.Client) {
+	plans, bg := client.Plans, context.Background()
+	read, err := plans.GetPlan(bg, &v1.GetPlanRequest{TaskId: task})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "changes: %v\n", err)
+		os.Exit(1)
+	}
+	since := read.GetPlan().GetVersion()
+	changesSince := func(version uint64) ([]field, error) {
+		return changesFields(plans.GetPlanChanges(bg, &v1.GetPlanChangesRequest{TaskId: task, SinceVersion: proto.Uint64(version)}))
+	}
+	step("changes_none", func() ([]field, error) { return changesSince(since) })
+	step("other_save", func() ([]field, error) {
+		content := strings.Replace(read.GetPlan().GetContent(), "retried fragment", "retried fragment, checked", 1)
+		return written(plans.SavePlan(bg, &v1.SavePlanRequest{TaskId: task, Content: content}))
+	})
+	step("changes_since", func() ([]field, error) { return changesSince(since) })
+	step("merged_edit", func() ([]field, error) {
+		r, err := plans.EditPlan(bg, &v1.EditPlanRequest{TaskId: task, ExpectedVersion: proto.Uint64(since),
+			OldText: "Kept across replicas.", NewText: "Kept across replicas, merged.", Merge: proto.Bool(true)})
+		pairs, err := written(r, err)
+		return append(pairs, field{"merged", mergedOver(r.GetMerge())}), err
+	})
+	conflicting := func() (*v1.WritePlanResponse, error) {
+		return plans.EditPlan(bg, &v1.EditPlanRequest{TaskId: task, ExpectedVersion: proto.Uint64(since),
+			OldText: "retried fragment", NewText: "retried twice", Merge: proto.Bool(true)})
+	}
+	step("merge_conflict", func() ([]field, error) { return written(conflicting()) })
+	step("merge_conflict_typed", func() ([]field, error) {
+		_, err := conflicting()
+		c, ok := taskplans.MergeConflictOf(err)
+		return []field{{"base_version", orDash(c.BaseVersion, ok)}, {"current_version", orDash(c.CurrentVersion, ok)},
+			{"conflict_regions", orDash(uint64(c.ConflictRegions), ok)}, {"conflicts_bytes", len(c.Conflicts)}}, nil
+	})
+	step("merge_on_append", func() ([]field, error) {
+		return written(plans.UpdatePlan(bg, &v1.UpdatePlanRequest{TaskId: task, Mode: v1.WriteMode_WRITE_MODE_APPEND,
+			Content: "x", Merge: proto.Bool(true)}))
+	})
+	step("changes_ahead", func() ([]field, error) { return changesSince(100) })
+	step("changes_ahead_typed", func() ([]field, error) {
+		_, err := plans.GetPlanChanges(bg, &v1.GetPlanChangesRequest{TaskId: task, SinceVersion: proto.Uint64(100)})
+		h, ok := taskplans.HistoryUnavailableOf(err)
+		return []field{{"version", orDash(h.Version, ok)}, {"current_version", orDash(h.CurrentVersion, ok)},
+			{"oldest_version", orDash(h.OldestVersion, ok && h.HasOldestVersion)}}, nil
+	})
+	step("diff_revisions", func() ([]field, error) {
+		page, err := plans.ListPlanRevisions(bg, &v1.ListPlanRevisionsRequest{TaskId: task, PageSize: 2})
+		if err != nil {
+			return nil, err
+		}
+		revisions := page.GetRevisions()
+		if len(revisions) < 2 {
+			return nil, fmt.Errorf("%d revisions", len(revisions))
+		}
+		r, err := plans.DiffPlanRevisions(bg, &v1.DiffPlanRevisionsRequest{TaskId: task,
+			FromRevisionId: revisions[1].GetId(), ToRevisionId: revisions[0].GetId()})
+		if err != nil {
+			return nil, err
+		}
+		pairs := []field{{"from", r.GetFromRevision().GetRevisionNumber()}, {"to", r.GetToRevision().GetRevisionNumber()},
+			{"to_merged", mergedOver(r.GetToRevision().GetMerge())}}
+		pairs = append(pairs, diffFields(r.GetDiff())...)
+		return append(pairs, field{"diff", r.GetDiff().GetUnifiedDiff()}), nil
+	})
 }

@@ -12,7 +12,7 @@ import re
 import sys
 import time
 
-from taskplans import TLS, TaskPlansError, dial
+from taskplans import TLS, TaskPlansError, dial, history_unavailable_of, merge_conflict_of
 from taskplans.v1 import plan_pb2, plan_service_pb2 as ps, task_pb2
 
 TARGET = os.environ["TASKPLANS_TARGET"]
@@ -267,6 +267,7 @@ def main():
     # A deadline already past (a zero timeout races the answer on a fast server).
     step("deadline_exceeded", lambda: plans.GetPlan(ps.GetPlanRequest(task_id=TASK), timeout=-1.0) and None)
     resilience(client)
+    changes_and_merge(client)
     step("delete_task", lambda: tasks.DeleteTask(task_pb2.DeleteTaskRequest(task_id=TASK), timeout=TIMEOUT) and None)
     step("get_task_deleted", lambda: tasks.GetTask(task_pb2.GetTaskRequest(task_id=TASK), timeout=TIMEOUT) and None)
     client.close()
@@ -340,6 +341,93 @@ def resilience(client):
         time.sleep(max(0.0, expires_at + 1 - time.time()))
         step("token_override_expired", lambda: read_through(token=short_token))
         step("token_provider_refreshed", read_through)
+
+
+def diff_fields(diff):
+    return [("old_bytes", diff.old_bytes), ("new_bytes", diff.new_bytes), ("diff_bytes", diff.diff_bytes),
+            ("lines_added", diff.lines_added), ("lines_removed", diff.lines_removed)]
+
+
+def changes_fields(r):
+    changes = ",".join(
+        f"{c.version}:{kind_of(c)}:{plan_pb2.AuthorKind.Name(c.author.kind).removeprefix('AUTHOR_KIND_')}"
+        for c in r.changes)
+    return ([("version", r.plan.version), ("since_version", r.since_version)] + diff_fields(r.diff)
+            + [("changes", changes), ("changes_truncated", r.changes_truncated), ("diff", r.diff.unified_diff)])
+
+
+def merged_over(marker, present):
+    return f"{marker.from_version}..{marker.to_version}" if present else "-..-"
+
+
+def or_dash(value):
+    return "-" if value is None else value
+
+
+def changes_and_merge(client):
+    """The steps of issue 44: changes since a version, a merged edit, a conflict, the refusals, a
+    revision diff."""
+    read = client.get_plan(ps.GetPlanRequest(task_id=TASK)).plan
+    since = read.version
+
+    def changes_since(version):
+        return changes_fields(client.get_plan_changes(ps.GetPlanChangesRequest(task_id=TASK, since_version=version)))
+
+    step("changes_none", lambda: changes_since(since))
+    step("other_save", lambda: written(client.save_plan(ps.SavePlanRequest(
+        task_id=TASK, content=read.content.replace("retried fragment", "retried fragment, checked", 1)))))
+    step("changes_since", lambda: changes_since(since))
+
+    def merged_edit():
+        r = client.edit_plan(ps.EditPlanRequest(task_id=TASK, expected_version=since, old_text="Kept across replicas.",
+                                                new_text="Kept across replicas, merged.", merge=True))
+        return written(r) + [("merged", merged_over(r.merge, r.HasField("merge")))]
+
+    step("merged_edit", merged_edit)
+
+    def conflicting():
+        return client.edit_plan(ps.EditPlanRequest(task_id=TASK, expected_version=since, old_text="retried fragment",
+                                                   new_text="retried twice", merge=True))
+
+    step("merge_conflict", lambda: written(conflicting()))
+
+    def merge_conflict_typed():
+        try:
+            conflicting()
+            conflict = None
+        except TaskPlansError as error:
+            conflict = merge_conflict_of(error)
+        return [("base_version", or_dash(conflict and conflict.base_version)),
+                ("current_version", or_dash(conflict and conflict.current_version)),
+                ("conflict_regions", or_dash(conflict and conflict.conflict_regions)),
+                ("conflicts_bytes", len((conflict.conflicts if conflict else "").encode("utf-8")))]
+
+    step("merge_conflict_typed", merge_conflict_typed)
+    step("merge_on_append", lambda: written(client.update_plan(ps.UpdatePlanRequest(
+        task_id=TASK, mode=APPEND, content="x", merge=True))))
+    step("changes_ahead", lambda: changes_since(100))
+
+    def changes_ahead_typed():
+        try:
+            client.get_plan_changes(ps.GetPlanChangesRequest(task_id=TASK, since_version=100))
+            history = None
+        except TaskPlansError as error:
+            history = history_unavailable_of(error)
+        return [("version", or_dash(history and history.version)),
+                ("current_version", or_dash(history and history.current_version)),
+                ("oldest_version", or_dash(history.oldest_version if history else None))]
+
+    step("changes_ahead_typed", changes_ahead_typed)
+
+    def diff_revisions():
+        newer, older = client.list_plan_revisions(ps.ListPlanRevisionsRequest(task_id=TASK, page_size=2)).revisions
+        r = client.diff_plan_revisions(ps.DiffPlanRevisionsRequest(task_id=TASK, from_revision_id=older.id,
+                                                                   to_revision_id=newer.id))
+        return ([("from", r.from_revision.revision_number), ("to", r.to_revision.revision_number),
+                 ("to_merged", merged_over(r.to_revision.merge, r.to_revision.HasField("merge")))]
+                + diff_fields(r.diff) + [("diff", r.diff.unified_diff)])
+
+    step("diff_revisions", diff_revisions)
 
 
 if __name__ == "__main__":

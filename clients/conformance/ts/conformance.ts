@@ -5,7 +5,12 @@
 import { createHash } from "node:crypto";
 import { createInterface } from "node:readline";
 import {
+  authorKindToJSON,
   createClient,
+  type GetPlanChangesResponse,
+  historyUnavailableOf,
+  mergeConflictOf,
+  type PlanDiff,
   type PlanWatch,
   taskPlansErrorOf,
   type PlanChange,
@@ -358,6 +363,7 @@ async function main(): Promise<void> {
     return [];
   });
   await resilience();
+  await changesAndMerge();
   await step("delete_task", async () => {
     await tasks.deleteTask({ taskId: task });
     return [];
@@ -463,6 +469,111 @@ async function resilience(): Promise<void> {
   } finally {
     failover.close();
   }
+}
+
+const diffFields = (diff: PlanDiff | undefined): [string, Value][] => [
+  ["old_bytes", diff?.oldBytes ?? 0],
+  ["new_bytes", diff?.newBytes ?? 0],
+  ["diff_bytes", diff?.diffBytes ?? 0],
+  ["lines_added", diff?.linesAdded ?? 0],
+  ["lines_removed", diff?.linesRemoved ?? 0],
+];
+
+const changesFields = (r: GetPlanChangesResponse): [string, Value][] => [
+  ["version", r.plan?.version ?? 0],
+  ["since_version", r.sinceVersion],
+  ...diffFields(r.diff),
+  [
+    "changes",
+    r.changes
+      .map(
+        (c) =>
+          `${c.version}:${planChangeKindToJSON(c.kind).replace("PLAN_CHANGE_KIND_", "")}:${authorKindToJSON(c.author?.kind ?? 0).replace("AUTHOR_KIND_", "")}`,
+      )
+      .join(","),
+  ],
+  ["changes_truncated", r.changesTruncated],
+  ["diff", r.diff?.unifiedDiff ?? ""],
+];
+
+/** Changes since a version, a merged edit, a conflict, the refusals, a revision diff (issue 44). */
+async function changesAndMerge(): Promise<void> {
+  const read = (await plans.getPlan({ taskId: task })).plan;
+  const since = read?.version ?? 0;
+  await step("changes_none", async () =>
+    changesFields(await plans.getPlanChanges({ taskId: task, sinceVersion: since })),
+  );
+  await step("other_save", async () =>
+    written(
+      await plans.savePlan({
+        taskId: task,
+        content: (read?.content ?? "").replace("retried fragment", "retried fragment, checked"),
+      }),
+    ),
+  );
+  await step("changes_since", async () =>
+    changesFields(await plans.getPlanChanges({ taskId: task, sinceVersion: since })),
+  );
+  await step("merged_edit", async () => {
+    const r = await plans.editPlan({
+      taskId: task,
+      expectedVersion: since,
+      oldText: "Kept across replicas.",
+      newText: "Kept across replicas, merged.",
+      merge: true,
+    });
+    return [...written(r), ["merged", `${r.merge?.fromVersion ?? "-"}..${r.merge?.toVersion ?? "-"}`]];
+  });
+  const conflicting = {
+    taskId: task,
+    expectedVersion: since,
+    oldText: "retried fragment",
+    newText: "retried twice",
+    merge: true,
+  };
+  await step("merge_conflict", async () => written(await plans.editPlan(conflicting)));
+  await step("merge_conflict_typed", async () => {
+    const conflict = mergeConflictOf(await plans.editPlan(conflicting).catch((error: unknown) => error));
+    return [
+      ["base_version", conflict?.baseVersion ?? "-"],
+      ["current_version", conflict?.currentVersion ?? "-"],
+      ["conflict_regions", conflict?.conflictRegions ?? "-"],
+      ["conflicts_bytes", Buffer.byteLength(conflict?.conflicts ?? "")],
+    ];
+  });
+  await step("merge_on_append", async () =>
+    written(
+      await plans.updatePlan({ taskId: task, mode: WriteMode.WRITE_MODE_APPEND, content: "x", merge: true }),
+    ),
+  );
+  await step("changes_ahead", async () =>
+    changesFields(await plans.getPlanChanges({ taskId: task, sinceVersion: 100 })),
+  );
+  await step("changes_ahead_typed", async () => {
+    const history = historyUnavailableOf(
+      await plans.getPlanChanges({ taskId: task, sinceVersion: 100 }).catch((error: unknown) => error),
+    );
+    return [
+      ["version", history?.version ?? "-"],
+      ["current_version", history?.currentVersion ?? "-"],
+      ["oldest_version", history?.oldestVersion ?? "-"],
+    ];
+  });
+  await step("diff_revisions", async () => {
+    const [newer, older] = (await plans.listPlanRevisions({ taskId: task, pageSize: 2 })).revisions;
+    const r = await plans.diffPlanRevisions({
+      taskId: task,
+      fromRevisionId: older?.id ?? "",
+      toRevisionId: newer?.id ?? "",
+    });
+    return [
+      ["from", r.fromRevision?.revisionNumber ?? 0],
+      ["to", r.toRevision?.revisionNumber ?? 0],
+      ["to_merged", `${r.toRevision?.merge?.fromVersion ?? "-"}..${r.toRevision?.merge?.toVersion ?? "-"}`],
+      ...diffFields(r.diff),
+      ["diff", r.diff?.unifiedDiff ?? ""],
+    ];
+  });
 }
 
 const stdinLines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();

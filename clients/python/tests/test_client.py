@@ -10,7 +10,7 @@ import time
 import grpc
 import pytest
 
-from taskplans import errors
+from taskplans import TaskPlansError, errors, history_unavailable_of, merge_conflict_of
 from taskplans.client import dial
 from taskplans.v1 import plan_pb2, plan_service_pb2 as ps, task_pb2
 
@@ -94,3 +94,27 @@ def test_watch_plan_streams_changes_with_the_token(client, task):
         call.cancel()
     assert first.kind == ps.PLAN_CHANGE_KIND_CREATED
     assert (first.plan.version, first.plan.content) == (1, "# Plan\n")
+
+
+def test_changes_since_a_version_and_a_merged_edit(client, task):
+    read = client.create_plan(ps.CreatePlanRequest(task_id=task, content="# Plan\n\n- [ ] a\n- b\n- c\n- [ ] d\n"),
+                              timeout=10).plan.version
+    client.save_plan(ps.SavePlanRequest(task_id=task, content="# Plan\n\n- [x] a\n- b\n- c\n- [ ] d\n"), timeout=10)
+    changes = client.get_plan_changes(ps.GetPlanChangesRequest(task_id=task, since_version=read), timeout=10)
+    assert (changes.plan.version, changes.plan.content, len(changes.changes)) == (read + 1, "", 1)
+    assert "\n+- [x] a\n" in changes.diff.unified_diff
+    merged = client.edit_plan(ps.EditPlanRequest(task_id=task, expected_version=read, old_text="- [ ] d",
+                                                 new_text="- [x] d", merge=True), timeout=10)
+    assert (merged.merge.from_version, merged.merge.to_version) == (read, read + 1)
+    with pytest.raises(TaskPlansError) as conflict:
+        client.edit_plan(ps.EditPlanRequest(task_id=task, expected_version=read, old_text="- [ ] a",
+                                            new_text="- [ ] a, again", merge=True), timeout=10)
+    typed = merge_conflict_of(conflict.value)
+    assert typed is not None and (typed.base_version, typed.current_version) == (read, read + 2)
+    assert "<<<<<<< yours" in typed.conflicts
+    with pytest.raises(TaskPlansError) as ahead:
+        client.get_plan_changes(ps.GetPlanChangesRequest(task_id=task, since_version=100), timeout=10)
+    history = history_unavailable_of(ahead.value)
+    assert history is not None and (history.version, history.current_version) == (100, read + 2)
+    plan = client.get_plan(ps.GetPlanRequest(task_id=task), timeout=10).plan
+    assert plan.content == "# Plan\n\n- [x] a\n- b\n- c\n- [x] d\n"

@@ -113,6 +113,15 @@ class Scripted(plan_service_pb2_grpc.PlanServiceServicer):
     def CreatePlan(self, request: Any, context: grpc.ServicerContext) -> Any:
         return self._unary("CreatePlan", request, context)
 
+    def EditPlan(self, request: Any, context: grpc.ServicerContext) -> Any:
+        return self._unary("EditPlan", request, context)
+
+    def GetPlanChanges(self, request: Any, context: grpc.ServicerContext) -> Any:
+        return self._unary("GetPlanChanges", request, context)
+
+    def DiffPlanRevisions(self, request: Any, context: grpc.ServicerContext) -> Any:
+        return self._unary("DiffPlanRevisions", request, context)
+
     def SavePlan(self, request: Any, context: grpc.ServicerContext) -> Any:
         return self._unary("SavePlan", request, context)
 
@@ -216,6 +225,67 @@ def test_field_violations_and_retry_delay_are_read(fake):
         client.get_plan(ps.GetPlanRequest(task_id="t"))
     assert failure.value.retry_delay == pytest.approx(0.3)
     assert taskplans.is_rate_limited(failure.value) and taskplans.is_retriable(failure.value)
+
+
+def test_plan_changes_and_revision_diffs_are_retried_as_reads(fake):
+    fake.script["GetPlanChanges"] = [UNAVAILABLE, ps.GetPlanChangesResponse(
+        plan=plan_pb2.Plan(task_id="t", version=3), since_version=1, diff=ps.PlanDiff(diff_bytes=40))]
+    fake.script["DiffPlanRevisions"] = [WRITE_CONFLICT, ps.DiffPlanRevisionsResponse(diff=ps.PlanDiff(lines_added=1))]
+    with connect(fake) as client:
+        changes = client.get_plan_changes(ps.GetPlanChangesRequest(task_id="t", since_version=1))
+        diff = client.diff_plan_revisions(ps.DiffPlanRevisionsRequest(task_id="t", from_revision_id="a",
+                                                                      to_revision_id="b"))
+    assert (changes.plan.version, changes.diff.diff_bytes, diff.diff.lines_added) == (3, 40, 1)
+    assert [call.request.since_version for call in fake.calls["GetPlanChanges"]] == [1, 1]
+    assert len(fake.calls["DiffPlanRevisions"]) == 2
+
+
+def test_a_merged_edit_keeps_one_request_id_and_its_merge_flag_on_every_attempt(fake):
+    merged = ps.WritePlanResponse(plan=plan_pb2.Plan(task_id="t", version=5),
+                                  merge=plan_pb2.MergeMarker(from_version=2, to_version=4))
+    fake.script["EditPlan"] = [UNAVAILABLE, merged]
+    with connect(fake) as client:
+        answer = client.edit_plan(ps.EditPlanRequest(task_id="t", expected_version=2, old_text="a", new_text="b",
+                                                     merge=True))
+    assert (answer.merge.from_version, answer.merge.to_version) == (2, 4)
+    attempts = [(call.request.request_id, call.request.merge) for call in fake.calls["EditPlan"]]
+    assert len(attempts) == 2 and attempts[0] == attempts[1] and attempts[0][1] is True
+
+
+@pytest.mark.parametrize("code, reason", [
+    (grpc.StatusCode.ABORTED, "MERGE_CONFLICT"),
+    (grpc.StatusCode.INVALID_ARGUMENT, "MERGE_NOT_APPLICABLE"),
+    (grpc.StatusCode.OUT_OF_RANGE, "HISTORY_UNAVAILABLE"),
+])
+def test_merge_and_history_refusals_are_not_retried(fake, code, reason):
+    fake.script["UpdatePlan"] = [status(code, "refused", reason), written(9)]
+    with connect(fake) as client, pytest.raises(TaskPlansError) as failure:
+        client.update_plan(ps.UpdatePlanRequest(task_id="t", content="# B\n", expected_version=2, merge=True))
+    assert failure.value.reason == reason and len(fake.calls["UpdatePlan"]) == 1
+
+
+def test_the_metadata_of_a_merge_conflict_and_of_unavailable_history_is_typed(fake):
+    conflicts = "@@ base lines 3-3 @@\n<<<<<<< yours\n- b\n||||||| base\n- a\n=======\n- c\n>>>>>>> current\n"
+    fake.script["EditPlan"] = [status(grpc.StatusCode.ABORTED, "conflict", "MERGE_CONFLICT", {
+        "base_version": "4", "current_version": "6", "conflict_regions": "1", "conflicts": conflicts})]
+    fake.script["GetPlanChanges"] = [status(grpc.StatusCode.OUT_OF_RANGE, "pruned", "HISTORY_UNAVAILABLE", {
+        "since_version": "2", "current_version": "9", "oldest_version": "5"})]
+    with connect(fake) as client:
+        with pytest.raises(TaskPlansError) as conflict:
+            client.edit_plan(ps.EditPlanRequest(task_id="t", expected_version=4, merge=True))
+        with pytest.raises(TaskPlansError) as pruned:
+            client.get_plan_changes(ps.GetPlanChangesRequest(task_id="t", since_version=2))
+    assert taskplans.is_merge_conflict(conflict.value) and not taskplans.is_history_unavailable(conflict.value)
+    assert taskplans.merge_conflict_of(conflict.value) == taskplans.MergeConflict(
+        base_version=4, current_version=6, conflict_regions=1, conflicts=conflicts)
+    assert taskplans.history_unavailable_of(conflict.value) is None
+    assert taskplans.is_history_unavailable(pruned.value)
+    assert taskplans.history_unavailable_of(pruned.value) == taskplans.HistoryUnavailable(
+        version=2, current_version=9, oldest_version=5)
+    merge = TaskPlansError(grpc.StatusCode.OUT_OF_RANGE, reason="HISTORY_UNAVAILABLE",
+                           metadata={"expected_version": "2", "current_version": "9"})
+    assert taskplans.history_unavailable_of(merge) == taskplans.HistoryUnavailable(2, 9, None)
+    assert taskplans.merge_conflict_of(ValueError("MERGE_CONFLICT")) is None
 
 
 def test_writes_without_a_request_id_are_not_retried(fake):
@@ -451,7 +521,7 @@ def test_helpers_take_any_error():
     for helper in (taskplans.is_version_mismatch, taskplans.is_not_found, taskplans.is_already_exists,
                    taskplans.is_auth_error, taskplans.is_invalid_argument, taskplans.is_precondition_failed,
                    taskplans.is_rate_limited, taskplans.is_retriable, taskplans.is_watch_history_expired,
-                   taskplans.is_watch_too_slow):
+                   taskplans.is_watch_too_slow, taskplans.is_history_unavailable, taskplans.is_merge_conflict):
         assert helper(ValueError("plain")) is False
     unreachable = TaskPlansError(grpc.StatusCode.PERMISSION_DENIED, "no", reason="TASK_NOT_REACHABLE")
     assert taskplans.is_auth_error(unreachable) and not taskplans.is_not_found(unreachable)
@@ -462,6 +532,8 @@ def test_helpers_take_any_error():
     assert not taskplans.is_retriable(TaskPlansError(grpc.StatusCode.RESOURCE_EXHAUSTED, reason="WATCH_TOO_SLOW"))
     over_budget = TaskPlansError(grpc.StatusCode.RESOURCE_EXHAUSTED, reason="WRITE_BUDGET_EXCEEDED")
     assert taskplans.is_retriable(over_budget) and taskplans.is_rate_limited(over_budget)
+    not_applicable = TaskPlansError(grpc.StatusCode.INVALID_ARGUMENT, reason="MERGE_NOT_APPLICABLE")
+    assert taskplans.is_invalid_argument(not_applicable) and not taskplans.is_merge_conflict(not_applicable)
 
 
 def test_closing_the_client_ends_its_watches_without_error(fake):

@@ -142,6 +142,17 @@ export const isRateLimited = hasReason("RATE_LIMITED", "WRITE_BUDGET_EXCEEDED", 
 export const isWatchHistoryExpired = hasReason("WATCH_HISTORY_EXPIRED");
 /** WATCH_TOO_SLOW: resume after `errorInfo.metadata.resume_after_version`. */
 export const isWatchTooSlow = hasReason("WATCH_TOO_SLOW");
+/**
+ * HISTORY_UNAVAILABLE: the content at the version you gave (GetPlanChanges' since_version, a merge's
+ * expected_version) can no longer be derived; read the whole plan (`historyUnavailableOf` has the
+ * versions).
+ */
+export const isHistoryUnavailable = hasReason("HISTORY_UNAVAILABLE");
+/**
+ * MERGE_CONFLICT: a merge found your change and others' at the same lines and wrote nothing; read
+ * the changes since your version, redo your change, retry (`mergeConflictOf` has the regions).
+ */
+export const isMergeConflict = hasReason("MERGE_CONFLICT");
 
 /**
  * What the retry policy retries, whatever the method: UNAVAILABLE (any reason or none),

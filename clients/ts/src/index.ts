@@ -5,6 +5,7 @@
  */
 export * from "./client";
 export * from "./errors";
+export * from "./error-metadata";
 export * from "./retry";
 export * from "./watch";
 // The contract (generated messages and stubs, error details, the rich-status codec), re-exported so

@@ -9,12 +9,15 @@ stubs: ``taskplans.v1`` (``plan_pb2``, ``plan_service_pb2``, ``plan_service_pb2_
 
 from taskplans._interceptor import TokenProvider
 from taskplans.client import DEFAULT_TIMEOUT, TLS, Client, dial
+from taskplans.error_metadata import HistoryUnavailable, MergeConflict, history_unavailable_of, merge_conflict_of
 from taskplans.errors import (
     Code,
     TaskPlansError,
     is_already_exists,
     is_auth_error,
+    is_history_unavailable,
     is_invalid_argument,
+    is_merge_conflict,
     is_not_found,
     is_precondition_failed,
     is_rate_limited,
@@ -34,14 +37,19 @@ __all__ = [
     "TLS",
     "Client",
     "Code",
+    "HistoryUnavailable",
+    "MergeConflict",
     "RetryPolicy",
     "TaskPlansError",
     "TokenProvider",
     "Watch",
     "dial",
+    "history_unavailable_of",
     "is_already_exists",
     "is_auth_error",
+    "is_history_unavailable",
     "is_invalid_argument",
+    "is_merge_conflict",
     "is_not_found",
     "is_precondition_failed",
     "is_rate_limited",
@@ -49,4 +57,5 @@ __all__ = [
     "is_version_mismatch",
     "is_watch_history_expired",
     "is_watch_too_slow",
+    "merge_conflict_of",
 ]

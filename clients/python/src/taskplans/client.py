@@ -159,6 +159,21 @@ class Client:
     ) -> ps.GetPlanRevisionResponse:
         return self.plans.GetPlanRevision(request, timeout=timeout, metadata=_call_metadata(token, metadata))
 
+    def get_plan_changes(
+        self, request: ps.GetPlanChangesRequest, *, timeout: Optional[float] = None,
+        token: Optional[str] = None, metadata: Optional[Metadata] = None,
+    ) -> ps.GetPlanChangesResponse:
+        """What changed since ``since_version``: the current version, a unified diff, the changes in
+        between. Raises HISTORY_UNAVAILABLE when that version's content can no longer be derived."""
+        return self.plans.GetPlanChanges(request, timeout=timeout, metadata=_call_metadata(token, metadata))
+
+    def diff_plan_revisions(
+        self, request: ps.DiffPlanRevisionsRequest, *, timeout: Optional[float] = None,
+        token: Optional[str] = None, metadata: Optional[Metadata] = None,
+    ) -> ps.DiffPlanRevisionsResponse:
+        """A unified diff between two revisions of a task."""
+        return self.plans.DiffPlanRevisions(request, timeout=timeout, metadata=_call_metadata(token, metadata))
+
     def revert_plan(
         self, request: ps.RevertPlanRequest, *, timeout: Optional[float] = None, token: Optional[str] = None,
         metadata: Optional[Metadata] = None,

@@ -238,6 +238,20 @@ def is_watch_too_slow(error: BaseException) -> bool:
     return _reason_in(error, "WATCH_TOO_SLOW")
 
 
+def is_history_unavailable(error: BaseException) -> bool:
+    """Reason HISTORY_UNAVAILABLE: the content at the version given (GetPlanChanges' since_version, a
+    merge's expected_version) can no longer be derived; read the whole plan
+    (``history_unavailable_of`` has the versions)."""
+    return _reason_in(error, "HISTORY_UNAVAILABLE")
+
+
+def is_merge_conflict(error: BaseException) -> bool:
+    """Reason MERGE_CONFLICT: a merge found your change and others' at the same lines and wrote
+    nothing; read the changes since your version, redo your change, retry (``merge_conflict_of`` has
+    the regions)."""
+    return _reason_in(error, "MERGE_CONFLICT")
+
+
 # The readers of 0.1, kept for callers that catch grpc.RpcError.
 
 _M = TypeVar("_M", bound=Message)
@@ -293,6 +307,8 @@ __all__ = [
     "is_retriable",
     "is_watch_history_expired",
     "is_watch_too_slow",
+    "is_history_unavailable",
+    "is_merge_conflict",
     "error_info",
     "reason",
     "next_action",

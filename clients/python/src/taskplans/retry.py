@@ -17,7 +17,8 @@ REQUEST_ID_METHODS: FrozenSet[str] = frozenset(
 #: Every method the retry policy retries: the reads and the writes with a request_id. No other write
 #: (SavePlan, DeletePlan, RevertPlan, MarkImplementationStarted, CreateTask, DeleteTask) is retried.
 RETRIED_METHODS: FrozenSet[str] = REQUEST_ID_METHODS | frozenset(
-    [_PLANS + name for name in ("GetPlan", "ListPlanRevisions", "GetPlanRevision")] + [_TASKS + "GetTask"]
+    [_PLANS + name for name in ("GetPlan", "ListPlanRevisions", "GetPlanRevision", "GetPlanChanges", "DiffPlanRevisions")]
+    + [_TASKS + "GetTask"]
 )
 
 

@@ -7,7 +7,11 @@ import dev.taskplans.v1.DeletePlanRequest;
 import dev.taskplans.v1.DeletePlanResponse;
 import dev.taskplans.v1.DeleteTaskRequest;
 import dev.taskplans.v1.DeleteTaskResponse;
+import dev.taskplans.v1.DiffPlanRevisionsRequest;
+import dev.taskplans.v1.DiffPlanRevisionsResponse;
 import dev.taskplans.v1.EditPlanRequest;
+import dev.taskplans.v1.GetPlanChangesRequest;
+import dev.taskplans.v1.GetPlanChangesResponse;
 import dev.taskplans.v1.GetPlanRequest;
 import dev.taskplans.v1.GetPlanResponse;
 import dev.taskplans.v1.GetPlanRevisionRequest;
@@ -328,7 +332,11 @@ public final class TaskPlansClient implements AutoCloseable {
     return unary(shared.plans, PlanServiceBlockingStub::updatePlan, request, true);
   }
 
-  /** Replaces one unique fragment. Retried with one {@code request_id} (set when the request has none and retries are on). */
+  /**
+   * Replaces one unique fragment (with {@code merge}, merged with what others wrote since {@code
+   * expected_version}). Retried with one {@code request_id} (set when the request has none and retries
+   * are on).
+   */
   public WritePlanResponse editPlan(EditPlanRequest request) {
     if (shared.retry() != null && request.getRequestId().isEmpty())
       request = request.toBuilder().setRequestId(newRequestId()).build();
@@ -360,6 +368,19 @@ public final class TaskPlansClient implements AutoCloseable {
   /** Reads one revision. Retried. */
   public GetPlanRevisionResponse getPlanRevision(GetPlanRevisionRequest request) {
     return unary(shared.plans, PlanServiceBlockingStub::getPlanRevision, request, true);
+  }
+
+  /**
+   * What changed since {@code since_version}: the current version, a unified diff, the changes in
+   * between ({@code HISTORY_UNAVAILABLE} when that version's content can no longer be derived). Retried.
+   */
+  public GetPlanChangesResponse getPlanChanges(GetPlanChangesRequest request) {
+    return unary(shared.plans, PlanServiceBlockingStub::getPlanChanges, request, true);
+  }
+
+  /** A unified diff between two revisions of a task. Retried. */
+  public DiffPlanRevisionsResponse diffPlanRevisions(DiffPlanRevisionsRequest request) {
+    return unary(shared.plans, PlanServiceBlockingStub::diffPlanRevisions, request, true);
   }
 
   /** Reverts to a revision. Not retried. */

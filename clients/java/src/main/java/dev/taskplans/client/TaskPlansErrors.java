@@ -63,4 +63,14 @@ public final class TaskPlansErrors {
   public static boolean isWatchTooSlow(Throwable error) {
     return test(error, TaskPlansException::isWatchTooSlow);
   }
+
+  /** {@code HISTORY_UNAVAILABLE}: read the whole plan. */
+  public static boolean isHistoryUnavailable(Throwable error) {
+    return test(error, TaskPlansException::isHistoryUnavailable);
+  }
+
+  /** {@code MERGE_CONFLICT}: nothing was written; read the changes since your version and redo. */
+  public static boolean isMergeConflict(Throwable error) {
+    return test(error, TaskPlansException::isMergeConflict);
+  }
 }

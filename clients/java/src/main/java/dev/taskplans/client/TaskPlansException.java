@@ -155,13 +155,40 @@ public final class TaskPlansException extends RuntimeException {
 
   /** For {@code WATCH_TOO_SLOW}: {@code metadata()["resume_after_version"]}, where to watch from again. */
   public OptionalLong resumeAfterVersion() {
-    String value = metadata().get("resume_after_version");
+    return version("resume_after_version");
+  }
+
+  /** {@code metadata().get(key)} as an unsigned number; empty when absent or not a number. */
+  private OptionalLong version(String key) {
+    String value = metadata().get(key);
     if (value == null) return OptionalLong.empty();
     try {
       return OptionalLong.of(Long.parseUnsignedLong(value));
     } catch (NumberFormatException e) {
       return OptionalLong.empty();
     }
+  }
+
+  /** For {@code MERGE_CONFLICT}: its versions and conflicting regions, typed; empty for any other error. */
+  public Optional<MergeConflict> mergeConflict() {
+    if (!isMergeConflict()) return Optional.empty();
+    return Optional.of(
+        new MergeConflict(
+            version("base_version").orElse(0),
+            version("current_version").orElse(0),
+            (int) version("conflict_regions").orElse(0),
+            metadata().getOrDefault("conflicts", "")));
+  }
+
+  /** For {@code HISTORY_UNAVAILABLE}: the versions it names, typed; empty for any other error. */
+  public Optional<HistoryUnavailable> historyUnavailable() {
+    if (!isHistoryUnavailable()) return Optional.empty();
+    OptionalLong since = version("since_version");
+    return Optional.of(
+        new HistoryUnavailable(
+            since.isPresent() ? since.getAsLong() : version("expected_version").orElse(0),
+            version("current_version").orElse(0),
+            version("oldest_version")));
   }
 
   private boolean reasonIn(String... reasons) {
@@ -225,6 +252,24 @@ public final class TaskPlansException extends RuntimeException {
   /** {@code WATCH_TOO_SLOW}: watch again after {@link #resumeAfterVersion()}. */
   public boolean isWatchTooSlow() {
     return reasonIn("WATCH_TOO_SLOW");
+  }
+
+  /**
+   * {@code HISTORY_UNAVAILABLE}: the content at the version given ({@code GetPlanChanges}' {@code
+   * since_version}, a merge's {@code expected_version}) can no longer be derived; read the whole plan
+   * ({@link #historyUnavailable()} has the versions).
+   */
+  public boolean isHistoryUnavailable() {
+    return reasonIn("HISTORY_UNAVAILABLE");
+  }
+
+  /**
+   * {@code MERGE_CONFLICT}: a merge found your change and others' at the same lines and wrote nothing;
+   * read the changes since your version, redo your change, retry ({@link #mergeConflict()} has the
+   * regions).
+   */
+  public boolean isMergeConflict() {
+    return reasonIn("MERGE_CONFLICT");
   }
 
   @Override

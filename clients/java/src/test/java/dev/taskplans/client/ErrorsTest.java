@@ -6,16 +6,22 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.grpc.Status;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.Test;
 
 /** The typed error's fields and the helpers by reason group. */
 class ErrorsTest {
   private static TaskPlansException typed(Status.Code code, String reason) {
-    return TaskPlansException.of(FakeServer.fail(code, reason).error()).orElseThrow();
+    return typed(code, reason, Map.of());
+  }
+
+  private static TaskPlansException typed(Status.Code code, String reason, Map<String, String> metadata) {
+    return TaskPlansException.of(FakeServer.fail(code, reason, metadata, null).error()).orElseThrow();
   }
 
   private static String key(TaskPlansException e) {
@@ -64,7 +70,7 @@ class ErrorsTest {
   @Test
   void theHelpersByReasonGroup() {
     Map<Predicate<Throwable>, List<TaskPlansException>> trueFor =
-        Map.of(
+        new HashMap<>(Map.of(
             TaskPlansErrors::isVersionMismatch,
                 List.of(typed(Status.Code.ABORTED, "VERSION_MISMATCH"), typed(Status.Code.ABORTED, "REVISION_CHANGED")),
             TaskPlansErrors::isNotFound,
@@ -94,7 +100,9 @@ class ErrorsTest {
                     typed(Status.Code.RESOURCE_EXHAUSTED, "WRITE_BUDGET_EXCEEDED"),
                     typed(Status.Code.ABORTED, "WRITE_CONFLICT")),
             TaskPlansErrors::isWatchHistoryExpired, List.of(typed(Status.Code.OUT_OF_RANGE, "WATCH_HISTORY_EXPIRED")),
-            TaskPlansErrors::isWatchTooSlow, List.of(typed(Status.Code.RESOURCE_EXHAUSTED, "WATCH_TOO_SLOW")));
+            TaskPlansErrors::isWatchTooSlow, List.of(typed(Status.Code.RESOURCE_EXHAUSTED, "WATCH_TOO_SLOW"))));
+    trueFor.put(TaskPlansErrors::isHistoryUnavailable, List.of(typed(Status.Code.OUT_OF_RANGE, "HISTORY_UNAVAILABLE")));
+    trueFor.put(TaskPlansErrors::isMergeConflict, List.of(typed(Status.Code.ABORTED, "MERGE_CONFLICT")));
     List<TaskPlansException> all = trueFor.values().stream().flatMap(List::stream).toList();
     for (Map.Entry<Predicate<Throwable>, List<TaskPlansException>> helper : trueFor.entrySet()) {
       List<String> expected = helper.getValue().stream().map(ErrorsTest::key).toList();
@@ -113,6 +121,29 @@ class ErrorsTest {
             typed(Status.Code.DEADLINE_EXCEEDED, null),
             typed(Status.Code.CANCELLED, null)))
       assertFalse(e.isRetriable(), e.toString());
+  }
+
+  @Test
+  void theMetadataOfAMergeConflictAndOfUnavailableHistoryIsTyped() {
+    String conflicts = "@@ base lines 3-3 @@\n<<<<<<< yours\n- b\n||||||| base\n- a\n=======\n- c\n>>>>>>> current\n";
+    TaskPlansException conflict =
+        typed(
+            Status.Code.ABORTED,
+            "MERGE_CONFLICT",
+            Map.of("base_version", "4", "current_version", "6", "conflict_regions", "1", "conflicts", conflicts));
+    assertEquals(Optional.of(new MergeConflict(4, 6, 1, conflicts)), conflict.mergeConflict());
+    assertEquals(Optional.empty(), conflict.historyUnavailable());
+    TaskPlansException read =
+        typed(
+            Status.Code.OUT_OF_RANGE,
+            "HISTORY_UNAVAILABLE",
+            Map.of("since_version", "2", "current_version", "9", "oldest_version", "5"));
+    assertEquals(Optional.of(new HistoryUnavailable(2, 9, OptionalLong.of(5))), read.historyUnavailable());
+    assertEquals(Optional.empty(), read.mergeConflict());
+    TaskPlansException merge =
+        typed(Status.Code.OUT_OF_RANGE, "HISTORY_UNAVAILABLE", Map.of("expected_version", "2", "current_version", "9"));
+    assertEquals(Optional.of(new HistoryUnavailable(2, 9, OptionalLong.empty())), merge.historyUnavailable());
+    assertTrue(typed(Status.Code.INVALID_ARGUMENT, "MERGE_NOT_APPLICABLE").isInvalidArgument());
   }
 
   @Test

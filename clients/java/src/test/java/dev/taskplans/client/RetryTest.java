@@ -10,7 +10,14 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.taskplans.v1.DiffPlanRevisionsRequest;
+import dev.taskplans.v1.DiffPlanRevisionsResponse;
+import dev.taskplans.v1.EditPlanRequest;
+import dev.taskplans.v1.GetPlanChangesRequest;
+import dev.taskplans.v1.GetPlanChangesResponse;
 import dev.taskplans.v1.GetPlanRequest;
+import dev.taskplans.v1.MergeMarker;
+import dev.taskplans.v1.PlanDiff;
 import dev.taskplans.v1.GetPlanResponse;
 import dev.taskplans.v1.Plan;
 import dev.taskplans.v1.SavePlanRequest;
@@ -163,6 +170,76 @@ class RetryTest {
     assertEquals(Status.Code.CANCELLED, assertThrows(TaskPlansException.class, () -> client.getPlan(READ)).code());
     assertTrue(assertThrows(TaskPlansException.class, () -> client.getPlan(READ)).isAuthError());
     assertEquals(4, server.received("GetPlan").size());
+  }
+
+  @Test
+  void planChangesAndRevisionDiffsAreRetriedAsReads() {
+    server.script(
+        "GetPlanChanges",
+        bare(Status.UNAVAILABLE),
+        reply(
+            GetPlanChangesResponse.newBuilder()
+                .setPlan(Plan.newBuilder().setVersion(3))
+                .setSinceVersion(1)
+                .setDiff(PlanDiff.newBuilder().setDiffBytes(40))
+                .build()));
+    server.script(
+        "DiffPlanRevisions",
+        fail(Status.Code.ABORTED, "WRITE_CONFLICT"),
+        reply(DiffPlanRevisionsResponse.newBuilder().setDiff(PlanDiff.newBuilder().setLinesAdded(1)).build()));
+    GetPlanChangesResponse changes =
+        client.getPlanChanges(GetPlanChangesRequest.newBuilder().setTaskId("t-1").setSinceVersion(1).build());
+    assertEquals(3, changes.getPlan().getVersion());
+    assertEquals(40, changes.getDiff().getDiffBytes());
+    DiffPlanRevisionsResponse diff =
+        client.diffPlanRevisions(
+            DiffPlanRevisionsRequest.newBuilder().setTaskId("t-1").setFromRevisionId("a").setToRevisionId("b").build());
+    assertEquals(1, diff.getDiff().getLinesAdded());
+    assertEquals(2, server.received("GetPlanChanges").size());
+    assertEquals(2, server.received("DiffPlanRevisions").size());
+  }
+
+  @Test
+  void aMergedEditKeepsOneRequestIdAndItsMergeFlagOnEveryAttempt() {
+    server.script(
+        "EditPlan",
+        bare(Status.UNAVAILABLE),
+        reply(
+            WRITTEN.toBuilder()
+                .setMerge(MergeMarker.newBuilder().setFromVersion(2).setToVersion(4))
+                .build()));
+    EditPlanRequest edit =
+        EditPlanRequest.newBuilder()
+            .setTaskId("t-1")
+            .setExpectedVersion(2)
+            .setOldText("a")
+            .setNewText("b")
+            .setMerge(true)
+            .build();
+    WritePlanResponse written = client.editPlan(edit);
+    assertEquals(4, written.getMerge().getToVersion());
+    List<EditPlanRequest> attempts =
+        server.received("EditPlan").stream().map(r -> (EditPlanRequest) r.request()).toList();
+    assertEquals(2, attempts.size());
+    assertEquals(attempts.get(0), attempts.get(1));
+    assertTrue(attempts.get(0).getMerge() && !attempts.get(0).getRequestId().isEmpty());
+  }
+
+  @Test
+  void mergeAndHistoryRefusalsAreNotRetried() {
+    server.script(
+        "UpdatePlan",
+        fail(Status.Code.ABORTED, "MERGE_CONFLICT"),
+        fail(Status.Code.INVALID_ARGUMENT, "MERGE_NOT_APPLICABLE"),
+        reply(WRITTEN));
+    server.script("GetPlanChanges", fail(Status.Code.OUT_OF_RANGE, "HISTORY_UNAVAILABLE"), reply(PLAN));
+    UpdatePlanRequest merge = APPEND.toBuilder().setMode(WriteMode.WRITE_MODE_REPLACE).setMerge(true).build();
+    assertTrue(assertThrows(TaskPlansException.class, () -> client.updatePlan(merge)).isMergeConflict());
+    assertTrue(assertThrows(TaskPlansException.class, () -> client.updatePlan(merge)).isInvalidArgument());
+    assertEquals(2, server.received("UpdatePlan").size());
+    GetPlanChangesRequest changes = GetPlanChangesRequest.newBuilder().setTaskId("t-1").setSinceVersion(1).build();
+    assertTrue(assertThrows(TaskPlansException.class, () -> client.getPlanChanges(changes)).isHistoryUnavailable());
+    assertEquals(1, server.received("GetPlanChanges").size());
   }
 
   @Test

@@ -1,6 +1,8 @@
 package dev.taskplans.conformance;
 
 import dev.taskplans.client.FieldViolation;
+import dev.taskplans.client.HistoryUnavailable;
+import dev.taskplans.client.MergeConflict;
 import dev.taskplans.client.PlanWatch;
 import dev.taskplans.client.TaskPlansClient;
 import dev.taskplans.client.TaskPlansException;
@@ -9,7 +11,11 @@ import dev.taskplans.v1.CreateTaskRequest;
 import dev.taskplans.v1.CreateTaskResponse;
 import dev.taskplans.v1.DeletePlanRequest;
 import dev.taskplans.v1.DeleteTaskRequest;
+import dev.taskplans.v1.DiffPlanRevisionsRequest;
+import dev.taskplans.v1.DiffPlanRevisionsResponse;
 import dev.taskplans.v1.EditPlanRequest;
+import dev.taskplans.v1.GetPlanChangesRequest;
+import dev.taskplans.v1.GetPlanChangesResponse;
 import dev.taskplans.v1.GetPlanRequest;
 import dev.taskplans.v1.GetPlanResponse;
 import dev.taskplans.v1.GetPlanRevisionRequest;
@@ -19,8 +25,10 @@ import dev.taskplans.v1.GetTaskResponse;
 import dev.taskplans.v1.ListPlanRevisionsRequest;
 import dev.taskplans.v1.ListPlanRevisionsResponse;
 import dev.taskplans.v1.MarkImplementationStartedRequest;
+import dev.taskplans.v1.MergeMarker;
 import dev.taskplans.v1.Plan;
 import dev.taskplans.v1.PlanChange;
+import dev.taskplans.v1.PlanDiff;
 import dev.taskplans.v1.PlanRevision;
 import dev.taskplans.v1.RestorePlanRevisionRequest;
 import dev.taskplans.v1.RestorePlanRevisionResponse;
@@ -44,6 +52,7 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -476,6 +485,7 @@ public final class Conformance {
       return List.of();
     });
     resilience(plans, token);
+    changesAndMerge(plans);
     step("delete_task", () -> {
       plans.deleteTask(DeleteTaskRequest.newBuilder().setTaskId(TASK).build());
       return List.of();
@@ -561,5 +571,151 @@ public final class Conformance {
       step("token_override_expired", readThrough.apply(refreshing.withToken(shortToken)));
       step("token_provider_refreshed", readThrough.apply(refreshing));
     }
+  }
+
+  private static List<Field> diffFields(PlanDiff d) {
+    return List.of(
+        new Field("old_bytes", d.getOldBytes()),
+        new Field("new_bytes", d.getNewBytes()),
+        new Field("diff_bytes", d.getDiffBytes()),
+        new Field("lines_added", d.getLinesAdded()),
+        new Field("lines_removed", d.getLinesRemoved()));
+  }
+
+  private static List<Field> changesFields(GetPlanChangesResponse r) {
+    List<Field> pairs = new ArrayList<>();
+    pairs.add(new Field("version", r.getPlan().getVersion()));
+    pairs.add(new Field("since_version", r.getSinceVersion()));
+    pairs.addAll(diffFields(r.getDiff()));
+    pairs.add(
+        new Field(
+            "changes",
+            join(
+                r.getChangesList(),
+                c -> c.getVersion()
+                    + ":"
+                    + c.getKind().name().replaceFirst("^PLAN_CHANGE_KIND_", "")
+                    + ":"
+                    + c.getAuthor().getKind().name().replaceFirst("^AUTHOR_KIND_", ""))));
+    pairs.add(new Field("changes_truncated", r.getChangesTruncated()));
+    pairs.add(new Field("diff", r.getDiff().getUnifiedDiff()));
+    return pairs;
+  }
+
+  private static String mergedOver(boolean present, MergeMarker m) {
+    return present ? m.getFromVersion() + ".." + m.getToVersion() : "-..-";
+  }
+
+  private static Object orDash(Optional<?> value) {
+    return value.isPresent() ? value.get() : "-";
+  }
+
+  /** The steps of issue 44: changes since a version, a merged edit, a conflict, the refusals, a revision diff. */
+  private static void changesAndMerge(TaskPlansClient plans) {
+    Plan read = plans.getPlan(readTask()).getPlan();
+    long since = read.getVersion();
+    Function<Long, Step> changesSince =
+        version -> () ->
+            changesFields(
+                plans.getPlanChanges(
+                    GetPlanChangesRequest.newBuilder().setTaskId(TASK).setSinceVersion(version).build()));
+    step("changes_none", changesSince.apply(since));
+    step(
+        "other_save",
+        () ->
+            written(
+                plans.savePlan(
+                    SavePlanRequest.newBuilder()
+                        .setTaskId(TASK)
+                        .setContent(read.getContent().replaceFirst("retried fragment", "retried fragment, checked"))
+                        .build())));
+    step("changes_since", changesSince.apply(since));
+    step("merged_edit", () -> {
+      WritePlanResponse r =
+          plans.editPlan(
+              EditPlanRequest.newBuilder()
+                  .setTaskId(TASK)
+                  .setExpectedVersion(since)
+                  .setOldText("Kept across replicas.")
+                  .setNewText("Kept across replicas, merged.")
+                  .setMerge(true)
+                  .build());
+      List<Field> pairs = new ArrayList<>(written(r));
+      pairs.add(new Field("merged", mergedOver(r.hasMerge(), r.getMerge())));
+      return pairs;
+    });
+    EditPlanRequest conflicting =
+        EditPlanRequest.newBuilder()
+            .setTaskId(TASK)
+            .setExpectedVersion(since)
+            .setOldText("retried fragment")
+            .setNewText("retried twice")
+            .setMerge(true)
+            .build();
+    step("merge_conflict", () -> written(plans.editPlan(conflicting)));
+    step("merge_conflict_typed", () -> {
+      Optional<MergeConflict> conflict = Optional.empty();
+      try {
+        plans.editPlan(conflicting);
+      } catch (TaskPlansException e) {
+        conflict = e.mergeConflict();
+      }
+      return List.of(
+          new Field("base_version", orDash(conflict.map(MergeConflict::baseVersion))),
+          new Field("current_version", orDash(conflict.map(MergeConflict::currentVersion))),
+          new Field("conflict_regions", orDash(conflict.map(MergeConflict::conflictRegions))),
+          new Field(
+              "conflicts_bytes",
+              conflict.map(c -> c.conflicts().getBytes(StandardCharsets.UTF_8).length).orElse(0)));
+    });
+    step(
+        "merge_on_append",
+        () ->
+            written(
+                plans.updatePlan(
+                    UpdatePlanRequest.newBuilder()
+                        .setTaskId(TASK)
+                        .setMode(WriteMode.WRITE_MODE_APPEND)
+                        .setContent("x")
+                        .setMerge(true)
+                        .build())));
+    step("changes_ahead", changesSince.apply(100L));
+    step("changes_ahead_typed", () -> {
+      Optional<HistoryUnavailable> history = Optional.empty();
+      try {
+        plans.getPlanChanges(GetPlanChangesRequest.newBuilder().setTaskId(TASK).setSinceVersion(100).build());
+      } catch (TaskPlansException e) {
+        history = e.historyUnavailable();
+      }
+      return List.of(
+          new Field("version", orDash(history.map(HistoryUnavailable::version))),
+          new Field("current_version", orDash(history.map(HistoryUnavailable::currentVersion))),
+          new Field(
+              "oldest_version",
+              orDash(
+                  history.flatMap(
+                      h -> h.oldestVersion().isPresent()
+                          ? Optional.of(h.oldestVersion().getAsLong())
+                          : Optional.empty()))));
+    });
+    step("diff_revisions", () -> {
+      List<PlanRevision> revisions =
+          plans.listPlanRevisions(ListPlanRevisionsRequest.newBuilder().setTaskId(TASK).setPageSize(2).build())
+              .getRevisionsList();
+      DiffPlanRevisionsResponse r =
+          plans.diffPlanRevisions(
+              DiffPlanRevisionsRequest.newBuilder()
+                  .setTaskId(TASK)
+                  .setFromRevisionId(revisions.get(1).getId())
+                  .setToRevisionId(revisions.get(0).getId())
+                  .build());
+      List<Field> pairs = new ArrayList<>();
+      pairs.add(new Field("from", r.getFromRevision().getRevisionNumber()));
+      pairs.add(new Field("to", r.getToRevision().getRevisionNumber()));
+      pairs.add(new Field("to_merged", mergedOver(r.getToRevision().hasMerge(), r.getToRevision().getMerge())));
+      pairs.addAll(diffFields(r.getDiff()));
+      pairs.add(new Field("diff", r.getDiff().getUnifiedDiff()));
+      return pairs;
+    });
   }
 }
