@@ -16,7 +16,11 @@ import {
   type CreatePlanRequest as CreatePlanRequestT,
   DeletePlanRequest,
   type DeletePlanResponse,
+  DiffPlanRevisionsRequest,
+  type DiffPlanRevisionsResponse,
   EditPlanRequest,
+  GetPlanChangesRequest,
+  type GetPlanChangesResponse,
   GetPlanRequest,
   type GetPlanResponse,
   GetPlanRevisionRequest,
@@ -114,6 +118,8 @@ export interface PlanApi {
   deletePlan: Call<DeletePlanRequest, DeletePlanResponse>;
   listPlanRevisions: Call<ListPlanRevisionsRequest, ListPlanRevisionsResponse>;
   getPlanRevision: Call<GetPlanRevisionRequest, GetPlanRevisionResponse>;
+  getPlanChanges: Call<GetPlanChangesRequest, GetPlanChangesResponse>;
+  diffPlanRevisions: Call<DiffPlanRevisionsRequest, DiffPlanRevisionsResponse>;
   revertPlan: Call<RevertPlanRequest, WritePlanResponse>;
   markImplementationStarted: Call<MarkImplementationStartedRequest, MarkImplementationStartedResponse>;
   /**
@@ -186,6 +192,8 @@ const PLAN_METHODS: Record<Exclude<keyof PlanApi, "watchPlan" | "watch">, Method
   deletePlan: write(DeletePlanRequest),
   listPlanRevisions: read(ListPlanRevisionsRequest),
   getPlanRevision: read(GetPlanRevisionRequest),
+  getPlanChanges: read(GetPlanChangesRequest),
+  diffPlanRevisions: read(DiffPlanRevisionsRequest),
   revertPlan: write(RevertPlanRequest),
   markImplementationStarted: write(MarkImplementationStartedRequest),
 };
