@@ -90,7 +90,7 @@ export class Output {
       chars: Object.fromEntries(BORDER.map((name) => [name, ""])),
     });
     for (const row of rows) table.push(row.map(terminalLine));
-    this.stdout.write(`${table.toString()}\n`);
+    this.stdout.write(`${table.toString().replace(/ +$/gm, "")}\n`); // no padding after the last column
   }
 
   /** A failure on stderr: `reason`, message and `next_action` as lines, or one JSON document. */

@@ -393,7 +393,7 @@ describe("planctl, the packed CLI installed into an empty project and run agains
         .split("\n")
         .filter((line) => line.trim() !== "");
       expect(lines).toEqual([
-        expect.stringMatching(/^\S+ version 1 snapshot by :?\S* \d+ bytes$/),
+        expect.stringMatching(/^\S+ version 1 snapshot \d+ bytes$/),
         expect.stringMatching(/^\S+Z version 2 updated by agent:bob revision \d+ \d+ bytes$/),
         expect.stringMatching(/^\S+Z version 3 updated by agent:carol revision \d+ \d+ bytes$/),
       ]);

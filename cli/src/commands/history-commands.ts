@@ -110,6 +110,8 @@ export function addHistoryCommands(program: Command, io: Io): void {
             changes_truncated: answer.changesTruncated,
             diff: diffJson(answer.diff),
           });
+        const current = answer.plan?.version ?? 0;
+        out.line(`${taskId} version ${current}: ${changes.length} change(s) since version ${sinceVersion}`);
         for (const change of changes)
           out.line(
             `version ${change.version}`,

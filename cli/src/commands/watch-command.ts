@@ -37,9 +37,10 @@ export function addWatchCommand(program: Command, io: Io): void {
             if (out.json) out.document(shown);
             else {
               const revision = shown.revision ? ` revision ${shown.revision.number}` : "";
+              const by = shown.author.name ? ` by ${shown.author.kind}:${shown.author.name}` : "";
               out.line(
-                `${shown.committed_at ?? "-"} version ${shown.version} ${shown.kind}`,
-                `by ${shown.author.kind}:${shown.author.name}${revision} ${shown.plan.content_bytes} bytes`,
+                `${shown.committed_at ?? "-"} version ${shown.version} ${shown.kind}${by}${revision}`,
+                `${shown.plan.content_bytes} bytes`,
               );
               if (withContent) out.content(`${shown.content ?? ""}\n`);
             }
