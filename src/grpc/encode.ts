@@ -2,11 +2,19 @@ import type { RestoreResult, WriteResult } from "../plans/plan-service";
 import type {
   AuthorKind as DomainAuthorKind,
   HeadRecord,
+  MergeMarker,
   RevisionMeta,
   RevisionRecord,
   TaskRecord,
 } from "../plans/ports/records";
-import { type Author, AuthorKind, type Plan, type PlanRevision, WriteMode } from "@taskplans/contract";
+import {
+  type Author,
+  AuthorKind,
+  type MergeMarker as MergeMarkerMessage,
+  type Plan,
+  type PlanRevision,
+  WriteMode,
+} from "@taskplans/contract";
 import type { RequestedAuthor } from "../plans/author";
 import { planErrors } from "../plans/errors";
 import {
@@ -60,6 +68,7 @@ export function encodeRevision(revision: RevisionMeta | RevisionRecord): PlanRev
     createdAt: revision.createdAt,
     updatedAt: revision.updatedAt,
     revisionVersion: revisionVersion(revision),
+    merge: encodeMergeMarker(revision.merge),
   };
 }
 
@@ -90,6 +99,7 @@ export function encodeWriteResult(result: WriteResult): WritePlanResponse {
     plan: encodePlan(result.plan, false),
     revision: result.revision,
     truncation: result.truncation ?? undefined,
+    merge: encodeMergeMarker(result.merge),
   };
 }
 
@@ -112,4 +122,9 @@ export function decodeWriteMode(mode: WriteMode): string {
   if (mode === WriteMode.WRITE_MODE_REPLACE) return "replace";
   if (mode === WriteMode.WRITE_MODE_APPEND) return "append";
   return String(mode);
+}
+
+/** A merged write's marker on the wire (absent when it did not merge). */
+function encodeMergeMarker(merge: MergeMarker | null | undefined): MergeMarkerMessage | undefined {
+  return merge ? { fromVersion: merge.fromVersion, toVersion: merge.toVersion } : undefined;
 }

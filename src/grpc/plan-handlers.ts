@@ -48,6 +48,7 @@ export function planHandlers(
             acknowledgeReduction: request.acknowledgeReduction,
             author: decodeAuthor(request.author),
             requestId: request.requestId,
+            merge: request.merge,
           },
           write,
         ),
@@ -83,6 +84,7 @@ export function planHandlers(
             // CreatePlan accepts no mode; an unspecified one decodes to "" (absent).
             mode: decodeWriteMode(request.mode),
             requestId: request.requestId,
+            merge: request.merge,
           },
           write,
         ),
@@ -101,6 +103,7 @@ export function planHandlers(
             acknowledgeReduction: request.acknowledgeReduction,
             author: decodeAuthor(request.author),
             requestId: request.requestId,
+            merge: request.merge,
           },
           write,
         ),

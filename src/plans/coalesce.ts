@@ -18,6 +18,8 @@ export function shouldCoalesce(input: {
   const { latest, author, now, windowMs, forceNew } = input;
   if (forceNew || latest === null || windowMs <= 0) return false;
   if (latest.revertOfRevisionId !== null) return false;
+  // A merged write's revision keeps its marker true: nothing is coalesced into it.
+  if (latest.merge) return false;
   if (latest.authorKind !== author.kind || latest.authorName !== author.name) return false;
   return now.getTime() - latest.updatedAt.getTime() < windowMs;
 }

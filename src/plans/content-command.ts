@@ -24,6 +24,8 @@ export interface ContentRequest {
   readonly author?: RequestedAuthor | undefined;
   readonly expectedVersion?: number | undefined;
   readonly acknowledgeReduction?: boolean;
+  /** Merge a stale write (CreatePlan with expected_version, UpdatePlan REPLACE). */
+  readonly merge?: boolean | undefined;
 }
 
 /** The fields of an EditPlan request. */
@@ -35,6 +37,8 @@ export interface EditRequest {
   readonly newText: string;
   readonly acknowledgeReduction: boolean;
   readonly author?: RequestedAuthor | undefined;
+  /** Merge a stale edit. */
+  readonly merge?: boolean | undefined;
 }
 
 /** The CreatePlan command: an agent create (or a conditional replace with expected_version); no mode (AC-005.2). */
@@ -99,6 +103,9 @@ function contentCommand(
       if (request.content === "") throw planErrors.contentRequired();
       if (mode === "append" && blank) throw planErrors.fragmentBlank();
       if (mode === "append" && request.acknowledgeReduction) throw planErrors.reductionAckNotApplicable();
+      if (request.merge && mode === "append") throw planErrors.mergeNotApplicable("append");
+      if (request.merge && path === "agent-create" && request.expectedVersion === undefined)
+        throw planErrors.mergeNotApplicable("no-version");
     }
     if (mode === "replace") checkSize(contentBytes);
     const acknowledgeReduction = request.acknowledgeReduction ?? false;
@@ -111,6 +118,8 @@ function contentCommand(
       expectedVersion: request.expectedVersion,
       acknowledgeReduction,
       author: request.author,
+      // Only when asked, so the fingerprints of requests from before merge existed stay the same.
+      merge: request.merge === true ? true : undefined,
     });
     const write: ContentWrite = {
       path,
@@ -120,6 +129,7 @@ function contentCommand(
       expectedVersion: request.expectedVersion,
       acknowledgeReduction,
       author,
+      merge: path !== "editor-save" && request.merge === true,
     };
     return commandOf(taskId, { write, key });
   });
@@ -141,6 +151,7 @@ export function editCommand(caller: Caller, request: EditRequest): Write<WriteRe
         newText: request.newText,
         acknowledgeReduction: request.acknowledgeReduction,
         author: request.author,
+        merge: request.merge === true ? true : undefined,
       },
     );
     const write: ContentWrite = {
@@ -152,6 +163,7 @@ export function editCommand(caller: Caller, request: EditRequest): Write<WriteRe
       expectedVersion: request.expectedVersion,
       acknowledgeReduction: request.acknowledgeReduction,
       author,
+      merge: request.merge === true,
     };
     return commandOf(taskId, { write, key });
   });

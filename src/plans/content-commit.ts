@@ -1,4 +1,4 @@
-import type { ContentChange, HeadWrite, PlanCommit, RevisionMeta } from "./ports/records";
+import type { ContentChange, HeadWrite, MergeMarker, PlanCommit, RevisionMeta } from "./ports/records";
 import type { Author } from "./author";
 import { contentChange } from "./changes";
 import { historyAllowance } from "./history-budget";
@@ -37,6 +37,8 @@ export interface WriteResult {
   readonly plan: PlanSummary;
   readonly revision: { readonly id: string; readonly number: number; readonly coalesced: boolean };
   readonly truncation: Truncation | null;
+  /** The versions a merged write merged over (absent or null: it did not merge). */
+  readonly merge?: MergeMarker | null;
 }
 
 /** Reported when an acknowledged reduction was stored. */
@@ -60,8 +62,10 @@ export function commitContent(
     readonly forceNewRevision: boolean;
     readonly revertOfRevisionId: string | null;
     readonly truncation: Truncation | null;
+    readonly merge?: MergeMarker | null;
   },
 ): Decision<WriteResult> {
+  const merge = write.merge ?? null;
   const { live, latest } = state;
   const title = write.title || live?.title || limits.defaultTitle;
   const { bytes: contentBytes, chars: contentChars } = write.content;
@@ -103,6 +107,7 @@ export function commitContent(
         createdAt: env.now,
         updatedAt: env.now,
         rowVersion: 1,
+        merge,
       };
   const head: HeadWrite = {
     taskId: state.taskId,
@@ -144,6 +149,6 @@ export function commitContent(
   return {
     commit,
     stored: { planBytes: contentBytes, coalesced: coalesce },
-    result: { plan, revision: written, truncation: write.truncation },
+    result: { plan, revision: written, truncation: write.truncation, merge },
   };
 }

@@ -9,7 +9,8 @@ import {
 } from "./content-commit";
 import { applyExactEdit } from "./exact-edit";
 import { planErrors } from "./errors";
-import type { LockedHead, ReadKind } from "./ports/records";
+import { mergeBaseVersion, mergedContent } from "./merge-write";
+import type { LockedHead, MergeMarker, ReadKind } from "./ports/records";
 import { isSuspiciousReduction } from "./reduction";
 import type { RequestKey } from "./idempotency";
 import { checkSize, type WriteMode } from "./validate";
@@ -33,6 +34,8 @@ export interface ContentWrite {
   readonly expectedVersion: number | undefined;
   readonly acknowledgeReduction: boolean;
   readonly author: Author;
+  /** Merge with what others wrote when expected_version is stale (merge-write.ts); a replace, create or edit only. */
+  readonly merge?: boolean;
 }
 
 /** A content write that passed its checks, with the key a retry of it is recognized by. */
@@ -75,6 +78,7 @@ export function commandOf(taskId: string, checked: CheckedContent): WriteCommand
     kind: write.mode === "edit" ? "edit" : write.path === "agent-create" ? "create" : "replace",
     reads: "content",
     request,
+    contentAt: mergeBaseVersion(write),
     decide: (state, env) =>
       write.mode === "edit" ? decideEdit(write, state, env) : decideReplace(write, state, env),
   };
@@ -92,7 +96,8 @@ export function decideSave(
 
 /**
  * An agent create or replace. Order after the lock: plan existence (replace) -> version rules
- * (seed 003) -> reduction guard -> commit.
+ * (seed 003), or the merge of a stale version when asked (then the merged document's size) ->
+ * reduction guard -> commit.
  */
 export function decideReplace(
   write: ContentWrite,
@@ -100,9 +105,11 @@ export function decideReplace(
   env: WriteEnv,
 ): Decision<WriteResult> {
   requirePlan(write, state);
-  checkVersion(write, state);
-  const content = wholeContent(write.content);
-  return commitNew(write, state, env, content, judgeReduction(write, state, content));
+  const merged = mergedContent(write, state);
+  if (merged === null) checkVersion(write, state);
+  const content = wholeContent(merged?.content ?? write.content);
+  if (merged !== null) checkMerged(content);
+  return commitNew(write, state, env, content, judgeReduction(write, state, content), merged?.marker ?? null);
 }
 
 /**
@@ -115,15 +122,23 @@ export function decideEdit(
   env: WriteEnv,
 ): Decision<WriteResult> {
   const live = requirePlan(write, state);
-  checkVersion(write, state);
+  // A stale edit asked to merge is applied to the content the caller read, then merged.
+  const merged = mergedContent(write, state);
+  if (merged === null) checkVersion(write, state);
   let content = wholeContent(write.content);
   if (live !== null) {
-    const edited = applyExactEdit(live.content, write.oldText ?? "", write.content);
-    if (edited === "") throw planErrors.contentRequired();
+    const edited = merged?.content ?? applyExactEdit(live.content, write.oldText ?? "", write.content);
     content = wholeContent(edited);
-    checkSize(content.bytes);
+    checkMerged(content);
   }
-  return commitNew(write, state, env, content, judgeReduction(write, state, content));
+  return commitNew(write, state, env, content, judgeReduction(write, state, content), merged?.marker ?? null);
+}
+
+// What a write's own document met before the lock, its merged (or edited) document meets here:
+// not empty, within the size limit.
+function checkMerged(content: StoredContent): void {
+  if (content.bytes === 0) throw planErrors.contentRequired();
+  checkSize(content.bytes);
 }
 
 // An agent update or edit needs a live plan; a create or save makes one.
@@ -157,15 +172,18 @@ function commitNew(
   env: WriteEnv,
   content: StoredContent,
   truncation: Truncation | null,
+  merge: MergeMarker | null = null,
 ): Decision<WriteResult> {
   return commitContent(state, env, {
     title: write.title,
     content,
     author: write.author,
-    // An acknowledged reduction goes on a new revision so the prior content stays in its own.
-    forceNewRevision: truncation !== null,
+    // An acknowledged reduction goes on a new revision so the prior content stays in its own; a
+    // merged write goes on its own revision, which carries its marker.
+    forceNewRevision: truncation !== null || merge !== null,
     revertOfRevisionId: null,
     truncation,
+    merge,
   });
 }
 

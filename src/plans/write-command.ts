@@ -5,6 +5,7 @@ import type {
   PlanCommit,
   ReadKind,
   RevisionRecord,
+  VersionContent,
 } from "./ports/records";
 import type { StorageCorruptionError } from "./ports/store-errors";
 import type { WriteKind } from "./ports/write-metrics";
@@ -26,15 +27,18 @@ export interface WriteState<K extends ReadKind = ReadKind> {
   readonly latest: LockedRevision<K> | null;
   /** What the task's history holds before the write (the history budget). */
   readonly history: HistoryUsage;
+  /** The content at the version the command asked for (`contentAt`; a merge's base), else null. */
+  readonly atVersion: VersionContent | null;
 }
 
 /** The state a write decides on, from what its locking read found (the live plan derived once). */
 export function writeState<K extends ReadKind>(
   taskId: string,
-  read: Pick<WriteState<K>, "head" | "latest" | "history">,
+  read: Pick<WriteState<K>, "head" | "latest" | "history"> & { readonly atVersion?: VersionContent | null },
 ): WriteState<K> {
   const { head, latest, history } = read;
-  return { taskId, head, live: head && !head.deleted ? head : null, latest, history };
+  const atVersion = read.atVersion ?? null;
+  return { taskId, head, live: head && !head.deleted ? head : null, latest, history, atVersion };
 }
 
 /** Inputs of a write that are not in the request: time, settings, id generation. */
@@ -76,6 +80,8 @@ export interface WriteCommand<K extends ReadKind, R> {
   readonly reads: K;
   /** A revision of the task the decision needs, read under the lock (null when it does not exist). */
   readonly revisionId?: string;
+  /** A past version whose content the decision needs (a merge's base), derived under the lock. */
+  readonly contentAt?: number | undefined;
   readonly request?: RequestKey | undefined;
   /**
    * The error to report when the stored plan cannot be read (an append must say PLAN_READ_FAILED,

@@ -36,7 +36,12 @@ export async function writeUnderLock<K extends ReadKind, R>(
   call: LockedCall,
 ): Promise<Committed<R> | Unchanged<R>> {
   const { taskId, request } = command;
-  const what = { reads: command.reads, revisionId: command.revisionId, requestId: request?.storedId };
+  const what = {
+    reads: command.reads,
+    revisionId: command.revisionId,
+    requestId: request?.storedId,
+    contentAt: command.contentAt,
+  };
   const locked = await tx.read(taskId, what);
   verifyReach(call.caller, taskId, locked?.state.task ?? null);
   if (locked === null) throw planErrors.taskNotFound(taskId);

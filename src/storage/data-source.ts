@@ -16,6 +16,7 @@ import { RevisionContentAtHead1764900000000 } from "./migrations/1764900000000-r
 import { ChangeStoredBytes1765000000000 } from "./migrations/1765000000000-change-stored-bytes";
 import { HistoryUsage1765100000000 } from "./migrations/1765100000000-history-usage";
 import { RevisionLocality1765200000000 } from "./migrations/1765200000000-revision-locality";
+import { RevisionMergeMarker1765300000000 } from "./migrations/1765300000000-revision-merge-marker";
 import { WriteRequestEntity } from "./tables/write-requests";
 
 /**
@@ -42,6 +43,7 @@ export function createDataSource(url: string, options: { poolSize: number }): Da
       ChangeStoredBytes1765000000000,
       HistoryUsage1765100000000,
       RevisionLocality1765200000000,
+      RevisionMergeMarker1765300000000,
     ],
     migrationsTableName: "schema_migrations",
     synchronize: false,

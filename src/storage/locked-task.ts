@@ -24,7 +24,7 @@ import {
   revisionWithContent,
   updateRevision,
 } from "./tables/revisions";
-import { cellsOf, type Row, selectList } from "./tables/row";
+import { cellsOf, type Query, type Row, selectList } from "./tables/row";
 import { DELETE_TASK, TASK_COLUMNS, taskFromRow } from "./tables/tasks";
 import { findRequest, rememberRequest } from "./tables/write-requests";
 import type { WriteStatements } from "./transaction";
@@ -90,27 +90,15 @@ export class SqlWriteTx implements PlanWriteTx {
     const kept = keptHistoryOf(head);
     const history = kept === "recount" ? await countHistory(this.statements, this.sql, taskId) : kept;
     const remembered = what.requestId === undefined ? null : await findRequest(send, taskId, what.requestId);
+    const query: Query = async (sql, parameters) => (await send(sql, parameters)).rows;
     // The target is read under the lock, so it is the row as of this write.
     const target =
-      what.revisionId === undefined
-        ? null
-        : await revisionWithContent(
-            async (sql, parameters) => (await send(sql, parameters)).rows,
-            taskId,
-            what.revisionId,
-          );
+      what.revisionId === undefined ? null : await revisionWithContent(query, taskId, what.revisionId);
     const hasHead = row.p_task_id != null;
     const lockedHead = hasHead ? lockedHeadFromRow(head, what.reads) : null;
     // A merge's base, derived under the lock from the change history (devices/content-at-version.ts).
     const atVersion =
-      what.contentAt === undefined
-        ? null
-        : await contentAtVersion(
-            async (sql, parameters) => (await send(sql, parameters)).rows,
-            taskId,
-            what.contentAt,
-            lockedHead,
-          );
+      what.contentAt === undefined ? null : await contentAtVersion(query, taskId, what.contentAt, lockedHead);
     const state: LockedState<K> = {
       task: taskFromRow(cellsOf(row, "t_")),
       head: lockedHead,

@@ -68,7 +68,7 @@ describe("the migration command (node dist/src/migrate.js) on MariaDB", () => {
     const first = await migrate(database);
     expect([first.code, first.stderr]).toEqual([0, ""]);
     expect(first.stdout).toBe(
-      "migrations applied: InitialSchema1764400000000, WriteRequests1764500000000, AppendComposition1764600000000, PlanChanges1764700000000, ChangeContentPrefix1764800000000, RevisionContentAtHead1764900000000, ChangeStoredBytes1765000000000, HistoryUsage1765100000000, RevisionLocality1765200000000\n",
+      "migrations applied: InitialSchema1764400000000, WriteRequests1764500000000, AppendComposition1764600000000, PlanChanges1764700000000, ChangeContentPrefix1764800000000, RevisionContentAtHead1764900000000, ChangeStoredBytes1765000000000, HistoryUsage1765100000000, RevisionLocality1765200000000, RevisionMergeMarker1765300000000\n",
     );
     const schema = await schemaOf(database);
     expect(schema).toEqual({
@@ -83,6 +83,7 @@ describe("the migration command (node dist/src/migrate.js) on MariaDB", () => {
         "ChangeStoredBytes1765000000000",
         "HistoryUsage1765100000000",
         "RevisionLocality1765200000000",
+        "RevisionMergeMarker1765300000000",
       ],
     });
     const second = await migrate(database);
@@ -137,6 +138,7 @@ describe("the migration command (node dist/src/migrate.js) on MariaDB", () => {
           "ChangeStoredBytes1765000000000",
           "HistoryUsage1765100000000",
           "RevisionLocality1765200000000",
+          "RevisionMergeMarker1765300000000",
         ],
       });
     } finally {
@@ -151,7 +153,7 @@ describe("the migration command (node dist/src/migrate.js) on MariaDB", () => {
     try {
       const result = await migrate(a, { PLAN_MIGRATION_LOCK_WAIT_MS: "5000" });
       expect([result.code, result.stderr]).toEqual([0, ""]);
-      expect((await schemaOf(a)).migrations).toHaveLength(9);
+      expect((await schemaOf(a)).migrations).toHaveLength(10);
     } finally {
       await holder.end();
     }

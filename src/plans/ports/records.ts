@@ -144,6 +144,15 @@ export interface LockedState<K extends ReadKind = ReadKind> {
   readonly atVersion: VersionContent | null;
 }
 
+/**
+ * Marks a merged write: based on `fromVersion` (the caller's expected_version), merged with the
+ * changes of versions fromVersion + 1 .. `toVersion` (the version current when it was written).
+ */
+export interface MergeMarker {
+  readonly fromVersion: number;
+  readonly toVersion: number;
+}
+
 /** Revision metadata (everything but the content). */
 export interface RevisionMeta {
   readonly id: string;
@@ -159,6 +168,8 @@ export interface RevisionMeta {
   readonly updatedAt: Date;
   /** Increases each time the row changes (coalescing rewrites the newest revision in place). */
   readonly rowVersion: number;
+  /** Set on the revision of a merged write (never coalesced into); absent or null otherwise. */
+  readonly merge?: MergeMarker | null;
 }
 
 /** A revision with its content. */

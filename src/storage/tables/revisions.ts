@@ -1,11 +1,18 @@
 import { Column, Entity, PrimaryColumn } from "typeorm";
-import type { LockedRevision, ReadKind, RevisionMeta, RevisionRecord } from "../../plans/ports/records";
+import type {
+  LockedRevision,
+  MergeMarker,
+  ReadKind,
+  RevisionMeta,
+  RevisionRecord,
+} from "../../plans/ports/records";
 import type { WriteStatements } from "../transaction";
 import {
   authorKindOf,
   type Cell,
   cellsOf,
   date,
+  isNull,
   num,
   placeholders,
   type Query,
@@ -36,6 +43,8 @@ export const REVISION_META_COLUMNS = [
   "created_at",
   "updated_at",
   "row_version",
+  "merged_from_version",
+  "merged_to_version",
 ] as const;
 
 /**
@@ -60,7 +69,15 @@ function revisionOf<C>(cell: Cell, content: C) {
     createdAt: date(cell("created_at")),
     updatedAt: date(cell("updated_at")),
     rowVersion: num(cell("row_version")),
+    merge: mergeOf(cell),
   };
+}
+
+// The merge marker: both columns set on a merged write's revision, neither on any other.
+function mergeOf(cell: Cell): MergeMarker | null {
+  const from = cell("merged_from_version");
+  const to = cell("merged_to_version");
+  return isNull(from) || isNull(to) ? null : { fromVersion: num(from), toVersion: num(to) };
 }
 
 // The row's content (when the read selected it), checked against its recorded size.
@@ -144,6 +161,8 @@ function revisionValues(revision: RevisionMeta): unknown[] {
     revision.createdAt.getTime(),
     revision.updatedAt.getTime(),
     revision.rowVersion,
+    revision.merge?.fromVersion ?? null,
+    revision.merge?.toVersion ?? null,
   ];
 }
 
@@ -238,4 +257,10 @@ export class RevisionEntity {
 
   @Column({ name: "row_version", type: "integer" })
   rowVersion: number;
+
+  @Column({ name: "merged_from_version", type: "bigint", nullable: true })
+  mergedFromVersion: number | null;
+
+  @Column({ name: "merged_to_version", type: "bigint", nullable: true })
+  mergedToVersion: number | null;
 }
