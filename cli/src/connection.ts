@@ -83,8 +83,12 @@ export function clientOptionsOf(
   };
 }
 
-/** A client for the context in force. */
-export function connect(options: ConnectionOptions, env: NodeJS.ProcessEnv): TaskPlansClient {
+/** A client for the context in force; `extra` is laid over its options (a command's own retry policy). */
+export function connect(
+  options: ConnectionOptions,
+  env: NodeJS.ProcessEnv,
+  extra: Partial<ClientOptions> = {},
+): TaskPlansClient {
   const context = resolveContext(options, env);
-  return createClient(context.target, clientOptionsOf(context, options, env));
+  return createClient(context.target, { ...clientOptionsOf(context, options, env), ...extra });
 }

@@ -1,5 +1,5 @@
 import { type Command, Option } from "commander";
-import type { TaskPlansClient } from "@taskplans/client";
+import type { ClientOptions, TaskPlansClient } from "@taskplans/client";
 import { connect, type ConnectionOptions } from "./connection";
 import { EXIT, failureOf, UsageError } from "./failures";
 import { type Format, Output, type Sink } from "./output";
@@ -23,7 +23,8 @@ export interface CommonOptions extends ConnectionOptions {
 export interface Runtime {
   readonly out: Output;
   readonly io: Io;
-  client(): TaskPlansClient;
+  /** The client, made on the first call (with `extra` laid over the context's options). */
+  client(extra?: Partial<ClientOptions>): TaskPlansClient;
 }
 
 /** Adds `-o text|json` to a command. */
@@ -53,7 +54,7 @@ export function act(io: Io, handler: Handler): (...args: unknown[]) => Promise<v
     const options = command.opts<CommonOptions & Record<string, unknown>>();
     const out = new Output(options.output as Format, io.stdout, io.stderr, io.env);
     let client: TaskPlansClient | undefined;
-    const runtime: Runtime = { out, io, client: () => (client ??= connect(options, io.env)) };
+    const runtime: Runtime = { out, io, client: (extra) => (client ??= connect(options, io.env, extra)) };
     try {
       await handler(runtime, command.args, options);
       io.setExitCode(EXIT.ok);

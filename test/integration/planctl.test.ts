@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { type InstalledPlanctl, installPlanctl } from "../harness/packages/planctl";
 import { freePort } from "../harness/servers/free-port";
 import { requireBinary, stopProcess, waitFor } from "../harness/servers/processes";
+import { startReplica } from "../harness/servers/replica";
 import { randomId, startTestApp, type TestApp } from "../harness/servers/test-app";
 
 // planctl as users use it (issue 46): the packed CLI installed into an empty project and run as a
@@ -164,6 +165,31 @@ describe("planctl, the packed CLI installed into an empty project and run agains
       expect([args, usage.code]).toEqual([args, 2]);
     }
     expect((await run(["get", taskId])).stdout).toBe("# New\n");
+  });
+
+  it("replace --merge and edit --merge apply a stale write on top of the changes since; a conflict exits 1", async () => {
+    const taskId = await taskWithPlan("# Plan\n- one\n- two\n- three\n");
+    await run(["append", taskId], { input: "- four\n" }); // version 2, by someone else
+    const merged = await run([
+      "edit",
+      taskId,
+      "--old",
+      "- one",
+      "--new",
+      "- 1",
+      "--expected-version",
+      "1",
+      "--merge",
+    ]);
+    expect(merged.stdout).toMatch(
+      new RegExp(`^${taskId} version 3 \\d+ bytes revision \\d+ merged with versions 2\\.\\.2\\n$`),
+    );
+    expect((await run(["get", taskId])).stdout).toBe("# Plan\n- 1\n- two\n- three\n\n- four\n");
+    const conflict = await run(["replace", taskId, "-", "--expected-version", "2", "--merge"], {
+      input: "# Plan\n- uno\n- two\n- three\n\n- four\n",
+    });
+    expect([conflict.code, conflict.stderr]).toEqual([1, expect.stringContaining("reason: MERGE_CONFLICT")]);
+    expect((await run(["get", taskId, "--version"])).stdout).toBe("3\n");
   });
 
   it("save, mark-started and delete-plan; a second delete exits 1 PLAN_NOT_FOUND", async () => {
@@ -401,6 +427,46 @@ describe("planctl, the packed CLI installed into an empty project and run agains
       await waitFor("the watch to end", async () => tmux("has-session", "-t", "watch").status !== 0, 10_000);
     } finally {
       tmux("kill-server");
+    }
+  });
+
+  it("watch resumes across a replica restart: every change printed once, in order", async () => {
+    const dir = mkdtempSync(join(work, "replica-"));
+    const replica = await startReplica({ PLAN_DATABASE_URL: `sqlite:${join(dir, "plans.sqlite")}` }, dir);
+    const env = { PLANCTL_TARGET: `127.0.0.1:${replica.port}` };
+    try {
+      const taskId = randomId("cli");
+      await run(["task", "create", taskId, "--workspace", "ws-1"], { env });
+      await run(["create-plan", taskId], { env, input: "# Plan\n" });
+      const watcher = spawn(cli.bin, ["watch", taskId, "--after", "1", "-o", "json"], {
+        env: { ...cli.env, ...env, PATH: process.env.PATH },
+      });
+      let printed = "";
+      watcher.stdout.on("data", (chunk: Buffer) => (printed += chunk.toString()));
+      const versions = () =>
+        printed
+          .trim()
+          .split("\n")
+          .filter(Boolean)
+          .map((line) => json(line).version);
+      let errors = "";
+      watcher.stderr.on("data", (chunk: Buffer) => (errors += chunk.toString()));
+      try {
+        await run(["append", taskId], { env, input: "- two\n" });
+        await waitFor("version 2", async () => versions().includes(2), 20_000);
+        await replica.stop(); // drains: the open watch ends UNAVAILABLE, and the client reopens it
+        await replica.restart();
+        await run(["append", taskId], { env, input: "- three\n" });
+        await waitFor("version 3", async () => versions().includes(3), 30_000).catch((error: Error) => {
+          throw new Error(`${error.message}; watch exit ${watcher.exitCode}, stderr: ${errors}`);
+        });
+        expect(versions()).toEqual([2, 3]);
+        expect(watcher.exitCode).toBeNull(); // still watching
+      } finally {
+        await stopProcess(watcher);
+      }
+    } finally {
+      await replica.stop();
     }
   });
 });

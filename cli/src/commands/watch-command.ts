@@ -3,6 +3,13 @@ import { isWatchHistoryExpired, type PlanChange } from "@taskplans/client";
 import { act, type Io, wholeNumber, withCommonOptions } from "../runtime";
 import { authorJson, changeKindName, planJson, timeJson, writtenRevisionJson } from "../shapes";
 
+/**
+ * Like `tail -f`, a watch outlasts a restart: it reconnects for up to two minutes of outage (the
+ * client's default gives up after five attempts, about 3 s), the count starting again after every
+ * change it prints.
+ */
+const WATCH_RETRY = { maxAttempts: 40, maxElapsedMs: 120_000 } as const;
+
 const changeJson = (change: PlanChange, withContent: boolean) => ({
   kind: changeKindName(change.kind),
   version: change.plan?.version ?? 0,
@@ -27,7 +34,10 @@ export function addWatchCommand(program: Command, io: Io): void {
       act(io, async ({ out, client }, [taskId = ""], options) => {
         const afterVersion = options.after === undefined ? undefined : wholeNumber(options.after, "--after");
         const withContent = options.content === true;
-        const watch = client().plans.watch(taskId, { afterVersion, includeContent: withContent });
+        const watch = client({ retry: WATCH_RETRY }).plans.watch(taskId, {
+          afterVersion,
+          includeContent: withContent,
+        });
         const stop = () => watch.cancel();
         process.once("SIGINT", stop);
         process.once("SIGTERM", stop);
