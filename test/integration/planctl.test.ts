@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type InstalledPlanctl, installPlanctl } from "../harness/packages/planctl";
 import { freePort } from "../harness/servers/free-port";
+import { makeCa } from "../harness/identity/pki";
 import { requireBinary, stopProcess, waitFor } from "../harness/servers/processes";
 import { startReplica } from "../harness/servers/replica";
 import { randomId, startTestApp, type TestApp } from "../harness/servers/test-app";
@@ -341,6 +342,44 @@ describe("planctl, the packed CLI installed into an empty project and run agains
     }
   });
 
+  it("a context with --ca, --cert, --key and --server-name reaches an mTLS service; without the client certificate it exits 3", async () => {
+    const dir = mkdtempSync(join(work, "pki-"));
+    const ca = makeCa(dir, "ca");
+    const served = ca.issue("server", { names: ["plans.internal"] });
+    const member = ca.issue("client-1");
+    const secure = await startTestApp("sqlite", {
+      env: {
+        PLAN_GRPC_TLS_CERT_FILE: served.certFile,
+        PLAN_GRPC_TLS_KEY_FILE: served.keyFile,
+        PLAN_GRPC_TLS_CLIENT_CA_FILE: ca.certFile,
+      },
+    });
+    try {
+      const target = `127.0.0.1:${secure.port}`;
+      const env = { PLANCTL_TARGET: "", XDG_CONFIG_HOME: dir }; // contexts of its own: the others stay plaintext
+      const tls = ["--target", target, "--ca", ca.certFile, "--server-name", "plans.internal"];
+      const mtls = [...tls, "--cert", member.certFile, "--key", member.keyFile];
+      expect((await run(["context", "add", "mtls", ...mtls], { env })).code).toBe(0);
+      expect((await run(["context", "add", "tls-only", ...tls], { env })).code).toBe(0);
+      expect((await run(["context", "add", "half", ...tls, "--cert", member.certFile], { env })).code).toBe(
+        2,
+      );
+      const taskId = randomId("cli");
+      const created = await run(["task", "create", taskId, "--workspace", "ws-1", "--context", "mtls"], {
+        env,
+      });
+      expect([created.code, created.stderr]).toEqual([0, ""]);
+      const refused = await run(["task", "get", taskId, "--context", "tls-only", "--timeout", "2000"], {
+        env,
+      });
+      expect(refused.code).toBe(3);
+      const list = await run(["context", "list"], { env });
+      expect(list.stdout).toMatch(/mtls\s+127\.0\.0\.1:\d+\s+mtls/);
+    } finally {
+      await secure.stop();
+    }
+  });
+
   it("on a terminal, agent text is made inert: get, show, history, diff, errors; colours only from planctl", async () => {
     const taskId = await taskWithPlan(HOSTILE);
     await run(["append", taskId, "--author", "evil\u001b]0;pwned\u0007\u001b[2J"], {
@@ -366,7 +405,7 @@ describe("planctl, the packed CLI installed into an empty project and run agains
     expect(plain.stdout).not.toContain("\u001b[");
   });
 
-  it("watch -o json prints one JSON document per line per change; SIGTERM ends it with exit 0", async () => {
+  it("watch -o json prints one JSON document per line per change; SIGTERM ends it with exit 0; WATCH_HISTORY_EXPIRED exits 1 saying what to do", async () => {
     const taskId = await taskWithPlan();
     const watcher = spawn(cli.bin, ["watch", taskId, "--after", "1", "-o", "json"], {
       env: { ...cli.env, PATH: process.env.PATH },
@@ -385,6 +424,11 @@ describe("planctl, the packed CLI installed into an empty project and run agains
       await stopProcess(watcher);
     }
     expect(watcher.exitCode).toBe(0); // Ctrl-C or SIGTERM ends a watch quietly
+    const ahead = await run(["watch", taskId, "--after", "99"]);
+    expect([ahead.code, ahead.stdout]).toEqual([1, ""]);
+    expect(ahead.stderr).toMatch(
+      /^watch ended: .+read the plan again.+\n(.|\n)*reason: WATCH_HISTORY_EXPIRED\n/,
+    );
   });
 
   it("in tmux, `planctl watch` prints one line per change another process makes, like tail -f, until Ctrl-C", async () => {
