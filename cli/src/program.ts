@@ -25,7 +25,14 @@ export function buildProgram(io: Io): Command {
       writeOut: (text) => io.stdout.write(text),
       writeErr: (text) => io.stderr.write(text),
     })
-    .exitOverride();
+    .exitOverride()
+    // Names only in the list of commands (each command's --help shows its arguments), so the
+    // program's help fits one screen.
+    .configureHelp({ subcommandTerm: (command) => command.name() })
+    .addHelpText(
+      "after",
+      "\nEvery command takes -o json, --context, --target and --timeout.\nExit codes: 0 ok, 1 refused (reason on stderr), 2 usage, 3 unavailable.",
+    );
   addContextCommands(program, io);
   addTaskCommands(program, io);
   addPlanCommands(program, io);

@@ -274,6 +274,33 @@ describe("planctl, the packed CLI installed into an empty project and run agains
     expect(down.stderr).toMatch(/^error: (UNAVAILABLE|DEADLINE_EXCEEDED)\n/);
   });
 
+  it("every command's --help fits one screen (24 lines of 80 columns; the program's list of commands 35) and exits 0", async () => {
+    const commands = [[], ["context", "add"], ["context", "list"], ["task", "create"], ["task", "get"]];
+    for (const name of [
+      "get",
+      "create-plan",
+      "save",
+      "append",
+      "replace",
+      "edit",
+      "delete-plan",
+      "mark-started",
+    ])
+      commands.push([name]);
+    for (const name of ["history", "show", "diff", "changes", "restore", "revert", "watch", "completion"])
+      commands.push([name]);
+    for (const command of commands) {
+      const help = await run([...command, "--help"]);
+      const lines = help.stdout.trimEnd().split("\n");
+      expect([
+        command,
+        help.code,
+        lines.length <= (command.length === 0 ? 35 : 24),
+        lines.every((line) => line.length <= 80),
+      ]).toEqual([command, 0, true, true]);
+    }
+  });
+
   it("completion scripts: bash -n accepts the bash one; each names every command", async () => {
     for (const shell of ["bash", "zsh", "fish"]) {
       const script = await run(["completion", shell]);

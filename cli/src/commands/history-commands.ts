@@ -89,7 +89,7 @@ export function addHistoryCommands(program: Command, io: Io): void {
       }),
     );
 
-  command("changes", "what changed since a version you read: the changes, then a unified diff")
+  command("changes", "the changes since a version you read, then a unified diff")
     .requiredOption("--since <v>", "the version you read")
     .action(
       act(io, async ({ out, client }, [taskId = ""], options) => {
@@ -124,7 +124,7 @@ export function addHistoryCommands(program: Command, io: Io): void {
       }),
     );
 
-  command("restore", "make a past revision current, if nothing changed since you looked")
+  command("restore", "make a past revision current, if nothing changed since")
     .argument("<revision>")
     .requiredOption("--expected-version <v>", "the plan's current version")
     .requiredOption("--expected-revision-version <w>", "the revision's revision_version (history -o json)")
@@ -143,7 +143,7 @@ export function addHistoryCommands(program: Command, io: Io): void {
       }),
     );
 
-  command("revert", "make a past revision current again, unconditionally (a new revision copies it)")
+  command("revert", "make a past revision current again, unconditionally")
     .argument("<revision>")
     .action(
       act(io, async ({ out, client }, [taskId = "", revision = ""]) => {

@@ -71,7 +71,7 @@ export function addPlanCommands(program: Command, io: Io): void {
   );
   wholeDocument(
     "save",
-    "create or replace a task's plan unconditionally (the editor's save)",
+    "create or replace a task's plan, unconditionally (as an editor)",
     (client, request) => client.plans.savePlan(request),
   );
 
@@ -86,7 +86,7 @@ export function addPlanCommands(program: Command, io: Io): void {
       }),
     );
 
-  write("replace", "replace a task's whole plan with FILE, if still at the expected version")
+  write("replace", "replace a task's whole plan, if still at the expected version")
     .argument("<task>")
     .argument("<file>", "the whole new plan, or - for stdin")
     .requiredOption("--expected-version <v>", "the version you read (planctl get TASK --version)")
