@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { Command, CommanderError } from "commander";
 import { addContextCommands } from "./commands/context-commands";
 import { addHistoryCommands } from "./commands/history-commands";
@@ -8,8 +10,10 @@ import { completionScript, type Shell } from "./completion";
 import { EXIT } from "./failures";
 import type { Io } from "./runtime";
 
-/** This package's version (package.json), shown by `planctl --version`. */
-export const VERSION = "0.2.0";
+/** This package's version, read from its package.json (packed beside dist/), shown by `planctl --version`. */
+export const VERSION: string = (
+  JSON.parse(readFileSync(join(__dirname, "..", "package.json"), "utf8")) as { version: string }
+).version;
 
 /**
  * The `planctl` program: every command, parsed by commander. Usage errors exit 2, help and
