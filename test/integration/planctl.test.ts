@@ -2,6 +2,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { SignJWT } from "jose";
 import { type InstalledPlanctl, installPlanctl } from "../harness/packages/planctl";
 import { freePort } from "../harness/servers/free-port";
 import { makeCa } from "../harness/identity/pki";
@@ -366,6 +367,60 @@ describe("planctl, the packed CLI installed into an empty project and run agains
     for (const output of outputs) {
       expect(output).not.toContain("literal-token-4242");
       expect(output).not.toContain("command-token-4242");
+    }
+  });
+
+  it("with auth on, the token from PLANCTL_TOKEN or a context's token command is sent and never printed", async () => {
+    const secret = "planctl-secret-0123456789-0123456789";
+    const guarded = await startTestApp("sqlite", { env: { PLAN_AUTH_JWT_SECRET: secret } });
+    try {
+      const jwt = await new SignJWT({ kind: "user", name: "dana", workspaces: ["ws-cli"] })
+        .setProtectedHeader({ alg: "HS256" })
+        .setSubject("dana")
+        .setIssuedAt()
+        .setExpirationTime("10m")
+        .sign(new TextEncoder().encode(secret));
+      const dir = mkdtempSync(join(work, "auth-"));
+      const env = { PLANCTL_TARGET: `127.0.0.1:${guarded.port}`, XDG_CONFIG_HOME: dir };
+      const taskId = randomId("cli");
+      const anonymous = await run(["task", "create", taskId, "--workspace", "ws-cli"], { env });
+      expect([anonymous.code, anonymous.stderr]).toEqual([
+        1,
+        expect.stringMatching(/^error: UNAUTHENTICATED\n/),
+      ]);
+      const outputs: string[] = [];
+      const viaEnv = await run(["task", "create", taskId, "--workspace", "ws-cli"], {
+        env: { ...env, PLANCTL_TOKEN: jwt },
+      });
+      expect(viaEnv.code).toBe(0);
+      writeFileSync(join(dir, "jwt"), `${jwt}\n`);
+      await run(
+        [
+          "context",
+          "add",
+          "idp",
+          "--target",
+          env.PLANCTL_TARGET,
+          "--token-command",
+          `cat ${join(dir, "jwt")}`,
+        ],
+        {
+          env,
+        },
+      );
+      const viaCommand = await run(["create-plan", taskId, "--context", "idp"], {
+        env,
+        input: "# by dana\n",
+      });
+      expect([viaCommand.code, viaCommand.stderr]).toEqual([0, ""]);
+      const history = await run(["history", taskId, "--context", "idp", "-o", "json"], { env });
+      outputs.push(viaEnv.stdout, viaEnv.stderr, viaCommand.stdout, viaCommand.stderr, history.stdout);
+      outputs.push((await run(["context", "list", "-o", "json"], { env })).stdout);
+      expect(readFileSync(join(dir, "taskplans", "contexts.json"), "utf8")).not.toContain(jwt);
+      for (const output of outputs) expect(output).not.toContain(jwt.split(".")[2]);
+      expect(json(history.stdout)).toMatchObject({ author: { name: "dana" } });
+    } finally {
+      await guarded.stop();
     }
   });
 
