@@ -24,17 +24,17 @@ module.exports = {
       name: "no-relative-import-across-packages",
       severity: "error",
       comment:
-        "A workspace (generated/ = @taskplans/contract, clients/ts/ = @taskplans/client, mcp/ = @taskplans/mcp) is imported by its package name, never by a relative path into its tree: each packs and installs alone (STYLE.md habit 13).",
-      from: { path: "^(generated|clients/ts|mcp)/" },
+        "A workspace (generated/ = @taskplans/contract, clients/ts/ = @taskplans/client, mcp/ = @taskplans/mcp, cli/ = @taskplans/cli) is imported by its package name, never by a relative path into its tree: each packs and installs alone (STYLE.md habit 13).",
+      from: { path: "^(generated|clients/ts|mcp|cli)/" },
       to: { pathNot: "^$1/", dependencyTypesNot: ["aliased"] },
     },
     {
       name: "no-relative-import-of-a-workspace",
       severity: "error",
       comment:
-        "The service (src/, and its test/, bench/, scripts/) imports a workspace by its package name (@taskplans/contract, @taskplans/client, @taskplans/mcp), never by a relative path into its tree.",
+        "The service (src/, and its test/, bench/, scripts/) imports a workspace by its package name (@taskplans/contract, @taskplans/client, @taskplans/mcp, @taskplans/cli), never by a relative path into its tree.",
       from: { path: "^(src|test|bench|scripts)/" },
-      to: { path: "^(generated|clients/ts|mcp)/", dependencyTypesNot: ["aliased"] },
+      to: { path: "^(generated|clients/ts|mcp|cli)/", dependencyTypesNot: ["aliased"] },
     },
     {
       name: "server-never-imports-a-client",
@@ -42,11 +42,19 @@ module.exports = {
       comment:
         "The server depends on the contract (@taskplans/contract), never on a client of itself (@taskplans/client, @taskplans/mcp): DESIGN.md, STYLE.md habit 13.",
       from: { path: "^src/" },
-      to: { path: "^(clients|mcp)/" },
+      to: { path: "^(clients|mcp|cli)/" },
+    },
+    {
+      name: "cli-imports-only-the-client",
+      severity: "error",
+      comment:
+        "The command-line client (cli/, @taskplans/cli) is a client of the service: it imports the client package (@taskplans/client), never the server (src/) nor the contract's generated tree directly.",
+      from: { path: "^cli/" },
+      to: { path: "^(src|generated|mcp)/" },
     },
   ],
   options: {
-    includeOnly: "^(src|test|bench|scripts|generated|clients/ts/src|clients/conformance/ts|mcp/src)/",
+    includeOnly: "^(src|test|bench|scripts|generated|clients/ts/src|clients/conformance/ts|mcp/src|cli/src)/",
     exclude: { path: "(^|/)(dist|dist-bench|node_modules)/" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },

@@ -29,6 +29,7 @@ export default tseslint.config(
       "generated/ts/",
       "generated/dist/",
       "mcp/dist/",
+      "cli/dist/",
       "clients/ts/dist/",
       "clients/python/",
       "node_modules/",
@@ -175,6 +176,15 @@ export default tseslint.config(
     rules: layer(
       ["typeorm", "ioredis", "mysql2", "better-sqlite3", "@taskplans/contract"],
       [{ regex: "^\\.\\./\\.\\./", message: "the MCP package imports only itself and its dependencies" }],
+    ),
+  },
+  {
+    // The command-line client (@taskplans/cli, cli/) is a client of the service like the MCP server:
+    // it reaches plans only through the client package, never the generated tree nor the server.
+    files: ["cli/src/**/*.ts"],
+    rules: layer(
+      ["typeorm", "ioredis", "mysql2", "better-sqlite3", "@taskplans/contract", "@taskplans/mcp"],
+      [{ regex: "^\\.\\./\\.\\./", message: "the CLI package imports only itself and its dependencies" }],
     ),
   },
   {

@@ -17,6 +17,7 @@ const moduleNameMapper = {
   "^@taskplans/contract$": "<rootDir>/generated/index.ts",
   "^@taskplans/client$": "<rootDir>/clients/ts/src/index.ts",
   "^@taskplans/mcp$": "<rootDir>/mcp/src/index.ts",
+  "^@taskplans/cli$": "<rootDir>/cli/src/index.ts",
 };
 
 module.exports = {

@@ -17,6 +17,8 @@ command -v iptables >/dev/null 2>&1 || [ -x /usr/sbin/iptables ] || missing+=(ip
 # The alert rules are checked and unit-tested with promtool, and the dashboard and rules queried on a
 # real Prometheus scraping replicas (Debian's prometheus package ships both; no service is started).
 command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
+# planctl's watch is driven in a tmux session, as a person runs it, while another process appends.
+command -v tmux >/dev/null 2>&1 || missing+=(tmux)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "installing ${missing[*]}"

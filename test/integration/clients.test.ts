@@ -285,12 +285,21 @@ describe("client packages: Go, Java, Python and TypeScript against one live serv
       ts: JSON.parse(read("clients/ts/package.json")).version,
       contract: JSON.parse(read("generated/package.json")).version,
       mcp: JSON.parse(read("mcp/package.json")).version,
+      cli: JSON.parse(read("cli/package.json")).version,
       go: /const Version = "([^"]+)"/.exec(read("clients/go/version.go"))?.[1],
       python: /^version = "([^"]+)"/m.exec(read("clients/python/pyproject.toml"))?.[1],
       java: /<artifactId>taskplans-client<\/artifactId>[\s\S]*?<version>([^<]+)<\/version>/.exec(
         read("clients/java/pom.xml"),
       )?.[1],
-    }).toEqual({ ts: version, contract: version, mcp: version, go: version, python: version, java: version });
+    }).toEqual({
+      ts: version,
+      contract: version,
+      mcp: version,
+      cli: version,
+      go: version,
+      python: version,
+      java: version,
+    });
     expect(read("clients/CHANGELOG.md")).toContain(`\n## ${version}\n`);
   });
 

@@ -14,6 +14,7 @@ export const WORKSPACES = [
   { dir: "generated", name: "@taskplans/contract" },
   { dir: "clients/ts", name: "@taskplans/client" },
   { dir: "mcp", name: "@taskplans/mcp" },
+  { dir: "cli", name: "@taskplans/cli" },
 ] as const;
 
 export interface PackedWorkspace {

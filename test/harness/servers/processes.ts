@@ -42,15 +42,18 @@ export interface CommandResult {
   readonly elapsedMs: number;
 }
 
-/** Runs a command to its end; past `timeoutMs` it is killed (SIGKILL) and `code` is null. */
+/**
+ * Runs a command to its end; past `timeoutMs` it is killed (SIGKILL) and `code` is null. Its stdin
+ * is `input`, or empty.
+ */
 export function runToExit(
   argv: readonly string[],
-  options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs: number },
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs: number; input?: string | Buffer },
 ): Promise<CommandResult> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0] ?? "", argv.slice(1), { env: options.env, cwd: options.cwd });
-    child.stdin.end(); // nothing to read: a program that asks gets end-of-file, not a wait
+    child.stdin.end(options.input); // without input, a program that reads gets end-of-file, not a wait
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
