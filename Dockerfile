@@ -6,11 +6,12 @@ WORKDIR /app
 # better-sqlite3 compiles from source (no prebuilt binary for every platform).
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ \
   && rm -rf /var/lib/apt/lists/*
-# npm workspaces: the install needs every workspace's manifest (the client and MCP packages are not
-# built into the image; the service depends on the contract only).
+# npm workspaces: the install needs every workspace's manifest (the client, MCP and CLI packages
+# are not built into the image; the service depends on the contract only).
 COPY package.json package-lock.json ./
 COPY clients/ts/package.json ./clients/ts/
 COPY mcp/package.json ./mcp/
+COPY cli/package.json ./cli/
 COPY generated/package.json ./generated/
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
