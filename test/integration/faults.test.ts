@@ -146,12 +146,15 @@ async function interruptHoldingRows(
     );
     return Number((rows as { n: number }[])[0]?.n ?? 0) > 0;
   };
+  let seen = 0;
   try {
     for (let attempt = 1; attempt <= 200; attempt++) {
       await untilInFlight(workload, index);
       // Strike while the database is seen waiting for the replica (the window is open), then check
       // that it still is: the replica may have sent its COMMIT in between.
-      for (let look = 0; look < 500 && !(await holding()); look++);
+      let open = false;
+      for (let look = 0; look < 500 && !open; look++) open = await holding();
+      if (open) seen++;
       fault.interrupt();
       const at = Date.now();
       if (await holding()) return { at, attempts: attempt };
@@ -161,7 +164,9 @@ async function interruptHoldingRows(
   } finally {
     await database.end();
   }
-  throw new Error(`replica ${index} was never caught holding rows in 200 attempts`);
+  throw new Error(
+    `replica ${index} was never caught holding rows in 200 attempts (the database was seen waiting for it before ${seen} of them)`,
+  );
 }
 
 /**

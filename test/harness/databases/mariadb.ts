@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { createConnection } from "mysql2/promise";
@@ -36,6 +36,10 @@ export async function startMariaDb(
   requireBinary("mariadbd", "mariadb-server");
   const dir = mkdtempSync(join(tmpdir(), "taskplans-mariadb-"));
   cpSync(templateDatadir(), join(dir, "data"), { recursive: true });
+  // Its own temporary directory: a server removes every "#sql*" file left in its tmpdir when it
+  // starts, so with the shared /tmp one instance starting deleted another's temporary tables in use
+  // ("Error on delete of '/tmp/#sql-temptable-...MAD'" in a query of the fault suite).
+  mkdirSync(join(dir, "tmp"));
   const port = await freePort();
   const user = userInfo().username;
   const launch = (): ChildProcess =>
@@ -50,6 +54,7 @@ export async function startMariaDb(
           `--port=${port}`,
           `--bind-address=${bindAddress}`,
           `--pid-file=${join(dir, "mysqld.pid")}`,
+          `--tmpdir=${join(dir, "tmp")}`,
           `--log-error=${join(dir, "mysqld.err")}`,
           // Tests shrink InnoDB and trade durability for speed. Benchmarks keep durable commits (flush
           // at every commit, doublewrite) and size InnoDB as a server would be for its working set
