@@ -1,5 +1,4 @@
 import { applyPatch } from "diff";
-import { ChangeCalls } from "../harness/calls/change-calls";
 import { rpcError } from "../harness/calls/rpc";
 import { planState } from "../harness/model/plan-state";
 import { DATABASES, startTestApp, type TestApp } from "../harness/servers/test-app";
@@ -13,15 +12,10 @@ const agent = (name: string) => ({ kind: 1, name });
 // current content exactly; a version that can no longer be derived is refused, never diffed wrongly.
 describe.each(DATABASES)("what changed since a version, on $label", ({ dialect }) => {
   let app: TestApp;
-  let calls: ChangeCalls;
   beforeAll(async () => {
     app = await startTestApp(dialect, { env: { PLAN_COALESCE_WINDOW_MS: "0" } });
-    calls = new ChangeCalls(app.port);
   });
-  afterAll(async () => {
-    calls.close();
-    await app.stop();
-  });
+  afterAll(() => app.stop());
 
   // The content at every version, read as each write answered it.
   async function contentNow(taskId: string): Promise<string> {
@@ -53,7 +47,7 @@ describe.each(DATABASES)("what changed since a version, on $label", ({ dialect }
     }
     const current = await contentNow(taskId);
     for (const [version, content] of contents) {
-      const answer = await calls.getPlanChanges({ taskId, sinceVersion: version });
+      const answer = await app.plans.getPlanChanges({ taskId, sinceVersion: version });
       expect(answer.plan?.version).toBe(5);
       expect(answer.plan?.content).toBe("");
       expect(answer.sinceVersion).toBe(version);
@@ -61,7 +55,7 @@ describe.each(DATABASES)("what changed since a version, on $label", ({ dialect }
       expect(answer.diff?.diffBytes).toBe(Buffer.byteLength(answer.diff?.unifiedDiff ?? ""));
       expect(answer.changes.map((c) => c.version)).toEqual([2, 3, 4, 5].filter((v) => v > version));
     }
-    const since1 = await calls.getPlanChanges({ taskId, sinceVersion: 1 });
+    const since1 = await app.plans.getPlanChanges({ taskId, sinceVersion: 1 });
     expect(since1.changes.map((c) => [c.kind, c.author?.name])).toEqual([
       [UPDATED, "A"],
       [UPDATED, "B"],
@@ -77,7 +71,7 @@ describe.each(DATABASES)("what changed since a version, on $label", ({ dialect }
 
   it("the current version gives an empty diff and no changes", async () => {
     const { taskId, version } = await app.planWith("# Plan\n");
-    const answer = await calls.getPlanChanges({ taskId, sinceVersion: version });
+    const answer = await app.plans.getPlanChanges({ taskId, sinceVersion: version });
     expect([answer.diff?.unifiedDiff, answer.changes, answer.changesTruncated]).toEqual(["", [], false]);
     expect([answer.diff?.oldBytes, answer.diff?.newBytes]).toEqual([7, 7]);
   });
@@ -85,7 +79,7 @@ describe.each(DATABASES)("what changed since a version, on $label", ({ dialect }
   it("lists at most the newest 100 changes and says it left some out", async () => {
     const { taskId } = await app.planWith("# Plan");
     for (let i = 0; i < 101; i++) await app.plans.updatePlan({ taskId, content: `- ${i}`, mode: APPEND });
-    const answer = await calls.getPlanChanges({ taskId, sinceVersion: 1 });
+    const answer = await app.plans.getPlanChanges({ taskId, sinceVersion: 1 });
     expect(answer.changes).toHaveLength(100);
     expect([answer.changes[0]?.version, answer.changes.at(-1)?.version, answer.changesTruncated]).toEqual([
       3,
@@ -100,7 +94,7 @@ describe.each(DATABASES)("what changed since a version, on $label", ({ dialect }
     const { taskId } = await app.planWith("# Plan");
     await app.plans.updatePlan({ taskId, content: "more", mode: APPEND });
     for (const sinceVersion of [0, 3, 99]) {
-      const failure = await rpcError(calls.getPlanChanges({ taskId, sinceVersion }));
+      const failure = await rpcError(app.plans.getPlanChanges({ taskId, sinceVersion }));
       expect([failure.code, failure.reason]).toEqual([11, "HISTORY_UNAVAILABLE"]);
       expect(failure.metadata).toMatchObject({
         since_version: String(sinceVersion),
@@ -113,26 +107,24 @@ describe.each(DATABASES)("what changed since a version, on $label", ({ dialect }
 
   it("after the change history was trimmed to the history budget, refuses the versions it lost", async () => {
     const budgeted = await startTestApp(dialect, { env: { PLAN_HISTORY_MAX_BYTES: "100000" } });
-    const budgetedCalls = new ChangeCalls(budgeted.port);
     try {
       const taskId = await budgeted.newTask();
       for (let i = 0; i < 12; i++)
         await budgeted.plans.savePlan({ taskId, content: `${i}`.padEnd(20_000, "x") });
       // Versions 9 to 12 are kept (history-budget.test.ts).
       const before = await planState(budgeted.plans, taskId);
-      const failure = await rpcError(budgetedCalls.getPlanChanges({ taskId, sinceVersion: 5 }));
+      const failure = await rpcError(budgeted.plans.getPlanChanges({ taskId, sinceVersion: 5 }));
       expect([failure.code, failure.reason, failure.metadata.oldest_version]).toEqual([
         11,
         "HISTORY_UNAVAILABLE",
         "9",
       ]);
-      const answer = await budgetedCalls.getPlanChanges({ taskId, sinceVersion: 9 });
+      const answer = await budgeted.plans.getPlanChanges({ taskId, sinceVersion: 9 });
       expect(applyPatch("8".padEnd(20_000, "x"), answer.diff?.unifiedDiff ?? "")).toBe(
         "11".padEnd(20_000, "x"),
       );
       expect(await planState(budgeted.plans, taskId)).toEqual(before);
     } finally {
-      budgetedCalls.close();
       await budgeted.stop();
     }
   });
@@ -141,12 +133,11 @@ describe.each(DATABASES)("what changed since a version, on $label", ({ dialect }
     const pruned = await startTestApp(dialect, {
       env: { PLAN_CHANGES_MAX_VERSIONS: "3", PLAN_CHANGES_PRUNE_INTERVAL_MS: "100" },
     });
-    const prunedCalls = new ChangeCalls(pruned.port);
     try {
       const { taskId } = await pruned.planWith("# Plan");
       for (let i = 0; i < 5; i++) await pruned.plans.updatePlan({ taskId, content: `- ${i}`, mode: APPEND });
       // Versions 4, 5 and 6 are kept once the pruner's next pass ran.
-      const sinceTwo = () => prunedCalls.getPlanChanges({ taskId, sinceVersion: 2 });
+      const sinceTwo = () => pruned.plans.getPlanChanges({ taskId, sinceVersion: 2 });
       for (
         let tries = 0;
         tries < 200 &&
@@ -163,25 +154,24 @@ describe.each(DATABASES)("what changed since a version, on $label", ({ dialect }
         "HISTORY_UNAVAILABLE",
         "4",
       ]);
-      const answer = await prunedCalls.getPlanChanges({ taskId, sinceVersion: 4 });
+      const answer = await pruned.plans.getPlanChanges({ taskId, sinceVersion: 4 });
       expect(applyPatch("# Plan\n\n- 0\n\n- 1\n\n- 2", answer.diff?.unifiedDiff ?? "")).toBe(
         await pruned.plans.getPlan({ taskId }).then((r) => r.plan?.content),
       );
     } finally {
-      prunedCalls.close();
       await pruned.stop();
     }
   });
 
   it("a deleted plan is NOT_FOUND PLAN_NOT_FOUND; a missing since_version is INVALID_FIELD", async () => {
     const { taskId, version } = await app.planWith("# Plan");
-    expect((await rpcError(calls.getPlanChanges({ taskId }))).fieldViolations).toMatchObject([
+    expect((await rpcError(app.plans.getPlanChanges({ taskId }))).fieldViolations).toMatchObject([
       { field: "since_version", description: "is required" },
     ]);
     await app.plans.deletePlan({ taskId });
-    const failure = await rpcError(calls.getPlanChanges({ taskId, sinceVersion: version }));
+    const failure = await rpcError(app.plans.getPlanChanges({ taskId, sinceVersion: version }));
     expect([failure.code, failure.reason]).toEqual([5, "PLAN_NOT_FOUND"]);
-    const missing = await rpcError(calls.getPlanChanges({ taskId: "no-such-task", sinceVersion: 1 }));
+    const missing = await rpcError(app.plans.getPlanChanges({ taskId: "no-such-task", sinceVersion: 1 }));
     expect(missing.reason).toBe("TASK_NOT_FOUND");
   });
 
@@ -189,7 +179,7 @@ describe.each(DATABASES)("what changed since a version, on $label", ({ dialect }
     const { taskId } = await app.planWith("# Old");
     await app.plans.deletePlan({ taskId });
     await app.plans.createPlan({ taskId, content: "# New\n" });
-    const answer = await calls.getPlanChanges({ taskId, sinceVersion: 2 });
+    const answer = await app.plans.getPlanChanges({ taskId, sinceVersion: 2 });
     expect(answer.diff?.unifiedDiff).toBe("--- version 2\n+++ version 3\n@@ -0,0 +1,1 @@\n+# New\n");
     expect(answer.changes.map((c) => c.kind)).toEqual([2]);
   });
@@ -197,21 +187,16 @@ describe.each(DATABASES)("what changed since a version, on $label", ({ dialect }
 
 describe.each(DATABASES)("the diff between two revisions, on $label", ({ dialect }) => {
   let app: TestApp;
-  let calls: ChangeCalls;
   beforeAll(async () => {
     app = await startTestApp(dialect, { env: { PLAN_COALESCE_WINDOW_MS: "0" } });
-    calls = new ChangeCalls(app.port);
   });
-  afterAll(async () => {
-    calls.close();
-    await app.stop();
-  });
+  afterAll(() => app.stop());
 
   it("diffs either way, with both revisions' metadata, also after the plan was deleted", async () => {
     const { taskId, revisionId: first } = await app.planWith("a\nb\nc\n");
     const second = await app.plans.savePlan({ taskId, content: "a\nB\nc\n" });
     await app.plans.deletePlan({ taskId });
-    const forward = await calls.diffPlanRevisions({
+    const forward = await app.plans.diffPlanRevisions({
       taskId,
       fromRevisionId: first,
       toRevisionId: second.revision?.id ?? "",
@@ -224,7 +209,7 @@ describe.each(DATABASES)("the diff between two revisions, on $label", ({ dialect
       forward.toRevision?.revisionNumber,
       forward.toRevision?.content,
     ]).toEqual([1, 2, ""]);
-    const backward = await calls.diffPlanRevisions({
+    const backward = await app.plans.diffPlanRevisions({
       taskId,
       fromRevisionId: second.revision?.id ?? "",
       toRevisionId: first,
@@ -237,7 +222,7 @@ describe.each(DATABASES)("the diff between two revisions, on $label", ({ dialect
     const other = await app.planWith("y");
     for (const missing of ["no-such-revision", other.revisionId]) {
       const failure = await rpcError(
-        calls.diffPlanRevisions({ taskId, fromRevisionId: revisionId, toRevisionId: missing }),
+        app.plans.diffPlanRevisions({ taskId, fromRevisionId: revisionId, toRevisionId: missing }),
       );
       expect([failure.code, failure.reason, failure.metadata.revision_id]).toEqual([
         5,
