@@ -170,6 +170,42 @@ async function interruptHoldingRows(
 }
 
 /**
+ * One append through `replica` recorded in the workload's history (so the checker holds it to the
+ * same rules as the workload's own): its version when acknowledged, null otherwise.
+ */
+async function recordedAppend(
+  workload: Workload,
+  client: ReturnType<typeof connect>,
+  index: number,
+  taskId: string,
+): Promise<number | null> {
+  const id = 1_000_000 + workload.history.length;
+  const record: OpRecord = {
+    id,
+    taskId,
+    replica: index,
+    kind: "append",
+    outcome: "unknown",
+    payload: { token: `probe-${id}` },
+    startedAt: Date.now(),
+  };
+  workload.history.push(record);
+  try {
+    const answer = await client.plans.updatePlan(
+      { taskId, content: record.payload.token, mode: WriteMode.WRITE_MODE_APPEND },
+      { deadline: Date.now() + 3_000 },
+    );
+    [record.outcome, record.version] = ["ok", answer.plan?.version];
+    return answer.plan?.version ?? null;
+  } catch (error) {
+    recordFailure(record, error);
+    return null;
+  } finally {
+    record.endedAt = Date.now();
+  }
+}
+
+/**
  * Appends to each task through `replica` every 200 ms from now until each has one acknowledged
  * append, recording every attempt in the workload's history (so the checker holds them to it):
  * the time from `from` to the slowest task's first acknowledged append, or null after `withinMs`.
@@ -183,34 +219,11 @@ async function firstWritesAfter(
   withinMs: number,
 ): Promise<number | null> {
   const client = connect(replica.port, undefined, replica.host);
-  let probe = 0;
   try {
     const firsts = await Promise.all(
       taskIds.map(async (taskId) => {
         while (Date.now() - from < withinMs) {
-          const id = 1_000_000 + workload.history.length + probe++;
-          const record: OpRecord = {
-            id,
-            taskId,
-            replica: index,
-            kind: "append",
-            outcome: "unknown",
-            payload: { token: `probe-${id}` },
-            startedAt: Date.now(),
-          };
-          workload.history.push(record);
-          try {
-            const answer = await client.plans.updatePlan(
-              { taskId, content: record.payload.token, mode: WriteMode.WRITE_MODE_APPEND },
-              { deadline: Date.now() + 3_000 },
-            );
-            [record.outcome, record.version] = ["ok", answer.plan?.version];
-            return Date.now() - from;
-          } catch (error) {
-            recordFailure(record, error);
-          } finally {
-            record.endedAt = Date.now();
-          }
+          if ((await recordedAppend(workload, client, index, taskId)) !== null) return Date.now() - from;
           await sleep(200);
         }
         return null;
@@ -220,6 +233,26 @@ async function firstWritesAfter(
   } finally {
     client.close();
   }
+}
+
+/**
+ * Keeps one recorded append in flight through `replica` (to each task in turn) until stopped, so
+ * that the replica is writing whatever the workload sends it: with Redis leases batched, the
+ * workload's own writes to a replica can all be waiting for the other replica's lease for seconds.
+ */
+function keepAppending(
+  workload: Workload,
+  replica: Replica,
+  index: number,
+  taskIds: readonly string[],
+): { stop(): void } {
+  const client = connect(replica.port, undefined, replica.host);
+  let stopped = false;
+  void (async () => {
+    for (let i = 0; !stopped; i++)
+      await recordedAppend(workload, client, index, taskIds[i % taskIds.length] ?? "");
+  })().finally(() => client.close());
+  return { stop: () => void (stopped = true) };
 }
 
 async function runScenario(
@@ -481,13 +514,17 @@ describe("network partitions: replicas in network namespaces, MariaDB and each R
     // arrive, and an interruption in flight often lands while the database waits for the replica.
     const databaseAddress = cluster.addresses?.database ?? "";
     pod.throttle(databaseAddress, HOLDER_LINK_KBIT);
+    const writer = keepAppending(workload, replicas[1] as Replica, 1, taskIds);
     const { at, attempts } = await interruptHoldingRows(
       fault,
       workload,
       1,
       pod.address,
       database.urlFor("mysql"),
-    ).finally(() => pod.throttle(databaseAddress, null));
+    ).finally(() => {
+      writer.stop();
+      pod.throttle(databaseAddress, null);
+    });
     const recovered = await firstWritesAfter(
       workload,
       replicas[0] as Replica,
@@ -511,7 +548,22 @@ describe("network partitions: replicas in network namespaces, MariaDB and each R
       async ({ replicas, pods, addresses, taskIds, stop }, workload) => {
         await untilProgress(workload, 0.1);
         const frozen = replicas[1] as Replica;
-        const fault = { interrupt: () => frozen.pause(), restore: () => frozen.resume() };
+        // Frozen and cut from MariaDB at once (a host that froze), so that a locking read's answer
+        // still on its way cannot reach it before the freeze, nor a COMMIT it wrote just before it
+        // reach MariaDB (a freeze alone is often too late: in full suite runs MariaDB was never seen
+        // waiting for a frozen replica). Both are undone together after the 30 s.
+        const database = [addresses?.database ?? ""];
+        const pod = pods[1] as Pod;
+        const fault = {
+          interrupt: () => {
+            pod.cut(database);
+            frozen.pause();
+          },
+          restore: () => {
+            frozen.resume();
+            pod.heal(database);
+          },
+        };
         const { at, attempts, recovered } = await recoveryFromVanishedHolder(
           { replicas, pods, addresses, taskIds, mariadb },
           workload,
