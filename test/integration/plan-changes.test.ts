@@ -136,19 +136,20 @@ describe.each(DATABASES)("what changed since a version, on $label", ({ dialect }
     try {
       const { taskId } = await pruned.planWith("# Plan");
       for (let i = 0; i < 5; i++) await pruned.plans.updatePlan({ taskId, content: `- ${i}`, mode: APPEND });
-      // Versions 4, 5 and 6 are kept once the pruner's next pass ran.
-      const sinceTwo = () => pruned.plans.getPlanChanges({ taskId, sinceVersion: 2 });
+      // Versions 4, 5 and 6 are kept once the pruner's first pass after the last append ran. A pass
+      // between two appends keeps older ones (3, 4 and 5), so wait for version 3 to go, not version 2.
+      const since = (sinceVersion: number) => pruned.plans.getPlanChanges({ taskId, sinceVersion });
       for (
         let tries = 0;
         tries < 200 &&
-        (await sinceTwo().then(
+        (await since(3).then(
           () => true,
           () => false,
         ));
         tries++
       )
         await new Promise((resolve) => setTimeout(resolve, 25));
-      const failure = await rpcError(sinceTwo());
+      const failure = await rpcError(since(2));
       expect([failure.code, failure.reason, failure.metadata.oldest_version]).toEqual([
         11,
         "HISTORY_UNAVAILABLE",
