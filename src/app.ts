@@ -13,6 +13,7 @@ import { bind, buildGrpcServer } from "./grpc/server";
 import { ServingConditions } from "./grpc/serving-conditions";
 import { serverCredentials } from "./grpc/tls-credentials";
 import { taskHandlers } from "./grpc/task-handlers";
+import { TaskTransfer } from "./plans/task-transfer";
 import { WatchBuffers } from "./grpc/watch-buffers";
 import { writeBudget } from "./grpc/write-budget";
 import { writeRateLimit } from "./grpc/write-rate-limit";
@@ -198,7 +199,14 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
           watchBuffers,
         },
       ),
-      tasks: taskHandlers(new TaskService(store, writes, clock, randomUUID), deps),
+      tasks: taskHandlers(
+        new TaskService(store, writes, clock, randomUUID),
+        new TaskTransfer(store, new Set(config.operatorSubjects), {
+          maxRevisions: config.historyMaxRevisions,
+          maxBytes: config.historyMaxBytes,
+        }),
+        deps,
+      ),
     },
     health,
     {

@@ -7,9 +7,13 @@ import type {
   HeadRecord,
   RevisionMeta,
   RevisionRecord,
+  ImportOutcome,
   StoredChange,
+  TaskBundle,
+  TaskExportPage,
   TaskRecord,
 } from "../plans/ports/records";
+import { importInTransaction, listTasks, readExportPage } from "./task-transfer";
 import { ChangeLog } from "./change-log";
 import { pruneBatch } from "./change-pruning";
 import { SqlWriteTx } from "./locked-task";
@@ -134,6 +138,58 @@ export class TypeOrmPlanStore implements PlanStore {
 
   pruneTaskChanges(taskId: string, upToVersion: number, limit: number): Promise<number> {
     return this.guard(() => pruneBatch(this.dataSource, this.dialect, { taskId, upToVersion }, limit));
+  }
+
+  listTasks(
+    workspaces: ReadonlySet<string> | "all",
+    workspaceId: string | null,
+    afterId: string,
+    limit: number,
+  ): Promise<TaskRecord[]> {
+    return this.guard(() => listTasks(this.query, workspaces, workspaceId, afterId, limit));
+  }
+
+  exportPage(taskId: string, afterNumber: number, maxBytes: number): Promise<TaskExportPage | null> {
+    return this.guard(() => this.inSnapshot((query) => readExportPage(query, taskId, afterNumber, maxBytes)));
+  }
+
+  importTask(
+    bundle: TaskBundle,
+    decide: (stored: TaskBundle | null) => ImportOutcome,
+    dryRun: boolean,
+  ): Promise<ImportOutcome> {
+    const lockSuffix = this.dialect === "mysql" ? " FOR UPDATE" : "";
+    return this.guard(() =>
+      this.transactions.run((statements) =>
+        importInTransaction(statements, lockSuffix, bundle, decide, dryRun),
+      ),
+    );
+  }
+
+  /**
+   * `work`'s reads in one snapshot. SQLite: the store's queue runs one job at a time, so no write
+   * commits between them. MySQL: one connection in a REPEATABLE READ, read-only transaction started
+   * WITH CONSISTENT SNAPSHOT (the write path's READ COMMITTED is a session setting; SET TRANSACTION
+   * applies to this transaction only).
+   */
+  private async inSnapshot<T>(work: (query: Query) => Promise<T>): Promise<T> {
+    if (this.dialect !== "mysql") return work(this.query);
+    const runner = this.dataSource.createQueryRunner();
+    try {
+      await runner.connect();
+      await runner.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+      await runner.query("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY");
+      try {
+        const result = await work((sql, parameters) => runner.query(sql, parameters));
+        await runner.query("COMMIT");
+        return result;
+      } catch (error) {
+        await runner.query("ROLLBACK").catch(() => undefined);
+        throw error;
+      }
+    } finally {
+      await runner.release();
+    }
   }
 
   // The concrete transaction, whose row statements storage's own tests drive one by one. On MySQL
