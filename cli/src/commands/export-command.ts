@@ -1,7 +1,7 @@
 import { open, rename, rm } from "node:fs/promises";
 import { type Command } from "commander";
 import { TaskPlansError, type TaskPlansClient } from "@taskplans/client";
-import { act, type Io, withCommonOptions } from "../runtime";
+import { act, type Io, wholeNumber, withCommonOptions } from "../runtime";
 import {
   endLine,
   headerLine,
@@ -93,6 +93,7 @@ export function addExportCommand(program: Command, io: Io): void {
     .argument("[task...]", "task ids (default: every task of --workspace, or every task you reach)")
     .option("--workspace <id>", "every task of this workspace")
     .option("-f, --file <file>", "the file to write, - for stdout", "-")
+    .option("--parallel <n>", "tasks read at once", "4")
     .action(
       act(io, async ({ out, client }, taskIds, options) => {
         const started = performance.now();
@@ -111,8 +112,18 @@ export function addExportCommand(program: Command, io: Io): void {
         const bar = progressBar("export", ids.length, io.stderr, io.env);
         try {
           await write(headerLine(ids.length, new Date()));
-          for (const taskId of ids) {
-            const task = await exportTask(service, taskId);
+          // Up to `parallel` tasks are read at once; they are written in order, each whole.
+          const parallel = wholeNumber(options.parallel, "--parallel") || 1;
+          const reading: Promise<{ text: string; revisions: number; bytes: number }>[] = [];
+          let next = 0;
+          const readNext = () => {
+            const taskId = ids[next++];
+            if (taskId !== undefined) reading.push(exportTask(service, taskId));
+          };
+          while (reading.length < parallel && next < ids.length) readNext();
+          for (let promise = reading.shift(); promise !== undefined; promise = reading.shift()) {
+            readNext();
+            const task = await promise;
             await write(task.text);
             done.tasks++;
             done.revisions += task.revisions;

@@ -11,7 +11,7 @@ import {
 } from "@taskplans/client";
 import { EXIT, failureOf, Refusal } from "../failures";
 import type { Output } from "../output";
-import { act, type Io, withCommonOptions } from "../runtime";
+import { act, type Io, wholeNumber, withCommonOptions } from "../runtime";
 import { DamagedLine, readHeader, revisionOf, startOf, TaskChecksum } from "../transfer/format";
 import { progressBar } from "../transfer/progress";
 
@@ -70,6 +70,7 @@ export function addImportCommand(program: Command, io: Io): void {
     .argument("<file>", "an export file, - for stdin")
     .option("--dry-run", "check and compare only: say what would be done, change nothing")
     .option("--overwrite", "replace a task that exists with other content (else IMPORT_CONFLICT)")
+    .option("--parallel <n>", "tasks imported at once", "4")
     .action(
       act(io, async ({ out, client }, [file = "-"], options) => {
         const started = performance.now();
@@ -92,6 +93,9 @@ export function addImportCommand(program: Command, io: Io): void {
         let pending: Pending | null = null;
         let skipping = false;
         let trailer = false;
+        const parallel = wholeNumber(options.parallel, "--parallel") || 1;
+        const inFlight = new Set<Promise<void>>();
+        const fatal: unknown[] = [];
         const damaged = (taskId: string, at: number, problem: string) =>
           tally.failed.push({ task_id: taskId, line: at, reason: "IMPORT_FILE_DAMAGED", message: problem });
         try {
@@ -177,8 +181,19 @@ export function addImportCommand(program: Command, io: Io): void {
                   );
                 if (task.batchBytes > 0 || task.batch.revisions.revisions.length > 0)
                   task.requests.push(task.batch);
-                await importOne(service, task, tally);
-                bar.update(tally);
+                // Up to `parallel` tasks are imported at once (each in its own transaction).
+                // An outage (exit 3) is kept and thrown here, so no import is left unawaited.
+                const job: Promise<void> = importOne(service, task, tally)
+                  .then(
+                    () => bar.update(tally),
+                    (error: unknown) => {
+                      fatal.push(error);
+                    },
+                  )
+                  .finally(() => inFlight.delete(job));
+                inFlight.add(job);
+                if (inFlight.size >= parallel) await Promise.race(inFlight.values());
+                if (fatal.length > 0) throw fatal[0];
               } else {
                 throw new DamagedLine(lineNumber, `unexpected ${String(record.type)} line`);
               }
@@ -189,6 +204,8 @@ export function addImportCommand(program: Command, io: Io): void {
               skipping = true;
             }
           }
+          await Promise.all(inFlight);
+          if (fatal.length > 0) throw fatal[0];
           if (lineNumber === 0) throw fileDamaged(file, "the file is empty");
           if (pending)
             damaged(
@@ -199,6 +216,7 @@ export function addImportCommand(program: Command, io: Io): void {
           else if (!trailer)
             damaged("", lineNumber, `line ${lineNumber}: the file has no end-of-export line (truncated)`);
         } finally {
+          await Promise.all(inFlight);
           bar.stop();
         }
         summarize(out, tally, flags.dryRun, fileBytes, performance.now() - started);
@@ -246,7 +264,8 @@ async function importOne(service: TaskPlansClient, task: Pending, tally: Tally):
 function summarize(out: Output, tally: Tally, dryRun: boolean, fileBytes: number | null, ms: number): void {
   const seconds = ms / 1000;
   const rate = (n: number) => Number((n / Math.max(seconds, 0.001)).toFixed(2));
-  const { failed, ...counts } = tally;
+  const { failed: unordered, ...counts } = tally;
+  const failed = [...unordered].sort((a, b) => a.line - b.line);
   if (out.json)
     return out.document({
       ...counts,
