@@ -249,6 +249,22 @@ describe("planctl export and import: SQLite to MariaDB behind two replicas, byte
     expect(body(copy)).toEqual(body(file));
   });
 
+  it("on a terminal both draw a progress bar on stderr: tasks, revisions, MiB, MiB/s and the ETA", async () => {
+    const [a] = replicas as [TestApp];
+    const path = join(work, "terminal.jsonl");
+    const exported = await cli.runOnTerminal(["export", ids.long, ids.large, "-f", path]);
+    expect(exported.code).toBe(0);
+    expect(exported.stdout).toMatch(
+      /export \S+ 2\/2 tasks \| 1001 revisions \| [\d.]+ MiB \| [\d.]+ MiB\/s \| ETA \d+s/,
+    );
+    const imported = await cli.runOnTerminal(["import", path, "--target", targetOf(a)], {
+      env: { PLANCTL_TOKEN: operator },
+    });
+    expect(imported.code).toBe(0);
+    expect(imported.stdout).toMatch(/import \S+ 2\/2 tasks \| 1001 revisions \| [\d.]+ MiB/);
+    expect(imported.stdout).toContain("0 created, 2 unchanged");
+  });
+
   it("a task changed on the target is IMPORT_CONFLICT (unchanged); --dry-run changes nothing; --overwrite restores it", async () => {
     const [a] = replicas as [TestApp];
     const client = a.client(operator);
