@@ -11,6 +11,7 @@ import { headFromRow, insertHead, SELECT_HEAD } from "./tables/heads";
 import { REVISION_CONTENT, REVISION_META_COLUMNS, revisionFromRow, revisionValues } from "./tables/revisions";
 import { cellsOf, placeholders, type Query, type Row } from "./tables/row";
 import { DELETE_TASK, INSERT_TASK, SELECT_TASK, TASK_COLUMNS, taskFromRow, taskValues } from "./tables/tasks";
+import type { SqlDialect } from "./sql-dialect";
 import type { WriteStatements } from "./transaction";
 
 /**
@@ -21,12 +22,20 @@ import type { WriteStatements } from "./transaction";
 
 const META = REVISION_META_COLUMNS.map((column) => `r.${column}`).join(", ");
 
-// Revisions fetched at most per page (their metadata is read first to cut the page by size).
+// Revisions fetched at most per page (their sizes are read first to cut the page by size).
 const PAGE_ROWS = 1_000;
+// What a revision's fields besides its content, title and author name take in a message, at most.
+const REVISION_OVERHEAD = 512;
 
-/** One export page (see PlanStore.exportPage), on a query that sees one snapshot. */
+/**
+ * One export page (see PlanStore.exportPage), on a query that sees one snapshot. A revision counts
+ * toward `maxBytes` with its content, title and author name in UTF-8 and a fixed overhead, and HEAD's
+ * content is taken off the budget first, so that a page stays under the message limit whatever its
+ * revisions' titles.
+ */
 export async function readExportPage(
   query: Query,
+  sql: SqlDialect,
   taskId: string,
   afterNumber: number,
   maxBytes: number,
@@ -42,16 +51,17 @@ export async function readExportPage(
   const revisionCount = Number(countRow?.n ?? 0);
   // The next numbers and sizes, then as many of them as fit `maxBytes` (at least one) with content.
   const sizes = (await query(
-    "SELECT revision_number, content_bytes FROM task_plan_revisions WHERE task_id = ? AND revision_number > ?" +
-      " ORDER BY revision_number LIMIT ?",
+    `SELECT revision_number, content_bytes + ${sql.byteLength("title")} + ${sql.byteLength("author_name")} AS size` +
+      " FROM task_plan_revisions WHERE task_id = ? AND revision_number > ? ORDER BY revision_number LIMIT ?",
     [taskId, afterNumber, PAGE_ROWS],
   )) as Row[];
+  const budget = maxBytes - (head?.contentBytes ?? 0);
   let bytes = 0;
   let last = afterNumber;
   let taken = 0;
   for (const row of sizes) {
-    const size = Number(row.content_bytes);
-    if (taken > 0 && bytes + size > maxBytes) break;
+    const size = Number(row.size) + REVISION_OVERHEAD;
+    if (taken > 0 && bytes + size > budget) break;
     bytes += size;
     last = Number(row.revision_number);
     taken++;
@@ -71,14 +81,14 @@ export async function readExportPage(
 }
 
 /** The whole stored task (every page of its export), on a query of the import's transaction. */
-export async function readBundle(query: Query, taskId: string): Promise<TaskBundle | null> {
-  let page = await readExportPage(query, taskId, 0, Number.POSITIVE_INFINITY);
+export async function readBundle(query: Query, sql: SqlDialect, taskId: string): Promise<TaskBundle | null> {
+  let page = await readExportPage(query, sql, taskId, 0, Number.POSITIVE_INFINITY);
   if (page === null) return null;
   const { task, head } = page;
   const revisions: RevisionRecord[] = [...page.revisions];
   while (page.more) {
     const after = revisions[revisions.length - 1]?.number ?? 0;
-    page = await readExportPage(query, taskId, after, Number.POSITIVE_INFINITY);
+    page = await readExportPage(query, sql, taskId, after, Number.POSITIVE_INFINITY);
     if (page === null) break;
     revisions.push(...page.revisions);
   }
@@ -125,6 +135,7 @@ const REVISION_ROW = `(${placeholders(REVISION_META_COLUMNS.length + 2)})`;
  */
 export async function importInTransaction(
   statements: WriteStatements,
+  sql: SqlDialect,
   lockSuffix: string,
   bundle: TaskBundle,
   decide: (stored: TaskBundle | null) => ImportOutcome,
@@ -134,7 +145,7 @@ export async function importInTransaction(
   const query: Query = async (sql, parameters) => (await send(sql, parameters)).rows;
   const taskId = bundle.task.id;
   await send(`SELECT id FROM tasks WHERE id = ?${lockSuffix}`, [taskId]);
-  const stored = await readBundle(query, taskId);
+  const stored = await readBundle(query, sql, taskId);
   const outcome = decide(stored);
   if (outcome === "unchanged" || dryRun) return outcome;
   if (stored !== null)

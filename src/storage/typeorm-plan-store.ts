@@ -1,6 +1,6 @@
 import type { DataSource } from "typeorm";
 import { sqliteConnection } from "./data-source";
-import type { Dialect } from "./sql-dialect";
+import { type Dialect, type SqlDialect, sqlDialect } from "./sql-dialect";
 import type { PlanStore } from "../plans/ports/plan-store";
 import type {
   ChangeKey,
@@ -32,6 +32,7 @@ export class TypeOrmPlanStore implements PlanStore {
   private readonly queue: { run<T>(job: () => Promise<T>): Promise<T> };
 
   private readonly contentAtHead: boolean;
+  private readonly sql: SqlDialect;
   private readonly transactions: UnitOfWork;
   private readonly changes: ChangeLog;
   private readonly checkpoints: WalCheckpointer | null;
@@ -53,6 +54,7 @@ export class TypeOrmPlanStore implements PlanStore {
   ) {
     this.queue = dialect === "sqlite" ? new SerialQueue() : noQueue;
     this.contentAtHead = options.revisionContentAtHead ?? false;
+    this.sql = sqlDialect(dialect);
     this.transactions = unitOfWork(dataSource, dialect, options.writeConnections);
     this.changes = new ChangeLog(dataSource, dialect, (job) => this.guard(job));
     const file = dataSource.options.database;
@@ -150,7 +152,9 @@ export class TypeOrmPlanStore implements PlanStore {
   }
 
   exportPage(taskId: string, afterNumber: number, maxBytes: number): Promise<TaskExportPage | null> {
-    return this.guard(() => this.inSnapshot((query) => readExportPage(query, taskId, afterNumber, maxBytes)));
+    return this.guard(() =>
+      this.inSnapshot((query) => readExportPage(query, this.sql, taskId, afterNumber, maxBytes)),
+    );
   }
 
   importTask(
@@ -161,7 +165,7 @@ export class TypeOrmPlanStore implements PlanStore {
     const lockSuffix = this.dialect === "mysql" ? " FOR UPDATE" : "";
     return this.guard(() =>
       this.transactions.run((statements) =>
-        importInTransaction(statements, lockSuffix, bundle, decide, dryRun),
+        importInTransaction(statements, this.sql, lockSuffix, bundle, decide, dryRun),
       ),
     );
   }

@@ -249,6 +249,36 @@ describe("planctl export and import: SQLite to MariaDB behind two replicas, byte
     expect(body(copy)).toEqual(body(file));
   });
 
+  it("ExportTask's pages are bound to the first page's snapshot: a write between two pages is EXPORT_CHANGED", async () => {
+    const taskId = randomId("paged");
+    await source.tasks.createTask({ taskId, workspaceId: randomId("ws-paged") });
+    // 12 revisions of 100 KiB (titles of 1,000 astral characters): several pages under 1 MiB each.
+    const title = "\u{1F600}".repeat(1_000);
+    for (let i = 0; i < 12; i++)
+      await source.plans.savePlan({
+        taskId,
+        title,
+        content: `${i}`.repeat(100 * 1024),
+        author: { kind: AuthorKind.AUTHOR_KIND_USER, name: `u${i % 2}` },
+      });
+    const first = await source.tasks.exportTask({ taskId });
+    expect([first.more, first.revisionCount, first.revisions.length < 12]).toEqual([true, 12, true]);
+    const after = first.revisions[first.revisions.length - 1]?.revision?.revisionNumber ?? 0;
+    await source.plans.updatePlan({ taskId, content: "- more", mode: WriteMode.WRITE_MODE_APPEND });
+    await expect(
+      source.tasks.exportTask({ taskId, afterRevisionNumber: after, snapshot: first.snapshot }),
+    ).rejects.toMatchObject({ reason: "EXPORT_CHANGED" });
+    // Read again from the first page: every page at the new snapshot, 13 revisions in order.
+    let page = await source.tasks.exportTask({ taskId });
+    const numbers = page.revisions.map((r) => r.revision?.revisionNumber);
+    while (page.more) {
+      const last = page.revisions[page.revisions.length - 1]?.revision?.revisionNumber ?? 0;
+      page = await source.tasks.exportTask({ taskId, afterRevisionNumber: last, snapshot: page.snapshot });
+      numbers.push(...page.revisions.map((r) => r.revision?.revisionNumber));
+    }
+    expect(numbers).toEqual(Array.from({ length: 13 }, (_, i) => i + 1));
+  });
+
   it("on a terminal both draw a progress bar on stderr: tasks, revisions, MiB, MiB/s and the ETA", async () => {
     const [a] = replicas as [TestApp];
     const path = join(work, "terminal.jsonl");
@@ -355,6 +385,17 @@ describe("planctl export and import: SQLite to MariaDB behind two replicas, byte
         expect(await plan(fresh)).toEqual(await plan(source));
       }
     }
+
+    it("ImportTask itself refuses a stream that is not one consistent task (IMPORT_INVALID) and writes nothing", async () => {
+      const page = await source.tasks.exportTask({ taskId: ids.hostile });
+      const start = { task: page.task, head: page.head, revisionCount: page.revisionCount + 1 };
+      await expect(
+        fresh.tasks.importTask([{ start }, { revisions: { revisions: page.revisions } }]),
+      ).rejects.toMatchObject({ reason: "IMPORT_INVALID" });
+      await expect(fresh.tasks.getTask({ taskId: ids.hostile })).rejects.toMatchObject({
+        reason: "TASK_NOT_FOUND",
+      });
+    });
 
     it("a revision line cut short (not JSON) refuses that task with its line number", async () => {
       const all = lines();

@@ -13,7 +13,7 @@ import { EXIT, failureOf, Refusal } from "../failures";
 import type { Output } from "../output";
 import { act, type Io, wholeNumber, withCommonOptions } from "../runtime";
 import { DamagedLine, readHeader, revisionOf, startOf, TaskChecksum } from "../transfer/format";
-import { progressBar } from "../transfer/progress";
+import { type Progress, progressBar } from "../transfer/progress";
 
 const MIB = 1024 * 1024;
 // Revision content per ImportTask message: a message stays well under the service's 1 MiB limit.
@@ -89,7 +89,8 @@ export function addImportCommand(program: Command, io: Io): void {
         const service = client();
         const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
         let lineNumber = 0;
-        let bar = progressBar("import", 0, io.stderr, io.env);
+        // Drawn once the header has said how many tasks there are (a started bar keeps a timer).
+        let bar: Progress = { update: () => undefined, stop: () => undefined };
         let pending: Pending | null = null;
         let skipping = false;
         let trailer = false;
@@ -156,7 +157,8 @@ export function addImportCommand(program: Command, io: Io): void {
               } else if (record.type === "revision" && pending) {
                 const revision = revisionOf(record, pending.taskId, lineNumber);
                 pending.checksum.add(`${text}\n`);
-                const size = revision.revision?.contentBytes ?? 0;
+                // The line's length bounds the revision's size in a message (JSON is never smaller).
+                const size = Buffer.byteLength(text, "utf8");
                 if (pending.batchBytes > 0 && pending.batchBytes + size > MESSAGE_BYTES) {
                   pending.requests.push(pending.batch);
                   pending.batch = { revisions: { revisions: [] } };
@@ -165,7 +167,7 @@ export function addImportCommand(program: Command, io: Io): void {
                 pending.batch.revisions.revisions.push(revision);
                 pending.batchBytes += size;
                 pending.revisions++;
-                pending.bytes += size;
+                pending.bytes += revision.revision?.contentBytes ?? 0;
               } else if (record.type === "end" && pending) {
                 const task = pending;
                 pending = null;
