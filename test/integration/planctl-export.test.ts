@@ -397,6 +397,25 @@ describe("planctl export and import: SQLite to MariaDB behind two replicas, byte
       });
     });
 
+    it("the target's history budget holds: a task past it is HISTORY_QUOTA_EXCEEDED and not written, the others are imported", async () => {
+      const small = await startTestApp("sqlite", { env: { PLAN_HISTORY_MAX_REVISIONS: "10" } });
+      try {
+        const result = await cli.run(["import", file, "--target", targetOf(small)]);
+        expect(result.code).toBe(1);
+        expect(result.stderr).toMatch(
+          new RegExp(`not imported: ${ids.long}: HISTORY_QUOTA_EXCEEDED: line \\d+: `),
+        );
+        await expect(small.tasks.getTask({ taskId: ids.long })).rejects.toMatchObject({
+          reason: "TASK_NOT_FOUND",
+        });
+        expect((await small.plans.getPlan({ taskId: ids.hostile })).plan?.content).toBe(
+          (await source.plans.getPlan({ taskId: ids.hostile })).plan?.content,
+        );
+      } finally {
+        await small.stop();
+      }
+    });
+
     it("a revision line cut short (not JSON) refuses that task with its line number", async () => {
       const all = lines();
       const index = lineOf(all, (r) => r.type === "revision" && r.task_id === ids.long && r.number === 500);
