@@ -47,6 +47,8 @@ export async function startHttpListener(options: HttpListenerOptions): Promise<H
     grpcWeb: true,
     connect: true,
     readMaxBytes: options.readMaxBytes,
+    // An unknown field is refused INVALID_ARGUMENT naming it, as the gRPC port refuses unknown fields.
+    jsonOptions: { ignoreUnknownFields: false },
     contextValues: (req) =>
       createContextValues().set(
         PEER,
