@@ -1,3 +1,7 @@
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
 import { createClient, ConnectError } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { SignJWT } from "jose";
@@ -161,6 +165,32 @@ describe("the HTTP door: the same API over Connect, gRPC-Web and curl", () => {
     expect([deleted.status, deleted.json]).toEqual([200, {}]);
     const gone = await post("taskplans.v1.TaskService/DeleteTask", { taskId });
     expect([gone.status, gone.json]).toEqual([200, {}]);
+  });
+
+  it("docs/http.md's curl examples run as written, in order, every call answering OK", async () => {
+    const doc = readFileSync(join(__dirname, "..", "..", "docs", "http.md"), "utf8");
+    const blocks = [...doc.matchAll(/```sh\n([\s\S]*?)```/g)].map(([, block]) => block ?? "");
+    expect(blocks.length).toBeGreaterThanOrEqual(3);
+    const taskId = randomId("task-doc");
+    const { stdout } = await promisify(execFile)("bash", ["-euo", "pipefail", "-c", blocks.join("\n")], {
+      env: { PATH: process.env.PATH ?? "", HTTP: base, TASK: taskId },
+      timeout: 60_000,
+    });
+    const answers = stdout
+      .split("\n")
+      .filter((line) => line.trim() !== "")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    // Every unary RPC of both services is called by the doc, and each printed answer is a success.
+    for (const service of [es.TaskService, es.PlanService])
+      for (const method of service.methods.filter((m) => m.methodKind === "unary"))
+        expect([method.name, blocks.join("\n").includes(`${service.name}/${method.name}`)]).toEqual([
+          method.name,
+          true,
+        ]);
+    expect(answers.length).toBeGreaterThanOrEqual(16);
+    for (const answer of answers) expect(answer.code).toBeUndefined();
+    expect(answers[0]).toMatchObject({ task: { taskId } });
+    await expect(app.tasks.getTask({ taskId })).rejects.toMatchObject({ code: 5 }); // deleted at the end
   });
 
   it("a refusal carries the code, the message and the ErrorInfo (reason, next_action) readable in JSON; nothing changes", async () => {
