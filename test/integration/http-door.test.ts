@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { createClient, ConnectError } from "@connectrpc/connect";
@@ -13,6 +14,13 @@ import { randomId, startTestApp, type TestApp } from "../harness/servers/test-ap
 // The HTTP door (docs/http.md) as its users reach it: the real curl binary against every unary RPC
 // over Connect JSON, WatchPlan read over Connect streaming and gRPC-Web by connect-node clients,
 // CORS, the body limit, unknown fields, and auth refused exactly as over gRPC.
+
+/** Writes `bytes` to a new temporary file (for curl --data-binary @file); returns its path. */
+function writeTemp(bytes: Buffer): string {
+  const path = join(mkdtempSync(join(tmpdir(), "http-door-")), "body");
+  writeFileSync(path, bytes);
+  return path;
+}
 
 const SECRET = "test-secret-0123456789-0123456789";
 const ORIGIN = "https://editor.example.com";
@@ -242,6 +250,22 @@ describe("the HTTP door: the same API over Connect, gRPC-Web and curl", () => {
     const broken = await post("taskplans.v1.PlanService/UpdatePlan", `{"taskId": "${taskId}", "content": `);
     expect(broken.status).toBe(400);
     expect((broken.json as ErrorBody).code).toBe("invalid_argument");
+    // Bytes that are not UTF-8 are refused, never stored as U+FFFD (the gRPC port's INVALID_UTF8).
+    const notUtf8 = Buffer.concat([
+      Buffer.from(`{"taskId":"${taskId}","content":"a`),
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from(`b","mode":"WRITE_MODE_APPEND"}`),
+    ]);
+    const raw = await curl([
+      "-X",
+      "POST",
+      `${base}/taskplans.v1.PlanService/UpdatePlan`,
+      "-H",
+      "content-type: application/json",
+      "--data-binary",
+      `@${writeTemp(notUtf8)}`,
+    ]);
+    expect([raw.status, (raw.json as ErrorBody).code]).toEqual([400, "invalid_argument"]);
     expect(await planState(app.plans, taskId)).toEqual(before);
   });
 
