@@ -223,6 +223,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
         readMaxBytes: MAX_MESSAGE_BYTES,
         corsOrigins: config.httpCorsOrigins,
         tls: grpcTls,
+        logger,
       })
     : null;
   const metricsServer = config.metricsAddress

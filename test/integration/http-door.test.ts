@@ -249,6 +249,8 @@ describe("the HTTP door: the same API over Connect, gRPC-Web and curl", () => {
     expect(unknown.status).toBe(400);
     expect((unknown.json as ErrorBody).code).toBe("invalid_argument");
     expect((unknown.json as ErrorBody).message).toContain("colour");
+    // A method the services do not have is a plain 404.
+    expect((await post("taskplans.v1.PlanService/DropPlan", { taskId })).status).toBe(404);
     const broken = await post("taskplans.v1.PlanService/UpdatePlan", `{"taskId": "${taskId}", "content": `);
     expect(broken.status).toBe(400);
     expect((broken.json as ErrorBody).code).toBe("invalid_argument");
