@@ -4,7 +4,7 @@
  * protocols; medians are compared:
  * - CPU of the replica process per 100-byte append and per GetPlan (16 in flight, 1,000 tasks), the
  *   client package over gRPC against Connect JSON over HTTP/1.1 (`@connectrpc/connect-node`, the
- *   transport switch of the test harness); target <= 1.3x;
+ *   transport switch of the test harness; neither asks for compressed answers); target <= 1.3x;
  * - WatchPlan delivery latency, commit to receipt, with 1,000 watchers (10 per task, 100 tasks) at 100
  *   writes/s: gRPC streams against Connect server streams (JSON, one HTTP/1.1 connection each);
  *   target p99 <= 1.5x.
@@ -18,6 +18,7 @@ import { join } from "node:path";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { es, type PlanChange, WriteMode } from "@taskplans/contract";
+import { createClient as createGrpcClient } from "@taskplans/client";
 import { createDatabase, startMariaDb } from "../../test/harness/databases/mariadb";
 import { type Replica, startReplica } from "../../test/harness/servers/replica";
 import { type Clients, connect } from "../../test/harness/calls/rpc";
@@ -78,7 +79,15 @@ async function deliveries(replica: Replica, protocol: Protocol, writer: Clients,
   };
   const stops: (() => void)[] = [];
   if (protocol === "gRPC") {
-    const channels = Array.from({ length: 10 }, () => connect(replica.port));
+    // 20 connections of 50 streams each (a subchannel pool of their own: grpc-js would otherwise
+    // share one connection among them), under PLAN_GRPC_MAX_CONCURRENT_STREAMS (100).
+    const channels = Array.from({ length: 20 }, () =>
+      createGrpcClient(`127.0.0.1:${replica.port}`, {
+        defaultTimeoutMs: 0,
+        retry: false,
+        channelOptions: { "grpc.use_local_subchannel_pool": 1 },
+      }),
+    );
     for (let i = 0; i < WATCHERS; i++) {
       const stream = (channels[i % channels.length] as Clients).plans.watchPlan({
         taskId: tasks[i % WATCHED_TASKS] as string,
@@ -93,6 +102,7 @@ async function deliveries(replica: Replica, protocol: Protocol, writer: Clients,
       baseUrl: `http://127.0.0.1:${replica.httpPort}`,
       httpVersion: "1.1",
       useBinaryFormat: false,
+      acceptCompression: [], // as the gRPC client: no compressed answers
     });
     const client = createClient(es.PlanService, transport);
     for (let i = 0; i < WATCHERS; i++) {
@@ -114,7 +124,12 @@ async function deliveries(replica: Replica, protocol: Protocol, writer: Clients,
       stops.push(() => abort.abort());
     }
   }
-  while (received < WATCHERS) await sleep(20); // every snapshot arrived: all streams are live
+  const opening = Date.now() + 60_000;
+  while (received < WATCHERS) {
+    if (Date.now() > opening)
+      throw new Error(`${protocol}: only ${received} of ${WATCHERS} streams opened in 60 s`);
+    await sleep(20); // every snapshot arrived: all streams are live
+  }
   measuring = true;
   const writes = RATE * WATCH_SECONDS;
   const started = Date.now();
@@ -170,6 +185,9 @@ async function main(): Promise<void> {
         const client = byProtocol[protocol];
         cpu[protocol].append.push(await cpuPerCall(replica, CALLS, appendTo(client, tasks)));
         cpu[protocol].read.push(await cpuPerCall(replica, CALLS, readFrom(client, tasks)));
+        console.error(
+          `round ${round + 1} ${protocol}: CPU ms per append ${cpu[protocol].append.at(-1)?.toFixed(3)}, per GetPlan ${cpu[protocol].read.at(-1)?.toFixed(3)}`,
+        );
       }
     }
     const watch: Record<Protocol, number[]> = { gRPC: [], "Connect JSON": [] };
@@ -182,6 +200,9 @@ async function main(): Promise<void> {
         if (latencies.length < expected)
           console.log(`  ${protocol}: ${latencies.length} of ${expected} deliveries arrived within 10 s`);
         watch[protocol].push(...latencies);
+        console.error(
+          `watch round ${round + 1} ${protocol}: p99 ${quantile(latencies, 0.99)} ms over ${latencies.length} deliveries`,
+        );
         p99s[protocol].push(quantile(latencies, 0.99));
       }
     }

@@ -33,6 +33,9 @@ export function connectOverHttp(port: number, token?: string, host = "127.0.0.1"
     baseUrl: `http://${host}:${port}`,
     httpVersion: "1.1",
     useBinaryFormat: false,
+    // As the client package's gRPC channel: answers are not compressed (the server would gzip those
+    // over 1 KiB for a client that asks).
+    acceptCompression: [],
     interceptors: [bearer],
   });
   const unsupported = () => {
