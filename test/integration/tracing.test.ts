@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,6 +8,7 @@ import { runToExit } from "../harness/servers/processes";
 import { type RedisNode, startRedisNodes } from "../harness/databases/redis";
 import { type Replica, startReplica } from "../harness/servers/replica";
 import { connect } from "../harness/calls/rpc";
+import { curl } from "../harness/calls/curl";
 import Redis from "ioredis";
 import { interestMessage } from "../../src/watch/change-message";
 
@@ -219,6 +221,40 @@ it("starts no tracing without an OTLP endpoint, and says so", async () => {
 });
 
 describe("a write to a task another replica watches", () => {
+  it("continues the trace of an HTTP call (Connect JSON with traceparent) as of a gRPC call, its server span a child of the caller's", async () => {
+    const taskId = `traced-http-${Date.now()}`;
+    const client = connect(replica.port);
+    try {
+      await client.tasks.createTask({ taskId, workspaceId: "ws-1", title: "over http" });
+      await client.plans.createPlan({ taskId, content: "# Over HTTP\n" });
+    } finally {
+      client.close();
+    }
+    const traceId = randomBytes(16).toString("hex");
+    const parentId = randomBytes(8).toString("hex");
+    const answered = await curl([
+      "-X",
+      "POST",
+      `http://127.0.0.1:${replica.httpPort}/taskplans.v1.PlanService/UpdatePlan`,
+      "-H",
+      "content-type: application/json",
+      "-H",
+      `traceparent: 00-${traceId}-${parentId}-01`,
+      "-d",
+      JSON.stringify({ taskId, content: "- over http", mode: "WRITE_MODE_APPEND" }),
+    ]);
+    expect(answered.status).toBe(200);
+    const spans = await receiver.until("the HTTP call's server span", (all) =>
+      all.some((span) => span.traceId === traceId && span.name === "taskplans.v1.PlanService/UpdatePlan"),
+    );
+    const server = spans.find(
+      (span) => span.traceId === traceId && span.name === "taskplans.v1.PlanService/UpdatePlan",
+    );
+    expect(server).toMatchObject({ service: "taskplans", parentSpanId: parentId });
+    const children = spans.filter((span) => span.parentSpanId === server?.spanId).map((span) => span.name);
+    expect(children).toEqual(expect.arrayContaining(["db transaction", "lock wait"]));
+  });
+
   it("puts the Redis publish under the write's span, beside the lock wait and the transaction", async () => {
     const taskId = `traced-watched-${Date.now()}`;
     const client = connect(replica.port);
