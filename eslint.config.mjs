@@ -27,6 +27,7 @@ export default tseslint.config(
       "dist/",
       "dist-bench/",
       "generated/ts/",
+      "generated/es/",
       "generated/dist/",
       "mcp/dist/",
       "cli/dist/",

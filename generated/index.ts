@@ -13,6 +13,8 @@ export * from "./ts/google/protobuf/any";
 export * from "./ts/google/protobuf/duration";
 export * from "./ts/google/protobuf/timestamp";
 export * from "./rich-status";
+// The protobuf-es descriptors of the same contract (Connect and gRPC-Web): see protobuf-es.ts.
+export * as es from "./protobuf-es";
 // Every generated file declares these helpers; the contract's own file names them once.
 export {
   protobufPackage,
