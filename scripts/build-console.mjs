@@ -22,5 +22,7 @@ await build({
   sourcemap: false,
   legalComments: "eof",
   logLevel: "warning",
+  // `paths` point the page at the contract's protobuf-es descriptors only (src/console/page/contract.ts).
+  tsconfig: join(root, "tsconfig.console.json"),
 });
 for (const file of ["index.html", "console.css"]) copyFileSync(join(page, file), join(out, file));

@@ -19,7 +19,8 @@ function isConsolePath(path: string): boolean {
 function send(res: Response, status: number, headers: Record<string, string>, body?: Buffer | string): void {
   if (res.headersSent) return;
   (res as ServerResponse).writeHead(status, { ...SECURITY_HEADERS, ...headers });
-  res.end(body);
+  if (body === undefined) res.end();
+  else res.end(body);
 }
 
 function sendText(res: Response, status: number, text: string, headers: Record<string, string> = {}): void {

@@ -3,11 +3,7 @@
 // resolve this import for the type checker and for esbuild (scripts/build-console.mjs).
 import type { Plan, PlanDiff, PlanRevision } from "@taskplans/contract/protobuf-es";
 
-export {
-  ErrorInfoSchema,
-  PlanChangeKind,
-  PlanService,
-} from "@taskplans/contract/protobuf-es";
+export { ErrorInfoSchema, PlanChangeKind, PlanService } from "@taskplans/contract/protobuf-es";
 
 /** A plan as GetPlan and WatchPlan give it. */
 export type PlanView = Plan;
