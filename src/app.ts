@@ -9,7 +9,10 @@ import { readSettingFile } from "./config/setting-file";
 import { authenticator } from "./grpc/authenticate";
 import { startHealthMonitor } from "./grpc/health-monitor";
 import { planHandlers } from "./grpc/plan-handlers";
-import { bind, buildGrpcServer } from "./grpc/server";
+import { bind, buildGrpcServer, MAX_MESSAGE_BYTES, rawDefinitions } from "./grpc/server";
+import { serveOverConnect } from "./http/connect-routes";
+import { startHttpListener } from "./http/http-listener";
+import { es } from "@taskplans/contract";
 import { ServingConditions } from "./grpc/serving-conditions";
 import { serverCredentials } from "./grpc/tls-credentials";
 import { taskHandlers } from "./grpc/task-handlers";
@@ -58,6 +61,8 @@ export interface RunningApp {
   readonly port: number;
   /** The bound /metrics port (null when disabled). */
   readonly metricsPort: number | null;
+  /** The HTTP listener's bound port (PLAN_HTTP_ADDRESS); null when it is off. */
+  readonly httpPort: number | null;
   /** Drains in-flight calls (up to the drain time), then closes the lock and the database. */
   stop(): Promise<void>;
 }
@@ -185,30 +190,41 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
     queuedBytes: () => watchBuffers.queuedBytes,
     writingBytes: () => watchBuffers.writingBytes,
   });
-  const server = buildGrpcServer(
-    {
-      plans: planHandlers(
-        new PlanService(writes),
-        new PlanQueries(store),
-        new ChangeQueries(store),
-        new WatchService(store, hub, clock),
-        {
-          ...deps,
-          streamBuffer: { messages: config.changes.streamBuffer, bytes: config.changes.streamBufferBytes },
-          watchBuffers,
-        },
-      ),
-      tasks: taskHandlers(new TaskService(store, writes, clock, randomUUID), deps),
-    },
-    health,
-    {
-      maxConnectionAgeMs: config.maxConnectionAgeMs,
-      maxConnectionAgeGraceMs: config.shutdownDrainMs,
-      keepaliveTimeMs: config.keepaliveTimeMs,
-      maxConcurrentStreams: config.maxConcurrentStreams,
-    },
-  );
+  const services = {
+    plans: planHandlers(
+      new PlanService(writes),
+      new PlanQueries(store),
+      new ChangeQueries(store),
+      new WatchService(store, hub, clock),
+      {
+        ...deps,
+        streamBuffer: { messages: config.changes.streamBuffer, bytes: config.changes.streamBufferBytes },
+        watchBuffers,
+      },
+    ),
+    tasks: taskHandlers(new TaskService(store, writes, clock, randomUUID), deps),
+  };
+  const server = buildGrpcServer(services, health, {
+    maxConnectionAgeMs: config.maxConnectionAgeMs,
+    maxConnectionAgeGraceMs: config.shutdownDrainMs,
+    keepaliveTimeMs: config.keepaliveTimeMs,
+    maxConcurrentStreams: config.maxConcurrentStreams,
+  });
   const port = await bind(server, config.grpcAddress, serverCredentials(grpcTls));
+  // The HTTP door: the same handlers (and call scope) over Connect and gRPC-Web, and the console.
+  const http = config.httpAddress
+    ? await startHttpListener({
+        address: config.httpAddress,
+        routes: (router) => {
+          const definitions = rawDefinitions();
+          serveOverConnect(router, es.PlanService, definitions.plans, services.plans);
+          serveOverConnect(router, es.TaskService, definitions.tasks, services.tasks);
+        },
+        readMaxBytes: MAX_MESSAGE_BYTES,
+        corsOrigins: config.httpCorsOrigins,
+        tls: grpcTls,
+      })
+    : null;
   const metricsServer = config.metricsAddress
     ? await startMetricsServer(registry, config.metricsAddress, metricsTls)
     : null;
@@ -216,6 +232,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
   logger.info(
     {
       port,
+      httpPort: http?.port ?? null,
       database: dialect,
       lock: config.redis ? "redlock" : "in-process",
       auth: verifier !== null,
@@ -228,6 +245,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
   let stopping: Promise<void> | null = null;
   return {
     port,
+    httpPort: http?.port ?? null,
     metricsPort: metricsServer?.port ?? null,
     stop() {
       stopping ??= (async () => {
@@ -236,7 +254,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
         // Streams never end on their own: end them (UNAVAILABLE WATCH_DRAINING, resume elsewhere)
         // so that draining waits only for unary calls.
         hub.close();
-        await drain(server, config.shutdownDrainMs);
+        await Promise.all([drain(server, config.shutdownDrainMs), http?.close(config.shutdownDrainMs)]);
         await bus.close();
         await metricsServer?.close();
         grpcTls?.stop();

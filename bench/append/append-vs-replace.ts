@@ -27,6 +27,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "taskplans-bench-"));
   const config = loadConfig({
     PLAN_GRPC_ADDRESS: "127.0.0.1:0",
+    PLAN_HTTP_ADDRESS: "127.0.0.1:0",
     PLAN_DATABASE_URL: process.env.BENCH_DATABASE_URL ?? `sqlite:${join(dir, "bench.sqlite")}`,
     PLAN_LOG_LEVEL: "silent",
     PLAN_RATE_LIMIT_WRITES: "0", // one client measures the write path, not the limiter

@@ -55,6 +55,7 @@ export async function explainSqlite(tasks: number): Promise<void> {
   const env = {
     PLAN_DATABASE_URL: `sqlite:${file}`,
     PLAN_GRPC_ADDRESS: "127.0.0.1:0",
+    PLAN_HTTP_ADDRESS: "127.0.0.1:0",
     PLAN_METRICS_ADDRESS: "127.0.0.1:0",
     PLAN_LOG_LEVEL: "silent",
     PLAN_RATE_LIMIT_WRITES: "0",

@@ -33,6 +33,7 @@ async function run(label: string, budgetBytes: number): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), "taskplans-bench-"));
   const config = loadConfig({
     PLAN_GRPC_ADDRESS: "127.0.0.1:0",
+    PLAN_HTTP_ADDRESS: "127.0.0.1:0",
     PLAN_DATABASE_URL: process.env.BENCH_DATABASE_URL ?? `sqlite:${join(dir, "bench.sqlite")}`,
     PLAN_LOG_LEVEL: "silent",
     PLAN_METRICS_ADDRESS: "127.0.0.1:0",

@@ -39,6 +39,10 @@ export interface Config {
   readonly shutdownDrainMs: number;
   readonly healthIntervalMs: number;
   readonly logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+  /** host:port of the HTTP listener (Connect, gRPC-Web, the console: docs/http.md); null disables it. */
+  readonly httpAddress: string | null;
+  /** Browser origins (exact, e.g. https://editor.example.com) allowed to call the HTTP listener; empty: CORS off. */
+  readonly httpCorsOrigins: readonly string[];
   /** host:port of the Prometheus /metrics endpoint; null disables it. */
   readonly metricsAddress: string | null;
   /** Calls slower than this are logged at warn level. */
@@ -182,6 +186,29 @@ const schema = z.object({
   PLAN_SHUTDOWN_DRAIN_MS: integer(0, 10_000),
   PLAN_HEALTH_INTERVAL_MS: integer(100, 5_000),
   PLAN_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  PLAN_HTTP_ADDRESS: z
+    .string()
+    .regex(/^((\[[0-9a-fA-F:]+\]|[^\s:]+):\d{1,5})?$/, "must be host:port, or empty to disable")
+    .default("127.0.0.1:8080"),
+  PLAN_HTTP_CORS_ORIGINS: z
+    .string()
+    .default("")
+    .transform((value) =>
+      value
+        .split(",")
+        .map((origin) => origin.trim())
+        .filter((origin) => origin !== ""),
+    )
+    .pipe(
+      z.array(
+        z
+          .string()
+          .regex(
+            /^https?:\/\/[^\s/?#*]+$/,
+            "each origin must be exact: scheme://host[:port], no path, no wildcard (CORS never answers *)",
+          ),
+      ),
+    ),
   PLAN_METRICS_ADDRESS: z
     .string()
     .regex(/^((\[[0-9a-fA-F:]+\]|[^\s:]+):\d{1,5})?$/, "must be host:port, or empty to disable")
@@ -302,6 +329,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     shutdownDrainMs: e.PLAN_SHUTDOWN_DRAIN_MS,
     healthIntervalMs: e.PLAN_HEALTH_INTERVAL_MS,
     logLevel: e.PLAN_LOG_LEVEL,
+    httpAddress: e.PLAN_HTTP_ADDRESS === "" ? null : e.PLAN_HTTP_ADDRESS,
+    httpCorsOrigins: e.PLAN_HTTP_CORS_ORIGINS,
     metricsAddress: e.PLAN_METRICS_ADDRESS === "" ? null : e.PLAN_METRICS_ADDRESS,
     slowCallMs: e.PLAN_SLOW_CALL_MS,
     maxConnectionAgeMs: e.PLAN_GRPC_MAX_CONNECTION_AGE_MS,

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { Metadata, status } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import type { Caller } from "../auth/caller";
-import type { PlanMetrics } from "../observability/metrics";
+import type { CallProtocol, PlanMetrics } from "../observability/metrics";
 import { planErrors } from "../plans/errors";
 import { isWellFormedId } from "../plans/validate";
 import { CORRUPT_CONTENT, toWireError, type WireError } from "./error-mapping";
@@ -72,9 +72,15 @@ const BUDGETED_METHODS: ReadonlySet<string> = new Set([
   "RevertPlan",
 ]);
 
-/** The call as the scope sees it (grpc-js unary and server-stream calls both are). */
+/**
+ * The call as the scope sees it, whatever its door: grpc-js unary and server-stream calls are one as
+ * they are; the HTTP listener (src/http/grpc-call.ts) presents a Connect or gRPC-Web call the same
+ * way, its headers as metadata, its timeout header as the deadline, its response headers for what
+ * sendMetadata sends. `protocol` is absent on grpc-js calls (the gRPC port).
+ */
 export interface ScopedCall {
   readonly metadata: Metadata;
+  readonly protocol?: CallProtocol;
   getPeer(): string;
   getDeadline(): Date | number;
   sendMetadata(metadata: Metadata): void;
@@ -101,11 +107,13 @@ export class CallScope {
   private readonly log: {
     method: string;
     requestId: string;
+    protocol?: CallProtocol;
     taskId?: string;
     trace_id?: string;
     span_id?: string;
   };
   private readonly span: CallSpan | null;
+  private readonly protocol: CallProtocol;
   /** The key a write counts against (its caller), once the write was admitted. */
   private writerKey: string | null = null;
 
@@ -118,7 +126,9 @@ export class CallScope {
     const given = call.metadata.get("x-request-id")[0];
     this.requestId = typeof given === "string" && isWellFormedId(given) ? given : randomUUID();
     this.deadline = Number(call.getDeadline());
+    this.protocol = call.protocol ?? "grpc";
     this.log = { method, requestId: this.requestId };
+    if (this.protocol !== "grpc") this.log.protocol = this.protocol;
     this.span = deps.tracing?.startCall(SERVICE_OF.get(method) ?? "", method, call.metadata) ?? null;
     if (this.span) {
       this.log.trace_id = this.span.traceId;
@@ -162,7 +172,7 @@ export class CallScope {
   succeeded(): void {
     const ms = performance.now() - this.started;
     const code = this.kind === "unary" ? "OK" : "CANCELLED";
-    this.deps.metrics.rpc(this.method, code, ms / 1000);
+    this.deps.metrics.rpc(this.method, code, ms / 1000, this.protocol);
     const { logger } = this.deps;
     const slow = this.kind === "unary" && ms > this.deps.slowCallMs;
     // The line is built only when it is written (at level warn, most calls write none).
@@ -179,7 +189,7 @@ export class CallScope {
   failed(error: unknown): WireError {
     const wire = toWireError(error, this.requestId, WRITE_METHODS.get(this.method) ?? null);
     const ms = performance.now() - this.started;
-    this.deps.metrics.rpc(this.method, status[wire.code], ms / 1000);
+    this.deps.metrics.rpc(this.method, status[wire.code], ms / 1000, this.protocol);
     this.deps.metrics.rejection(wire.reason);
     const entry = { ...this.log, code: status[wire.code], reason: wire.reason, ms: Math.round(ms) };
     const { logger } = this.deps;

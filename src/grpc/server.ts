@@ -11,7 +11,15 @@ import { receivingRaw, type RawServer } from "./received-request";
 export const SERVICE_NAMES = ["", "taskplans.v1.PlanService", "taskplans.v1.TaskService"] as const;
 
 // Plan limit (256 KiB) of content plus headroom for the other fields and escaping.
-const MAX_MESSAGE_BYTES = 1024 * 1024;
+export const MAX_MESSAGE_BYTES = 1024 * 1024;
+
+/** The services as the gRPC port serves them (the HTTP listener serves the same handlers: src/http/). */
+export function rawDefinitions() {
+  return {
+    plans: receivingRaw(PlanServiceService, serviceSchema("taskplans.v1.PlanService")),
+    tasks: receivingRaw(TaskServiceService, serviceSchema("taskplans.v1.TaskService")),
+  };
+}
 
 /** A gRPC server with our services, grpc.health.v1 and server reflection (for grpcurl and ghz). */
 export function buildGrpcServer(
@@ -41,14 +49,9 @@ export function buildGrpcServer(
     "grpc.max_concurrent_streams": connections.maxConcurrentStreams,
   });
   // Handlers receive the raw bytes and decode them inside their own error handling (see unary.ts).
-  server.addService(
-    receivingRaw(PlanServiceService, serviceSchema("taskplans.v1.PlanService")),
-    services.plans,
-  );
-  server.addService(
-    receivingRaw(TaskServiceService, serviceSchema("taskplans.v1.TaskService")),
-    services.tasks,
-  );
+  const definitions = rawDefinitions();
+  server.addService(definitions.plans, services.plans);
+  server.addService(definitions.tasks, services.tasks);
   health.addToServer(server);
   new ReflectionService(reflectionPackage()).addToServer(server);
   return server;

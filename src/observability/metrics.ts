@@ -1,13 +1,17 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import { WRITE_KINDS, type WriteMetrics } from "../plans/ports/write-metrics";
 
+/** The door a call came through: the gRPC port, or the HTTP listener's Connect or gRPC-Web protocol. */
+export type CallProtocol = "grpc" | "connect" | "grpc-web";
+
 /**
  * What the service measures: the write pipeline's port (plans/ports/write-metrics) and what the edge
  * and the background report. Labels are bounded sets (method, code, reason, outcome); never plan
  * content, titles or task ids.
  */
 export interface PlanMetrics extends WriteMetrics {
-  rpc(method: string, code: string, seconds: number): void;
+  /** A call ended; `protocol` is the door it came through: grpc, connect or grpc-web (the HTTP listener). */
+  rpc(method: string, code: string, seconds: number, protocol: CallProtocol): void;
   rejection(reason: string): void;
   /** Change rows the background pruner deleted. */
   changesPruned(rows: number): void;
@@ -24,8 +28,8 @@ export function createMetrics(): { metrics: PlanMetrics; registry: Registry } {
   const seconds = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
   const rpcs = new Histogram({
     name: "taskplans_rpc_duration_seconds",
-    help: "gRPC calls by method and status code",
-    labelNames: ["method", "code"],
+    help: "Calls by method, status code and protocol (grpc, or connect and grpc-web on the HTTP listener)",
+    labelNames: ["method", "code", "protocol"],
     buckets: seconds,
     registers: [registry],
   });
@@ -110,7 +114,7 @@ export function createMetrics(): { metrics: PlanMetrics; registry: Registry } {
   return {
     registry,
     metrics: {
-      rpc: (method, code, s) => rpcs.observe({ method, code }, s),
+      rpc: (method, code, s, protocol) => rpcs.observe({ method, code, protocol }, s),
       lockWait: (s, obtained) => {
         lockWaits.observe({ obtained: String(obtained) }, s);
         if (!obtained) lockFailures.inc();

@@ -10,12 +10,19 @@ const LIMIT = 262_144;
 const APPEND = WriteMode.WRITE_MODE_APPEND;
 const REPLACE = WriteMode.WRITE_MODE_REPLACE;
 
-describe.each(DATABASES)("append mode (REQ-TASKS-PLAN-APPEND) on $label", ({ dialect }) => {
+// The rules run over gRPC on both databases, and once more over Connect JSON on the HTTP listener
+// (the transport switch of test-app.ts), so the two doors cannot drift.
+const RUNS = [
+  ...DATABASES.map((database) => ({ ...database, transport: "grpc" as const })),
+  { label: "SQLite over Connect JSON (HTTP)", dialect: "sqlite" as const, transport: "connect" as const },
+];
+
+describe.each(RUNS)("append mode (REQ-TASKS-PLAN-APPEND) on $label", ({ dialect, transport }) => {
   let app: TestApp;
   let lock: GatedLock;
   beforeAll(async () => {
     lock = new GatedLock();
-    app = await startTestApp(dialect, { overrides: { lock } });
+    app = await startTestApp(dialect, { overrides: { lock }, transport });
   });
   afterAll(() => app.stop());
 

@@ -59,6 +59,7 @@ async function startWith(env: Record<string, string>) {
   const app: RunningApp = await startApp(
     loadConfig({
       PLAN_GRPC_ADDRESS: "127.0.0.1:0",
+      PLAN_HTTP_ADDRESS: "127.0.0.1:0",
       PLAN_DATABASE_URL: `sqlite:${join(dir, `${randomId("db")}.sqlite`)}`,
       PLAN_METRICS_ADDRESS: "",
       PLAN_RATE_LIMIT_WRITES: "0",

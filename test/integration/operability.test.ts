@@ -30,9 +30,11 @@ describe("operability: metrics, request ids, slow calls, message limits", () => 
     await app.plans.updatePlan({ taskId, content: "more", mode: WriteMode.WRITE_MODE_APPEND });
     await rpcError(app.plans.updatePlan({ taskId, content: "x", mode: 9 as WriteMode }));
     const body = await (await fetch(`http://127.0.0.1:${app.metricsPort}/metrics`)).text();
-    expect(body).toMatch(/taskplans_rpc_duration_seconds_count\{method="CreatePlan",code="OK"\} 1/);
     expect(body).toMatch(
-      /taskplans_rpc_duration_seconds_count\{method="UpdatePlan",code="INVALID_ARGUMENT"\} 1/,
+      /taskplans_rpc_duration_seconds_count\{method="CreatePlan",code="OK",protocol="grpc"\} 1/,
+    );
+    expect(body).toMatch(
+      /taskplans_rpc_duration_seconds_count\{method="UpdatePlan",code="INVALID_ARGUMENT",protocol="grpc"\} 1/,
     );
     expect(body).toMatch(/taskplans_rejections_total\{reason="INVALID_WRITE_MODE"\} 1/);
     expect(body).toMatch(/taskplans_revisions_total\{kind="new"\} 1/);

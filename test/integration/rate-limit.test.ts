@@ -100,6 +100,7 @@ async function startWithEnv(env: Record<string, string>) {
   const dir = mkdtempSync(join(tmpdir(), "taskplans-rate-"));
   const config = loadConfig({
     PLAN_GRPC_ADDRESS: "127.0.0.1:0",
+    PLAN_HTTP_ADDRESS: "127.0.0.1:0",
     PLAN_DATABASE_URL: `sqlite:${join(dir, "plans.sqlite")}`,
     PLAN_METRICS_ADDRESS: "",
     PLAN_LOG_LEVEL: "silent",

@@ -55,7 +55,12 @@ describe("start-up errors name the setting", () => {
 
   const serve = (env: Record<string, string>) =>
     runToExit([process.execPath, MAIN], {
-      env: { PATH: process.env.PATH ?? "", PLAN_DATABASE_URL: `sqlite:${join(dir, "x.sqlite")}`, ...env },
+      env: {
+        PATH: process.env.PATH ?? "",
+        PLAN_DATABASE_URL: `sqlite:${join(dir, "x.sqlite")}`,
+        PLAN_HTTP_ADDRESS: "127.0.0.1:0",
+        ...env,
+      },
       cwd: dir,
       timeoutMs: 60_000,
     });
@@ -70,6 +75,16 @@ describe("start-up errors name the setting", () => {
     const address = `127.0.0.1:${held.port}`;
     const run = await serve({ PLAN_GRPC_ADDRESS: "127.0.0.1:0", PLAN_METRICS_ADDRESS: address });
     expectOneLineNaming(run, "PLAN_METRICS_ADDRESS", address);
+  });
+
+  it("a taken HTTP port ends the server with one line naming PLAN_HTTP_ADDRESS and the address", async () => {
+    const address = `127.0.0.1:${held.port}`;
+    const run = await serve({
+      PLAN_GRPC_ADDRESS: "127.0.0.1:0",
+      PLAN_METRICS_ADDRESS: "",
+      PLAN_HTTP_ADDRESS: address,
+    });
+    expectOneLineNaming(run, "PLAN_HTTP_ADDRESS", address);
   });
 
   it("a taken MCP HTTP port ends taskplans-mcp --http with one line naming --http and the address", async () => {
@@ -96,6 +111,7 @@ describe("a MySQL server whose escaping the driver cannot rely on", () => {
         PATH: process.env.PATH ?? "",
         PLAN_DATABASE_URL: mariadb.urlFor("modes"),
         PLAN_GRPC_ADDRESS: "127.0.0.1:0",
+        PLAN_HTTP_ADDRESS: "",
         PLAN_METRICS_ADDRESS: "",
       };
       for (const entry of [MAIN, join(ROOT, "dist", "src", "migrate.js")]) {

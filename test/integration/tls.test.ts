@@ -43,6 +43,7 @@ async function startTls(name: string, env: Record<string, string>) {
   const { logger, lines } = capturingLogger();
   const config = loadConfig({
     PLAN_GRPC_ADDRESS: "127.0.0.1:0",
+    PLAN_HTTP_ADDRESS: "127.0.0.1:0",
     PLAN_DATABASE_URL: `sqlite:${join(dir, `${name}.sqlite`)}`,
     PLAN_METRICS_ADDRESS: "127.0.0.1:0",
     PLAN_RATE_LIMIT_WRITES: "0",

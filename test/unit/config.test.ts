@@ -15,6 +15,15 @@ describe("loadConfig", () => {
     expect(Object.isFrozen(config)).toBe(true);
   });
 
+  it("serves HTTP on 127.0.0.1:8080 by default, off when empty; CORS origins are exact and listed", () => {
+    expect(loadConfig({}).httpAddress).toBe("127.0.0.1:8080");
+    expect(loadConfig({ PLAN_HTTP_ADDRESS: "" }).httpAddress).toBeNull();
+    expect(loadConfig({}).httpCorsOrigins).toEqual([]);
+    expect(
+      loadConfig({ PLAN_HTTP_CORS_ORIGINS: " https://a.example.com,http://localhost:5173 " }).httpCorsOrigins,
+    ).toEqual(["https://a.example.com", "http://localhost:5173"]);
+  });
+
   it.each([
     [{ PLAN_COALESCE_WINDOW_MS: "-1" }, "PLAN_COALESCE_WINDOW_MS"],
     [{ PLAN_LOCK_WAIT_MS: "soon" }, "PLAN_LOCK_WAIT_MS"],
@@ -24,6 +33,11 @@ describe("loadConfig", () => {
     [{ PLAN_REDIS_URLS: "http://a" }, "PLAN_REDIS_URLS"],
     [{ PLAN_REDIS_URLS: "redis://a", PLAN_LOCK_LEASE_MS: "10" }, "PLAN_LOCK_LEASE_MS"],
     [{ PLAN_LOG_LEVEL: "loud" }, "PLAN_LOG_LEVEL"],
+    [{ PLAN_HTTP_ADDRESS: "8080" }, "PLAN_HTTP_ADDRESS"],
+    [{ PLAN_HTTP_CORS_ORIGINS: "*" }, "PLAN_HTTP_CORS_ORIGINS"],
+    [{ PLAN_HTTP_CORS_ORIGINS: "https://a.example.com, https://*.example.com" }, "PLAN_HTTP_CORS_ORIGINS"],
+    [{ PLAN_HTTP_CORS_ORIGINS: "https://a.example.com/app" }, "PLAN_HTTP_CORS_ORIGINS"],
+    [{ PLAN_HTTP_CORS_ORIGINS: "null" }, "PLAN_HTTP_CORS_ORIGINS"],
   ])("fails fast naming the variable: %j", (env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(variable);

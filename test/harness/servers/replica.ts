@@ -14,6 +14,8 @@ export interface Replica {
   /** The address clients reach it on (127.0.0.1, or its pod's address). */
   readonly host: string;
   readonly port: number;
+  /** Its HTTP listener (PLAN_HTTP_ADDRESS: Connect, gRPC-Web, the console). */
+  readonly httpPort: number;
   readonly pid: number;
   readonly logFile: string;
   /** Its /metrics port when started with `metrics`, else null (it listens on a port of its own choosing). */
@@ -72,6 +74,7 @@ export async function startReplica(
   const main = options.main ?? MAIN;
   if (!existsSync(main)) throw new Error(`${main} is missing: run 'npm run build' first (npm test does)`);
   const port = await freePort();
+  const httpPort = await freePort();
   const metricsPort = options.metrics ? await freePort() : null;
   const host = pod?.address ?? "127.0.0.1";
   const name = options.name ?? `replica-${port}`;
@@ -86,6 +89,7 @@ export async function startReplica(
           PLAN_RATE_LIMIT_WRITES: "0", // load and fault workloads write from one address
           ...env,
           PLAN_GRPC_ADDRESS: `${pod ? "0.0.0.0" : "127.0.0.1"}:${port}`,
+          PLAN_HTTP_ADDRESS: `${pod ? "0.0.0.0" : "127.0.0.1"}:${httpPort}`,
           PLAN_LOG_LEVEL: options.logLevel ?? "warn",
           PLAN_METRICS_ADDRESS: `127.0.0.1:${metricsPort ?? 0}`,
         },
@@ -98,6 +102,7 @@ export async function startReplica(
   return {
     host,
     port,
+    httpPort,
     logFile,
     metricsPort,
     get pid() {

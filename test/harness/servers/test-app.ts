@@ -6,6 +6,7 @@ import pino from "pino";
 import { type AppOverrides, startApp } from "../../../src/app";
 import { loadConfig } from "../../../src/config/config";
 import { type Clients, connect } from "../calls/rpc";
+import { connectOverHttp, type Transport } from "../calls/connect-clients";
 import { createDatabase } from "../databases/mariadb";
 import { RecordingEventSink } from "../fixtures/recording-event-sink";
 
@@ -18,9 +19,15 @@ export const DATABASES: readonly { readonly label: string; readonly dialect: Tes
   { label: "MariaDB", dialect: "mysql" },
 ];
 
-/** A real server on 127.0.0.1:0 with its own database, and generated clients connected to it. */
+/**
+ * A real server on 127.0.0.1:0 with its own database, and clients connected to it: the client
+ * package over gRPC, or (transport "connect") the same API over Connect JSON on the HTTP listener.
+ */
 export interface TestApp extends Clients {
   readonly port: number;
+  /** The HTTP listener's port (Connect, gRPC-Web, the console). */
+  readonly httpPort: number;
+  readonly transport: Transport;
   readonly metricsPort: number | null;
   readonly dialect: TestDialect;
   readonly databaseUrl: string;
@@ -42,7 +49,7 @@ export function randomId(prefix: string): string {
 /** Starts a server for `dialect` (a fresh SQLite file, or a fresh database on the test MariaDB). */
 export async function startTestApp(
   dialect: TestDialect,
-  options: { env?: Record<string, string>; overrides?: AppOverrides } = {},
+  options: { env?: Record<string, string>; overrides?: AppOverrides; transport?: Transport } = {},
 ): Promise<TestApp> {
   const tempDir = mkdtempSync(join(tmpdir(), "taskplans-test-"));
   let databaseUrl = `sqlite:${join(tempDir, "plans.sqlite")}`;
@@ -59,13 +66,18 @@ export async function startTestApp(
     PLAN_DATABASE_URL: databaseUrl,
     PLAN_LOG_LEVEL: "silent",
     PLAN_METRICS_ADDRESS: "127.0.0.1:0",
+    PLAN_HTTP_ADDRESS: "127.0.0.1:0",
     // Suites drive many writes from one address; the rate-limit tests turn it on.
     PLAN_RATE_LIMIT_WRITES: "0",
     ...options.env,
   });
   const events = new RecordingEventSink();
   const app = await startApp(config, { logger: pino({ level: "silent" }), events, ...options.overrides });
-  const clients = connect(app.port);
+  const transport = options.transport ?? "grpc";
+  const httpPort = app.httpPort ?? 0;
+  const clientOf = (token?: string) =>
+    transport === "connect" ? connectOverHttp(httpPort, token) : connect(app.port, token);
+  const clients = clientOf();
   const extra: Clients[] = [];
   const newTask = async (workspaceId = "ws-1") => {
     const taskId = randomId("task");
@@ -75,6 +87,8 @@ export async function startTestApp(
   return {
     ...clients,
     port: app.port,
+    httpPort,
+    transport,
     metricsPort: app.metricsPort,
     dialect,
     databaseUrl: config.databaseUrl,
@@ -86,7 +100,7 @@ export async function startTestApp(
       return { taskId, version: created.plan?.version ?? 0, revisionId: created.revision?.id ?? "" };
     },
     client(token?: string) {
-      const client = connect(app.port, token);
+      const client = clientOf(token);
       extra.push(client);
       return client;
     },

@@ -2257,9 +2257,10 @@ const file_taskplans_v1_plan_service_proto_rawDesc = "" +
 	"\x18PLAN_CHANGE_KIND_UPDATED\x10\x03\x12\x1d\n" +
 	"\x19PLAN_CHANGE_KIND_REVERTED\x10\x04\x12\x1c\n" +
 	"\x18PLAN_CHANGE_KIND_DELETED\x10\x05\x12+\n" +
-	"'PLAN_CHANGE_KIND_IMPLEMENTATION_STARTED\x10\x062\xea\t\n" +
-	"\vPlanService\x12F\n" +
-	"\aGetPlan\x12\x1c.taskplans.v1.GetPlanRequest\x1a\x1d.taskplans.v1.GetPlanResponse\x12N\n" +
+	"'PLAN_CHANGE_KIND_IMPLEMENTATION_STARTED\x10\x062\x83\n" +
+	"\n" +
+	"\vPlanService\x12K\n" +
+	"\aGetPlan\x12\x1c.taskplans.v1.GetPlanRequest\x1a\x1d.taskplans.v1.GetPlanResponse\"\x03\x90\x02\x01\x12N\n" +
 	"\n" +
 	"CreatePlan\x12\x1f.taskplans.v1.CreatePlanRequest\x1a\x1f.taskplans.v1.WritePlanResponse\x12N\n" +
 	"\n" +
@@ -2268,11 +2269,11 @@ const file_taskplans_v1_plan_service_proto_rawDesc = "" +
 	"\x13RestorePlanRevision\x12(.taskplans.v1.RestorePlanRevisionRequest\x1a).taskplans.v1.RestorePlanRevisionResponse\x12J\n" +
 	"\bSavePlan\x12\x1d.taskplans.v1.SavePlanRequest\x1a\x1f.taskplans.v1.WritePlanResponse\x12O\n" +
 	"\n" +
-	"DeletePlan\x12\x1f.taskplans.v1.DeletePlanRequest\x1a .taskplans.v1.DeletePlanResponse\x12d\n" +
-	"\x11ListPlanRevisions\x12&.taskplans.v1.ListPlanRevisionsRequest\x1a'.taskplans.v1.ListPlanRevisionsResponse\x12^\n" +
-	"\x0fGetPlanRevision\x12$.taskplans.v1.GetPlanRevisionRequest\x1a%.taskplans.v1.GetPlanRevisionResponse\x12[\n" +
-	"\x0eGetPlanChanges\x12#.taskplans.v1.GetPlanChangesRequest\x1a$.taskplans.v1.GetPlanChangesResponse\x12d\n" +
-	"\x11DiffPlanRevisions\x12&.taskplans.v1.DiffPlanRevisionsRequest\x1a'.taskplans.v1.DiffPlanRevisionsResponse\x12N\n" +
+	"DeletePlan\x12\x1f.taskplans.v1.DeletePlanRequest\x1a .taskplans.v1.DeletePlanResponse\x12i\n" +
+	"\x11ListPlanRevisions\x12&.taskplans.v1.ListPlanRevisionsRequest\x1a'.taskplans.v1.ListPlanRevisionsResponse\"\x03\x90\x02\x01\x12c\n" +
+	"\x0fGetPlanRevision\x12$.taskplans.v1.GetPlanRevisionRequest\x1a%.taskplans.v1.GetPlanRevisionResponse\"\x03\x90\x02\x01\x12`\n" +
+	"\x0eGetPlanChanges\x12#.taskplans.v1.GetPlanChangesRequest\x1a$.taskplans.v1.GetPlanChangesResponse\"\x03\x90\x02\x01\x12i\n" +
+	"\x11DiffPlanRevisions\x12&.taskplans.v1.DiffPlanRevisionsRequest\x1a'.taskplans.v1.DiffPlanRevisionsResponse\"\x03\x90\x02\x01\x12N\n" +
 	"\n" +
 	"RevertPlan\x12\x1f.taskplans.v1.RevertPlanRequest\x1a\x1f.taskplans.v1.WritePlanResponse\x12|\n" +
 	"\x19MarkImplementationStarted\x12..taskplans.v1.MarkImplementationStartedRequest\x1a/.taskplans.v1.MarkImplementationStartedResponse\x12G\n" +

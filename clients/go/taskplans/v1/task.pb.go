@@ -405,11 +405,11 @@ const file_taskplans_v1_task_proto_rawDesc = "" +
 	"\x04task\x18\x01 \x01(\v2\x12.taskplans.v1.TaskR\x04task\",\n" +
 	"\x11DeleteTaskRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\"\x14\n" +
-	"\x12DeleteTaskResponse2\xf7\x01\n" +
+	"\x12DeleteTaskResponse2\xfc\x01\n" +
 	"\vTaskService\x12O\n" +
 	"\n" +
-	"CreateTask\x12\x1f.taskplans.v1.CreateTaskRequest\x1a .taskplans.v1.CreateTaskResponse\x12F\n" +
-	"\aGetTask\x12\x1c.taskplans.v1.GetTaskRequest\x1a\x1d.taskplans.v1.GetTaskResponse\x12O\n" +
+	"CreateTask\x12\x1f.taskplans.v1.CreateTaskRequest\x1a .taskplans.v1.CreateTaskResponse\x12K\n" +
+	"\aGetTask\x12\x1c.taskplans.v1.GetTaskRequest\x1a\x1d.taskplans.v1.GetTaskResponse\"\x03\x90\x02\x01\x12O\n" +
 	"\n" +
 	"DeleteTask\x12\x1f.taskplans.v1.DeleteTaskRequest\x1a .taskplans.v1.DeleteTaskResponseBDZBgithub.com/taskplans/taskplans/clients/go/taskplans/v1;taskplansv1b\x06proto3"
 

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17taskplans/v1/task.proto\x12\x0ctaskplans.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"l\n\x04Task\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x14\n\x0cworkspace_id\x18\x02 \x01(\t\x12\r\n\x05title\x18\x03 \x01(\t\x12.\n\ncreated_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"I\n\x11\x43reateTaskRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x14\n\x0cworkspace_id\x18\x02 \x01(\t\x12\r\n\x05title\x18\x03 \x01(\t\"6\n\x12\x43reateTaskResponse\x12 \n\x04task\x18\x01 \x01(\x0b\x32\x12.taskplans.v1.Task\"!\n\x0eGetTaskRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\"3\n\x0fGetTaskResponse\x12 \n\x04task\x18\x01 \x01(\x0b\x32\x12.taskplans.v1.Task\"$\n\x11\x44\x65leteTaskRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\"\x14\n\x12\x44\x65leteTaskResponse2\xf7\x01\n\x0bTaskService\x12O\n\nCreateTask\x12\x1f.taskplans.v1.CreateTaskRequest\x1a .taskplans.v1.CreateTaskResponse\x12\x46\n\x07GetTask\x12\x1c.taskplans.v1.GetTaskRequest\x1a\x1d.taskplans.v1.GetTaskResponse\x12O\n\nDeleteTask\x12\x1f.taskplans.v1.DeleteTaskRequest\x1a .taskplans.v1.DeleteTaskResponseBDZBgithub.com/taskplans/taskplans/clients/go/taskplans/v1;taskplansv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17taskplans/v1/task.proto\x12\x0ctaskplans.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"l\n\x04Task\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x14\n\x0cworkspace_id\x18\x02 \x01(\t\x12\r\n\x05title\x18\x03 \x01(\t\x12.\n\ncreated_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"I\n\x11\x43reateTaskRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x14\n\x0cworkspace_id\x18\x02 \x01(\t\x12\r\n\x05title\x18\x03 \x01(\t\"6\n\x12\x43reateTaskResponse\x12 \n\x04task\x18\x01 \x01(\x0b\x32\x12.taskplans.v1.Task\"!\n\x0eGetTaskRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\"3\n\x0fGetTaskResponse\x12 \n\x04task\x18\x01 \x01(\x0b\x32\x12.taskplans.v1.Task\"$\n\x11\x44\x65leteTaskRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\"\x14\n\x12\x44\x65leteTaskResponse2\xfc\x01\n\x0bTaskService\x12O\n\nCreateTask\x12\x1f.taskplans.v1.CreateTaskRequest\x1a .taskplans.v1.CreateTaskResponse\x12K\n\x07GetTask\x12\x1c.taskplans.v1.GetTaskRequest\x1a\x1d.taskplans.v1.GetTaskResponse\"\x03\x90\x02\x01\x12O\n\nDeleteTask\x12\x1f.taskplans.v1.DeleteTaskRequest\x1a .taskplans.v1.DeleteTaskResponseBDZBgithub.com/taskplans/taskplans/clients/go/taskplans/v1;taskplansv1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,6 +33,8 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'taskplans.v1.task_pb2', _gl
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'ZBgithub.com/taskplans/taskplans/clients/go/taskplans/v1;taskplansv1'
+  _globals['_TASKSERVICE'].methods_by_name['GetTask']._loaded_options = None
+  _globals['_TASKSERVICE'].methods_by_name['GetTask']._serialized_options = b'\220\002\001'
   _globals['_TASK']._serialized_start=74
   _globals['_TASK']._serialized_end=182
   _globals['_CREATETASKREQUEST']._serialized_start=184
@@ -48,5 +50,5 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_DELETETASKRESPONSE']._serialized_start=441
   _globals['_DELETETASKRESPONSE']._serialized_end=461
   _globals['_TASKSERVICE']._serialized_start=464
-  _globals['_TASKSERVICE']._serialized_end=711
+  _globals['_TASKSERVICE']._serialized_end=716
 # @@protoc_insertion_point(module_scope)

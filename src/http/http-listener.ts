@@ -1,0 +1,113 @@
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from "node:http";
+import { createServer as createHttpsServer } from "node:https";
+import type { AddressInfo } from "node:net";
+import { cors as connectCors, createContextValues, type ConnectRouter } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import cors from "cors";
+import { handleConsoleRequest } from "../console/serve";
+import { ListenError } from "../config/listen-error";
+import type { TlsSource } from "../tls/tls-files";
+import { PEER } from "./grpc-call";
+
+/** What the HTTP listener needs: the routes, and its settings (docs/configuration.md). */
+export interface HttpListenerOptions {
+  /** PLAN_HTTP_ADDRESS: host:port (port 0 picks a free one). */
+  readonly address: string;
+  /** Adds the services (connect-routes.ts). */
+  readonly routes: (router: ConnectRouter) => void;
+  /** Largest request body: refused RESOURCE_EXHAUSTED by its Content-Length before it is read, or as soon as more arrives. */
+  readonly readMaxBytes: number;
+  /** PLAN_HTTP_CORS_ORIGINS: browser origins allowed to call (exact matches); empty: CORS off. */
+  readonly corsOrigins: readonly string[];
+  /** The gRPC port's TLS (PLAN_GRPC_TLS_*): HTTPS with the same certificate, client CA and reloads. */
+  readonly tls: TlsSource | null;
+}
+
+export interface HttpListener {
+  readonly port: number;
+  /** Stops accepting, lets calls in flight finish for up to `drainMs`, then closes every connection. */
+  close(drainMs: number): Promise<void>;
+}
+
+/**
+ * The HTTP door (docs/http.md): TaskService and PlanService over the Connect protocol (JSON and
+ * binary, GET for the reads, server streaming for WatchPlan) and gRPC-Web, on HTTP/1.1 (HTTPS with the
+ * gRPC port's TLS); the plan console under /console (src/console/serve.ts). The gRPC protocol itself
+ * stays on the gRPC port (grpc-js). CORS answers only the listed origins, never with a wildcard.
+ */
+export async function startHttpListener(options: HttpListenerOptions): Promise<HttpListener> {
+  const connect = connectNodeAdapter({
+    routes: options.routes,
+    grpc: false,
+    grpcWeb: true,
+    connect: true,
+    readMaxBytes: options.readMaxBytes,
+    contextValues: (req) =>
+      createContextValues().set(
+        PEER,
+        `${req.socket.remoteAddress ?? "unknown"}:${req.socket.remotePort ?? 0}`,
+      ),
+  });
+  const allowCors =
+    options.corsOrigins.length > 0
+      ? cors({
+          origin: [...options.corsOrigins],
+          methods: [...connectCors.allowedMethods],
+          allowedHeaders: [...connectCors.allowedHeaders, "authorization", "x-request-id", "traceparent"],
+          exposedHeaders: [...connectCors.exposedHeaders, "x-request-id"],
+          // Tokens travel in the authorization header, never in cookies: no credentialed requests.
+          credentials: false,
+          maxAge: 7200,
+        })
+      : null;
+  const serve = (req: IncomingMessage, res: ServerResponse) => {
+    const path = (req.url ?? "/").split("?")[0] ?? "/";
+    if (path === "/console" || path.startsWith("/console/")) {
+      if (handleConsoleRequest(req, res)) return;
+    }
+    if (!allowCors) return void connect(req, res);
+    allowCors(req, res, () => connect(req, res));
+  };
+  const server: Server = options.tls ? httpsServer(options.tls, serve) : createHttpServer(serve);
+  const separator = options.address.lastIndexOf(":");
+  const host = options.address.slice(0, separator).replace(/^\[|\]$/g, "");
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", (error) => reject(new ListenError("PLAN_HTTP_ADDRESS", options.address, error)));
+    server.listen(Number(options.address.slice(separator + 1)), host, resolve);
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: (drainMs) =>
+      new Promise((resolve) => {
+        const timer = setTimeout(() => server.closeAllConnections(), drainMs);
+        server.close(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+        server.closeIdleConnections();
+      }),
+  };
+}
+
+// HTTPS whose certificate follows the gRPC port's source; with a client CA, clients must present a
+// certificate it signed (mTLS), as on the gRPC port.
+function httpsServer(tls: TlsSource, serve: (req: IncomingMessage, res: ServerResponse) => void): Server {
+  const contextOf = (material: ReturnType<TlsSource["current"]>) => ({
+    cert: material.cert,
+    key: material.key,
+    ...(material.clientCa ? { ca: material.clientCa } : {}),
+  });
+  const mutual = tls.current().clientCa !== null;
+  const server = createHttpsServer(
+    { ...contextOf(tls.current()), requestCert: mutual, rejectUnauthorized: mutual },
+    serve,
+  );
+  const unsubscribe = tls.onChange((material) => server.setSecureContext(contextOf(material)));
+  server.once("close", unsubscribe);
+  return server;
+}
