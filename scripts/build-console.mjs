@@ -25,4 +25,5 @@ await build({
   // `paths` point the page at the contract's protobuf-es descriptors only (src/console/page/contract.ts).
   tsconfig: join(root, "tsconfig.console.json"),
 });
-for (const file of ["index.html", "console.css"]) copyFileSync(join(page, file), join(out, file));
+for (const file of ["index.html", "console.css", "favicon.svg"])
+  copyFileSync(join(page, file), join(out, file));

@@ -18,6 +18,7 @@ export const CONSOLE_FILES: ReadonlyMap<string, ConsoleFile> = new Map([
   ["/console/index.html", INDEX],
   ["/console/console.js", { name: "console.js", contentType: "text/javascript; charset=utf-8" }],
   ["/console/console.css", { name: "console.css", contentType: "text/css; charset=utf-8" }],
+  ["/console/favicon.svg", { name: "favicon.svg", contentType: "image/svg+xml" }],
 ]);
 
 /**

@@ -50,6 +50,7 @@ describe("the console's files and policy", () => {
       "/console/index.html",
       "/console/console.js",
       "/console/console.css",
+      "/console/favicon.svg",
     ]);
     expect(CONSOLE_FILES.get("/console/../package.json")).toBeUndefined();
   });

@@ -36,13 +36,17 @@ export function showPlan(plan: PlanView | null): void {
 export function showRevisions(revisions: readonly RevisionView[], onView: (id: string) => void): void {
   const body = byId("revisions").querySelector("tbody");
   if (!body) return;
+  // A refresh (a live write) keeps the revisions chosen for the diff when they are still listed.
+  const kept = chosenRevisions();
+  const listed = new Set(revisions.map((r) => r.id));
+  const keep = kept !== null && listed.has(kept.from) && listed.has(kept.to);
   body.replaceChildren();
   revisionRows(revisions).forEach((row, index) => {
     const tr = document.createElement("tr");
     tr.dataset.revision = row.number;
     for (const [name, checked] of [
-      ["from", index === 1 || (index === 0 && revisions.length === 1)],
-      ["to", index === 0],
+      ["from", keep ? row.id === kept.from : index === 1 || (index === 0 && revisions.length === 1)],
+      ["to", keep ? row.id === kept.to : index === 0],
     ] as const) {
       const cell = document.createElement("td");
       const radio = document.createElement("input");
