@@ -19,6 +19,9 @@ command -v iptables >/dev/null 2>&1 || [ -x /usr/sbin/iptables ] || missing+=(ip
 command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
 # planctl's watch is driven in a tmux session, as a person runs it, while another process appends.
 command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+# The HTTP door is tested with the real curl, and docs/http.md's examples (curl | jq) are run as written.
+command -v curl >/dev/null 2>&1 || missing+=(curl)
+command -v jq >/dev/null 2>&1 || missing+=(jq)
 # The plan console is tested in a real headless browser: Debian's Chromium, driven by playwright-core
 # (which downloads no browser of its own).
 [ -x /usr/bin/chromium ] || missing+=(chromium)

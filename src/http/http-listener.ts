@@ -14,6 +14,9 @@ import { ListenError } from "../config/listen-error";
 import type { TlsSource } from "../tls/tls-files";
 import { PEER } from "./grpc-call";
 
+// Connect's JSON serialization takes its text decoder from the JSON options (not in their type).
+const STRICT_UTF8 = { textDecoder: new TextDecoder("utf-8", { fatal: true }) } as object;
+
 /** What the HTTP listener needs: the routes, and its settings (docs/configuration.md). */
 export interface HttpListenerOptions {
   /** PLAN_HTTP_ADDRESS: host:port (port 0 picks a free one). */
@@ -47,6 +50,9 @@ export async function startHttpListener(options: HttpListenerOptions): Promise<H
     grpcWeb: true,
     connect: true,
     readMaxBytes: options.readMaxBytes,
+    // An unknown field is refused INVALID_ARGUMENT naming it; so is a body that is not UTF-8 (a
+    // lenient decoder would store U+FFFD where the gRPC port refuses INVALID_UTF8).
+    jsonOptions: { ignoreUnknownFields: false, ...STRICT_UTF8 },
     contextValues: (req) =>
       createContextValues().set(
         PEER,
