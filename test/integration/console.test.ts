@@ -212,6 +212,12 @@ describe("the plan console (no auth)", () => {
     expect(await page.textContent("#diff-summary")).toBe("+1 −1 lines, 29 bytes → 29 bytes");
     await page.screenshot({ path: join(shots, "plan-and-diff.png"), fullPage: true });
 
+    // One revision's content, read with GetPlanRevision.
+    await page.click('#revisions tbody tr[data-revision="2"] button');
+    await waitForText(page, "#revision-title", "Revision #2");
+    expect(await page.textContent("#revision-title")).toBe("Revision #2: Ship the console (by Ann)");
+    expect(await texts(page, "#revision-content li", true)).toEqual(["new step", "keep"]);
+
     // Another client appends over gRPC; the page follows through WatchPlan, without a reload.
     await page.evaluate("window.__sameDocument = true");
     await app.plans.updatePlan({
@@ -276,16 +282,44 @@ describe("the plan console (no auth)", () => {
     await waitForText(page, "#plan-meta", "version 2");
     await page.click("#show-diff");
     await waitForText(page, "#diff-title", "Diff #1 → #2");
-    // Click everything a payload could hang on.
-    for (const selector of ["#plan-content a", "#plan-content div", "#plan-content svg"])
+    // The hostile revision opened on its own is rendered through the same sanitizer.
+    await page.click('#revisions tbody tr[data-revision="2"] button');
+    await waitForText(page, "#revision-content", "raw HTML div");
+    // Nothing ran on its own (script, img onerror, svg onload, iframe); then click everything a
+    // payload could hang on, in this same document (a javascript: URL that ran would replace it).
+    expect(await windowFlag(page, "__pwned")).toBeUndefined();
+    await page.evaluate("window.__sameDocument = true");
+    for (const selector of [
+      "#plan-content a",
+      "#plan-content div",
+      "#plan-content svg",
+      "#plan-content button",
+      "#revision-content a",
+    ])
       for (const element of await page.$$(selector))
         await element.click({ force: true, noWaitAfter: true }).catch(() => undefined);
-
-    expect(await windowFlag(page, "__pwned")).toBeUndefined();
+    expect([await windowFlag(page, "__pwned"), await windowFlag(page, "__sameDocument")]).toEqual([
+      undefined,
+      true,
+    ]);
     // The sanitizer removed every script, handler, javascript: URL, form, iframe and style.
     expect(
       await page.$$eval(
-        "#plan-content script, #plan-content iframe, #plan-content form, #plan-content style, #plan-content [onerror], #plan-content [onload], #plan-content [onclick], #plan-content [style], #plan-content a[href^='javascript']",
+        ["#plan-content", "#revision-content"]
+          .flatMap((root) =>
+            [
+              "script",
+              "iframe",
+              "form",
+              "style",
+              "[onerror]",
+              "[onload]",
+              "[onclick]",
+              "[style]",
+              "a[href^='javascript']",
+            ].map((what) => `${root} ${what}`),
+          )
+          .join(", "),
         (found) => found.length,
       ),
     ).toBe(0);
