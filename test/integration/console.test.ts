@@ -252,6 +252,34 @@ describe("the plan console (no auth)", () => {
     expect(errors).toEqual([]);
   });
 
+  it("pages through more than 100 revisions with Load older, and shows a plan deleted by another client live", async () => {
+    const taskId = await app.newTask();
+    await app.plans.createPlan({ taskId, content: "# Long\n", author: agent("w0") });
+    // Two authors taking turns: no write coalesces, so 101 revisions.
+    for (let i = 1; i <= 100; i += 1)
+      await app.plans.updatePlan({
+        taskId,
+        content: `- step ${i}`,
+        mode: WriteMode.WRITE_MODE_APPEND,
+        author: agent(`w${i % 2}`),
+      });
+    const { page, errors } = await newPage();
+    await page.goto(`${base}/console/#task=${taskId}`);
+    await waitForText(page, "#plan-meta", "revision #101");
+    expect((await page.$$("#revisions tbody tr")).length).toBe(100);
+    expect(await page.isVisible("#load-older")).toBe(true);
+    await page.click("#load-older");
+    await waitForText(page, '#revisions tbody tr[data-revision="1"]', "w0");
+    expect((await page.$$("#revisions tbody tr")).length).toBe(101);
+    expect(await page.isHidden("#load-older")).toBe(true);
+
+    await app.plans.deletePlan({ taskId });
+    await waitForText(page, "#plan-title", "No plan");
+    expect(await page.textContent("#plan-meta")).toBe("the task has no plan (yet, or it was deleted)");
+    expect(await page.textContent("#status")).toMatch(/^live: version 102/);
+    expect(errors).toEqual([]);
+  });
+
   it("runs nothing a hostile plan, title or author holds, shows them as text, and the CSP blocks and reports what would get past the sanitizer", async () => {
     const taskId = await app.newTask();
     const hostileName = `<img src=x onerror="window.__pwned='author'">`;

@@ -75,6 +75,13 @@ async function diffChosen(state: Opened): Promise<void> {
   }
 }
 
+const FINAL_WATCH_CODES = new Set([
+  Code.Unauthenticated,
+  Code.PermissionDenied,
+  Code.NotFound,
+  Code.InvalidArgument,
+]);
+
 /** Follows the plan from `afterVersion` (undefined: from a snapshot) until the page opens another task. */
 async function follow(state: Opened, afterVersion: bigint | undefined): Promise<void> {
   let version = afterVersion;
@@ -96,10 +103,15 @@ async function follow(state: Opened, afterVersion: bigint | undefined): Promise<
     } catch (error) {
       if (state.stop.signal.aborted) return;
       const reason = shownError(error);
+      const code = ConnectError.from(error).code;
+      // Refusals a retry cannot cure (the token, the reach, a deleted task) end the watch, shown.
+      if (FINAL_WATCH_CODES.has(code)) {
+        showStatus(`watch ended (${reason.code} ${reason.reason})`);
+        return fail(error);
+      }
       // An expired resume point: read the plan again from a snapshot.
-      if (ConnectError.from(error).code === Code.OutOfRange) version = undefined;
+      if (code === Code.OutOfRange) version = undefined;
       showStatus(`watch interrupted (${reason.code} ${reason.reason}); retrying in 3 s`);
-      if (ConnectError.from(error).code === Code.Unauthenticated) return fail(error);
     }
     await new Promise((resolve) => setTimeout(resolve, 3000));
   }
