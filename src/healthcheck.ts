@@ -1,10 +1,11 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { probeRelease, probeReleaseWithin, type ProbeOptions } from "./grpc/release-probe";
+import { probeHttp } from "./http/http-probe";
 
 const USAGE =
   "usage: healthcheck.js [--retry-for <seconds>] [--health-service <name>] " +
-  "[--cacert <file> [--cert <file> --key <file>] [--server-name <name>]] <host:port>\n";
+  "[--cacert <file> [--cert <file> --key <file>] [--server-name <name>]] [--http <host:port>] <host:port>\n";
 
 const OPTIONS = {
   "retry-for": { type: "string" },
@@ -13,6 +14,7 @@ const OPTIONS = {
   cert: { type: "string" },
   key: { type: "string" },
   "server-name": { type: "string" },
+  http: { type: "string" },
 } as const;
 
 /**
@@ -25,6 +27,8 @@ const OPTIONS = {
  * - `--health-service <name>`: only grpc.health.v1 for that service ("" for the whole server).
  * - `--cacert <file>`: TLS, trusting that CA bundle; `--cert`/`--key`: a client certificate (mTLS);
  *   `--server-name`: the name to check the server's certificate against instead of the host.
+ * - `--http <host:port>`: the HTTP listener too (PLAN_HTTP_ADDRESS): the same plan read as a Connect
+ *   GET, with the same TLS and token, must be answered by the service.
  * PLAN_HEALTHCHECK_TOKEN, when set, is sent as the bearer token.
  */
 async function main(argv: string[]): Promise<number> {
@@ -45,6 +49,8 @@ async function main(argv: string[]): Promise<number> {
   if (!target || positionals.length !== 1 || !/^[^\s:]+:\d{1,5}$/.test(target) || !(retry >= 0))
     return usage();
   if (!pairGiven || tlsOnly) return usage();
+  const http = values.http;
+  if (http !== undefined && !/^[^\s:]+:\d{1,5}$/.test(http)) return usage();
   let tls: ProbeOptions["tls"] = null;
   try {
     if (values.cacert !== undefined) {
@@ -67,7 +73,12 @@ async function main(argv: string[]): Promise<number> {
     tls,
     healthOnly: values["health-service"] ?? null,
   };
-  const probe = () => probeRelease(target, options);
+  const probe = async () => {
+    const grpc = await probeRelease(target, options);
+    if (!grpc.ok || http === undefined || options.healthOnly !== null) return grpc;
+    const overHttp = await probeHttp(http, options);
+    return overHttp.ok ? { ok: true, summary: `${grpc.summary}; ${overHttp.summary}` } : overHttp;
+  };
   const result = retry > 0 ? await probeReleaseWithin(probe, retry * 1_000, 1_000) : await probe();
   const line = result.summary.replace(/\s+/g, " ").trim();
   (result.ok ? process.stdout : process.stderr).write(`${result.ok ? "ok" : "failed"}: ${line}\n`);

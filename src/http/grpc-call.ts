@@ -7,7 +7,7 @@ import type { CallProtocol } from "../observability/metrics";
 /** The client's address (host:port) as the listener saw it: what a write counts against with auth off. */
 export const PEER = createContextKey<string>("unknown");
 
-const PROTOCOL_OF: Readonly<Record<string, CallProtocol>> = { connect: "connect", grpcweb: "grpc-web" };
+const PROTOCOL_OF: Readonly<Record<string, CallProtocol>> = { connect: "connect", "grpc-web": "grpc-web" };
 
 // Headers that are framing, not metadata (gRPC's own never reach the call scope either).
 const FRAMING = /^(content-|connect-|grpc-|accept|host$|connection$|transfer-encoding$|te$|user-agent$)/;

@@ -35,6 +35,20 @@ describe("healthcheck.js, the helm test entry point", () => {
     }
   });
 
+  it("with --http, also reads a plan through the HTTP listener (a Connect GET) and fails when it does not answer", async () => {
+    const http = `127.0.0.1:${replica.httpPort}`;
+    const run = await healthcheck("--http", http, `127.0.0.1:${replica.port}`);
+    expect([run.code, run.stderr]).toEqual([0, ""]);
+    expect(run.stdout).toBe(
+      `ok: 127.0.0.1:${replica.port}: taskplans.v1.PlanService SERVING; a plan read answered NOT_FOUND TASK_NOT_FOUND; ` +
+        `${http}: a plan read over HTTP (Connect GET) answered not_found TASK_NOT_FOUND\n`,
+    );
+    // The gRPC port answering is not enough: an HTTP port that does not answer fails the check.
+    const closed = await healthcheck("--http", "127.0.0.1:1", `127.0.0.1:${replica.port}`);
+    expect([closed.code, closed.stdout]).toEqual([1, ""]);
+    expect(closed.stderr).toMatch(/^failed: 127\.0\.0\.1:1 \(HTTP\): .*\n$/);
+  });
+
   it("fails at once with one line when nothing serves and no --retry-for is given", async () => {
     await replica.kill();
     try {
@@ -79,13 +93,14 @@ describe("healthcheck.js, the helm test entry point", () => {
     [["--retry-for", "soon", "127.0.0.1:1"]],
     [["a:1", "b:2"]],
     [["--wait", "a:1"]],
+    [["--http", "nowhere", "a:1"]],
   ])("refuses bad arguments %j with its usage line and exit code 2", async (args) => {
     const run = await healthcheck(...args);
     expect([run.code, run.stdout, run.stderr]).toEqual([
       2,
       "",
       "usage: healthcheck.js [--retry-for <seconds>] [--health-service <name>] " +
-        "[--cacert <file> [--cert <file> --key <file>] [--server-name <name>]] <host:port>\n",
+        "[--cacert <file> [--cert <file> --key <file>] [--server-name <name>]] [--http <host:port>] <host:port>\n",
     ]);
   });
 });
@@ -121,6 +136,24 @@ describe("healthcheck.js over TLS and mTLS (the chart's probes and helm test whe
     const full = await healthcheck(...tlsArgs(), "--server-name", "taskplans.example", target());
     expect([full.code, full.stderr]).toEqual([0, ""]);
     expect(full.stdout).toMatch(/SERVING; a plan read answered NOT_FOUND TASK_NOT_FOUND\n$/);
+    // The HTTP listener over HTTPS with the same CA, client certificate and name (helm test with tls on).
+    const http = `127.0.0.1:${mutual.httpPort}`;
+    const args = [...tlsArgs(), "--server-name", "taskplans.example", "--http", http, target()];
+    const both = await healthcheck(...args);
+    expect([both.code, both.stderr]).toEqual([0, ""]);
+    expect(both.stdout).toMatch(
+      /; 127\.0\.0\.1:\d+: a plan read over HTTP \(Connect GET\) answered not_found TASK_NOT_FOUND\n$/,
+    );
+    const withoutCert = await healthcheck(
+      "--cacert",
+      ca.certFile,
+      "--server-name",
+      "taskplans.example",
+      "--http",
+      http,
+      target(),
+    );
+    expect(withoutCert.code).toBe(1);
     const server = await healthcheck(
       ...tlsArgs(),
       "--server-name",

@@ -8,6 +8,7 @@ import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/conn
 import { SignJWT } from "jose";
 import { es } from "@taskplans/contract";
 import { curl, type CurlResult } from "../harness/calls/curl";
+import { capturingLogger } from "../harness/fixtures/capturing-logger";
 import { planState } from "../harness/model/plan-state";
 import { randomId, startTestApp, type TestApp } from "../harness/servers/test-app";
 
@@ -335,6 +336,76 @@ describe("the HTTP door: the same API over Connect, gRPC-Web and curl", () => {
       expect(error.code).toBe(5); // NOT_FOUND
       expect(error.findDetails(es.ErrorInfoSchema)[0]?.reason).toBe("TASK_NOT_FOUND");
     }
+  });
+});
+
+describe("the HTTP door runs the gRPC port's call scope", () => {
+  const captured = capturingLogger();
+  let app: TestApp;
+  let base: string;
+  beforeAll(async () => {
+    app = await startTestApp("sqlite", { overrides: { logger: captured.logger } });
+    base = `http://127.0.0.1:${app.httpPort}`;
+  });
+  afterAll(() => app.stop());
+
+  it("the client's request id, one log line and the metrics with a protocol label, as over gRPC", async () => {
+    const { taskId } = await app.planWith("# Plan");
+    const answered = await curl([
+      "-X",
+      "POST",
+      `${base}/taskplans.v1.PlanService/GetPlan`,
+      "-H",
+      "content-type: application/json",
+      "-H",
+      "x-request-id: http-door-request-1",
+      "-d",
+      JSON.stringify({ taskId }),
+    ]);
+    expect([answered.status, answered.headers["x-request-id"]]).toEqual([200, "http-door-request-1"]);
+    const refused = await curl([
+      "-X",
+      "POST",
+      `${base}/taskplans.v1.PlanService/UpdatePlan`,
+      "-H",
+      "content-type: application/json",
+      "-H",
+      "x-request-id: http-door-request-2",
+      "-d",
+      JSON.stringify({ taskId, content: " ", mode: "WRITE_MODE_APPEND" }),
+    ]);
+    expect(errorInfo(refused).metadata.request_id).toBe("http-door-request-2");
+    const client = createClient(
+      es.PlanService,
+      createGrpcWebTransport({ baseUrl: base, httpVersion: "1.1" }),
+    );
+    await client.getPlan({ taskId });
+
+    const entries = captured.lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(entries.filter((e) => e.requestId === "http-door-request-1")).toEqual([
+      expect.objectContaining({ method: "GetPlan", protocol: "connect", taskId, code: "OK", msg: "rpc" }),
+    ]);
+    expect(entries.filter((e) => e.requestId === "http-door-request-2")).toEqual([
+      expect.objectContaining({
+        method: "UpdatePlan",
+        protocol: "connect",
+        code: "INVALID_ARGUMENT",
+        reason: "FRAGMENT_BLANK",
+      }),
+    ]);
+    const metrics = await (await fetch(`http://127.0.0.1:${app.metricsPort}/metrics`)).text();
+    expect(metrics).toMatch(
+      /taskplans_rpc_duration_seconds_count\{method="GetPlan",code="OK",protocol="connect"\} 1\n/,
+    );
+    expect(metrics).toMatch(
+      /taskplans_rpc_duration_seconds_count\{method="GetPlan",code="OK",protocol="grpc-web"\} 1\n/,
+    );
+    expect(metrics).toMatch(
+      /taskplans_rpc_duration_seconds_count\{method="UpdatePlan",code="INVALID_ARGUMENT",protocol="connect"\} 1\n/,
+    );
+    expect(metrics).toMatch(
+      /taskplans_rpc_duration_seconds_count\{method="CreatePlan",code="OK",protocol="grpc"\} 1\n/,
+    );
   });
 });
 

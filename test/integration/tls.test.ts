@@ -13,6 +13,7 @@ import { type CertFiles, makeCa, type TestCa } from "../harness/identity/pki";
 import { cachedTool } from "../harness/kube/helm";
 import { runToExit, waitFor } from "../harness/servers/processes";
 import { rpcError } from "../harness/calls/rpc";
+import { curl } from "../harness/calls/curl";
 import { randomId } from "../harness/servers/test-app";
 import { Watcher } from "../harness/calls/watcher";
 
@@ -140,6 +141,36 @@ describe("TLS on gRPC (PLAN_GRPC_TLS_CERT_FILE, PLAN_GRPC_TLS_KEY_FILE)", () => 
     } finally {
       client.close();
       plaintext.close();
+    }
+  });
+
+  it("serves the HTTP listener over HTTPS with the same certificate (curl --cacert); plain HTTP gets no answer", async () => {
+    const client = clientOf(app.port, trusting());
+    try {
+      const taskId = await writePlan(client, "# over https\n");
+      const url = `https://127.0.0.1:${app.httpPort}/taskplans.v1.PlanService/GetPlan`;
+      const body = JSON.stringify({ taskId });
+      const read = await curl([
+        "--cacert",
+        ca.certFile,
+        "-H",
+        "content-type: application/json",
+        "-d",
+        body,
+        url,
+      ]);
+      expect([read.status, read.json]).toEqual([
+        200,
+        expect.objectContaining({ plan: expect.objectContaining({ content: "# over https\n" }) }),
+      ]);
+      await expect(curl(["-H", "content-type: application/json", "-d", body, url])).rejects.toThrow(
+        /certificate/i,
+      );
+      await expect(
+        curl(["-H", "content-type: application/json", "-d", body, url.replace("https:", "http:")]),
+      ).rejects.toThrow();
+    } finally {
+      client.close();
     }
   });
 
@@ -316,6 +347,24 @@ describe("mTLS (PLAN_GRPC_TLS_CLIENT_CA_FILE)", () => {
       ]);
       const withoutCert = await grpcurl(["-cacert", ca.certFile, target, "list"]);
       expect(withoutCert.code).not.toBe(0);
+      // The HTTP listener asks for the same client certificates.
+      const url = `https://127.0.0.1:${app.httpPort}/taskplans.v1.PlanService/GetPlan`;
+      const http = [
+        "--cacert",
+        ca.certFile,
+        "-H",
+        "content-type: application/json",
+        "-d",
+        JSON.stringify({ taskId }),
+        url,
+      ];
+      const viaHttp = await curl(["--cert", member.certFile, "--key", member.keyFile, ...http]);
+      expect([viaHttp.status, viaHttp.json]).toEqual([
+        200,
+        expect.objectContaining({ plan: expect.objectContaining({ version: "1" }) }),
+      ]);
+      await expect(curl(http)).rejects.toThrow();
+      await expect(curl(["--cert", stranger.certFile, "--key", stranger.keyFile, ...http])).rejects.toThrow();
     } finally {
       accepted.close();
     }
