@@ -174,6 +174,8 @@ describe("the plan console (no auth)", () => {
     const { page, errors } = await newPage();
     await page.goto(`${base}/console/#task=${taskId}`);
     await waitForText(page, "#plan-meta", "version 3");
+    // The revisions are listed after the plan is shown.
+    await waitForText(page, '#revisions tbody tr[data-revision="3"]', "revert of #1");
     expect(await page.textContent("#plan-title")).toBe("Ship the console");
     expect(await page.textContent("#plan-meta")).toMatch(
       /^version 3 · 29 bytes · 29 characters · updated .*Z · revision #3$/,
@@ -266,6 +268,7 @@ describe("the plan console (no auth)", () => {
     const { page, errors } = await newPage();
     await page.goto(`${base}/console/#task=${taskId}`);
     await waitForText(page, "#plan-meta", "revision #101");
+    await waitForText(page, '#revisions tbody tr[data-revision="101"]', "w0");
     expect((await page.$$("#revisions tbody tr")).length).toBe(100);
     expect(await page.isVisible("#load-older")).toBe(true);
     await page.click("#load-older");
@@ -308,6 +311,7 @@ describe("the plan console (no auth)", () => {
     const { page } = await newPage();
     await page.goto(`${base}/console/#task=${taskId}`);
     await waitForText(page, "#plan-meta", "version 2");
+    await waitForText(page, '#revisions tbody tr[data-revision="2"]', "agent");
     await page.click("#show-diff");
     await waitForText(page, "#diff-title", "Diff #1 → #2");
     // The hostile revision opened on its own is rendered through the same sanitizer.
