@@ -49,8 +49,11 @@ function receiveReport(req: Request, res: Response): void {
   req.on("data", (chunk: Buffer) => {
     size += chunk.length;
     if (size > CSP_REPORT_MAX_BYTES) {
-      sendText(res, 413, "report too large");
-      req.destroy();
+      if (!res.headersSent) {
+        // Answer, then close: the rest of the body is never read.
+        res.once("finish", () => req.destroy());
+        sendText(res, 413, "report too large");
+      }
       return;
     }
     chunks.push(chunk);

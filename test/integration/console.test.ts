@@ -150,6 +150,15 @@ describe("the plan console (no auth)", () => {
       "x".repeat(17_000),
     );
     expect(huge.status).toBe(413);
+    // Without a length, counted as it arrives.
+    const chunked = await curl(
+      `${base}/console/csp-report`,
+      "-H",
+      "transfer-encoding: chunked",
+      "--data-binary",
+      "x".repeat(40_000),
+    );
+    expect(chunked.status).toBe(413);
     expect(cspReports().total).toBe(before + 1);
     expect(cspReports().recent.at(-1)).toMatchObject({ directive: "img-src", blocked: "https://x.example/" });
   });
