@@ -9,6 +9,7 @@ import { CONTENT_SECURITY_POLICY } from "../../src/console/csp";
 import { cspReports } from "../../src/console/csp-reports";
 import { artifactsDir, launchChromium } from "../harness/browser/chromium";
 import { collectPageErrors, texts, waitForText, windowFlag } from "../harness/browser/page-waits";
+import { capturingLogger } from "../harness/fixtures/capturing-logger";
 import { planState } from "../harness/model/plan-state";
 import { waitFor } from "../harness/servers/processes";
 import { repoRoot } from "../harness/servers/repo-root";
@@ -64,11 +65,15 @@ afterEach(async () => {
 });
 
 describe("the plan console (no auth)", () => {
+  const log = capturingLogger();
   let app: TestApp;
   let base: string;
 
   beforeAll(async () => {
-    app = await startTestApp("sqlite", { env: { PLAN_HTTP_ADDRESS: "127.0.0.1:0" } });
+    app = await startTestApp("sqlite", {
+      env: { PLAN_HTTP_ADDRESS: "127.0.0.1:0" },
+      overrides: { logger: log.logger },
+    });
     base = `http://127.0.0.1:${app.httpPort}`;
   });
   afterAll(async () => {
@@ -414,6 +419,12 @@ describe("the plan console (no auth)", () => {
       10_000,
     );
     expect(cspReports().total).toBeGreaterThan(before);
+    // The server logged each report by its directive, without the blocked URL or the plan's text.
+    const logged = log.lines.filter((line) => line.includes("console CSP violation reported"));
+    expect(
+      logged.map((line) => (JSON.parse(line) as { directive: string; blocked: string }).directive),
+    ).toEqual(expect.arrayContaining(["img-src", "require-trusted-types-for"]));
+    expect(logged.filter((line) => /pwned|tracker\.example|onerror/.test(line))).toEqual([]);
     expect(await windowFlag(page, "__pwned")).toBeUndefined();
     await page.screenshot({ path: join(shots, "hostile-plan.png"), fullPage: true });
   });
