@@ -30,7 +30,8 @@ RUN apt-get update && apt-get install -y --no-install-recommends tini \
 WORKDIR /app
 ENV NODE_ENV=production \
     PLAN_GRPC_ADDRESS=0.0.0.0:50051 \
-    PLAN_METRICS_ADDRESS=0.0.0.0:9464
+    PLAN_METRICS_ADDRESS=0.0.0.0:9464 \
+    PLAN_HTTP_ADDRESS=0.0.0.0:8080
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
@@ -42,6 +43,6 @@ COPY --from=build /app/generated/descriptors ./generated/descriptors
 # The only writable path besides /tmp: the embedded database (mount a volume, or use MySQL).
 RUN mkdir -p /app/var && chown 10001:10001 /app/var
 USER 10001:10001
-EXPOSE 50051 9464
+EXPOSE 50051 9464 8080
 ENTRYPOINT ["/usr/bin/tini", "--"]
 CMD ["node", "dist/src/main.js"]

@@ -224,6 +224,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
         readMaxBytes: MAX_MESSAGE_BYTES,
         corsOrigins: config.httpCorsOrigins,
         tls: grpcTls,
+        logger,
       })
     : null;
   // The console's CSP reports (src/console), one warning each: the directive and, when it is a

@@ -7,12 +7,13 @@ import {
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { cors as connectCors, createContextValues, type ConnectRouter } from "@connectrpc/connect";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
 import cors from "cors";
 import { handleConsoleRequest } from "../console/serve";
 import { ListenError } from "../config/listen-error";
 import type { TlsSource } from "../tls/tls-files";
+import { connectHandler } from "./connect-handler";
 import { PEER } from "./grpc-call";
+import type { Logger } from "pino";
 
 // Connect's JSON serialization takes its text decoder from the JSON options (not in their type).
 const STRICT_UTF8 = { textDecoder: new TextDecoder("utf-8", { fatal: true }) } as object;
@@ -27,6 +28,7 @@ export interface HttpListenerOptions {
   readonly readMaxBytes: number;
   /** PLAN_HTTP_CORS_ORIGINS: browser origins allowed to call (exact matches); empty: CORS off. */
   readonly corsOrigins: readonly string[];
+  readonly logger: Logger;
   /** The gRPC port's TLS (PLAN_GRPC_TLS_*): HTTPS with the same certificate, client CA and reloads. */
   readonly tls: TlsSource | null;
 }
@@ -44,7 +46,8 @@ export interface HttpListener {
  * stays on the gRPC port (grpc-js). CORS answers only the listed origins, never with a wildcard.
  */
 export async function startHttpListener(options: HttpListenerOptions): Promise<HttpListener> {
-  const connect = connectNodeAdapter({
+  const connect = connectHandler({
+    logger: options.logger,
     routes: options.routes,
     grpc: false,
     grpcWeb: true,

@@ -398,7 +398,7 @@ describe.each(RELEASES)("the chart's containers, run as rendered: %s", (_name, r
       const probe = run(release, hookSpec, hookPod, podSpecOf(hook).volumes ?? []);
       expect(await probe.exited()).toBe(0);
       expect(readFileSync(probe.logFile, "utf8")).toMatch(
-        /^ok: .*SERVING; a plan read answered (NOT_FOUND|PERMISSION_DENIED)/m,
+        /^ok: .*SERVING; a plan read answered (NOT_FOUND|PERMISSION_DENIED).*; .*:8080: a plan read over HTTP \(Connect GET\) answered (not_found|permission_denied)/m,
       );
     } finally {
       await Promise.all(replicas.map(({ container }) => stopProcess(container.child, 30_000)));

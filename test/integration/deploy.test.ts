@@ -75,6 +75,48 @@ describe("Helm chart, checked with the real helm and the Kubernetes schemas", ()
     expect(byKind(objects, "Job")).toHaveLength(0); // SQLite is per pod: nothing to migrate once
   });
 
+  it("exposes the HTTP listener (http.enabled, on by default): container port, Service port, NetworkPolicy, helm test; off, none of them", () => {
+    const portsOf = (objects: any[]) => {
+      const [deployment] = byKind(objects, "Deployment") as [any];
+      const container = deployment.spec.template.spec.containers[0];
+      const [service] = byKind(objects, "Service") as [any];
+      const [policy] = byKind(objects, "NetworkPolicy") as [any];
+      const testPod = objects.find((o) => o.metadata.annotations?.["helm.sh/hook"] === "test") as any;
+      return {
+        env: container.env.find((e: { name: string }) => e.name === "PLAN_HTTP_ADDRESS")?.value,
+        container: container.ports.map((p: { name: string }) => p.name),
+        service: service.spec.ports.map((p: { name: string; port: number }) => `${p.name}:${p.port}`),
+        policy: policy.spec.ingress.map((rule: { ports: { port: string }[] }) =>
+          rule.ports.map((p) => p.port),
+        ),
+        probeArgs: testPod.spec.containers[0].args,
+      };
+    };
+    const on = render();
+    expect(validate(on)).toMatch(/valid {3}v1\/Service/);
+    expect(portsOf(on)).toEqual({
+      env: "0.0.0.0:8080",
+      container: ["grpc", "metrics", "http"],
+      service: ["grpc:50051", "metrics:9464", "http:8080"],
+      policy: [["grpc", "http"], ["grpc", "http"], ["metrics"]],
+      probeArgs: ["--retry-for", "60", "--http", "rel-taskplans:8080", "rel-taskplans:50051"],
+    });
+    // The chart README's Ingress example is a valid Ingress naming the Service's http port.
+    const readme = readFileSync(join(CHART, "README.md"), "utf8");
+    const ingress = parse(
+      /```yaml\n(kind: Ingress[\s\S]*?|apiVersion: networking[\s\S]*?)```/.exec(readme)?.[1] ?? "",
+    );
+    expect(validate([ingress])).toMatch(/valid {3}networking.k8s.io\/v1\/Ingress/);
+    expect(ingress.spec.rules[0].http.paths[0].backend.service.port).toEqual({ name: "http" });
+    expect(portsOf(render("--set", "http.enabled=false"))).toEqual({
+      env: "",
+      container: ["grpc", "metrics"],
+      service: ["grpc:50051", "metrics:9464"],
+      policy: [["grpc"], ["grpc"], ["metrics"]],
+      probeArgs: ["--retry-for", "60", "rel-taskplans:50051"],
+    });
+  });
+
   it("renders production values: MySQL and Redis from existing secrets, HPA, ServiceMonitor, a migration Job hook", () => {
     const objects = render(...production);
     validate(objects);
@@ -154,6 +196,7 @@ describe("Helm chart, checked with the real helm and the Kubernetes schemas", ()
     const fixedByChart = [
       "PLAN_GRPC_ADDRESS",
       "PLAN_METRICS_ADDRESS",
+      "PLAN_HTTP_ADDRESS", // from http.enabled and service.httpPort
       "PLAN_MIGRATE_ON_START",
       // From the `tls` block: the mounted Secret's files.
       "PLAN_GRPC_TLS_CERT_FILE",
@@ -231,7 +274,14 @@ describe("Helm chart, checked with the real helm and the Kubernetes schemas", ()
     expect(container.startupProbe.exec.command).toEqual(probe(""));
     expect(container.readinessProbe.exec.command).toEqual(probe("taskplans.v1.PlanService"));
     const testPod = objects.find((o) => o.metadata.annotations?.["helm.sh/hook"] === "test") as any;
-    expect(testPod.spec.containers[0].args).toEqual(["--retry-for", "60", ...tlsArgs, "rel-taskplans:50051"]);
+    expect(testPod.spec.containers[0].args).toEqual([
+      "--retry-for",
+      "60",
+      ...tlsArgs,
+      "--http",
+      "rel-taskplans:8080",
+      "rel-taskplans:50051",
+    ]);
     expect(testPod.spec.volumes).toEqual([
       { name: "tls", secret: { secretName: "rel-taskplans-tls", defaultMode: 0o444 } },
     ]);

@@ -9,6 +9,7 @@ import { SignJWT } from "jose";
 import { es } from "@taskplans/contract";
 import { curl, type CurlResult } from "../harness/calls/curl";
 import { capturingLogger } from "../harness/fixtures/capturing-logger";
+import { GatedLock } from "../harness/fixtures/gated-lock";
 import { planState } from "../harness/model/plan-state";
 import { randomId, startTestApp, type TestApp } from "../harness/servers/test-app";
 
@@ -248,6 +249,8 @@ describe("the HTTP door: the same API over Connect, gRPC-Web and curl", () => {
     expect(unknown.status).toBe(400);
     expect((unknown.json as ErrorBody).code).toBe("invalid_argument");
     expect((unknown.json as ErrorBody).message).toContain("colour");
+    // A method the services do not have is a plain 404.
+    expect((await post("taskplans.v1.PlanService/DropPlan", { taskId })).status).toBe(404);
     const broken = await post("taskplans.v1.PlanService/UpdatePlan", `{"taskId": "${taskId}", "content": `);
     expect(broken.status).toBe(400);
     expect((broken.json as ErrorBody).code).toBe("invalid_argument");
@@ -406,6 +409,40 @@ describe("the HTTP door runs the gRPC port's call scope", () => {
     expect(metrics).toMatch(
       /taskplans_rpc_duration_seconds_count\{method="CreatePlan",code="OK",protocol="grpc"\} 1\n/,
     );
+  });
+});
+
+describe("the HTTP door: the deadline comes from the protocol's timeout header", () => {
+  it("connect-timeout-ms bounds a write's lock wait as grpc-timeout does: LOCK_UNAVAILABLE before the 3 s wait, nothing written", async () => {
+    const lock = new GatedLock();
+    const app = await startTestApp("sqlite", { env: { PLAN_LOCK_WAIT_MS: "3000" }, overrides: { lock } });
+    try {
+      const { taskId } = await app.planWith("# Plan");
+      lock.hold();
+      const holding = app.plans.updatePlan({ taskId, content: "- first", mode: 2 });
+      await lock.untilEntered(2); // the plan's creation, then this append, which now holds the lock
+      const before = Date.now();
+      const capped = await curl([
+        "-X",
+        "POST",
+        `http://127.0.0.1:${app.httpPort}/taskplans.v1.PlanService/UpdatePlan`,
+        "-H",
+        "content-type: application/json",
+        "-H",
+        "connect-timeout-ms: 400",
+        "-d",
+        JSON.stringify({ taskId, content: "- second", mode: "WRITE_MODE_APPEND" }),
+      ]);
+      const took = Date.now() - before;
+      lock.open();
+      await holding;
+      expect([errorInfo(capped).code, errorInfo(capped).reason]).toEqual(["unavailable", "LOCK_UNAVAILABLE"]);
+      expect(took).toBeLessThan(3000);
+      expect((await app.plans.getPlan({ taskId })).plan?.content).toBe("# Plan\n\n- first");
+    } finally {
+      lock.open();
+      await app.stop();
+    }
   });
 });
 

@@ -50,6 +50,8 @@ app.kubernetes.io/managed-by: {{ .root.Release.Service }}
   value: "0.0.0.0:{{ .Values.service.grpcPort }}"
 - name: PLAN_METRICS_ADDRESS
   value: "0.0.0.0:{{ .Values.service.metricsPort }}"
+- name: PLAN_HTTP_ADDRESS
+  value: {{ if .Values.http.enabled }}"0.0.0.0:{{ .Values.service.httpPort }}"{{ else }}""{{ end }}
 - name: PLAN_MIGRATE_ON_START
   valueFrom:
     configMapKeyRef:

@@ -1,0 +1,215 @@
+/**
+ * Benchmark (not a test): the HTTP door's cost against the gRPC port's, same replica, same run, same
+ * load. MariaDB with durable commits, one replica process (in-process lock). Rounds alternate the
+ * protocols; medians are compared:
+ * - CPU of the replica process per 100-byte append and per GetPlan (16 in flight, 1,000 tasks), the
+ *   client package over gRPC against Connect JSON over HTTP/1.1 (`@connectrpc/connect-node`, the
+ *   transport switch of the test harness); target <= 1.3x;
+ * - WatchPlan delivery latency, commit to receipt, with 1,000 watchers (10 per task, 100 tasks) at 100
+ *   writes/s: gRPC streams against Connect server streams (JSON, one HTTP/1.1 connection each);
+ *   target p99 <= 1.5x.
+ *
+ *   npm run bench:http
+ *   BENCH_ROUNDS=3 BENCH_CALLS=3000 BENCH_WATCHERS=1000 npm run bench:http
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { es, type PlanChange, WriteMode } from "@taskplans/contract";
+import { createDatabase, startMariaDb } from "../../test/harness/databases/mariadb";
+import { type Replica, startReplica } from "../../test/harness/servers/replica";
+import { type Clients, connect } from "../../test/harness/calls/rpc";
+import { connectOverHttp } from "../../test/harness/calls/connect-clients";
+import { processCpuMs } from "../shared/process-stats";
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const CALLS = Number(process.env.BENCH_CALLS ?? 3000);
+const WATCHERS = Number(process.env.BENCH_WATCHERS ?? 1000);
+const TASKS = 1000;
+const WATCHED_TASKS = 100;
+const IN_FLIGHT = 16;
+const RATE = 100;
+const WATCH_SECONDS = Number(process.env.BENCH_WATCH_SECONDS ?? 10);
+
+type Protocol = "gRPC" | "Connect JSON";
+
+const quantile = (values: readonly number[], q: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+};
+const median = (values: readonly number[]) => quantile(values, 0.5);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function withPool(count: number, work: (i: number) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      while (next < count) await work(next++);
+    }),
+  );
+}
+
+/** The replica's CPU ms per call of `work`, `count` calls 16 in flight. */
+async function cpuPerCall(replica: Replica, count: number, work: (i: number) => Promise<unknown>) {
+  const before = processCpuMs(replica.pid);
+  await withPool(count, work);
+  return (processCpuMs(replica.pid) - before) / count;
+}
+
+const appendTo = (client: Clients, tasks: readonly string[]) => (i: number) =>
+  client.plans.updatePlan({
+    taskId: tasks[i % tasks.length] as string,
+    content: `- step ${i}: ${"x".repeat(80)}`,
+    mode: WriteMode.WRITE_MODE_APPEND,
+  });
+const readFrom = (client: Clients, tasks: readonly string[]) => (i: number) =>
+  client.plans.getPlan({ taskId: tasks[i % tasks.length] as string });
+
+/** Delivery latency (ms, commit to receipt) of `WATCHERS` streams of one protocol at RATE writes/s. */
+async function deliveries(replica: Replica, protocol: Protocol, writer: Clients, tasks: readonly string[]) {
+  const latencies: number[] = [];
+  let received = 0;
+  let measuring = false;
+  const record = (committedAtMs: number | null) => {
+    received += 1;
+    if (measuring && committedAtMs !== null) latencies.push(Date.now() - committedAtMs);
+  };
+  const stops: (() => void)[] = [];
+  if (protocol === "gRPC") {
+    const channels = Array.from({ length: 10 }, () => connect(replica.port));
+    for (let i = 0; i < WATCHERS; i++) {
+      const stream = (channels[i % channels.length] as Clients).plans.watchPlan({
+        taskId: tasks[i % WATCHED_TASKS] as string,
+      });
+      stream.on("data", (change: PlanChange) => record(change.committedAt?.getTime() ?? null));
+      stream.on("error", () => undefined);
+      stops.push(() => stream.cancel());
+    }
+    stops.push(() => channels.forEach((c) => c.close()));
+  } else {
+    const transport = createConnectTransport({
+      baseUrl: `http://127.0.0.1:${replica.httpPort}`,
+      httpVersion: "1.1",
+      useBinaryFormat: false,
+    });
+    const client = createClient(es.PlanService, transport);
+    for (let i = 0; i < WATCHERS; i++) {
+      const abort = new AbortController();
+      void (async () => {
+        try {
+          const stream = client.watchPlan(
+            { taskId: tasks[i % WATCHED_TASKS] as string },
+            { signal: abort.signal },
+          );
+          for await (const change of stream) {
+            const at = change.committedAt;
+            record(at ? Number(at.seconds) * 1000 + Math.floor(at.nanos / 1e6) : null);
+          }
+        } catch {
+          // cancelled
+        }
+      })();
+      stops.push(() => abort.abort());
+    }
+  }
+  while (received < WATCHERS) await sleep(20); // every snapshot arrived: all streams are live
+  measuring = true;
+  const writes = RATE * WATCH_SECONDS;
+  const started = Date.now();
+  const pending: Promise<unknown>[] = [];
+  for (let i = 0; i < writes; i++) {
+    const due = started + (i * 1000) / RATE;
+    if (due > Date.now()) await sleep(due - Date.now());
+    pending.push(appendTo(writer, tasks.slice(0, WATCHED_TASKS))(i));
+  }
+  await Promise.all(pending);
+  const expected = writes * (WATCHERS / WATCHED_TASKS);
+  const deadline = Date.now() + 10_000;
+  while (latencies.length < expected && Date.now() < deadline) await sleep(20);
+  measuring = false;
+  for (const stop of stops) stop();
+  await sleep(500);
+  return { latencies, expected };
+}
+
+async function main(): Promise<void> {
+  const logDir = mkdtempSync(join(tmpdir(), "taskplans-bench-http-"));
+  const mariadb = await startMariaDb({ durable: true });
+  let replica: Replica | null = null;
+  const clients: Clients[] = [];
+  try {
+    await createDatabase(mariadb.port, "bench_http");
+    replica = await startReplica(
+      { PLAN_DATABASE_URL: mariadb.urlFor("bench_http"), PLAN_COALESCE_WINDOW_MS: "300000" },
+      logDir,
+    );
+    const grpc = connect(replica.port);
+    const http = connectOverHttp(replica.httpPort);
+    clients.push(grpc, http);
+    const byProtocol: Record<Protocol, Clients> = { gRPC: grpc, "Connect JSON": http };
+    const tasks = Array.from({ length: TASKS }, (_, i) => `bench-http-${i}`);
+    await withPool(TASKS, async (i) => {
+      await grpc.tasks.createTask({ taskId: tasks[i] as string, workspaceId: "ws" });
+      await grpc.plans.createPlan({ taskId: tasks[i] as string, content: "# Plan" });
+    });
+    // Warm-up of both doors (the JIT sees each path), not counted.
+    for (const client of [grpc, http]) {
+      await withPool(CALLS / 4, appendTo(client, tasks));
+      await withPool(CALLS / 4, readFrom(client, tasks));
+    }
+
+    const cpu: Record<Protocol, { append: number[]; read: number[] }> = {
+      gRPC: { append: [], read: [] },
+      "Connect JSON": { append: [], read: [] },
+    };
+    for (let round = 0; round < ROUNDS; round++) {
+      const order: Protocol[] = round % 2 === 0 ? ["gRPC", "Connect JSON"] : ["Connect JSON", "gRPC"];
+      for (const protocol of order) {
+        const client = byProtocol[protocol];
+        cpu[protocol].append.push(await cpuPerCall(replica, CALLS, appendTo(client, tasks)));
+        cpu[protocol].read.push(await cpuPerCall(replica, CALLS, readFrom(client, tasks)));
+      }
+    }
+    const watch: Record<Protocol, number[]> = { gRPC: [], "Connect JSON": [] };
+    const p99s: Record<Protocol, number[]> = { gRPC: [], "Connect JSON": [] };
+    for (let round = 0; round < 2; round++) {
+      for (const protocol of (round === 0
+        ? ["gRPC", "Connect JSON"]
+        : ["Connect JSON", "gRPC"]) as Protocol[]) {
+        const { latencies, expected } = await deliveries(replica, protocol, grpc, tasks);
+        if (latencies.length < expected)
+          console.log(`  ${protocol}: ${latencies.length} of ${expected} deliveries arrived within 10 s`);
+        watch[protocol].push(...latencies);
+        p99s[protocol].push(quantile(latencies, 0.99));
+      }
+    }
+
+    const ratio = (a: number, b: number) => (b > 0 ? a / b : NaN);
+    const appendRatio = ratio(median(cpu["Connect JSON"].append), median(cpu.gRPC.append));
+    const readRatio = ratio(median(cpu["Connect JSON"].read), median(cpu.gRPC.read));
+    const p99 = (protocol: Protocol) => quantile(watch[protocol], 0.99);
+    const watchRatio = ratio(p99("Connect JSON"), p99("gRPC"));
+    const lines = [
+      `HTTP door vs gRPC port, one replica on MariaDB (durable), ${TASKS} tasks, ${IN_FLIGHT} in flight, ${ROUNDS} alternating rounds of ${CALLS} calls (medians; the replica's CPU from /proc)`,
+      `CPU per append: gRPC ${median(cpu.gRPC.append).toFixed(3)} ms, Connect JSON ${median(cpu["Connect JSON"].append).toFixed(3)} ms: ${appendRatio.toFixed(2)}x (target <= 1.3x: ${appendRatio <= 1.3 ? "met" : "NOT met"}); rounds ${cpu.gRPC.append.map((v) => v.toFixed(3)).join("/")} vs ${cpu["Connect JSON"].append.map((v) => v.toFixed(3)).join("/")}`,
+      `CPU per GetPlan: gRPC ${median(cpu.gRPC.read).toFixed(3)} ms, Connect JSON ${median(cpu["Connect JSON"].read).toFixed(3)} ms: ${readRatio.toFixed(2)}x (target <= 1.3x: ${readRatio <= 1.3 ? "met" : "NOT met"}); rounds ${cpu.gRPC.read.map((v) => v.toFixed(3)).join("/")} vs ${cpu["Connect JSON"].read.map((v) => v.toFixed(3)).join("/")}`,
+      `WatchPlan delivery, commit to receipt, ${WATCHERS} watchers at ${RATE} writes/s for ${WATCH_SECONDS} s, 2 rounds each: gRPC p50 ${quantile(watch.gRPC, 0.5)} ms p99 ${p99("gRPC")} ms (rounds ${p99s.gRPC.join("/")}), Connect streaming p50 ${quantile(watch["Connect JSON"], 0.5)} ms p99 ${p99("Connect JSON")} ms (rounds ${p99s["Connect JSON"].join("/")}): ${watchRatio.toFixed(2)}x (target <= 1.5x: ${watchRatio <= 1.5 ? "met" : "NOT met"})`,
+    ];
+    console.log(lines.join("\n"));
+  } finally {
+    for (const client of clients) client.close();
+    await replica?.stop();
+    await mariadb.stop();
+    rmSync(logDir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
