@@ -14,11 +14,13 @@ COPY mcp/package.json ./mcp/
 COPY cli/package.json ./cli/
 COPY generated/package.json ./generated/
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json tsconfig.build.json tsconfig.console.json ./
 COPY proto ./proto
 # The contract (@taskplans/contract): generated code, its codec, the descriptor sets.
 COPY generated ./generated
 COPY src ./src
+# The plan console: its page (src/console/page) bundled by esbuild into dist/console by `npm run build`.
+COPY scripts/build-console.mjs ./scripts/
 RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim AS runtime

@@ -22,6 +22,9 @@ command -v tmux >/dev/null 2>&1 || missing+=(tmux)
 # The HTTP door is tested with the real curl, and docs/http.md's examples (curl | jq) are run as written.
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v jq >/dev/null 2>&1 || missing+=(jq)
+# The plan console is tested in a real headless browser: Debian's Chromium, driven by playwright-core
+# (which downloads no browser of its own).
+[ -x /usr/bin/chromium ] || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "installing ${missing[*]}"

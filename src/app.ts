@@ -25,6 +25,7 @@ import { RedlockTaskLock } from "./locking/redlock-task-lock";
 import { redisBroadcast } from "./locking/redis-broadcast";
 import type { Broadcast } from "./plans/ports/broadcast";
 import type { TaskLock } from "./plans/ports/task-lock";
+import { onCspReport } from "./console/csp-reports";
 import { createLogger } from "./logger";
 import {
   connectionReplacements,
@@ -234,6 +235,16 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
         logger,
       })
     : null;
+  // The console's CSP reports (src/console), one warning each: the directive and, when it is a
+  // keyword, what was blocked; a blocked URL or a sample may be agent text and is never logged.
+  const stopCspLog = http
+    ? onCspReport((report) =>
+        logger.warn(
+          { directive: report.directive, blocked: /^[a-z-]+$/.test(report.blocked) ? report.blocked : "url" },
+          "console CSP violation reported",
+        ),
+      )
+    : () => undefined;
   const metricsServer = config.metricsAddress
     ? await startMetricsServer(registry, config.metricsAddress, metricsTls)
     : null;
@@ -260,6 +271,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
       stopping ??= (async () => {
         monitor.stop();
         pruner.stop();
+        stopCspLog();
         // Streams never end on their own: end them (UNAVAILABLE WATCH_DRAINING, resume elsewhere)
         // so that draining waits only for unary calls.
         hub.close();

@@ -1,18 +1,89 @@
-import type * as http from "node:http";
-import type * as http2 from "node:http2";
+import { readFile } from "node:fs/promises";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
+import { join } from "node:path";
+import { CONSOLE_FILES, consoleAssetsDir } from "./console-files";
+import { CSP_REPORT_PATH, SECURITY_HEADERS } from "./csp";
+import { parseCspReports, recordCspReport } from "./csp-reports";
+
+type Request = IncomingMessage | Http2ServerRequest;
+type Response = ServerResponse | Http2ServerResponse;
+
+/** Largest CSP report body read; a larger one is refused (413) without being read whole. */
+export const CSP_REPORT_MAX_BYTES = 16 * 1024;
+
+function isConsolePath(path: string): boolean {
+  return path === "/console" || path.startsWith("/console/");
+}
+
+function send(res: Response, status: number, headers: Record<string, string>, body?: Buffer | string): void {
+  if (res.headersSent) return;
+  (res as ServerResponse).writeHead(status, { ...SECURITY_HEADERS, ...headers });
+  if (body === undefined) res.end();
+  else res.end(body);
+}
+
+function sendText(res: Response, status: number, text: string, headers: Record<string, string> = {}): void {
+  send(res, status, { "content-type": "text/plain; charset=utf-8", ...headers }, `${text}\n`);
+}
+
+async function serveFile(req: Request, res: Response, path: string, dir: string): Promise<void> {
+  const file = CONSOLE_FILES.get(path);
+  if (!file) return sendText(res, 404, "not found");
+  let body: Buffer;
+  try {
+    body = await readFile(join(dir, file.name));
+  } catch {
+    // Built by `npm run build`; a server started from source without it says so.
+    return sendText(res, 503, "the console is not built: run 'npm run build'");
+  }
+  const headers = { "content-type": file.contentType, "content-length": String(body.length) };
+  send(res, 200, headers, req.method === "HEAD" ? undefined : body);
+}
+
+function receiveReport(req: Request, res: Response): void {
+  const declared = Number(req.headers["content-length"] ?? 0);
+  if (declared > CSP_REPORT_MAX_BYTES) return sendText(res, 413, "report too large");
+  const chunks: Buffer[] = [];
+  let size = 0;
+  req.on("data", (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > CSP_REPORT_MAX_BYTES) {
+      if (!res.headersSent) {
+        // Answer, then close: the rest of the body is never read.
+        res.once("finish", () => req.destroy());
+        sendText(res, 413, "report too large");
+      }
+      return;
+    }
+    chunks.push(chunk);
+  });
+  req.on("end", () => {
+    if (size > CSP_REPORT_MAX_BYTES) return;
+    for (const report of parseCspReports(Buffer.concat(chunks).toString("utf8"))) recordCspReport(report);
+    send(res, 204, {});
+  });
+  req.on("error", () => undefined);
+}
 
 /**
- * The plan console's requests (`/console` and everything under `/console/`), handed over by the HTTP
- * listener (src/http/). Returns true when it answered the request. Until the console is built, every
- * such path answers 404.
+ * Serves the plan console (docs/console.md) for the HTTP listener: every request whose path is
+ * `/console` or under it is answered here and true is returned; any other path is left to the caller
+ * (false). GET and HEAD read the page's files (CONSOLE_FILES, nothing else), POST to CSP_REPORT_PATH
+ * records a violation report; every answer carries the strict CSP and nosniff (csp.ts).
  */
-export function handleConsoleRequest(
-  req: http.IncomingMessage | http2.Http2ServerRequest,
-  res: http.ServerResponse | http2.Http2ServerResponse,
-): boolean {
-  void req;
-  res.statusCode = 404;
-  res.setHeader("content-type", "text/plain; charset=utf-8");
-  res.end("not found\n");
+export function handleConsoleRequest(req: Request, res: Response, dir: string = consoleAssetsDir()): boolean {
+  const path = (req.url ?? "").split("?")[0] ?? "";
+  if (!isConsolePath(path)) return false;
+  if (path === CSP_REPORT_PATH) {
+    if (req.method === "POST") receiveReport(req, res);
+    else sendText(res, 405, "method not allowed", { allow: "POST" });
+    return true;
+  }
+  if (req.method !== "GET" && req.method !== "HEAD") {
+    sendText(res, 405, "method not allowed", { allow: "GET, HEAD" });
+    return true;
+  }
+  void serveFile(req, res, path, dir);
   return true;
 }

@@ -1,0 +1,134 @@
+// The console's pure parts: what the page shows of revisions, diffs and sizes, as plain strings and
+// classes that main.ts inserts as text (never HTML). No DOM here: unit-tested in Node
+// (test/unit/console-view-model.test.ts).
+
+/** A protobuf Timestamp as protobuf-es gives it. */
+export interface TimestampLike {
+  readonly seconds: bigint;
+  readonly nanos: number;
+}
+
+/** The fields of a PlanRevision the revision list shows. */
+export interface RevisionLike {
+  readonly id: string;
+  readonly revisionNumber: bigint;
+  readonly authorKind: number;
+  readonly authorName: string;
+  readonly revertOfRevisionId?: string;
+  readonly createdAt?: TimestampLike;
+  readonly updatedAt?: TimestampLike;
+  readonly merge?: { readonly fromVersion: bigint; readonly toVersion: bigint };
+  readonly contentBytes: bigint;
+}
+
+/** One row of the revision list. */
+export interface RevisionRow {
+  readonly id: string;
+  readonly number: string;
+  readonly author: string;
+  readonly kind: string;
+  readonly time: string;
+  /** Short labels: "coalesced", "revert of #3", "merge of v4..v6". */
+  readonly markers: readonly string[];
+  readonly size: string;
+}
+
+/** AuthorKind of taskplans.v1 by number (1 agent, 2 user). */
+export function authorKindLabel(kind: number): string {
+  return kind === 1 ? "agent" : kind === 2 ? "user" : "unknown";
+}
+
+/** A Timestamp as an ISO 8601 UTC time to the second ("" when absent). */
+export function formatTime(time: TimestampLike | undefined): string {
+  if (!time) return "";
+  return `${new Date(Number(time.seconds) * 1000).toISOString().slice(0, 19)}Z`;
+}
+
+function millis(time: TimestampLike | undefined): number {
+  return time ? Number(time.seconds) * 1000 + Math.floor(time.nanos / 1e6) : 0;
+}
+
+/** A size in UTF-8 bytes, grouped by thousands: "1,234 bytes". */
+export function formatBytes(bytes: bigint | number): string {
+  const n = BigInt(bytes);
+  const grouped = n.toString().replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  return `${grouped} ${n === 1n ? "byte" : "bytes"}`;
+}
+
+/**
+ * The rows of a revision list (newest first, as ListPlanRevisions gives them). A revision that was
+ * updated after it was created took a coalesced write; a revert names the revision it copies by number
+ * when that revision is in the list.
+ */
+export function revisionRows(revisions: readonly RevisionLike[]): RevisionRow[] {
+  const numbers = new Map(revisions.map((r) => [r.id, r.revisionNumber.toString()]));
+  return revisions.map((r) => {
+    const markers: string[] = [];
+    if (millis(r.updatedAt) > millis(r.createdAt)) markers.push("coalesced");
+    if (r.revertOfRevisionId !== undefined) {
+      const copied = numbers.get(r.revertOfRevisionId);
+      markers.push(copied ? `revert of #${copied}` : "revert");
+    }
+    if (r.merge) markers.push(`merge of v${r.merge.fromVersion}..v${r.merge.toVersion}`);
+    return {
+      id: r.id,
+      number: r.revisionNumber.toString(),
+      author: r.authorName,
+      kind: authorKindLabel(r.authorKind),
+      time: formatTime(r.updatedAt ?? r.createdAt),
+      markers,
+      size: formatBytes(r.contentBytes),
+    };
+  });
+}
+
+/** How a line of a unified diff is shown. */
+export type DiffLineKind = "header" | "hunk" | "added" | "removed" | "context" | "note";
+
+/** One line of a diff as the page shows it. */
+export interface DiffLine {
+  readonly kind: DiffLineKind;
+  /** The line without its "\n"; a carriage return shows as "␍" so line-ending changes are visible. */
+  readonly text: string;
+}
+
+function kindOf(line: string, inHunk: boolean): DiffLineKind {
+  if (!inHunk && (line.startsWith("--- ") || line.startsWith("+++ "))) return "header";
+  if (line.startsWith("@@")) return "hunk";
+  if (line.startsWith("\\")) return "note";
+  if (line.startsWith("+")) return "added";
+  if (line.startsWith("-")) return "removed";
+  return "context";
+}
+
+/**
+ * The lines of a PlanDiff's unified_diff (proto/taskplans/v1/plan_service.proto, PlanDiff) for
+ * display: split on "\n" only (a stored "\r\n" keeps its "\r", shown as "␍"), each classified.
+ * An empty diff (equal contents) gives no lines.
+ */
+export function diffLines(unified: string): DiffLine[] {
+  if (unified === "") return [];
+  const lines = unified.endsWith("\n") ? unified.slice(0, -1).split("\n") : unified.split("\n");
+  let inHunk = false;
+  return lines.map((line) => {
+    const kind = kindOf(line, inHunk);
+    if (kind === "hunk") inHunk = true;
+    return { kind, text: line.replace(/\r/g, "␍") };
+  });
+}
+
+/** The summary line of a diff: "+3 −1 lines, 120 → 180 bytes". */
+export function diffSummary(diff: {
+  linesAdded: bigint;
+  linesRemoved: bigint;
+  oldBytes: bigint;
+  newBytes: bigint;
+}): string {
+  return `+${diff.linesAdded} −${diff.linesRemoved} lines, ${formatBytes(diff.oldBytes)} → ${formatBytes(diff.newBytes)}`;
+}
+
+/** The task id a console address names: `/console/#task=<id>` (a fragment never reaches the server). */
+export function taskIdFromHash(hash: string): string {
+  const params = new URLSearchParams(hash.replace(/^#/, ""));
+  return params.get("task") ?? "";
+}

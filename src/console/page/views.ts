@@ -1,0 +1,99 @@
+import type { ShownError } from "./api";
+import type { PlanDiffView, PlanView, RevisionView } from "./contract";
+import { byId, textElement } from "./dom";
+import { renderMarkdown } from "./markdown";
+import { diffLines, diffSummary, formatBytes, formatTime, revisionRows } from "./view-model";
+
+// Everything the page shows of a plan, its revisions and diffs. Agent text (titles, authors, diff
+// lines) goes in as text; only markdown.ts renders HTML, sanitized.
+
+/** Shows `error` (or hides the error box when null). */
+export function showError(error: ShownError | null): void {
+  byId("error").hidden = error === null;
+  byId("error-code").textContent = error?.code ?? "";
+  byId("error-reason").textContent = error?.reason ?? "";
+  byId("error-message").textContent = error?.message ?? "";
+  byId("error-next").textContent = error?.nextAction ? `Next: ${error.nextAction}` : "";
+}
+
+/** The status line (what the page is doing, whether it is live). */
+export function showStatus(text: string): void {
+  byId("status").textContent = text;
+}
+
+/** The plan: title, version and size, and its content rendered (null: the task has no plan). */
+export function showPlan(plan: PlanView | null): void {
+  byId("task").hidden = false;
+  byId("plan-title").textContent = plan ? plan.title : "No plan";
+  byId("plan-meta").textContent = plan
+    ? `version ${plan.version} · ${formatBytes(plan.contentBytes)} · ${plan.contentChars} characters · ` +
+      `updated ${formatTime(plan.updatedAt)} · revision #${plan.latestRevisionNumber}`
+    : "the task has no plan (yet, or it was deleted)";
+  renderMarkdown(byId("plan-content"), plan ? plan.content : "");
+}
+
+/** The revision list; `onView` opens one revision's content. */
+export function showRevisions(revisions: readonly RevisionView[], onView: (id: string) => void): void {
+  const body = byId("revisions").querySelector("tbody");
+  if (!body) return;
+  // A refresh (a live write) keeps the revisions chosen for the diff when they are still listed.
+  const kept = chosenRevisions();
+  const listed = new Set(revisions.map((r) => r.id));
+  const keep = kept !== null && listed.has(kept.from) && listed.has(kept.to);
+  body.replaceChildren();
+  revisionRows(revisions).forEach((row, index) => {
+    const tr = document.createElement("tr");
+    tr.dataset.revision = row.number;
+    for (const [name, checked] of [
+      ["from", keep ? row.id === kept.from : index === 1 || (index === 0 && revisions.length === 1)],
+      ["to", keep ? row.id === kept.to : index === 0],
+    ] as const) {
+      const cell = document.createElement("td");
+      const radio = document.createElement("input");
+      radio.type = "radio";
+      radio.name = name;
+      radio.value = row.id;
+      radio.checked = checked;
+      radio.setAttribute("aria-label", `${name} revision ${row.number}`);
+      cell.append(radio);
+      tr.append(cell);
+    }
+    for (const value of [row.number, row.author, row.kind, row.time, row.size])
+      tr.append(textElement("td", value));
+    const markers = document.createElement("td");
+    for (const marker of row.markers) markers.append(textElement("span", marker, "marker"));
+    tr.append(markers);
+    const view = textElement("button", "view");
+    view.addEventListener("click", () => onView(row.id));
+    const viewCell = document.createElement("td");
+    viewCell.append(view);
+    tr.append(viewCell);
+    body.append(tr);
+  });
+}
+
+/** The ids of the revisions chosen as the diff's old (from) and new (to) sides. */
+export function chosenRevisions(): { from: string; to: string } | null {
+  const from = document.querySelector<HTMLInputElement>('input[name="from"]:checked')?.value;
+  const to = document.querySelector<HTMLInputElement>('input[name="to"]:checked')?.value;
+  return from && to ? { from, to } : null;
+}
+
+/** A diff between two revisions, line by line, as text. */
+export function showDiff(fromNumber: string, toNumber: string, diff: PlanDiffView): void {
+  byId("diff-section").hidden = false;
+  byId("diff-title").textContent = `Diff #${fromNumber} → #${toNumber}`;
+  byId("diff-summary").textContent =
+    diff.unifiedDiff === "" ? "the two revisions hold the same content" : diffSummary(diff);
+  byId("diff").replaceChildren(
+    ...diffLines(diff.unifiedDiff).map((line) => textElement("span", line.text, `diff-${line.kind}`)),
+  );
+}
+
+/** One revision's content, rendered like the plan. */
+export function showRevision(revision: RevisionView & { content: string; title: string }): void {
+  byId("revision-section").hidden = false;
+  byId("revision-title").textContent =
+    `Revision #${revision.revisionNumber}: ${revision.title} (by ${revision.authorName})`;
+  renderMarkdown(byId("revision-content"), revision.content);
+}

@@ -1,0 +1,123 @@
+import {
+  diffLines,
+  diffSummary,
+  formatBytes,
+  formatTime,
+  type RevisionLike,
+  revisionRows,
+  taskIdFromHash,
+} from "../../src/console/page/view-model";
+
+const at = (seconds: number, nanos = 0) => ({ seconds: BigInt(seconds), nanos });
+
+function revision(number: number, fields: Partial<RevisionLike> = {}): RevisionLike {
+  return {
+    id: `rev-${number}`,
+    revisionNumber: BigInt(number),
+    authorKind: 1,
+    authorName: "Claude",
+    createdAt: at(1_780_000_000 + number),
+    updatedAt: at(1_780_000_000 + number),
+    contentBytes: 1234n,
+    ...fields,
+  };
+}
+
+describe("the console's revision rows", () => {
+  it("show number, author, kind, time and size as text, with no marker for a plain revision", () => {
+    expect(revisionRows([revision(1)])).toEqual([
+      {
+        id: "rev-1",
+        number: "1",
+        author: "Claude",
+        kind: "agent",
+        time: "2026-05-28T20:26:41Z",
+        markers: [],
+        size: "1,234 bytes",
+      },
+    ]);
+  });
+
+  it("mark a revision updated after its creation as coalesced, a revert with the number it copies, a merge with its versions", () => {
+    const rows = revisionRows([
+      revision(4, { merge: { fromVersion: 2n, toVersion: 3n }, authorKind: 2, authorName: "Ann" }),
+      revision(3, { revertOfRevisionId: "rev-1" }),
+      revision(2, { updatedAt: at(1_780_000_002, 5_000_000) }),
+      revision(1, { revertOfRevisionId: "rev-gone" }),
+    ]);
+    expect(rows.map((row) => [row.number, row.kind, row.markers])).toEqual([
+      ["4", "user", ["merge of v2..v3"]],
+      ["3", "agent", ["revert of #1"]],
+      ["2", "agent", ["coalesced"]],
+      ["1", "agent", ["revert"]],
+    ]);
+  });
+
+  it("keep hostile author names exactly, for the page to insert as text", () => {
+    const name = `<img src=x onerror="window.__pwned=1">`;
+    expect(revisionRows([revision(1, { authorName: name })])[0]?.author).toBe(name);
+  });
+});
+
+describe("the console's diff lines", () => {
+  it("classify headers, hunks, added, removed, context and the no-newline note", () => {
+    const unified = [
+      "--- revision 1",
+      "+++ revision 2",
+      "@@ -1,2 +1,2 @@",
+      " same",
+      "-old",
+      "--- removed line that looks like a header",
+      "+new",
+      "\\ No newline at end of file",
+      "",
+    ].join("\n");
+    expect(diffLines(unified).map((line) => line.kind)).toEqual([
+      "header",
+      "header",
+      "hunk",
+      "context",
+      "removed",
+      "removed",
+      "added",
+      "note",
+    ]);
+  });
+
+  it("show a carriage return as a visible mark, so a change of line ending reads as one", () => {
+    expect(diffLines("@@ -1 +1 @@\n-a\r\n+a\n")).toEqual([
+      { kind: "hunk", text: "@@ -1 +1 @@" },
+      { kind: "removed", text: "-a␍" },
+      { kind: "added", text: "+a" },
+    ]);
+  });
+
+  it("are none for equal contents (an empty diff)", () => {
+    expect(diffLines("")).toEqual([]);
+  });
+
+  it("are summed up with their counts and sizes", () => {
+    expect(diffSummary({ linesAdded: 3n, linesRemoved: 1n, oldBytes: 1000n, newBytes: 1n })).toBe(
+      "+3 −1 lines, 1,000 bytes → 1 byte",
+    );
+  });
+});
+
+describe("the console's small formats", () => {
+  it("group sizes by thousands and give times in UTC to the second", () => {
+    expect([formatBytes(0n), formatBytes(262_144n), formatBytes(1234567)]).toEqual([
+      "0 bytes",
+      "262,144 bytes",
+      "1,234,567 bytes",
+    ]);
+    expect([formatTime(at(0, 999_000_000)), formatTime(undefined)]).toEqual(["1970-01-01T00:00:00Z", ""]);
+  });
+
+  it("read the task id from the address's fragment (#task=...), decoded", () => {
+    expect([taskIdFromHash("#task=task-1"), taskIdFromHash("#task=a%20b&x=1"), taskIdFromHash("")]).toEqual([
+      "task-1",
+      "a b",
+      "",
+    ]);
+  });
+});
