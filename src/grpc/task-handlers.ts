@@ -15,7 +15,7 @@ import {
 } from "./encode-transfer";
 import type { RawServer, ReceivedRequest } from "./received-request";
 import { RequestError } from "./request-error";
-import { unary, type UnaryDeps } from "./unary";
+import { answerThrough, unary, type UnaryDeps } from "./unary";
 
 /** TaskService handlers: decode -> service -> encode. */
 export function taskHandlers(
@@ -106,15 +106,6 @@ function importTaskHandler(
           dryRun: start.dryRun,
         };
       })
-      .then(
-        (response) => {
-          scope.succeeded();
-          callback(null, response);
-        },
-        (error: unknown) => {
-          const wire = scope.failed(error);
-          callback({ code: wire.code, details: wire.details, metadata: wire.metadata });
-        },
-      );
+      .then(...answerThrough(scope, callback));
   };
 }

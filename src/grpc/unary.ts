@@ -1,4 +1,4 @@
-import type { handleUnaryCall } from "@grpc/grpc-js";
+import type { handleUnaryCall, sendUnaryData } from "@grpc/grpc-js";
 import type { Caller } from "../auth/caller";
 import { type CallDeps, CallScope } from "./call-scope";
 import type { ReceivedRequest } from "./received-request";
@@ -32,15 +32,26 @@ export function unary<Req extends object, Res>(
         const write = { deadline: scope.deadline, stored: (bytes: number) => scope.stored(bytes) };
         return handler(request, { caller, requestId: scope.requestId, write });
       })
-      .then(
-        (response) => {
-          scope.succeeded();
-          callback(null, response);
-        },
-        (error: unknown) => {
-          const wire = scope.failed(error);
-          callback({ code: wire.code, details: wire.details, metadata: wire.metadata });
-        },
-      );
+      .then(...answerThrough(scope, callback));
   };
+}
+
+/**
+ * How a call that answers once (unary, or a client stream) ends: its scope records the outcome and
+ * the answer or the wire error goes to grpc-js's callback.
+ */
+export function answerThrough<Res>(
+  scope: CallScope,
+  callback: sendUnaryData<Res>,
+): [(response: Res) => void, (error: unknown) => void] {
+  return [
+    (response) => {
+      scope.succeeded();
+      callback(null, response);
+    },
+    (error) => {
+      const wire = scope.failed(error);
+      callback({ code: wire.code, details: wire.details, metadata: wire.metadata });
+    },
+  ];
 }
