@@ -16,6 +16,7 @@ import { es } from "@taskplans/contract";
 import { ServingConditions } from "./grpc/serving-conditions";
 import { serverCredentials } from "./grpc/tls-credentials";
 import { taskHandlers } from "./grpc/task-handlers";
+import { TaskTransfer } from "./plans/task-transfer";
 import { WatchBuffers } from "./grpc/watch-buffers";
 import { writeBudget } from "./grpc/write-budget";
 import { writeRateLimit } from "./grpc/write-rate-limit";
@@ -202,7 +203,14 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
         watchBuffers,
       },
     ),
-    tasks: taskHandlers(new TaskService(store, writes, clock, randomUUID), deps),
+    tasks: taskHandlers(
+      new TaskService(store, writes, clock, randomUUID),
+      new TaskTransfer(store, new Set(config.operatorSubjects), {
+        maxRevisions: config.historyMaxRevisions,
+        maxBytes: config.historyMaxBytes,
+      }),
+      deps,
+    ),
   };
   const server = buildGrpcServer(services, health, {
     maxConnectionAgeMs: config.maxConnectionAgeMs,

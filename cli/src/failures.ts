@@ -18,6 +18,18 @@ export class UsageError extends Error {
   override readonly name = "UsageError";
 }
 
+/** A refusal this program decides itself (a damaged export file, tasks not imported): exit 1 with its reason. */
+export class Refusal extends Error {
+  override readonly name = "Refusal";
+  constructor(
+    readonly reason: string,
+    message: string,
+    readonly nextAction: string,
+  ) {
+    super(message);
+  }
+}
+
 /** How a failed command is reported: its exit code and the fields printed on stderr. */
 export interface Failure {
   readonly exitCode: number;
@@ -53,6 +65,12 @@ export function failureOf(error: unknown): Failure {
     metadata: {},
   });
   if (error instanceof UsageError) return local(EXIT.usage, "USAGE", error.message);
+  if (error instanceof Refusal)
+    return {
+      ...local(EXIT.refused, "LOCAL", error.message),
+      reason: error.reason,
+      nextAction: error.nextAction,
+    };
   // A file that cannot be read or written is the command line's mistake (a path), not the service's.
   const errno = (error as NodeJS.ErrnoException | null)?.code;
   if (typeof errno === "string" && /^E[A-Z]+$/.test(errno))

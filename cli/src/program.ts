@@ -2,6 +2,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Command, CommanderError } from "commander";
 import { addContextCommands } from "./commands/context-commands";
+import { addExportCommand } from "./commands/export-command";
+import { addImportCommand } from "./commands/import-command";
 import { addHistoryCommands } from "./commands/history-commands";
 import { addPlanCommands } from "./commands/plan-commands";
 import { addTaskCommands } from "./commands/task-commands";
@@ -21,7 +23,9 @@ export const VERSION: string = (
  */
 export function buildProgram(io: Io): Command {
   const program = new Command("planctl")
-    .description("the task-plan service on the command line: tasks, plans, history, diffs, watch")
+    .description(
+      "the task-plan service on the command line: tasks, plans, history, diffs, watch, export/import",
+    )
     .version(VERSION, "-V, --version")
     .enablePositionalOptions() // `get --version` is get's own option, not the program's
     .showHelpAfterError("(planctl <command> --help for usage)")
@@ -42,6 +46,8 @@ export function buildProgram(io: Io): Command {
   addPlanCommands(program, io);
   addHistoryCommands(program, io);
   addWatchCommand(program, io);
+  addExportCommand(program, io);
+  addImportCommand(program, io);
   program
     .command("completion")
     .description("print a shell completion script (bash, zsh or fish)")

@@ -102,6 +102,8 @@ var (
 		taskplansv1.PlanService_GetPlanChanges_FullMethodName:    true,
 		taskplansv1.PlanService_DiffPlanRevisions_FullMethodName: true,
 		taskplansv1.TaskService_GetTask_FullMethodName:           true,
+		taskplansv1.TaskService_ListTasks_FullMethodName:         true,
+		taskplansv1.TaskService_ExportTask_FullMethodName:        true,
 	}
 	retriedWrites = map[string]bool{
 		taskplansv1.PlanService_CreatePlan_FullMethodName:          true,

@@ -54,6 +54,11 @@ export interface Config {
   readonly maxConcurrentStreams: number;
   /** Null: no auth (every task reachable, request authors trusted). */
   readonly auth: AuthConfig | null;
+  /**
+   * Token subjects that may import tasks (ImportTask; PLAN_AUTH_OPERATOR_SUBJECTS, comma-separated;
+   * none by default). With auth off every caller may.
+   */
+  readonly operatorSubjects: readonly string[];
   /** Null: the in-process lock (one replica). Else Redlock over these independent Redis nodes. */
   readonly redis: RedisConfig | null;
   /** The change history and WatchPlan streams. */
@@ -236,6 +241,7 @@ const schema = z.object({
   PLAN_AUTH_WORKSPACES_CLAIM: z.string().min(1).default("workspaces"),
   PLAN_AUTH_KIND_CLAIM: z.string().min(1).default("kind"),
   PLAN_AUTH_NAME_CLAIM: z.string().min(1).default("name"),
+  PLAN_AUTH_OPERATOR_SUBJECTS: optionalText,
   PLAN_REDIS_URLS: optionalText.refine(
     (value) => value === null || value.split(",").every((url) => /^rediss?:\/\/[^\s,]+$/.test(url.trim())),
     { message: "must be a comma-separated list of redis:// URLs" },
@@ -336,6 +342,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     maxConnectionAgeMs: e.PLAN_GRPC_MAX_CONNECTION_AGE_MS,
     keepaliveTimeMs: e.PLAN_GRPC_KEEPALIVE_TIME_MS,
     maxConcurrentStreams: e.PLAN_GRPC_MAX_CONCURRENT_STREAMS,
+    operatorSubjects: Object.freeze(
+      (e.PLAN_AUTH_OPERATOR_SUBJECTS ?? "")
+        .split(",")
+        .map((subject) => subject.trim())
+        .filter((subject) => subject !== ""),
+    ),
     auth: authOn
       ? Object.freeze({
           secret: e.PLAN_AUTH_JWT_SECRET,

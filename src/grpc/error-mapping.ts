@@ -56,6 +56,10 @@ export const CODE_OF_REASON: Readonly<Record<Reason | AuthenticationReason | Req
     HISTORY_UNAVAILABLE: status.OUT_OF_RANGE,
     MERGE_CONFLICT: status.ABORTED,
     MERGE_NOT_APPLICABLE: status.INVALID_ARGUMENT,
+    EXPORT_CHANGED: status.ABORTED,
+    IMPORT_INVALID: status.INVALID_ARGUMENT,
+    IMPORT_NOT_PERMITTED: status.PERMISSION_DENIED,
+    IMPORT_CONFLICT: status.ALREADY_EXISTS,
   });
 
 /** What a failed call sends: code, message and the grpc-status-details-bin trailer. */

@@ -1,5 +1,10 @@
 import type { DescService } from "@bufbuild/protobuf";
-import type { handleServerStreamingCall, handleUnaryCall, MethodDefinition } from "@grpc/grpc-js";
+import type {
+  handleClientStreamingCall,
+  handleServerStreamingCall,
+  handleUnaryCall,
+  MethodDefinition,
+} from "@grpc/grpc-js";
 import { RequestError } from "./request-error";
 import { checkWire } from "./wire-check";
 
@@ -26,7 +31,9 @@ export type RawServer<Server> = {
     ? handleUnaryCall<ReceivedRequest<Req>, Res>
     : Server[K] extends handleServerStreamingCall<infer Req, infer Res>
       ? handleServerStreamingCall<ReceivedRequest<Req>, Res | Buffer>
-      : Server[K];
+      : Server[K] extends handleClientStreamingCall<infer Req, infer Res>
+        ? handleClientStreamingCall<ReceivedRequest<Req>, Res>
+        : Server[K];
 };
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any generated method definition

@@ -61,11 +61,9 @@ export function serveOverConnect(
           method,
         ),
       );
-    } else {
-      throw new Error(
-        `${service.typeName}/${method.name}: only unary and server-streaming methods are served`,
-      );
     }
+    // Client streams (ImportTask) stay on the gRPC port: gRPC-Web cannot carry them, and Connect
+    // only over HTTP/2, which this listener does not speak; such a path answers 404 here.
   }
 }
 

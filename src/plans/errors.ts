@@ -38,7 +38,11 @@ export type Reason =
   | "WATCH_DRAINING"
   | "HISTORY_UNAVAILABLE"
   | "MERGE_CONFLICT"
-  | "MERGE_NOT_APPLICABLE";
+  | "MERGE_NOT_APPLICABLE"
+  | "EXPORT_CHANGED"
+  | "IMPORT_INVALID"
+  | "IMPORT_NOT_PERMITTED"
+  | "IMPORT_CONFLICT";
 
 /** A request field that failed validation (becomes a google.rpc.BadRequest field violation). */
 export interface FieldViolation {
@@ -180,6 +184,35 @@ export const planErrors = {
       detail: `task ${taskId} has no revision ${revisionId}`,
       nextAction: "List the task's revisions with ListPlanRevisions and use one of their ids.",
       metadata: { task_id: taskId, revision_id: revisionId },
+    });
+  },
+  exportChanged(taskId: string): PlanError {
+    return new PlanError("EXPORT_CHANGED", {
+      detail: `task ${taskId} changed since the export's first page was read`,
+      nextAction: "Export the task again from its first page (no snapshot, after_revision_number 0).",
+      metadata: { task_id: taskId },
+    });
+  },
+  importInvalid(taskId: string, problem: string): PlanError {
+    return new PlanError("IMPORT_INVALID", {
+      detail: `the import of task ${taskId} is not one consistent task: ${problem}`,
+      nextAction: "Export the task again and import that file; nothing of this task was imported.",
+      metadata: { task_id: taskId, problem },
+    });
+  },
+  importNotPermitted(): PlanError {
+    return new PlanError("IMPORT_NOT_PERMITTED", {
+      detail: "only an operator may import tasks",
+      nextAction:
+        "Use a token whose subject is listed in the server's PLAN_AUTH_OPERATOR_SUBJECTS, or ask an operator to import.",
+    });
+  },
+  importConflict(taskId: string): PlanError {
+    return new PlanError("IMPORT_CONFLICT", {
+      detail: `task ${taskId} exists with other content than the imported one`,
+      nextAction:
+        "Import with overwrite to replace it (its plan and history are deleted), or delete or rename the existing task first.",
+      metadata: { task_id: taskId },
     });
   },
   taskExists(taskId: string): PlanError {

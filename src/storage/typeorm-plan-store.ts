@@ -1,15 +1,19 @@
 import type { DataSource } from "typeorm";
 import { sqliteConnection } from "./data-source";
-import type { Dialect } from "./sql-dialect";
+import { type Dialect, type SqlDialect, sqlDialect } from "./sql-dialect";
 import type { PlanStore } from "../plans/ports/plan-store";
 import type {
   ChangeKey,
   HeadRecord,
   RevisionMeta,
   RevisionRecord,
+  ImportOutcome,
   StoredChange,
+  TaskBundle,
+  TaskExportPage,
   TaskRecord,
 } from "../plans/ports/records";
+import { importInTransaction, listTasks, readExportPage } from "./task-transfer";
 import { ChangeLog } from "./change-log";
 import { pruneBatch } from "./change-pruning";
 import { SqlWriteTx } from "./locked-task";
@@ -28,6 +32,7 @@ export class TypeOrmPlanStore implements PlanStore {
   private readonly queue: { run<T>(job: () => Promise<T>): Promise<T> };
 
   private readonly contentAtHead: boolean;
+  private readonly sql: SqlDialect;
   private readonly transactions: UnitOfWork;
   private readonly changes: ChangeLog;
   private readonly checkpoints: WalCheckpointer | null;
@@ -49,6 +54,7 @@ export class TypeOrmPlanStore implements PlanStore {
   ) {
     this.queue = dialect === "sqlite" ? new SerialQueue() : noQueue;
     this.contentAtHead = options.revisionContentAtHead ?? false;
+    this.sql = sqlDialect(dialect);
     this.transactions = unitOfWork(dataSource, dialect, options.writeConnections);
     this.changes = new ChangeLog(dataSource, dialect, (job) => this.guard(job));
     const file = dataSource.options.database;
@@ -134,6 +140,60 @@ export class TypeOrmPlanStore implements PlanStore {
 
   pruneTaskChanges(taskId: string, upToVersion: number, limit: number): Promise<number> {
     return this.guard(() => pruneBatch(this.dataSource, this.dialect, { taskId, upToVersion }, limit));
+  }
+
+  listTasks(
+    workspaces: ReadonlySet<string> | "all",
+    workspaceId: string | null,
+    afterId: string,
+    limit: number,
+  ): Promise<TaskRecord[]> {
+    return this.guard(() => listTasks(this.query, workspaces, workspaceId, afterId, limit));
+  }
+
+  exportPage(taskId: string, afterNumber: number, maxBytes: number): Promise<TaskExportPage | null> {
+    return this.guard(() =>
+      this.inSnapshot((query) => readExportPage(query, this.sql, taskId, afterNumber, maxBytes)),
+    );
+  }
+
+  importTask(
+    bundle: TaskBundle,
+    decide: (stored: TaskBundle | null) => ImportOutcome,
+    dryRun: boolean,
+  ): Promise<ImportOutcome> {
+    const lockSuffix = this.dialect === "mysql" ? " FOR UPDATE" : "";
+    return this.guard(() =>
+      this.transactions.run((statements) =>
+        importInTransaction(statements, this.sql, lockSuffix, bundle, decide, dryRun),
+      ),
+    );
+  }
+
+  /**
+   * `work`'s reads in one snapshot. SQLite: the store's queue runs one job at a time, so no write
+   * commits between them. MySQL: one connection in a REPEATABLE READ, read-only transaction started
+   * WITH CONSISTENT SNAPSHOT (the write path's READ COMMITTED is a session setting; SET TRANSACTION
+   * applies to this transaction only).
+   */
+  private async inSnapshot<T>(work: (query: Query) => Promise<T>): Promise<T> {
+    if (this.dialect !== "mysql") return work(this.query);
+    const runner = this.dataSource.createQueryRunner();
+    try {
+      await runner.connect();
+      await runner.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+      await runner.query("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY");
+      try {
+        const result = await work((sql, parameters) => runner.query(sql, parameters));
+        await runner.query("COMMIT");
+        return result;
+      } catch (error) {
+        await runner.query("ROLLBACK").catch(() => undefined);
+        throw error;
+      }
+    } finally {
+      await runner.release();
+    }
   }
 
   // The concrete transaction, whose row statements storage's own tests drive one by one. On MySQL

@@ -2,6 +2,7 @@ import {
   type sendUnaryData,
   Server,
   type ServerUnaryCall,
+  type ServerReadableStream,
   type ServerWritableStream,
   ServerCredentials,
   status,
@@ -10,9 +11,12 @@ import {
   BadRequest,
   createClient,
   DiffPlanRevisionsResponse,
+  ExportTaskResponse,
   GetPlanChangesResponse,
   GetPlanResponse,
   historyUnavailableOf,
+  ImportOutcome,
+  ImportTaskResponse,
   isAlreadyExists,
   isAuthError,
   isHistoryUnavailable,
@@ -25,6 +29,7 @@ import {
   isVersionMismatch,
   isWatchHistoryExpired,
   isWatchTooSlow,
+  ListTasksResponse,
   mergeConflictOf,
   type PlanChange,
   PlanChangeKind,
@@ -32,6 +37,7 @@ import {
   PlanServiceService,
   TaskPlansError,
   type TaskPlansClient,
+  TaskServiceService,
   WritePlanResponse,
 } from "@taskplans/client";
 import { encodeStatusDetails } from "@taskplans/contract";
@@ -121,6 +127,28 @@ class ScriptedServer {
           call.write({ kind: PlanChangeKind.PLAN_CHANGE_KIND_UPDATED, plan: plan(version) } as PlanChange);
         // A server stream ends with a status through an "error" event (grpc-js).
         if (script.end !== "open") call.emit("error", failure(script.end));
+      },
+    } as never);
+    // TaskService: the export reads, and ImportTask's client stream (every message it received, in order).
+    this.server.addService(TaskServiceService, {
+      listTasks: unary("listTasks", () => ListTasksResponse.fromPartial({ tasks: [{ taskId: "t" }] })),
+      exportTask: unary("exportTask", () => ExportTaskResponse.fromPartial({ revisionCount: 2 })),
+      importTask: (
+        call: ServerReadableStream<Record<string, unknown>, unknown>,
+        callback: sendUnaryData<unknown>,
+      ) => {
+        const messages: unknown[] = [];
+        call.on("data", (message: unknown) => messages.push(message));
+        call.on("end", () => {
+          this.record("importTask", { messages }, call.metadata.get("authorization")[0]);
+          const answer = this.answers.shift() ?? "ok";
+          if (answer === "ok")
+            return callback(
+              null,
+              ImportTaskResponse.fromPartial({ outcome: ImportOutcome.IMPORT_OUTCOME_CREATED }),
+            );
+          if (answer !== "hang") callback(failure(answer) as never, null);
+        });
       },
     } as never);
     this.port = await new Promise((resolve, reject) =>
@@ -250,6 +278,34 @@ describe("the TypeScript client package against a scripted server", () => {
       expect(diff.diff?.linesAdded).toBe(1);
       expect(server.calls("getPlanChanges").map((c) => c.request.sinceVersion)).toEqual([1, 1]);
       expect(server.calls("diffPlanRevisions")).toHaveLength(2);
+    });
+
+    it("retries listTasks and exportTask as reads, and sends importTask's whole stream again on UNAVAILABLE", async () => {
+      server.answers = [{ code: status.UNAVAILABLE }];
+      expect((await dial().tasks.listTasks({ workspaceId: "ws" })).tasks).toHaveLength(1);
+      server.answers = [{ code: status.UNAVAILABLE }];
+      expect((await client.tasks.exportTask({ taskId: "t" })).revisionCount).toBe(2);
+      server.answers = [{ code: status.UNAVAILABLE }, { code: status.ABORTED, reason: "WRITE_CONFLICT" }];
+      const requests = [
+        { start: { task: { taskId: "t", workspaceId: "ws" }, revisionCount: 1 } },
+        {
+          revisions: {
+            revisions: [{ revision: { taskId: "t", revisionNumber: 1, content: "x" }, rowVersion: 1 }],
+          },
+        },
+      ];
+      const imported = await client.tasks.importTask(requests);
+      expect(imported.outcome).toBe(ImportOutcome.IMPORT_OUTCOME_CREATED);
+      const attempts = server.calls("importTask").map((c) => c.request.messages as Record<string, unknown>[]);
+      expect(attempts).toHaveLength(3);
+      for (const messages of attempts)
+        expect(messages.map((m) => (m.start ? "start" : "revisions"))).toEqual(["start", "revisions"]);
+      expect(server.calls("listTasks")).toHaveLength(2);
+      expect(server.calls("exportTask")).toHaveLength(2);
+      // A definite refusal is not retried.
+      server.answers = [{ code: status.ALREADY_EXISTS, reason: "IMPORT_CONFLICT" }];
+      expect((await rejection(client.tasks.importTask(requests))).reason).toBe("IMPORT_CONFLICT");
+      expect(server.calls("importTask")).toHaveLength(4);
     });
 
     it("sends a merge write's one request_id and its merge flag on every attempt", async () => {

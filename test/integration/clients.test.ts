@@ -186,7 +186,8 @@ describe("client packages: Go, Java, Python and TypeScript against one live serv
     );
     expect(golden).toContain("changes_ahead_typed: OK version=100 current_version=13");
     expect(golden).toContain('diff_revisions: OK from=5 to=6 to_merged="11..12"');
-    expect(golden.trimEnd().split("\n")).toHaveLength(72);
+    expect(golden).toContain("import_not_operator: PERMISSION_DENIED IMPORT_NOT_PERMITTED");
+    expect(golden.trimEnd().split("\n")).toHaveLength(75);
   }, 900_000);
 
   it("every client prints the same transcript over mTLS, dialled with its package's TLS option", async () => {

@@ -68,17 +68,23 @@ describe.each(DATABASES)("requests that are not valid messages, on $label", ({ d
       (m) => m.path,
     );
     expect(paths.length).toBeGreaterThan(13);
+    const invalid = Buffer.from([0xed, 0xa0, 0x80]);
+    // ListTasks has no task_id (its first field is workspace_id); ImportTask's is in start.task.
+    const requests: Record<string, [Buffer, string]> = {
+      "/taskplans.v1.TaskService/ListTasks": [bytesField(1, invalid), "workspace_id"],
+      "/taskplans.v1.TaskService/ImportTask": [
+        bytesField(1, bytesField(1, bytesField(1, invalid))),
+        "start.task.task_id",
+      ],
+    };
     for (const path of paths) {
-      const { error, details } = await rawCall(
-        app.port,
-        path,
-        bytesField(1, Buffer.from([0xed, 0xa0, 0x80])),
-      );
+      const [request, field] = requests[path] ?? [bytesField(1, invalid), "task_id"];
+      const { error, details } = await rawCall(app.port, path, request);
       expect([path, error?.code, details?.errorInfo?.reason, details?.errorInfo?.metadata.field]).toEqual([
         path,
         status.INVALID_ARGUMENT,
         "INVALID_UTF8",
-        "task_id",
+        field,
       ]);
     }
   });

@@ -257,6 +257,30 @@ const TABLE: [string, () => PlanError, string, string][] = [
     "Merge needs expected_version, the version your content is based on. Retry with expected_version set to the version you read, or without merge to create the plan.",
   ],
   [
+    "exportChanged()",
+    () => planErrors.exportChanged("t1"),
+    "EXPORT_CHANGED",
+    "Task t1 changed since the export's first page was read. Export the task again from its first page (no snapshot, after_revision_number 0).",
+  ],
+  [
+    "importInvalid(t1)",
+    () => planErrors.importInvalid("t1", "revision 2 is numbered 3"),
+    "IMPORT_INVALID",
+    "The import of task t1 is not one consistent task: revision 2 is numbered 3. Export the task again and import that file; nothing of this task was imported.",
+  ],
+  [
+    "importNotPermitted()",
+    () => planErrors.importNotPermitted(),
+    "IMPORT_NOT_PERMITTED",
+    "Only an operator may import tasks. Use a token whose subject is listed in the server's PLAN_AUTH_OPERATOR_SUBJECTS, or ask an operator to import.",
+  ],
+  [
+    "importConflict(t1)",
+    () => planErrors.importConflict("t1"),
+    "IMPORT_CONFLICT",
+    "Task t1 exists with other content than the imported one. Import with overwrite to replace it (its plan and history are deleted), or delete or rename the existing task first.",
+  ],
+  [
     "watchDraining(7)",
     () => planErrors.watchDraining(7),
     "WATCH_DRAINING",

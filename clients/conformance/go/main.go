@@ -382,6 +382,7 @@ func main() {
 	})
 	resilience(client)
 	changesAndMerge(client)
+	exportAndImport(client)
 	step("delete_task", func() ([]field, error) { return none(tasks.DeleteTask(ctx(), &v1.DeleteTaskRequest{TaskId: task})) })
 	step("get_task_deleted", func() ([]field, error) { return none(tasks.GetTask(ctx(), &v1.GetTaskRequest{TaskId: task})) })
 }
@@ -549,6 +550,43 @@ func mergedOver(m *v1.MergeMarker) string {
 
 // changesAndMerge runs the steps of issue 44: changes since a version, a merged edit, a conflict, the
 // refusals, a revision diff.
+// exportAndImport: the task listed, exported in one page, and an import refused to a token that is
+// not an operator's (issue 46).
+func exportAndImport(client *taskplans.Client) {
+	tasks, bg := client.Tasks, context.Background()
+	step("list_tasks", func() ([]field, error) {
+		r, err := tasks.ListTasks(bg, &v1.ListTasksRequest{WorkspaceId: "ws-conformance", PageSize: 1000})
+		listed := false
+		for _, t := range r.GetTasks() {
+			listed = listed || t.GetTaskId() == task
+		}
+		return []field{{"listed", listed}}, err
+	})
+	step("export_task", func() ([]field, error) {
+		r, err := tasks.ExportTask(bg, &v1.ExportTaskRequest{TaskId: task})
+		revisions, last := r.GetRevisions(), ""
+		if len(revisions) > 0 {
+			last = revisions[len(revisions)-1].GetRevision().GetContent()
+		}
+		return []field{{"revisions", len(revisions)}, {"revision_count", r.GetRevisionCount()}, {"more", r.GetMore()},
+			{"version", r.GetHead().GetPlan().GetVersion()}, {"deleted", r.GetHead().GetDeleted()}, {"content_sha256", sha(last)}}, err
+	})
+	step("import_not_operator", func() ([]field, error) {
+		// A client stream has no default deadline: the call gives its own.
+		deadline, cancel := context.WithTimeout(bg, 10*time.Second)
+		defer cancel()
+		stream, err := tasks.ImportTask(deadline)
+		if err != nil {
+			return nil, err
+		}
+		start := &v1.ImportTaskStart{Task: &v1.Task{TaskId: task, WorkspaceId: "ws-conformance", Title: "Conformance"}}
+		// A refusal may close the stream before the message is taken (io.EOF): the answer says why.
+		_ = stream.Send(&v1.ImportTaskRequest{Part: &v1.ImportTaskRequest_Start{Start: start}})
+		r, err := stream.CloseAndRecv()
+		return []field{{"outcome", r.GetOutcome().String()}}, err
+	})
+}
+
 func changesAndMerge(client *taskplans.Client) {
 	plans, bg := client.Plans, context.Background()
 	read, err := plans.GetPlan(bg, &v1.GetPlanRequest{TaskId: task})

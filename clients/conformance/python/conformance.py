@@ -268,6 +268,7 @@ def main():
     step("deadline_exceeded", lambda: plans.GetPlan(ps.GetPlanRequest(task_id=TASK), timeout=-1.0) and None)
     resilience(client)
     changes_and_merge(client)
+    export_and_import(client)
     step("delete_task", lambda: tasks.DeleteTask(task_pb2.DeleteTaskRequest(task_id=TASK), timeout=TIMEOUT) and None)
     step("get_task_deleted", lambda: tasks.GetTask(task_pb2.GetTaskRequest(task_id=TASK), timeout=TIMEOUT) and None)
     client.close()
@@ -362,6 +363,30 @@ def merged_over(marker, present):
 
 def or_dash(value):
     return "-" if value is None else value
+
+
+def export_and_import(client):
+    """The steps of issue 46: the task listed, exported in one page, and an import refused to a token
+    that is not an operator's."""
+
+    def list_tasks():
+        r = client.list_tasks(task_pb2.ListTasksRequest(workspace_id="ws-conformance", page_size=1000))
+        return [("listed", any(t.task_id == TASK for t in r.tasks))]
+
+    def export_task():
+        r = client.export_task(task_pb2.ExportTaskRequest(task_id=TASK))
+        last = r.revisions[-1].revision.content if r.revisions else ""
+        return [("revisions", len(r.revisions)), ("revision_count", r.revision_count), ("more", r.more),
+                ("version", r.head.plan.version), ("deleted", r.head.deleted), ("content_sha256", sha256(last))]
+
+    def import_not_operator():
+        start = task_pb2.ImportTaskStart(task=task_pb2.Task(task_id=TASK, workspace_id="ws-conformance", title="Conformance"))
+        r = client.import_task([task_pb2.ImportTaskRequest(start=start)], timeout=TIMEOUT)
+        return [("outcome", r.outcome)]
+
+    step("list_tasks", list_tasks)
+    step("export_task", export_task)
+    step("import_not_operator", import_not_operator)
 
 
 def changes_and_merge(client):

@@ -96,6 +96,37 @@ const INITIAL_PLAN =
   "- a note that keeps this plan long enough for the reduction guard\n".repeat(40);
 const sha256 = (text: string): string => createHash("sha256").update(text, "utf8").digest("hex");
 
+// Export and import (issue 46): the task listed, exported in one page, and an import refused to a
+// token that is not an operator's (nothing written).
+async function exportAndImport(): Promise<void> {
+  await step("list_tasks", async () => {
+    const r = await tasks.listTasks({ workspaceId: "ws-conformance", pageSize: 1000 });
+    return [["listed", r.tasks.some((t) => t.taskId === task)]];
+  });
+  await step("export_task", async () => {
+    const r = await tasks.exportTask({ taskId: task });
+    return [
+      ["revisions", r.revisions.length],
+      ["revision_count", r.revisionCount],
+      ["more", r.more],
+      ["version", r.head?.plan?.version ?? 0],
+      ["deleted", r.head?.deleted ?? false],
+      ["content_sha256", sha256(r.revisions[r.revisions.length - 1]?.revision?.content ?? "")],
+    ];
+  });
+  await step("import_not_operator", async () => {
+    const r = await tasks.importTask([
+      {
+        start: {
+          task: { taskId: task, workspaceId: "ws-conformance", title: "Conformance" },
+          revisionCount: 0,
+        },
+      },
+    ]);
+    return [["outcome", r.outcome]];
+  });
+}
+
 async function main(): Promise<void> {
   const workspace = "ws-conformance";
   await step("create_task", async () => {
@@ -364,6 +395,7 @@ async function main(): Promise<void> {
   });
   await resilience();
   await changesAndMerge();
+  await exportAndImport();
   await step("delete_task", async () => {
     await tasks.deleteTask({ taskId: task });
     return [];

@@ -46,6 +46,12 @@ import {
   type DeleteTaskResponse,
   GetTaskRequest,
   type GetTaskResponse,
+  ExportTaskRequest,
+  type ExportTaskResponse,
+  ImportTaskRequest,
+  type ImportTaskResponse,
+  ListTasksRequest,
+  type ListTasksResponse,
   TaskServiceClient,
 } from "@taskplans/contract";
 import { TaskPlansError } from "./errors";
@@ -146,6 +152,19 @@ export interface TaskApi {
   createTask: Call<CreateTaskRequest, CreateTaskResponse>;
   getTask: Call<GetTaskRequest, GetTaskResponse>;
   deleteTask: Call<DeleteTaskRequest, DeleteTaskResponse>;
+  /** A page of the tasks the caller reaches, in id order (export). */
+  listTasks: Call<ListTasksRequest, ListTasksResponse>;
+  /** A page of a task's export: the task, its HEAD and the next revisions, contents included. */
+  exportTask: Call<ExportTaskRequest, ExportTaskResponse>;
+  /**
+   * Imports one exported task (operators only): `requests` are the ImportTask stream's messages, a
+   * `start` first and then `revisions` (keep each under 1 MiB). The import is idempotent, so the
+   * whole stream is sent again on a retriable failure, like a safe unary call.
+   */
+  importTask(
+    requests: readonly PartialRequest<ImportTaskRequest>[],
+    options?: CallOptions,
+  ): Promise<ImportTaskResponse>;
 }
 
 /** Both services over one channel. */
@@ -200,10 +219,12 @@ const PLAN_METHODS: Record<Exclude<keyof PlanApi, "watchPlan" | "watch">, Method
   markImplementationStarted: write(MarkImplementationStartedRequest),
 };
 
-const TASK_METHODS: Record<keyof TaskApi, Method> = {
+const TASK_METHODS: Record<Exclude<keyof TaskApi, "importTask">, Method> = {
   createTask: write(CreateTaskRequest),
   getTask: read(GetTaskRequest),
   deleteTask: write(DeleteTaskRequest),
+  listTasks: read(ListTasksRequest),
+  exportTask: read(ExportTaskRequest),
 };
 
 function tlsCredentials(tls: TlsOptions): ChannelCredentials {
@@ -289,13 +310,49 @@ export function createClient(target: string, options: ClientOptions = {}): TaskP
         return watchPlan(request, metadata, callOptions);
       },
     },
-    tasks: promised<TaskApi>(taskClient, TASK_METHODS, defaults),
+    tasks: {
+      ...promised<Omit<TaskApi, "importTask">>(taskClient, TASK_METHODS, defaults),
+      importTask: (requests, callOptions = {}) => importStream(taskClient, requests, callOptions, defaults),
+    },
     close() {
       closing.abort(); // ends every watch() first, so none reopens on the closed channel
       taskClient.close();
       planClient.close();
     },
   };
+}
+
+// ImportTask: the whole client stream is one attempt, sent again on a retriable failure (safe: an
+// import of a task stored exactly so changes nothing).
+function importStream(
+  client: TaskServiceClient,
+  partials: readonly PartialRequest<ImportTaskRequest>[],
+  options: CallOptions,
+  defaults: Defaults,
+): Promise<ImportTaskResponse> {
+  const requests = partials.map((partial) => ImportTaskRequest.fromPartial(partial as never));
+  const deadline = deadlineOf(options, defaults.timeoutMs);
+  return withRetries(defaults.retry, deadline, async () => {
+    if (defaults.closed.aborted) throw new TaskPlansError(status.CANCELLED, "the client was closed");
+    const metadata = await metadataOf(options, defaults.token);
+    return new Promise<ImportTaskResponse>((resolve, reject) => {
+      const stream = client.importTask(metadata, grpcDeadline(deadline), (error, response) =>
+        error ? reject(TaskPlansError.from(error)) : resolve(response),
+      );
+      let next = 0;
+      const write = () => {
+        for (let request = requests[next]; request !== undefined; request = requests[next]) {
+          next++;
+          if (!stream.write(request)) {
+            stream.once("drain", write);
+            return;
+          }
+        }
+        stream.end();
+      };
+      write();
+    });
+  });
 }
 
 type Callback = (error: ServiceError | null, response: unknown) => void;

@@ -2,12 +2,15 @@ import type {
   ChangeKey,
   HeadRecord,
   CommittedUsage,
+  ImportOutcome,
   LockedState,
   PlanCommit,
   ReadKind,
   RevisionMeta,
   RevisionRecord,
   StoredChange,
+  TaskBundle,
+  TaskExportPage,
   TaskRecord,
   VersionContent,
   WriteRequestRecord,
@@ -62,6 +65,32 @@ export interface PlanStore {
    * Returns the rows deleted, as the database counts them.
    */
   pruneTaskChanges(taskId: string, upToVersion: number, limit: number): Promise<number>;
+  /**
+   * Tasks in id order after `afterId`, at most `limit`: of `workspaceId` when given, and only of
+   * `workspaces` unless that is "all".
+   */
+  listTasks(
+    workspaces: ReadonlySet<string> | "all",
+    workspaceId: string | null,
+    afterId: string,
+    limit: number,
+  ): Promise<TaskRecord[]>;
+  /**
+   * One page of a task's export, read in one snapshot (one transaction on MySQL): the task, its HEAD
+   * (tombstone included) and its revisions numbered after `afterNumber`, with their contents, up to
+   * about `maxBytes` of content (at least one). Null when the task does not exist.
+   */
+  exportPage(taskId: string, afterNumber: number, maxBytes: number): Promise<TaskExportPage | null>;
+  /**
+   * Imports a task in one write transaction: locks the task's row, reads what is stored of it (null:
+   * nothing), asks `decide` (which may throw to refuse), and on "created" or "overwritten" writes
+   * `bundle` (after deleting every row of the stored task), unless `dryRun`. Returns the outcome.
+   */
+  importTask(
+    bundle: TaskBundle,
+    decide: (stored: TaskBundle | null) => ImportOutcome,
+    dryRun: boolean,
+  ): Promise<ImportOutcome>;
   /** Runs `work` in one write transaction: all its writes commit together or not at all. */
   inTransaction<T>(work: (tx: PlanWriteTx) => Promise<T>): Promise<T>;
   /** Resolves when the database answers. */

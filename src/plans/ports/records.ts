@@ -263,3 +263,27 @@ export type PlanCommit =
 export interface StoredChange extends ChangeRecord {
   readonly content: string | null;
 }
+
+/**
+ * A task as an export reads it and an import writes it (issue 46): the task, its HEAD (tombstone
+ * included; null when it never had a plan) and its revisions in number order, contents included.
+ */
+export interface TaskBundle {
+  readonly task: TaskRecord;
+  readonly head: HeadRecord | null;
+  readonly revisions: readonly RevisionRecord[];
+}
+
+/** One page of a task's export, read in one snapshot: the task, HEAD and the next revisions. */
+export interface TaskExportPage {
+  readonly task: TaskRecord;
+  readonly head: HeadRecord | null;
+  readonly revisions: readonly RevisionRecord[];
+  /** Revisions after the last of this page are left. */
+  readonly more: boolean;
+  /** The task's number of revisions at this snapshot. */
+  readonly revisionCount: number;
+}
+
+/** What an import does with its task, decided on what is stored (plans/task-transfer.ts). */
+export type ImportOutcome = "created" | "unchanged" | "overwritten";

@@ -147,7 +147,7 @@ export interface RevisionContent {
 }
 
 // The values of REVISION_META_COLUMNS, in order.
-function revisionValues(revision: RevisionMeta): unknown[] {
+export function revisionValues(revision: RevisionMeta): unknown[] {
   return [
     revision.id,
     revision.taskId,

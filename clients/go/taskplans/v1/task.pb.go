@@ -22,6 +22,63 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// What an import did (or, with dry_run, would do).
+type ImportOutcome int32
+
+const (
+	// Never sent.
+	ImportOutcome_IMPORT_OUTCOME_UNSPECIFIED ImportOutcome = 0
+	// The task did not exist and was created.
+	ImportOutcome_IMPORT_OUTCOME_CREATED ImportOutcome = 1
+	// The task existed exactly as imported (verified field by field and byte by byte): nothing written.
+	ImportOutcome_IMPORT_OUTCOME_UNCHANGED ImportOutcome = 2
+	// The task existed with other content and was replaced (overwrite).
+	ImportOutcome_IMPORT_OUTCOME_OVERWRITTEN ImportOutcome = 3
+)
+
+// Enum value maps for ImportOutcome.
+var (
+	ImportOutcome_name = map[int32]string{
+		0: "IMPORT_OUTCOME_UNSPECIFIED",
+		1: "IMPORT_OUTCOME_CREATED",
+		2: "IMPORT_OUTCOME_UNCHANGED",
+		3: "IMPORT_OUTCOME_OVERWRITTEN",
+	}
+	ImportOutcome_value = map[string]int32{
+		"IMPORT_OUTCOME_UNSPECIFIED": 0,
+		"IMPORT_OUTCOME_CREATED":     1,
+		"IMPORT_OUTCOME_UNCHANGED":   2,
+		"IMPORT_OUTCOME_OVERWRITTEN": 3,
+	}
+)
+
+func (x ImportOutcome) Enum() *ImportOutcome {
+	p := new(ImportOutcome)
+	*p = x
+	return p
+}
+
+func (x ImportOutcome) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ImportOutcome) Descriptor() protoreflect.EnumDescriptor {
+	return file_taskplans_v1_task_proto_enumTypes[0].Descriptor()
+}
+
+func (ImportOutcome) Type() protoreflect.EnumType {
+	return &file_taskplans_v1_task_proto_enumTypes[0]
+}
+
+func (x ImportOutcome) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ImportOutcome.Descriptor instead.
+func (ImportOutcome) EnumDescriptor() ([]byte, []int) {
+	return file_taskplans_v1_task_proto_rawDescGZIP(), []int{0}
+}
+
 // A task owns at most one plan. Tasks exist so that a plan write for a missing task fails with
 // NOT_FOUND (reason TASK_NOT_FOUND) and so that task reach can be decided by workspace.
 type Task struct {
@@ -382,11 +439,689 @@ func (*DeleteTaskResponse) Descriptor() ([]byte, []int) {
 	return file_taskplans_v1_task_proto_rawDescGZIP(), []int{6}
 }
 
+// Request of TaskService.ListTasks.
+type ListTasksRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only tasks of this workspace; empty: every task the caller reaches.
+	WorkspaceId string `protobuf:"bytes,1,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
+	// Most tasks in the page: 1 to 1,000; 0 means 100.
+	PageSize uint32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// next_page_token of the previous page; empty for the first page.
+	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListTasksRequest) Reset() {
+	*x = ListTasksRequest{}
+	mi := &file_taskplans_v1_task_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListTasksRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListTasksRequest) ProtoMessage() {}
+
+func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_taskplans_v1_task_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListTasksRequest.ProtoReflect.Descriptor instead.
+func (*ListTasksRequest) Descriptor() ([]byte, []int) {
+	return file_taskplans_v1_task_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ListTasksRequest) GetWorkspaceId() string {
+	if x != nil {
+		return x.WorkspaceId
+	}
+	return ""
+}
+
+func (x *ListTasksRequest) GetPageSize() uint32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListTasksRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// Response of TaskService.ListTasks.
+type ListTasksResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Tasks in task id order (byte order of the ids).
+	Tasks []*Task `protobuf:"bytes,1,rep,name=tasks,proto3" json:"tasks,omitempty"`
+	// Pass it as page_token for the next page; empty when this was the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListTasksResponse) Reset() {
+	*x = ListTasksResponse{}
+	mi := &file_taskplans_v1_task_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListTasksResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListTasksResponse) ProtoMessage() {}
+
+func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_taskplans_v1_task_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListTasksResponse.ProtoReflect.Descriptor instead.
+func (*ListTasksResponse) Descriptor() ([]byte, []int) {
+	return file_taskplans_v1_task_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ListTasksResponse) GetTasks() []*Task {
+	if x != nil {
+		return x.Tasks
+	}
+	return nil
+}
+
+func (x *ListTasksResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// A task's HEAD as an export carries it (a deleted plan's tombstone included, so that its version
+// and revision numbering carry over).
+type ExportedHead struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The HEAD, content included (empty for a tombstone).
+	Plan *Plan `protobuf:"bytes,1,opt,name=plan,proto3" json:"plan,omitempty"`
+	// True when the plan was deleted (the HEAD row is a tombstone).
+	Deleted       bool `protobuf:"varint,2,opt,name=deleted,proto3" json:"deleted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExportedHead) Reset() {
+	*x = ExportedHead{}
+	mi := &file_taskplans_v1_task_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportedHead) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportedHead) ProtoMessage() {}
+
+func (x *ExportedHead) ProtoReflect() protoreflect.Message {
+	mi := &file_taskplans_v1_task_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportedHead.ProtoReflect.Descriptor instead.
+func (*ExportedHead) Descriptor() ([]byte, []int) {
+	return file_taskplans_v1_task_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ExportedHead) GetPlan() *Plan {
+	if x != nil {
+		return x.Plan
+	}
+	return nil
+}
+
+func (x *ExportedHead) GetDeleted() bool {
+	if x != nil {
+		return x.Deleted
+	}
+	return false
+}
+
+// A revision as an export carries it: every field of PlanRevision (content included; its
+// revision_version is not carried over, the importing deployment issues its own) and how many
+// times its row was written.
+type ExportedRevision struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The revision, content included.
+	Revision *PlanRevision `protobuf:"bytes,1,opt,name=revision,proto3" json:"revision,omitempty"`
+	// 1 for a revision never coalesced into; each write coalesced into it adds one.
+	RowVersion    uint64 `protobuf:"varint,2,opt,name=row_version,json=rowVersion,proto3" json:"row_version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExportedRevision) Reset() {
+	*x = ExportedRevision{}
+	mi := &file_taskplans_v1_task_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportedRevision) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportedRevision) ProtoMessage() {}
+
+func (x *ExportedRevision) ProtoReflect() protoreflect.Message {
+	mi := &file_taskplans_v1_task_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportedRevision.ProtoReflect.Descriptor instead.
+func (*ExportedRevision) Descriptor() ([]byte, []int) {
+	return file_taskplans_v1_task_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ExportedRevision) GetRevision() *PlanRevision {
+	if x != nil {
+		return x.Revision
+	}
+	return nil
+}
+
+func (x *ExportedRevision) GetRowVersion() uint64 {
+	if x != nil {
+		return x.RowVersion
+	}
+	return 0
+}
+
+// Request of TaskService.ExportTask.
+type ExportTaskRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Id of the task to export.
+	TaskId string `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// Revisions numbered after this one; 0 for the first page.
+	AfterRevisionNumber uint64 `protobuf:"varint,2,opt,name=after_revision_number,json=afterRevisionNumber,proto3" json:"after_revision_number,omitempty"`
+	// The snapshot token of the first page; empty for the first page.
+	Snapshot      string `protobuf:"bytes,3,opt,name=snapshot,proto3" json:"snapshot,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExportTaskRequest) Reset() {
+	*x = ExportTaskRequest{}
+	mi := &file_taskplans_v1_task_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportTaskRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportTaskRequest) ProtoMessage() {}
+
+func (x *ExportTaskRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_taskplans_v1_task_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportTaskRequest.ProtoReflect.Descriptor instead.
+func (*ExportTaskRequest) Descriptor() ([]byte, []int) {
+	return file_taskplans_v1_task_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ExportTaskRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *ExportTaskRequest) GetAfterRevisionNumber() uint64 {
+	if x != nil {
+		return x.AfterRevisionNumber
+	}
+	return 0
+}
+
+func (x *ExportTaskRequest) GetSnapshot() string {
+	if x != nil {
+		return x.Snapshot
+	}
+	return ""
+}
+
+// Response of TaskService.ExportTask.
+type ExportTaskResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The task.
+	Task *Task `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	// Its HEAD; absent when the task never had a plan.
+	Head *ExportedHead `protobuf:"bytes,2,opt,name=head,proto3,oneof" json:"head,omitempty"`
+	// The next revisions in number order (at least one while any is left; about 768 KiB of content
+	// at most per page, a larger single revision alone).
+	Revisions []*ExportedRevision `protobuf:"bytes,3,rep,name=revisions,proto3" json:"revisions,omitempty"`
+	// True when revisions after the last one in this page are left: ask again with
+	// after_revision_number set to the last one's number and this snapshot.
+	More bool `protobuf:"varint,4,opt,name=more,proto3" json:"more,omitempty"`
+	// Names the version of the task this page was read at (opaque; not a credential).
+	Snapshot string `protobuf:"bytes,5,opt,name=snapshot,proto3" json:"snapshot,omitempty"`
+	// Number of revisions of the task at this snapshot.
+	RevisionCount uint64 `protobuf:"varint,6,opt,name=revision_count,json=revisionCount,proto3" json:"revision_count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExportTaskResponse) Reset() {
+	*x = ExportTaskResponse{}
+	mi := &file_taskplans_v1_task_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportTaskResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportTaskResponse) ProtoMessage() {}
+
+func (x *ExportTaskResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_taskplans_v1_task_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportTaskResponse.ProtoReflect.Descriptor instead.
+func (*ExportTaskResponse) Descriptor() ([]byte, []int) {
+	return file_taskplans_v1_task_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ExportTaskResponse) GetTask() *Task {
+	if x != nil {
+		return x.Task
+	}
+	return nil
+}
+
+func (x *ExportTaskResponse) GetHead() *ExportedHead {
+	if x != nil {
+		return x.Head
+	}
+	return nil
+}
+
+func (x *ExportTaskResponse) GetRevisions() []*ExportedRevision {
+	if x != nil {
+		return x.Revisions
+	}
+	return nil
+}
+
+func (x *ExportTaskResponse) GetMore() bool {
+	if x != nil {
+		return x.More
+	}
+	return false
+}
+
+func (x *ExportTaskResponse) GetSnapshot() string {
+	if x != nil {
+		return x.Snapshot
+	}
+	return ""
+}
+
+func (x *ExportTaskResponse) GetRevisionCount() uint64 {
+	if x != nil {
+		return x.RevisionCount
+	}
+	return 0
+}
+
+// One message of the ImportTask stream.
+type ImportTaskRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What this message carries.
+	//
+	// Types that are valid to be assigned to Part:
+	//
+	//	*ImportTaskRequest_Start
+	//	*ImportTaskRequest_Revisions
+	Part          isImportTaskRequest_Part `protobuf_oneof:"part"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportTaskRequest) Reset() {
+	*x = ImportTaskRequest{}
+	mi := &file_taskplans_v1_task_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportTaskRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportTaskRequest) ProtoMessage() {}
+
+func (x *ImportTaskRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_taskplans_v1_task_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportTaskRequest.ProtoReflect.Descriptor instead.
+func (*ImportTaskRequest) Descriptor() ([]byte, []int) {
+	return file_taskplans_v1_task_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *ImportTaskRequest) GetPart() isImportTaskRequest_Part {
+	if x != nil {
+		return x.Part
+	}
+	return nil
+}
+
+func (x *ImportTaskRequest) GetStart() *ImportTaskStart {
+	if x != nil {
+		if x, ok := x.Part.(*ImportTaskRequest_Start); ok {
+			return x.Start
+		}
+	}
+	return nil
+}
+
+func (x *ImportTaskRequest) GetRevisions() *ImportRevisions {
+	if x != nil {
+		if x, ok := x.Part.(*ImportTaskRequest_Revisions); ok {
+			return x.Revisions
+		}
+	}
+	return nil
+}
+
+type isImportTaskRequest_Part interface {
+	isImportTaskRequest_Part()
+}
+
+type ImportTaskRequest_Start struct {
+	// The first message: the task and its HEAD.
+	Start *ImportTaskStart `protobuf:"bytes,1,opt,name=start,proto3,oneof"`
+}
+
+type ImportTaskRequest_Revisions struct {
+	// Every later message: the next revisions, in number order.
+	Revisions *ImportRevisions `protobuf:"bytes,2,opt,name=revisions,proto3,oneof"`
+}
+
+func (*ImportTaskRequest_Start) isImportTaskRequest_Part() {}
+
+func (*ImportTaskRequest_Revisions) isImportTaskRequest_Part() {}
+
+// The first message of an ImportTask stream.
+type ImportTaskStart struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The task (task_id, workspace_id, title, created_at as exported).
+	Task *Task `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	// Its HEAD as exported; absent when the task had no plan.
+	Head *ExportedHead `protobuf:"bytes,2,opt,name=head,proto3,oneof" json:"head,omitempty"`
+	// How many revisions the stream carries (checked against what arrives).
+	RevisionCount uint64 `protobuf:"varint,3,opt,name=revision_count,json=revisionCount,proto3" json:"revision_count,omitempty"`
+	// Replace a task that exists with other content (deleted with its plan, revisions and change
+	// history first, in the same transaction) instead of refusing with IMPORT_CONFLICT.
+	Overwrite bool `protobuf:"varint,4,opt,name=overwrite,proto3" json:"overwrite,omitempty"`
+	// Check and compare only: the response says what an import would do; nothing is written.
+	DryRun        bool `protobuf:"varint,5,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportTaskStart) Reset() {
+	*x = ImportTaskStart{}
+	mi := &file_taskplans_v1_task_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportTaskStart) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportTaskStart) ProtoMessage() {}
+
+func (x *ImportTaskStart) ProtoReflect() protoreflect.Message {
+	mi := &file_taskplans_v1_task_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportTaskStart.ProtoReflect.Descriptor instead.
+func (*ImportTaskStart) Descriptor() ([]byte, []int) {
+	return file_taskplans_v1_task_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ImportTaskStart) GetTask() *Task {
+	if x != nil {
+		return x.Task
+	}
+	return nil
+}
+
+func (x *ImportTaskStart) GetHead() *ExportedHead {
+	if x != nil {
+		return x.Head
+	}
+	return nil
+}
+
+func (x *ImportTaskStart) GetRevisionCount() uint64 {
+	if x != nil {
+		return x.RevisionCount
+	}
+	return 0
+}
+
+func (x *ImportTaskStart) GetOverwrite() bool {
+	if x != nil {
+		return x.Overwrite
+	}
+	return false
+}
+
+func (x *ImportTaskStart) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
+// Revisions of an ImportTask stream.
+type ImportRevisions struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The next revisions in number order, content included (keep a message under 1 MiB).
+	Revisions     []*ExportedRevision `protobuf:"bytes,1,rep,name=revisions,proto3" json:"revisions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportRevisions) Reset() {
+	*x = ImportRevisions{}
+	mi := &file_taskplans_v1_task_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportRevisions) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportRevisions) ProtoMessage() {}
+
+func (x *ImportRevisions) ProtoReflect() protoreflect.Message {
+	mi := &file_taskplans_v1_task_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportRevisions.ProtoReflect.Descriptor instead.
+func (*ImportRevisions) Descriptor() ([]byte, []int) {
+	return file_taskplans_v1_task_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *ImportRevisions) GetRevisions() []*ExportedRevision {
+	if x != nil {
+		return x.Revisions
+	}
+	return nil
+}
+
+// Response of TaskService.ImportTask.
+type ImportTaskResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What the import did.
+	Outcome ImportOutcome `protobuf:"varint,1,opt,name=outcome,proto3,enum=taskplans.v1.ImportOutcome" json:"outcome,omitempty"`
+	// Revisions of the imported task.
+	Revisions uint64 `protobuf:"varint,2,opt,name=revisions,proto3" json:"revisions,omitempty"`
+	// UTF-8 bytes of plan text imported (HEAD and every revision).
+	ContentBytes uint64 `protobuf:"varint,3,opt,name=content_bytes,json=contentBytes,proto3" json:"content_bytes,omitempty"`
+	// True when nothing was written because dry_run was set.
+	DryRun        bool `protobuf:"varint,4,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportTaskResponse) Reset() {
+	*x = ImportTaskResponse{}
+	mi := &file_taskplans_v1_task_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportTaskResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportTaskResponse) ProtoMessage() {}
+
+func (x *ImportTaskResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_taskplans_v1_task_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportTaskResponse.ProtoReflect.Descriptor instead.
+func (*ImportTaskResponse) Descriptor() ([]byte, []int) {
+	return file_taskplans_v1_task_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ImportTaskResponse) GetOutcome() ImportOutcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return ImportOutcome_IMPORT_OUTCOME_UNSPECIFIED
+}
+
+func (x *ImportTaskResponse) GetRevisions() uint64 {
+	if x != nil {
+		return x.Revisions
+	}
+	return 0
+}
+
+func (x *ImportTaskResponse) GetContentBytes() uint64 {
+	if x != nil {
+		return x.ContentBytes
+	}
+	return 0
+}
+
+func (x *ImportTaskResponse) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
 var File_taskplans_v1_task_proto protoreflect.FileDescriptor
 
 const file_taskplans_v1_task_proto_rawDesc = "" +
 	"\n" +
-	"\x17taskplans/v1/task.proto\x12\ftaskplans.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x93\x01\n" +
+	"\x17taskplans/v1/task.proto\x12\ftaskplans.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17taskplans/v1/plan.proto\"\x93\x01\n" +
 	"\x04Task\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12!\n" +
 	"\fworkspace_id\x18\x02 \x01(\tR\vworkspaceId\x12\x14\n" +
@@ -405,13 +1140,68 @@ const file_taskplans_v1_task_proto_rawDesc = "" +
 	"\x04task\x18\x01 \x01(\v2\x12.taskplans.v1.TaskR\x04task\",\n" +
 	"\x11DeleteTaskRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\"\x14\n" +
-	"\x12DeleteTaskResponse2\xfc\x01\n" +
+	"\x12DeleteTaskResponse\"q\n" +
+	"\x10ListTasksRequest\x12!\n" +
+	"\fworkspace_id\x18\x01 \x01(\tR\vworkspaceId\x12\x1b\n" +
+	"\tpage_size\x18\x02 \x01(\rR\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\"e\n" +
+	"\x11ListTasksResponse\x12(\n" +
+	"\x05tasks\x18\x01 \x03(\v2\x12.taskplans.v1.TaskR\x05tasks\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"P\n" +
+	"\fExportedHead\x12&\n" +
+	"\x04plan\x18\x01 \x01(\v2\x12.taskplans.v1.PlanR\x04plan\x12\x18\n" +
+	"\adeleted\x18\x02 \x01(\bR\adeleted\"k\n" +
+	"\x10ExportedRevision\x126\n" +
+	"\brevision\x18\x01 \x01(\v2\x1a.taskplans.v1.PlanRevisionR\brevision\x12\x1f\n" +
+	"\vrow_version\x18\x02 \x01(\x04R\n" +
+	"rowVersion\"|\n" +
+	"\x11ExportTaskRequest\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x122\n" +
+	"\x15after_revision_number\x18\x02 \x01(\x04R\x13afterRevisionNumber\x12\x1a\n" +
+	"\bsnapshot\x18\x03 \x01(\tR\bsnapshot\"\x8f\x02\n" +
+	"\x12ExportTaskResponse\x12&\n" +
+	"\x04task\x18\x01 \x01(\v2\x12.taskplans.v1.TaskR\x04task\x123\n" +
+	"\x04head\x18\x02 \x01(\v2\x1a.taskplans.v1.ExportedHeadH\x00R\x04head\x88\x01\x01\x12<\n" +
+	"\trevisions\x18\x03 \x03(\v2\x1e.taskplans.v1.ExportedRevisionR\trevisions\x12\x12\n" +
+	"\x04more\x18\x04 \x01(\bR\x04more\x12\x1a\n" +
+	"\bsnapshot\x18\x05 \x01(\tR\bsnapshot\x12%\n" +
+	"\x0erevision_count\x18\x06 \x01(\x04R\rrevisionCountB\a\n" +
+	"\x05_head\"\x91\x01\n" +
+	"\x11ImportTaskRequest\x125\n" +
+	"\x05start\x18\x01 \x01(\v2\x1d.taskplans.v1.ImportTaskStartH\x00R\x05start\x12=\n" +
+	"\trevisions\x18\x02 \x01(\v2\x1d.taskplans.v1.ImportRevisionsH\x00R\trevisionsB\x06\n" +
+	"\x04part\"\xd5\x01\n" +
+	"\x0fImportTaskStart\x12&\n" +
+	"\x04task\x18\x01 \x01(\v2\x12.taskplans.v1.TaskR\x04task\x123\n" +
+	"\x04head\x18\x02 \x01(\v2\x1a.taskplans.v1.ExportedHeadH\x00R\x04head\x88\x01\x01\x12%\n" +
+	"\x0erevision_count\x18\x03 \x01(\x04R\rrevisionCount\x12\x1c\n" +
+	"\toverwrite\x18\x04 \x01(\bR\toverwrite\x12\x17\n" +
+	"\adry_run\x18\x05 \x01(\bR\x06dryRunB\a\n" +
+	"\x05_head\"O\n" +
+	"\x0fImportRevisions\x12<\n" +
+	"\trevisions\x18\x01 \x03(\v2\x1e.taskplans.v1.ExportedRevisionR\trevisions\"\xa7\x01\n" +
+	"\x12ImportTaskResponse\x125\n" +
+	"\aoutcome\x18\x01 \x01(\x0e2\x1b.taskplans.v1.ImportOutcomeR\aoutcome\x12\x1c\n" +
+	"\trevisions\x18\x02 \x01(\x04R\trevisions\x12#\n" +
+	"\rcontent_bytes\x18\x03 \x01(\x04R\fcontentBytes\x12\x17\n" +
+	"\adry_run\x18\x04 \x01(\bR\x06dryRun*\x89\x01\n" +
+	"\rImportOutcome\x12\x1e\n" +
+	"\x1aIMPORT_OUTCOME_UNSPECIFIED\x10\x00\x12\x1a\n" +
+	"\x16IMPORT_OUTCOME_CREATED\x10\x01\x12\x1c\n" +
+	"\x18IMPORT_OUTCOME_UNCHANGED\x10\x02\x12\x1e\n" +
+	"\x1aIMPORT_OUTCOME_OVERWRITTEN\x10\x032\xee\x03\n" +
 	"\vTaskService\x12O\n" +
 	"\n" +
 	"CreateTask\x12\x1f.taskplans.v1.CreateTaskRequest\x1a .taskplans.v1.CreateTaskResponse\x12K\n" +
 	"\aGetTask\x12\x1c.taskplans.v1.GetTaskRequest\x1a\x1d.taskplans.v1.GetTaskResponse\"\x03\x90\x02\x01\x12O\n" +
 	"\n" +
-	"DeleteTask\x12\x1f.taskplans.v1.DeleteTaskRequest\x1a .taskplans.v1.DeleteTaskResponseBDZBgithub.com/taskplans/taskplans/clients/go/taskplans/v1;taskplansv1b\x06proto3"
+	"DeleteTask\x12\x1f.taskplans.v1.DeleteTaskRequest\x1a .taskplans.v1.DeleteTaskResponse\x12L\n" +
+	"\tListTasks\x12\x1e.taskplans.v1.ListTasksRequest\x1a\x1f.taskplans.v1.ListTasksResponse\x12O\n" +
+	"\n" +
+	"ExportTask\x12\x1f.taskplans.v1.ExportTaskRequest\x1a .taskplans.v1.ExportTaskResponse\x12Q\n" +
+	"\n" +
+	"ImportTask\x12\x1f.taskplans.v1.ImportTaskRequest\x1a .taskplans.v1.ImportTaskResponse(\x01BDZBgithub.com/taskplans/taskplans/clients/go/taskplans/v1;taskplansv1b\x06proto3"
 
 var (
 	file_taskplans_v1_task_proto_rawDescOnce sync.Once
@@ -425,32 +1215,64 @@ func file_taskplans_v1_task_proto_rawDescGZIP() []byte {
 	return file_taskplans_v1_task_proto_rawDescData
 }
 
-var file_taskplans_v1_task_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_taskplans_v1_task_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_taskplans_v1_task_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_taskplans_v1_task_proto_goTypes = []any{
-	(*Task)(nil),                  // 0: taskplans.v1.Task
-	(*CreateTaskRequest)(nil),     // 1: taskplans.v1.CreateTaskRequest
-	(*CreateTaskResponse)(nil),    // 2: taskplans.v1.CreateTaskResponse
-	(*GetTaskRequest)(nil),        // 3: taskplans.v1.GetTaskRequest
-	(*GetTaskResponse)(nil),       // 4: taskplans.v1.GetTaskResponse
-	(*DeleteTaskRequest)(nil),     // 5: taskplans.v1.DeleteTaskRequest
-	(*DeleteTaskResponse)(nil),    // 6: taskplans.v1.DeleteTaskResponse
-	(*timestamppb.Timestamp)(nil), // 7: google.protobuf.Timestamp
+	(ImportOutcome)(0),            // 0: taskplans.v1.ImportOutcome
+	(*Task)(nil),                  // 1: taskplans.v1.Task
+	(*CreateTaskRequest)(nil),     // 2: taskplans.v1.CreateTaskRequest
+	(*CreateTaskResponse)(nil),    // 3: taskplans.v1.CreateTaskResponse
+	(*GetTaskRequest)(nil),        // 4: taskplans.v1.GetTaskRequest
+	(*GetTaskResponse)(nil),       // 5: taskplans.v1.GetTaskResponse
+	(*DeleteTaskRequest)(nil),     // 6: taskplans.v1.DeleteTaskRequest
+	(*DeleteTaskResponse)(nil),    // 7: taskplans.v1.DeleteTaskResponse
+	(*ListTasksRequest)(nil),      // 8: taskplans.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),     // 9: taskplans.v1.ListTasksResponse
+	(*ExportedHead)(nil),          // 10: taskplans.v1.ExportedHead
+	(*ExportedRevision)(nil),      // 11: taskplans.v1.ExportedRevision
+	(*ExportTaskRequest)(nil),     // 12: taskplans.v1.ExportTaskRequest
+	(*ExportTaskResponse)(nil),    // 13: taskplans.v1.ExportTaskResponse
+	(*ImportTaskRequest)(nil),     // 14: taskplans.v1.ImportTaskRequest
+	(*ImportTaskStart)(nil),       // 15: taskplans.v1.ImportTaskStart
+	(*ImportRevisions)(nil),       // 16: taskplans.v1.ImportRevisions
+	(*ImportTaskResponse)(nil),    // 17: taskplans.v1.ImportTaskResponse
+	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
+	(*Plan)(nil),                  // 19: taskplans.v1.Plan
+	(*PlanRevision)(nil),          // 20: taskplans.v1.PlanRevision
 }
 var file_taskplans_v1_task_proto_depIdxs = []int32{
-	7, // 0: taskplans.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	0, // 1: taskplans.v1.CreateTaskResponse.task:type_name -> taskplans.v1.Task
-	0, // 2: taskplans.v1.GetTaskResponse.task:type_name -> taskplans.v1.Task
-	1, // 3: taskplans.v1.TaskService.CreateTask:input_type -> taskplans.v1.CreateTaskRequest
-	3, // 4: taskplans.v1.TaskService.GetTask:input_type -> taskplans.v1.GetTaskRequest
-	5, // 5: taskplans.v1.TaskService.DeleteTask:input_type -> taskplans.v1.DeleteTaskRequest
-	2, // 6: taskplans.v1.TaskService.CreateTask:output_type -> taskplans.v1.CreateTaskResponse
-	4, // 7: taskplans.v1.TaskService.GetTask:output_type -> taskplans.v1.GetTaskResponse
-	6, // 8: taskplans.v1.TaskService.DeleteTask:output_type -> taskplans.v1.DeleteTaskResponse
-	6, // [6:9] is the sub-list for method output_type
-	3, // [3:6] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	18, // 0: taskplans.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	1,  // 1: taskplans.v1.CreateTaskResponse.task:type_name -> taskplans.v1.Task
+	1,  // 2: taskplans.v1.GetTaskResponse.task:type_name -> taskplans.v1.Task
+	1,  // 3: taskplans.v1.ListTasksResponse.tasks:type_name -> taskplans.v1.Task
+	19, // 4: taskplans.v1.ExportedHead.plan:type_name -> taskplans.v1.Plan
+	20, // 5: taskplans.v1.ExportedRevision.revision:type_name -> taskplans.v1.PlanRevision
+	1,  // 6: taskplans.v1.ExportTaskResponse.task:type_name -> taskplans.v1.Task
+	10, // 7: taskplans.v1.ExportTaskResponse.head:type_name -> taskplans.v1.ExportedHead
+	11, // 8: taskplans.v1.ExportTaskResponse.revisions:type_name -> taskplans.v1.ExportedRevision
+	15, // 9: taskplans.v1.ImportTaskRequest.start:type_name -> taskplans.v1.ImportTaskStart
+	16, // 10: taskplans.v1.ImportTaskRequest.revisions:type_name -> taskplans.v1.ImportRevisions
+	1,  // 11: taskplans.v1.ImportTaskStart.task:type_name -> taskplans.v1.Task
+	10, // 12: taskplans.v1.ImportTaskStart.head:type_name -> taskplans.v1.ExportedHead
+	11, // 13: taskplans.v1.ImportRevisions.revisions:type_name -> taskplans.v1.ExportedRevision
+	0,  // 14: taskplans.v1.ImportTaskResponse.outcome:type_name -> taskplans.v1.ImportOutcome
+	2,  // 15: taskplans.v1.TaskService.CreateTask:input_type -> taskplans.v1.CreateTaskRequest
+	4,  // 16: taskplans.v1.TaskService.GetTask:input_type -> taskplans.v1.GetTaskRequest
+	6,  // 17: taskplans.v1.TaskService.DeleteTask:input_type -> taskplans.v1.DeleteTaskRequest
+	8,  // 18: taskplans.v1.TaskService.ListTasks:input_type -> taskplans.v1.ListTasksRequest
+	12, // 19: taskplans.v1.TaskService.ExportTask:input_type -> taskplans.v1.ExportTaskRequest
+	14, // 20: taskplans.v1.TaskService.ImportTask:input_type -> taskplans.v1.ImportTaskRequest
+	3,  // 21: taskplans.v1.TaskService.CreateTask:output_type -> taskplans.v1.CreateTaskResponse
+	5,  // 22: taskplans.v1.TaskService.GetTask:output_type -> taskplans.v1.GetTaskResponse
+	7,  // 23: taskplans.v1.TaskService.DeleteTask:output_type -> taskplans.v1.DeleteTaskResponse
+	9,  // 24: taskplans.v1.TaskService.ListTasks:output_type -> taskplans.v1.ListTasksResponse
+	13, // 25: taskplans.v1.TaskService.ExportTask:output_type -> taskplans.v1.ExportTaskResponse
+	17, // 26: taskplans.v1.TaskService.ImportTask:output_type -> taskplans.v1.ImportTaskResponse
+	21, // [21:27] is the sub-list for method output_type
+	15, // [15:21] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_taskplans_v1_task_proto_init() }
@@ -458,18 +1280,26 @@ func file_taskplans_v1_task_proto_init() {
 	if File_taskplans_v1_task_proto != nil {
 		return
 	}
+	file_taskplans_v1_plan_proto_init()
+	file_taskplans_v1_task_proto_msgTypes[12].OneofWrappers = []any{}
+	file_taskplans_v1_task_proto_msgTypes[13].OneofWrappers = []any{
+		(*ImportTaskRequest_Start)(nil),
+		(*ImportTaskRequest_Revisions)(nil),
+	}
+	file_taskplans_v1_task_proto_msgTypes[14].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_taskplans_v1_task_proto_rawDesc), len(file_taskplans_v1_task_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   7,
+			NumEnums:      1,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_taskplans_v1_task_proto_goTypes,
 		DependencyIndexes: file_taskplans_v1_task_proto_depIdxs,
+		EnumInfos:         file_taskplans_v1_task_proto_enumTypes,
 		MessageInfos:      file_taskplans_v1_task_proto_msgTypes,
 	}.Build()
 	File_taskplans_v1_task_proto = out.File

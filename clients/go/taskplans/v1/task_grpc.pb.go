@@ -22,6 +22,9 @@ const (
 	TaskService_CreateTask_FullMethodName = "/taskplans.v1.TaskService/CreateTask"
 	TaskService_GetTask_FullMethodName    = "/taskplans.v1.TaskService/GetTask"
 	TaskService_DeleteTask_FullMethodName = "/taskplans.v1.TaskService/DeleteTask"
+	TaskService_ListTasks_FullMethodName  = "/taskplans.v1.TaskService/ListTasks"
+	TaskService_ExportTask_FullMethodName = "/taskplans.v1.TaskService/ExportTask"
+	TaskService_ImportTask_FullMethodName = "/taskplans.v1.TaskService/ImportTask"
 )
 
 // TaskServiceClient is the client API for TaskService service.
@@ -46,6 +49,36 @@ type TaskServiceClient interface {
 	// Deletes a task together with its plan and every plan revision. Serialized with plan writes.
 	// Errors: as GetTask. Nothing is deleted on error.
 	DeleteTask(ctx context.Context, in *DeleteTaskRequest, opts ...grpc.CallOption) (*DeleteTaskResponse, error)
+	// Export and import (issue 46, docs/decisions/0011-task-export-import.md): added for moving tasks
+	// with their whole history between deployments (planctl export / planctl import).
+	//
+	// Lists the tasks the caller reaches, ordered by task id, a page at a time: with auth on only
+	// tasks of the token's workspaces, optionally narrowed to one workspace.
+	// Errors: INVALID_ARGUMENT INVALID_FIELD (bad workspace_id, page_size or page_token);
+	// PERMISSION_DENIED TASK_NOT_REACHABLE (auth on and workspace_id is not in the caller's token);
+	// UNAUTHENTICATED; UNAVAILABLE.
+	ListTasks(ctx context.Context, in *ListTasksRequest, opts ...grpc.CallOption) (*ListTasksResponse, error)
+	// Reads a task for export: the task, its HEAD (tombstone included) and its revisions with their
+	// content and metadata, a page of revisions at a time in revision order. Every page is read in one
+	// snapshot and carries the snapshot token of the first page; a later page passes it back and is
+	// refused when the task changed since (a task's revisions other than its newest never change, so
+	// the pages of one snapshot token are one consistent version of the task).
+	// Errors: INVALID_ARGUMENT INVALID_FIELD; PERMISSION_DENIED TASK_NOT_REACHABLE; NOT_FOUND
+	// TASK_NOT_FOUND (auth off); ABORTED EXPORT_CHANGED (the task changed since the snapshot token's
+	// page: export it again from the first page); UNAUTHENTICATED; UNAVAILABLE.
+	ExportTask(ctx context.Context, in *ExportTaskRequest, opts ...grpc.CallOption) (*ExportTaskResponse, error)
+	// Recreates an exported task byte-exact (revision numbers, ids, authors, times, kinds, markers,
+	// content, HEAD's version) in one transaction. A client stream: first an ImportTaskRequest with
+	// `start`, then any number with `revisions` (in revision order), then the client half-closes.
+	// Only an operator may call it (auth off: every caller; auth on: a token whose subject is in
+	// PLAN_AUTH_OPERATOR_SUBJECTS). Idempotent: a task stored exactly as imported is left alone and
+	// reported IMPORT_OUTCOME_UNCHANGED. Nothing is written on error or with dry_run.
+	// Errors: INVALID_ARGUMENT IMPORT_INVALID (the stream is not one consistent task: numbering,
+	// sizes, counts, HEAD, plan size limit); PERMISSION_DENIED IMPORT_NOT_PERMITTED (not an operator);
+	// ALREADY_EXISTS IMPORT_CONFLICT (the task exists with other content and overwrite is not set);
+	// RESOURCE_EXHAUSTED HISTORY_QUOTA_EXCEEDED (the task's history is past this deployment's history
+	// budget); UNAUTHENTICATED; UNAVAILABLE.
+	ImportTask(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[ImportTaskRequest, ImportTaskResponse], error)
 }
 
 type taskServiceClient struct {
@@ -86,6 +119,39 @@ func (c *taskServiceClient) DeleteTask(ctx context.Context, in *DeleteTaskReques
 	return out, nil
 }
 
+func (c *taskServiceClient) ListTasks(ctx context.Context, in *ListTasksRequest, opts ...grpc.CallOption) (*ListTasksResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListTasksResponse)
+	err := c.cc.Invoke(ctx, TaskService_ListTasks_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *taskServiceClient) ExportTask(ctx context.Context, in *ExportTaskRequest, opts ...grpc.CallOption) (*ExportTaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ExportTaskResponse)
+	err := c.cc.Invoke(ctx, TaskService_ExportTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *taskServiceClient) ImportTask(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[ImportTaskRequest, ImportTaskResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &TaskService_ServiceDesc.Streams[0], TaskService_ImportTask_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ImportTaskRequest, ImportTaskResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type TaskService_ImportTaskClient = grpc.ClientStreamingClient[ImportTaskRequest, ImportTaskResponse]
+
 // TaskServiceServer is the server API for TaskService service.
 // All implementations must embed UnimplementedTaskServiceServer
 // for forward compatibility.
@@ -108,6 +174,36 @@ type TaskServiceServer interface {
 	// Deletes a task together with its plan and every plan revision. Serialized with plan writes.
 	// Errors: as GetTask. Nothing is deleted on error.
 	DeleteTask(context.Context, *DeleteTaskRequest) (*DeleteTaskResponse, error)
+	// Export and import (issue 46, docs/decisions/0011-task-export-import.md): added for moving tasks
+	// with their whole history between deployments (planctl export / planctl import).
+	//
+	// Lists the tasks the caller reaches, ordered by task id, a page at a time: with auth on only
+	// tasks of the token's workspaces, optionally narrowed to one workspace.
+	// Errors: INVALID_ARGUMENT INVALID_FIELD (bad workspace_id, page_size or page_token);
+	// PERMISSION_DENIED TASK_NOT_REACHABLE (auth on and workspace_id is not in the caller's token);
+	// UNAUTHENTICATED; UNAVAILABLE.
+	ListTasks(context.Context, *ListTasksRequest) (*ListTasksResponse, error)
+	// Reads a task for export: the task, its HEAD (tombstone included) and its revisions with their
+	// content and metadata, a page of revisions at a time in revision order. Every page is read in one
+	// snapshot and carries the snapshot token of the first page; a later page passes it back and is
+	// refused when the task changed since (a task's revisions other than its newest never change, so
+	// the pages of one snapshot token are one consistent version of the task).
+	// Errors: INVALID_ARGUMENT INVALID_FIELD; PERMISSION_DENIED TASK_NOT_REACHABLE; NOT_FOUND
+	// TASK_NOT_FOUND (auth off); ABORTED EXPORT_CHANGED (the task changed since the snapshot token's
+	// page: export it again from the first page); UNAUTHENTICATED; UNAVAILABLE.
+	ExportTask(context.Context, *ExportTaskRequest) (*ExportTaskResponse, error)
+	// Recreates an exported task byte-exact (revision numbers, ids, authors, times, kinds, markers,
+	// content, HEAD's version) in one transaction. A client stream: first an ImportTaskRequest with
+	// `start`, then any number with `revisions` (in revision order), then the client half-closes.
+	// Only an operator may call it (auth off: every caller; auth on: a token whose subject is in
+	// PLAN_AUTH_OPERATOR_SUBJECTS). Idempotent: a task stored exactly as imported is left alone and
+	// reported IMPORT_OUTCOME_UNCHANGED. Nothing is written on error or with dry_run.
+	// Errors: INVALID_ARGUMENT IMPORT_INVALID (the stream is not one consistent task: numbering,
+	// sizes, counts, HEAD, plan size limit); PERMISSION_DENIED IMPORT_NOT_PERMITTED (not an operator);
+	// ALREADY_EXISTS IMPORT_CONFLICT (the task exists with other content and overwrite is not set);
+	// RESOURCE_EXHAUSTED HISTORY_QUOTA_EXCEEDED (the task's history is past this deployment's history
+	// budget); UNAUTHENTICATED; UNAVAILABLE.
+	ImportTask(grpc.ClientStreamingServer[ImportTaskRequest, ImportTaskResponse]) error
 	mustEmbedUnimplementedTaskServiceServer()
 }
 
@@ -126,6 +222,15 @@ func (UnimplementedTaskServiceServer) GetTask(context.Context, *GetTaskRequest) 
 }
 func (UnimplementedTaskServiceServer) DeleteTask(context.Context, *DeleteTaskRequest) (*DeleteTaskResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteTask not implemented")
+}
+func (UnimplementedTaskServiceServer) ListTasks(context.Context, *ListTasksRequest) (*ListTasksResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListTasks not implemented")
+}
+func (UnimplementedTaskServiceServer) ExportTask(context.Context, *ExportTaskRequest) (*ExportTaskResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ExportTask not implemented")
+}
+func (UnimplementedTaskServiceServer) ImportTask(grpc.ClientStreamingServer[ImportTaskRequest, ImportTaskResponse]) error {
+	return status.Error(codes.Unimplemented, "method ImportTask not implemented")
 }
 func (UnimplementedTaskServiceServer) mustEmbedUnimplementedTaskServiceServer() {}
 func (UnimplementedTaskServiceServer) testEmbeddedByValue()                     {}
@@ -202,6 +307,49 @@ func _TaskService_DeleteTask_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TaskService_ListTasks_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListTasksRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TaskServiceServer).ListTasks(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TaskService_ListTasks_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TaskServiceServer).ListTasks(ctx, req.(*ListTasksRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TaskService_ExportTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ExportTaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TaskServiceServer).ExportTask(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TaskService_ExportTask_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TaskServiceServer).ExportTask(ctx, req.(*ExportTaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TaskService_ImportTask_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(TaskServiceServer).ImportTask(&grpc.GenericServerStream[ImportTaskRequest, ImportTaskResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type TaskService_ImportTaskServer = grpc.ClientStreamingServer[ImportTaskRequest, ImportTaskResponse]
+
 // TaskService_ServiceDesc is the grpc.ServiceDesc for TaskService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -221,7 +369,21 @@ var TaskService_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "DeleteTask",
 			Handler:    _TaskService_DeleteTask_Handler,
 		},
+		{
+			MethodName: "ListTasks",
+			Handler:    _TaskService_ListTasks_Handler,
+		},
+		{
+			MethodName: "ExportTask",
+			Handler:    _TaskService_ExportTask_Handler,
+		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "ImportTask",
+			Handler:       _TaskService_ImportTask_Handler,
+			ClientStreams: true,
+		},
+	},
 	Metadata: "taskplans/v1/task.proto",
 }

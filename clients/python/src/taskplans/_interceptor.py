@@ -118,7 +118,9 @@ def has_authorization(metadata: Optional[Metadata]) -> bool:
     return any(key.lower() == "authorization" for key, _ in metadata or ())
 
 
-class Interceptor(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor):
+class Interceptor(
+    grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor, grpc.StreamUnaryClientInterceptor
+):
     """Per unary call: the deadline (``default_timeout`` when the call gives none) over all
     attempts; the retry policy for the retried methods, with one request_id per logical call; the
     token (static or from the provider, called before every attempt) unless the call carries its
@@ -209,6 +211,27 @@ class Interceptor(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterc
         return _TypedStream(
             continuation(_CallDetails(client_call_details, client_call_details.timeout, metadata), request)
         )
+
+
+    def intercept_stream_unary(
+        self,
+        continuation: Callable[[grpc.ClientCallDetails, Any], Any],
+        client_call_details: grpc.ClientCallDetails,
+        request_iterator: Any,
+    ) -> Any:
+        """ImportTask (a client stream): the token, the deadline (``default_timeout`` when the call
+        gives none) and typed errors; not retried (its requests are read once: run the import again,
+        it is idempotent)."""
+        try:
+            metadata = self._metadata(client_call_details)
+        except TaskPlansError as error:
+            return _FailedCall(error)
+        timeout = client_call_details.timeout if client_call_details.timeout is not None else self._default_timeout
+        outcome = continuation(_CallDetails(client_call_details, timeout, metadata), request_iterator)
+        failure = outcome.exception()
+        if isinstance(failure, grpc.RpcError):
+            return _FailedCall(TaskPlansError.from_rpc_error(failure))
+        return outcome
 
 
 def _with_request_id(request: Any) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
-from typing import Optional, Sequence, Tuple
+from typing import Iterable, Optional, Sequence, Tuple
 
 import grpc
 
@@ -224,6 +224,28 @@ class Client:
         token: Optional[str] = None, metadata: Optional[Metadata] = None,
     ) -> task_pb2.DeleteTaskResponse:
         return self.tasks.DeleteTask(request, timeout=timeout, metadata=_call_metadata(token, metadata))
+
+    def list_tasks(
+        self, request: task_pb2.ListTasksRequest, *, timeout: Optional[float] = None,
+        token: Optional[str] = None, metadata: Optional[Metadata] = None,
+    ) -> task_pb2.ListTasksResponse:
+        """A page of the tasks the caller reaches, in id order (export). Retried."""
+        return self.tasks.ListTasks(request, timeout=timeout, metadata=_call_metadata(token, metadata))
+
+    def export_task(
+        self, request: task_pb2.ExportTaskRequest, *, timeout: Optional[float] = None,
+        token: Optional[str] = None, metadata: Optional[Metadata] = None,
+    ) -> task_pb2.ExportTaskResponse:
+        """A page of a task's export: the task, its HEAD and the next revisions. Retried."""
+        return self.tasks.ExportTask(request, timeout=timeout, metadata=_call_metadata(token, metadata))
+
+    def import_task(
+        self, requests: Iterable[task_pb2.ImportTaskRequest], *, timeout: Optional[float] = None,
+        token: Optional[str] = None, metadata: Optional[Metadata] = None,
+    ) -> task_pb2.ImportTaskResponse:
+        """Imports one exported task (operators only): a ``start`` message, then ``revisions``.
+        Not retried (the requests are read once); the import is idempotent, so run it again."""
+        return self.tasks.ImportTask(iter(requests), timeout=timeout, metadata=_call_metadata(token, metadata))
 
 
 def dial(

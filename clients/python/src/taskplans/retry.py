@@ -16,9 +16,11 @@ REQUEST_ID_METHODS: FrozenSet[str] = frozenset(
 
 #: Every method the retry policy retries: the reads and the writes with a request_id. No other write
 #: (SavePlan, DeletePlan, RevertPlan, MarkImplementationStarted, CreateTask, DeleteTask) is retried.
+#: ImportTask is a client stream whose requests are read once: it is not retried (run it again, it
+#: is idempotent).
 RETRIED_METHODS: FrozenSet[str] = REQUEST_ID_METHODS | frozenset(
     [_PLANS + name for name in ("GetPlan", "ListPlanRevisions", "GetPlanRevision", "GetPlanChanges", "DiffPlanRevisions")]
-    + [_TASKS + "GetTask"]
+    + [_TASKS + name for name in ("GetTask", "ListTasks", "ExportTask")]
 )
 
 

@@ -2,17 +2,19 @@
 // @generated from file taskplans/v1/task.proto (package taskplans.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { Plan, PlanRevision } from "./plan_pb";
+import { file_taskplans_v1_plan } from "./plan_pb";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file taskplans/v1/task.proto.
  */
 export const file_taskplans_v1_task: GenFile = /*@__PURE__*/
-  fileDesc("Chd0YXNrcGxhbnMvdjEvdGFzay5wcm90bxIMdGFza3BsYW5zLnYxImwKBFRhc2sSDwoHdGFza19pZBgBIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAiABKAkSDQoFdGl0bGUYAyABKAkSLgoKY3JlYXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiSQoRQ3JlYXRlVGFza1JlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAiABKAkSDQoFdGl0bGUYAyABKAkiNgoSQ3JlYXRlVGFza1Jlc3BvbnNlEiAKBHRhc2sYASABKAsyEi50YXNrcGxhbnMudjEuVGFzayIhCg5HZXRUYXNrUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJIjMKD0dldFRhc2tSZXNwb25zZRIgCgR0YXNrGAEgASgLMhIudGFza3BsYW5zLnYxLlRhc2siJAoRRGVsZXRlVGFza1JlcXVlc3QSDwoHdGFza19pZBgBIAEoCSIUChJEZWxldGVUYXNrUmVzcG9uc2Uy/AEKC1Rhc2tTZXJ2aWNlEk8KCkNyZWF0ZVRhc2sSHy50YXNrcGxhbnMudjEuQ3JlYXRlVGFza1JlcXVlc3QaIC50YXNrcGxhbnMudjEuQ3JlYXRlVGFza1Jlc3BvbnNlEksKB0dldFRhc2sSHC50YXNrcGxhbnMudjEuR2V0VGFza1JlcXVlc3QaHS50YXNrcGxhbnMudjEuR2V0VGFza1Jlc3BvbnNlIgOQAgESTwoKRGVsZXRlVGFzaxIfLnRhc2twbGFucy52MS5EZWxldGVUYXNrUmVxdWVzdBogLnRhc2twbGFucy52MS5EZWxldGVUYXNrUmVzcG9uc2VCRFpCZ2l0aHViLmNvbS90YXNrcGxhbnMvdGFza3BsYW5zL2NsaWVudHMvZ28vdGFza3BsYW5zL3YxO3Rhc2twbGFuc3YxYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("Chd0YXNrcGxhbnMvdjEvdGFzay5wcm90bxIMdGFza3BsYW5zLnYxImwKBFRhc2sSDwoHdGFza19pZBgBIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAiABKAkSDQoFdGl0bGUYAyABKAkSLgoKY3JlYXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiSQoRQ3JlYXRlVGFza1JlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAiABKAkSDQoFdGl0bGUYAyABKAkiNgoSQ3JlYXRlVGFza1Jlc3BvbnNlEiAKBHRhc2sYASABKAsyEi50YXNrcGxhbnMudjEuVGFzayIhCg5HZXRUYXNrUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJIjMKD0dldFRhc2tSZXNwb25zZRIgCgR0YXNrGAEgASgLMhIudGFza3BsYW5zLnYxLlRhc2siJAoRRGVsZXRlVGFza1JlcXVlc3QSDwoHdGFza19pZBgBIAEoCSIUChJEZWxldGVUYXNrUmVzcG9uc2UiTwoQTGlzdFRhc2tzUmVxdWVzdBIUCgx3b3Jrc3BhY2VfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgNEhIKCnBhZ2VfdG9rZW4YAyABKAkiTwoRTGlzdFRhc2tzUmVzcG9uc2USIQoFdGFza3MYASADKAsyEi50YXNrcGxhbnMudjEuVGFzaxIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiQQoMRXhwb3J0ZWRIZWFkEiAKBHBsYW4YASABKAsyEi50YXNrcGxhbnMudjEuUGxhbhIPCgdkZWxldGVkGAIgASgIIlUKEEV4cG9ydGVkUmV2aXNpb24SLAoIcmV2aXNpb24YASABKAsyGi50YXNrcGxhbnMudjEuUGxhblJldmlzaW9uEhMKC3Jvd192ZXJzaW9uGAIgASgEIlUKEUV4cG9ydFRhc2tSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSHQoVYWZ0ZXJfcmV2aXNpb25fbnVtYmVyGAIgASgEEhAKCHNuYXBzaG90GAMgASgJItkBChJFeHBvcnRUYXNrUmVzcG9uc2USIAoEdGFzaxgBIAEoCzISLnRhc2twbGFucy52MS5UYXNrEi0KBGhlYWQYAiABKAsyGi50YXNrcGxhbnMudjEuRXhwb3J0ZWRIZWFkSACIAQESMQoJcmV2aXNpb25zGAMgAygLMh4udGFza3BsYW5zLnYxLkV4cG9ydGVkUmV2aXNpb24SDAoEbW9yZRgEIAEoCBIQCghzbmFwc2hvdBgFIAEoCRIWCg5yZXZpc2lvbl9jb3VudBgGIAEoBEIHCgVfaGVhZCJ/ChFJbXBvcnRUYXNrUmVxdWVzdBIuCgVzdGFydBgBIAEoCzIdLnRhc2twbGFucy52MS5JbXBvcnRUYXNrU3RhcnRIABIyCglyZXZpc2lvbnMYAiABKAsyHS50YXNrcGxhbnMudjEuSW1wb3J0UmV2aXNpb25zSABCBgoEcGFydCKnAQoPSW1wb3J0VGFza1N0YXJ0EiAKBHRhc2sYASABKAsyEi50YXNrcGxhbnMudjEuVGFzaxItCgRoZWFkGAIgASgLMhoudGFza3BsYW5zLnYxLkV4cG9ydGVkSGVhZEgAiAEBEhYKDnJldmlzaW9uX2NvdW50GAMgASgEEhEKCW92ZXJ3cml0ZRgEIAEoCBIPCgdkcnlfcnVuGAUgASgIQgcKBV9oZWFkIkQKD0ltcG9ydFJldmlzaW9ucxIxCglyZXZpc2lvbnMYASADKAsyHi50YXNrcGxhbnMudjEuRXhwb3J0ZWRSZXZpc2lvbiJ9ChJJbXBvcnRUYXNrUmVzcG9uc2USLAoHb3V0Y29tZRgBIAEoDjIbLnRhc2twbGFucy52MS5JbXBvcnRPdXRjb21lEhEKCXJldmlzaW9ucxgCIAEoBBIVCg1jb250ZW50X2J5dGVzGAMgASgEEg8KB2RyeV9ydW4YBCABKAgqiQEKDUltcG9ydE91dGNvbWUSHgoaSU1QT1JUX09VVENPTUVfVU5TUEVDSUZJRUQQABIaChZJTVBPUlRfT1VUQ09NRV9DUkVBVEVEEAESHAoYSU1QT1JUX09VVENPTUVfVU5DSEFOR0VEEAISHgoaSU1QT1JUX09VVENPTUVfT1ZFUldSSVRURU4QAzLuAwoLVGFza1NlcnZpY2USTwoKQ3JlYXRlVGFzaxIfLnRhc2twbGFucy52MS5DcmVhdGVUYXNrUmVxdWVzdBogLnRhc2twbGFucy52MS5DcmVhdGVUYXNrUmVzcG9uc2USSwoHR2V0VGFzaxIcLnRhc2twbGFucy52MS5HZXRUYXNrUmVxdWVzdBodLnRhc2twbGFucy52MS5HZXRUYXNrUmVzcG9uc2UiA5ACARJPCgpEZWxldGVUYXNrEh8udGFza3BsYW5zLnYxLkRlbGV0ZVRhc2tSZXF1ZXN0GiAudGFza3BsYW5zLnYxLkRlbGV0ZVRhc2tSZXNwb25zZRJMCglMaXN0VGFza3MSHi50YXNrcGxhbnMudjEuTGlzdFRhc2tzUmVxdWVzdBofLnRhc2twbGFucy52MS5MaXN0VGFza3NSZXNwb25zZRJPCgpFeHBvcnRUYXNrEh8udGFza3BsYW5zLnYxLkV4cG9ydFRhc2tSZXF1ZXN0GiAudGFza3BsYW5zLnYxLkV4cG9ydFRhc2tSZXNwb25zZRJRCgpJbXBvcnRUYXNrEh8udGFza3BsYW5zLnYxLkltcG9ydFRhc2tSZXF1ZXN0GiAudGFza3BsYW5zLnYxLkltcG9ydFRhc2tSZXNwb25zZSgBQkRaQmdpdGh1Yi5jb20vdGFza3BsYW5zL3Rhc2twbGFucy9jbGllbnRzL2dvL3Rhc2twbGFucy92MTt0YXNrcGxhbnN2MWIGcHJvdG8z", [file_google_protobuf_timestamp, file_taskplans_v1_plan]);
 
 /**
  * A task owns at most one plan. Tasks exist so that a plan write for a missing task fails with
@@ -193,6 +195,412 @@ export const DeleteTaskResponseSchema: GenMessage<DeleteTaskResponse> = /*@__PUR
   messageDesc(file_taskplans_v1_task, 6);
 
 /**
+ * Request of TaskService.ListTasks.
+ *
+ * @generated from message taskplans.v1.ListTasksRequest
+ */
+export type ListTasksRequest = Message<"taskplans.v1.ListTasksRequest"> & {
+  /**
+   * Only tasks of this workspace; empty: every task the caller reaches.
+   *
+   * @generated from field: string workspace_id = 1;
+   */
+  workspaceId: string;
+
+  /**
+   * Most tasks in the page: 1 to 1,000; 0 means 100.
+   *
+   * @generated from field: uint32 page_size = 2;
+   */
+  pageSize: number;
+
+  /**
+   * next_page_token of the previous page; empty for the first page.
+   *
+   * @generated from field: string page_token = 3;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message taskplans.v1.ListTasksRequest.
+ * Use `create(ListTasksRequestSchema)` to create a new message.
+ */
+export const ListTasksRequestSchema: GenMessage<ListTasksRequest> = /*@__PURE__*/
+  messageDesc(file_taskplans_v1_task, 7);
+
+/**
+ * Response of TaskService.ListTasks.
+ *
+ * @generated from message taskplans.v1.ListTasksResponse
+ */
+export type ListTasksResponse = Message<"taskplans.v1.ListTasksResponse"> & {
+  /**
+   * Tasks in task id order (byte order of the ids).
+   *
+   * @generated from field: repeated taskplans.v1.Task tasks = 1;
+   */
+  tasks: Task[];
+
+  /**
+   * Pass it as page_token for the next page; empty when this was the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message taskplans.v1.ListTasksResponse.
+ * Use `create(ListTasksResponseSchema)` to create a new message.
+ */
+export const ListTasksResponseSchema: GenMessage<ListTasksResponse> = /*@__PURE__*/
+  messageDesc(file_taskplans_v1_task, 8);
+
+/**
+ * A task's HEAD as an export carries it (a deleted plan's tombstone included, so that its version
+ * and revision numbering carry over).
+ *
+ * @generated from message taskplans.v1.ExportedHead
+ */
+export type ExportedHead = Message<"taskplans.v1.ExportedHead"> & {
+  /**
+   * The HEAD, content included (empty for a tombstone).
+   *
+   * @generated from field: taskplans.v1.Plan plan = 1;
+   */
+  plan?: Plan | undefined;
+
+  /**
+   * True when the plan was deleted (the HEAD row is a tombstone).
+   *
+   * @generated from field: bool deleted = 2;
+   */
+  deleted: boolean;
+};
+
+/**
+ * Describes the message taskplans.v1.ExportedHead.
+ * Use `create(ExportedHeadSchema)` to create a new message.
+ */
+export const ExportedHeadSchema: GenMessage<ExportedHead> = /*@__PURE__*/
+  messageDesc(file_taskplans_v1_task, 9);
+
+/**
+ * A revision as an export carries it: every field of PlanRevision (content included; its
+ * revision_version is not carried over, the importing deployment issues its own) and how many
+ * times its row was written.
+ *
+ * @generated from message taskplans.v1.ExportedRevision
+ */
+export type ExportedRevision = Message<"taskplans.v1.ExportedRevision"> & {
+  /**
+   * The revision, content included.
+   *
+   * @generated from field: taskplans.v1.PlanRevision revision = 1;
+   */
+  revision?: PlanRevision | undefined;
+
+  /**
+   * 1 for a revision never coalesced into; each write coalesced into it adds one.
+   *
+   * @generated from field: uint64 row_version = 2;
+   */
+  rowVersion: bigint;
+};
+
+/**
+ * Describes the message taskplans.v1.ExportedRevision.
+ * Use `create(ExportedRevisionSchema)` to create a new message.
+ */
+export const ExportedRevisionSchema: GenMessage<ExportedRevision> = /*@__PURE__*/
+  messageDesc(file_taskplans_v1_task, 10);
+
+/**
+ * Request of TaskService.ExportTask.
+ *
+ * @generated from message taskplans.v1.ExportTaskRequest
+ */
+export type ExportTaskRequest = Message<"taskplans.v1.ExportTaskRequest"> & {
+  /**
+   * Id of the task to export.
+   *
+   * @generated from field: string task_id = 1;
+   */
+  taskId: string;
+
+  /**
+   * Revisions numbered after this one; 0 for the first page.
+   *
+   * @generated from field: uint64 after_revision_number = 2;
+   */
+  afterRevisionNumber: bigint;
+
+  /**
+   * The snapshot token of the first page; empty for the first page.
+   *
+   * @generated from field: string snapshot = 3;
+   */
+  snapshot: string;
+};
+
+/**
+ * Describes the message taskplans.v1.ExportTaskRequest.
+ * Use `create(ExportTaskRequestSchema)` to create a new message.
+ */
+export const ExportTaskRequestSchema: GenMessage<ExportTaskRequest> = /*@__PURE__*/
+  messageDesc(file_taskplans_v1_task, 11);
+
+/**
+ * Response of TaskService.ExportTask.
+ *
+ * @generated from message taskplans.v1.ExportTaskResponse
+ */
+export type ExportTaskResponse = Message<"taskplans.v1.ExportTaskResponse"> & {
+  /**
+   * The task.
+   *
+   * @generated from field: taskplans.v1.Task task = 1;
+   */
+  task?: Task | undefined;
+
+  /**
+   * Its HEAD; absent when the task never had a plan.
+   *
+   * @generated from field: optional taskplans.v1.ExportedHead head = 2;
+   */
+  head?: ExportedHead | undefined;
+
+  /**
+   * The next revisions in number order (at least one while any is left; about 768 KiB of content
+   * at most per page, a larger single revision alone).
+   *
+   * @generated from field: repeated taskplans.v1.ExportedRevision revisions = 3;
+   */
+  revisions: ExportedRevision[];
+
+  /**
+   * True when revisions after the last one in this page are left: ask again with
+   * after_revision_number set to the last one's number and this snapshot.
+   *
+   * @generated from field: bool more = 4;
+   */
+  more: boolean;
+
+  /**
+   * Names the version of the task this page was read at (opaque; not a credential).
+   *
+   * @generated from field: string snapshot = 5;
+   */
+  snapshot: string;
+
+  /**
+   * Number of revisions of the task at this snapshot.
+   *
+   * @generated from field: uint64 revision_count = 6;
+   */
+  revisionCount: bigint;
+};
+
+/**
+ * Describes the message taskplans.v1.ExportTaskResponse.
+ * Use `create(ExportTaskResponseSchema)` to create a new message.
+ */
+export const ExportTaskResponseSchema: GenMessage<ExportTaskResponse> = /*@__PURE__*/
+  messageDesc(file_taskplans_v1_task, 12);
+
+/**
+ * One message of the ImportTask stream.
+ *
+ * @generated from message taskplans.v1.ImportTaskRequest
+ */
+export type ImportTaskRequest = Message<"taskplans.v1.ImportTaskRequest"> & {
+  /**
+   * What this message carries.
+   *
+   * @generated from oneof taskplans.v1.ImportTaskRequest.part
+   */
+  part: {
+    /**
+     * The first message: the task and its HEAD.
+     *
+     * @generated from field: taskplans.v1.ImportTaskStart start = 1;
+     */
+    value: ImportTaskStart;
+    case: "start";
+  } | {
+    /**
+     * Every later message: the next revisions, in number order.
+     *
+     * @generated from field: taskplans.v1.ImportRevisions revisions = 2;
+     */
+    value: ImportRevisions;
+    case: "revisions";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message taskplans.v1.ImportTaskRequest.
+ * Use `create(ImportTaskRequestSchema)` to create a new message.
+ */
+export const ImportTaskRequestSchema: GenMessage<ImportTaskRequest> = /*@__PURE__*/
+  messageDesc(file_taskplans_v1_task, 13);
+
+/**
+ * The first message of an ImportTask stream.
+ *
+ * @generated from message taskplans.v1.ImportTaskStart
+ */
+export type ImportTaskStart = Message<"taskplans.v1.ImportTaskStart"> & {
+  /**
+   * The task (task_id, workspace_id, title, created_at as exported).
+   *
+   * @generated from field: taskplans.v1.Task task = 1;
+   */
+  task?: Task | undefined;
+
+  /**
+   * Its HEAD as exported; absent when the task had no plan.
+   *
+   * @generated from field: optional taskplans.v1.ExportedHead head = 2;
+   */
+  head?: ExportedHead | undefined;
+
+  /**
+   * How many revisions the stream carries (checked against what arrives).
+   *
+   * @generated from field: uint64 revision_count = 3;
+   */
+  revisionCount: bigint;
+
+  /**
+   * Replace a task that exists with other content (deleted with its plan, revisions and change
+   * history first, in the same transaction) instead of refusing with IMPORT_CONFLICT.
+   *
+   * @generated from field: bool overwrite = 4;
+   */
+  overwrite: boolean;
+
+  /**
+   * Check and compare only: the response says what an import would do; nothing is written.
+   *
+   * @generated from field: bool dry_run = 5;
+   */
+  dryRun: boolean;
+};
+
+/**
+ * Describes the message taskplans.v1.ImportTaskStart.
+ * Use `create(ImportTaskStartSchema)` to create a new message.
+ */
+export const ImportTaskStartSchema: GenMessage<ImportTaskStart> = /*@__PURE__*/
+  messageDesc(file_taskplans_v1_task, 14);
+
+/**
+ * Revisions of an ImportTask stream.
+ *
+ * @generated from message taskplans.v1.ImportRevisions
+ */
+export type ImportRevisions = Message<"taskplans.v1.ImportRevisions"> & {
+  /**
+   * The next revisions in number order, content included (keep a message under 1 MiB).
+   *
+   * @generated from field: repeated taskplans.v1.ExportedRevision revisions = 1;
+   */
+  revisions: ExportedRevision[];
+};
+
+/**
+ * Describes the message taskplans.v1.ImportRevisions.
+ * Use `create(ImportRevisionsSchema)` to create a new message.
+ */
+export const ImportRevisionsSchema: GenMessage<ImportRevisions> = /*@__PURE__*/
+  messageDesc(file_taskplans_v1_task, 15);
+
+/**
+ * Response of TaskService.ImportTask.
+ *
+ * @generated from message taskplans.v1.ImportTaskResponse
+ */
+export type ImportTaskResponse = Message<"taskplans.v1.ImportTaskResponse"> & {
+  /**
+   * What the import did.
+   *
+   * @generated from field: taskplans.v1.ImportOutcome outcome = 1;
+   */
+  outcome: ImportOutcome;
+
+  /**
+   * Revisions of the imported task.
+   *
+   * @generated from field: uint64 revisions = 2;
+   */
+  revisions: bigint;
+
+  /**
+   * UTF-8 bytes of plan text imported (HEAD and every revision).
+   *
+   * @generated from field: uint64 content_bytes = 3;
+   */
+  contentBytes: bigint;
+
+  /**
+   * True when nothing was written because dry_run was set.
+   *
+   * @generated from field: bool dry_run = 4;
+   */
+  dryRun: boolean;
+};
+
+/**
+ * Describes the message taskplans.v1.ImportTaskResponse.
+ * Use `create(ImportTaskResponseSchema)` to create a new message.
+ */
+export const ImportTaskResponseSchema: GenMessage<ImportTaskResponse> = /*@__PURE__*/
+  messageDesc(file_taskplans_v1_task, 16);
+
+/**
+ * What an import did (or, with dry_run, would do).
+ *
+ * @generated from enum taskplans.v1.ImportOutcome
+ */
+export enum ImportOutcome {
+  /**
+   * Never sent.
+   *
+   * @generated from enum value: IMPORT_OUTCOME_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The task did not exist and was created.
+   *
+   * @generated from enum value: IMPORT_OUTCOME_CREATED = 1;
+   */
+  CREATED = 1,
+
+  /**
+   * The task existed exactly as imported (verified field by field and byte by byte): nothing written.
+   *
+   * @generated from enum value: IMPORT_OUTCOME_UNCHANGED = 2;
+   */
+  UNCHANGED = 2,
+
+  /**
+   * The task existed with other content and was replaced (overwrite).
+   *
+   * @generated from enum value: IMPORT_OUTCOME_OVERWRITTEN = 3;
+   */
+  OVERWRITTEN = 3,
+}
+
+/**
+ * Describes the enum taskplans.v1.ImportOutcome.
+ */
+export const ImportOutcomeSchema: GenEnum<ImportOutcome> = /*@__PURE__*/
+  enumDesc(file_taskplans_v1_task, 0);
+
+/**
  * Manages the tasks that plans belong to. The request checks, authentication, write rate limit and
  * INTERNAL documented on PlanService apply here too.
  *
@@ -237,6 +645,60 @@ export const TaskService: GenService<{
     methodKind: "unary";
     input: typeof DeleteTaskRequestSchema;
     output: typeof DeleteTaskResponseSchema;
+  },
+  /**
+   * Export and import (issue 46, docs/decisions/0011-task-export-import.md): added for moving tasks
+   * with their whole history between deployments (planctl export / planctl import).
+   *
+   * Lists the tasks the caller reaches, ordered by task id, a page at a time: with auth on only
+   * tasks of the token's workspaces, optionally narrowed to one workspace.
+   * Errors: INVALID_ARGUMENT INVALID_FIELD (bad workspace_id, page_size or page_token);
+   * PERMISSION_DENIED TASK_NOT_REACHABLE (auth on and workspace_id is not in the caller's token);
+   * UNAUTHENTICATED; UNAVAILABLE.
+   *
+   * @generated from rpc taskplans.v1.TaskService.ListTasks
+   */
+  listTasks: {
+    methodKind: "unary";
+    input: typeof ListTasksRequestSchema;
+    output: typeof ListTasksResponseSchema;
+  },
+  /**
+   * Reads a task for export: the task, its HEAD (tombstone included) and its revisions with their
+   * content and metadata, a page of revisions at a time in revision order. Every page is read in one
+   * snapshot and carries the snapshot token of the first page; a later page passes it back and is
+   * refused when the task changed since (a task's revisions other than its newest never change, so
+   * the pages of one snapshot token are one consistent version of the task).
+   * Errors: INVALID_ARGUMENT INVALID_FIELD; PERMISSION_DENIED TASK_NOT_REACHABLE; NOT_FOUND
+   * TASK_NOT_FOUND (auth off); ABORTED EXPORT_CHANGED (the task changed since the snapshot token's
+   * page: export it again from the first page); UNAUTHENTICATED; UNAVAILABLE.
+   *
+   * @generated from rpc taskplans.v1.TaskService.ExportTask
+   */
+  exportTask: {
+    methodKind: "unary";
+    input: typeof ExportTaskRequestSchema;
+    output: typeof ExportTaskResponseSchema;
+  },
+  /**
+   * Recreates an exported task byte-exact (revision numbers, ids, authors, times, kinds, markers,
+   * content, HEAD's version) in one transaction. A client stream: first an ImportTaskRequest with
+   * `start`, then any number with `revisions` (in revision order), then the client half-closes.
+   * Only an operator may call it (auth off: every caller; auth on: a token whose subject is in
+   * PLAN_AUTH_OPERATOR_SUBJECTS). Idempotent: a task stored exactly as imported is left alone and
+   * reported IMPORT_OUTCOME_UNCHANGED. Nothing is written on error or with dry_run.
+   * Errors: INVALID_ARGUMENT IMPORT_INVALID (the stream is not one consistent task: numbering,
+   * sizes, counts, HEAD, plan size limit); PERMISSION_DENIED IMPORT_NOT_PERMITTED (not an operator);
+   * ALREADY_EXISTS IMPORT_CONFLICT (the task exists with other content and overwrite is not set);
+   * RESOURCE_EXHAUSTED HISTORY_QUOTA_EXCEEDED (the task's history is past this deployment's history
+   * budget); UNAUTHENTICATED; UNAVAILABLE.
+   *
+   * @generated from rpc taskplans.v1.TaskService.ImportTask
+   */
+  importTask: {
+    methodKind: "client_streaming";
+    input: typeof ImportTaskRequestSchema;
+    output: typeof ImportTaskResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_taskplans_v1_task, 0);

@@ -12,6 +12,8 @@ import {
   Client,
   type ClientOptions,
   type ClientUnaryCall,
+  type ClientWritableStream,
+  type handleClientStreamingCall,
   type handleUnaryCall,
   makeGenericClientConstructor,
   type Metadata,
@@ -19,10 +21,61 @@ import {
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
 import { Timestamp } from "../../google/protobuf/timestamp";
+import { Plan, PlanRevision } from "./plan";
 
 export const protobufPackage = "taskplans.v1";
 
 export const protobufFileName = "taskplans/v1/task.proto";
+
+/** What an import did (or, with dry_run, would do). */
+export enum ImportOutcome {
+  /** IMPORT_OUTCOME_UNSPECIFIED - Never sent. */
+  IMPORT_OUTCOME_UNSPECIFIED = 0,
+  /** IMPORT_OUTCOME_CREATED - The task did not exist and was created. */
+  IMPORT_OUTCOME_CREATED = 1,
+  /** IMPORT_OUTCOME_UNCHANGED - The task existed exactly as imported (verified field by field and byte by byte): nothing written. */
+  IMPORT_OUTCOME_UNCHANGED = 2,
+  /** IMPORT_OUTCOME_OVERWRITTEN - The task existed with other content and was replaced (overwrite). */
+  IMPORT_OUTCOME_OVERWRITTEN = 3,
+  UNRECOGNIZED = -1,
+}
+
+export function importOutcomeFromJSON(object: any): ImportOutcome {
+  switch (object) {
+    case 0:
+    case "IMPORT_OUTCOME_UNSPECIFIED":
+      return ImportOutcome.IMPORT_OUTCOME_UNSPECIFIED;
+    case 1:
+    case "IMPORT_OUTCOME_CREATED":
+      return ImportOutcome.IMPORT_OUTCOME_CREATED;
+    case 2:
+    case "IMPORT_OUTCOME_UNCHANGED":
+      return ImportOutcome.IMPORT_OUTCOME_UNCHANGED;
+    case 3:
+    case "IMPORT_OUTCOME_OVERWRITTEN":
+      return ImportOutcome.IMPORT_OUTCOME_OVERWRITTEN;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return ImportOutcome.UNRECOGNIZED;
+  }
+}
+
+export function importOutcomeToJSON(object: ImportOutcome): string {
+  switch (object) {
+    case ImportOutcome.IMPORT_OUTCOME_UNSPECIFIED:
+      return "IMPORT_OUTCOME_UNSPECIFIED";
+    case ImportOutcome.IMPORT_OUTCOME_CREATED:
+      return "IMPORT_OUTCOME_CREATED";
+    case ImportOutcome.IMPORT_OUTCOME_UNCHANGED:
+      return "IMPORT_OUTCOME_UNCHANGED";
+    case ImportOutcome.IMPORT_OUTCOME_OVERWRITTEN:
+      return "IMPORT_OUTCOME_OVERWRITTEN";
+    case ImportOutcome.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
 
 /**
  * A task owns at most one plan. Tasks exist so that a plan write for a missing task fails with
@@ -78,6 +131,136 @@ export interface DeleteTaskRequest {
 
 /** Response of TaskService.DeleteTask (empty: success means the task, plan and revisions are gone). */
 export interface DeleteTaskResponse {
+}
+
+/** Request of TaskService.ListTasks. */
+export interface ListTasksRequest {
+  /** Only tasks of this workspace; empty: every task the caller reaches. */
+  workspaceId: string;
+  /** Most tasks in the page: 1 to 1,000; 0 means 100. */
+  pageSize: number;
+  /** next_page_token of the previous page; empty for the first page. */
+  pageToken: string;
+}
+
+/** Response of TaskService.ListTasks. */
+export interface ListTasksResponse {
+  /** Tasks in task id order (byte order of the ids). */
+  tasks: Task[];
+  /** Pass it as page_token for the next page; empty when this was the last page. */
+  nextPageToken: string;
+}
+
+/**
+ * A task's HEAD as an export carries it (a deleted plan's tombstone included, so that its version
+ * and revision numbering carry over).
+ */
+export interface ExportedHead {
+  /** The HEAD, content included (empty for a tombstone). */
+  plan?:
+    | Plan
+    | undefined;
+  /** True when the plan was deleted (the HEAD row is a tombstone). */
+  deleted: boolean;
+}
+
+/**
+ * A revision as an export carries it: every field of PlanRevision (content included; its
+ * revision_version is not carried over, the importing deployment issues its own) and how many
+ * times its row was written.
+ */
+export interface ExportedRevision {
+  /** The revision, content included. */
+  revision?:
+    | PlanRevision
+    | undefined;
+  /** 1 for a revision never coalesced into; each write coalesced into it adds one. */
+  rowVersion: number;
+}
+
+/** Request of TaskService.ExportTask. */
+export interface ExportTaskRequest {
+  /** Id of the task to export. */
+  taskId: string;
+  /** Revisions numbered after this one; 0 for the first page. */
+  afterRevisionNumber: number;
+  /** The snapshot token of the first page; empty for the first page. */
+  snapshot: string;
+}
+
+/** Response of TaskService.ExportTask. */
+export interface ExportTaskResponse {
+  /** The task. */
+  task?:
+    | Task
+    | undefined;
+  /** Its HEAD; absent when the task never had a plan. */
+  head?:
+    | ExportedHead
+    | undefined;
+  /**
+   * The next revisions in number order (at least one while any is left; about 768 KiB of content
+   * at most per page, a larger single revision alone).
+   */
+  revisions: ExportedRevision[];
+  /**
+   * True when revisions after the last one in this page are left: ask again with
+   * after_revision_number set to the last one's number and this snapshot.
+   */
+  more: boolean;
+  /** Names the version of the task this page was read at (opaque; not a credential). */
+  snapshot: string;
+  /** Number of revisions of the task at this snapshot. */
+  revisionCount: number;
+}
+
+/** One message of the ImportTask stream. */
+export interface ImportTaskRequest {
+  /** The first message: the task and its HEAD. */
+  start?:
+    | ImportTaskStart
+    | undefined;
+  /** Every later message: the next revisions, in number order. */
+  revisions?: ImportRevisions | undefined;
+}
+
+/** The first message of an ImportTask stream. */
+export interface ImportTaskStart {
+  /** The task (task_id, workspace_id, title, created_at as exported). */
+  task?:
+    | Task
+    | undefined;
+  /** Its HEAD as exported; absent when the task had no plan. */
+  head?:
+    | ExportedHead
+    | undefined;
+  /** How many revisions the stream carries (checked against what arrives). */
+  revisionCount: number;
+  /**
+   * Replace a task that exists with other content (deleted with its plan, revisions and change
+   * history first, in the same transaction) instead of refusing with IMPORT_CONFLICT.
+   */
+  overwrite: boolean;
+  /** Check and compare only: the response says what an import would do; nothing is written. */
+  dryRun: boolean;
+}
+
+/** Revisions of an ImportTask stream. */
+export interface ImportRevisions {
+  /** The next revisions in number order, content included (keep a message under 1 MiB). */
+  revisions: ExportedRevision[];
+}
+
+/** Response of TaskService.ImportTask. */
+export interface ImportTaskResponse {
+  /** What the import did. */
+  outcome: ImportOutcome;
+  /** Revisions of the imported task. */
+  revisions: number;
+  /** UTF-8 bytes of plan text imported (HEAD and every revision). */
+  contentBytes: number;
+  /** True when nothing was written because dry_run was set. */
+  dryRun: boolean;
 }
 
 function createBaseTask(): Task {
@@ -650,6 +833,1078 @@ export const DeleteTaskResponse: MessageFns<DeleteTaskResponse> = {
   },
 };
 
+function createBaseListTasksRequest(): ListTasksRequest {
+  return { workspaceId: "", pageSize: 0, pageToken: "" };
+}
+
+export const ListTasksRequest: MessageFns<ListTasksRequest> = {
+  encode(message: ListTasksRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.workspaceId !== "") {
+      writer.uint32(10).string(message.workspaceId);
+    }
+    if (message.pageSize !== 0) {
+      writer.uint32(16).uint32(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      writer.uint32(26).string(message.pageToken);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListTasksRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListTasksRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.workspaceId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.pageSize = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListTasksRequest {
+    return {
+      workspaceId: isSet(object.workspaceId)
+        ? globalThis.String(object.workspaceId)
+        : isSet(object.workspace_id)
+        ? globalThis.String(object.workspace_id)
+        : "",
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : 0,
+      pageToken: isSet(object.pageToken)
+        ? globalThis.String(object.pageToken)
+        : isSet(object.page_token)
+        ? globalThis.String(object.page_token)
+        : "",
+    };
+  },
+
+  toJSON(message: ListTasksRequest): unknown {
+    const obj: any = {};
+    if (message.workspaceId !== "") {
+      obj.workspaceId = message.workspaceId;
+    }
+    if (message.pageSize !== 0) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      obj.pageToken = message.pageToken;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListTasksRequest>, I>>(base?: I): ListTasksRequest {
+    return ListTasksRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListTasksRequest>, I>>(object: I): ListTasksRequest {
+    const message = createBaseListTasksRequest();
+    message.workspaceId = object.workspaceId ?? "";
+    message.pageSize = object.pageSize ?? 0;
+    message.pageToken = object.pageToken ?? "";
+    return message;
+  },
+};
+
+function createBaseListTasksResponse(): ListTasksResponse {
+  return { tasks: [], nextPageToken: "" };
+}
+
+export const ListTasksResponse: MessageFns<ListTasksResponse> = {
+  encode(message: ListTasksResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.tasks) {
+      Task.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(18).string(message.nextPageToken);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListTasksResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListTasksResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tasks.push(Task.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListTasksResponse {
+    return {
+      tasks: globalThis.Array.isArray(object?.tasks) ? object.tasks.map((e: any) => Task.fromJSON(e)) : [],
+      nextPageToken: isSet(object.nextPageToken)
+        ? globalThis.String(object.nextPageToken)
+        : isSet(object.next_page_token)
+        ? globalThis.String(object.next_page_token)
+        : "",
+    };
+  },
+
+  toJSON(message: ListTasksResponse): unknown {
+    const obj: any = {};
+    if (message.tasks?.length) {
+      obj.tasks = message.tasks.map((e) => Task.toJSON(e));
+    }
+    if (message.nextPageToken !== "") {
+      obj.nextPageToken = message.nextPageToken;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListTasksResponse>, I>>(base?: I): ListTasksResponse {
+    return ListTasksResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListTasksResponse>, I>>(object: I): ListTasksResponse {
+    const message = createBaseListTasksResponse();
+    message.tasks = object.tasks?.map((e) => Task.fromPartial(e)) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
+    return message;
+  },
+};
+
+function createBaseExportedHead(): ExportedHead {
+  return { plan: undefined, deleted: false };
+}
+
+export const ExportedHead: MessageFns<ExportedHead> = {
+  encode(message: ExportedHead, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.plan !== undefined) {
+      Plan.encode(message.plan, writer.uint32(10).fork()).join();
+    }
+    if (message.deleted !== false) {
+      writer.uint32(16).bool(message.deleted);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ExportedHead {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseExportedHead();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.plan = Plan.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.deleted = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ExportedHead {
+    return {
+      plan: isSet(object.plan) ? Plan.fromJSON(object.plan) : undefined,
+      deleted: isSet(object.deleted) ? globalThis.Boolean(object.deleted) : false,
+    };
+  },
+
+  toJSON(message: ExportedHead): unknown {
+    const obj: any = {};
+    if (message.plan !== undefined) {
+      obj.plan = Plan.toJSON(message.plan);
+    }
+    if (message.deleted !== false) {
+      obj.deleted = message.deleted;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ExportedHead>, I>>(base?: I): ExportedHead {
+    return ExportedHead.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ExportedHead>, I>>(object: I): ExportedHead {
+    const message = createBaseExportedHead();
+    message.plan = (object.plan !== undefined && object.plan !== null) ? Plan.fromPartial(object.plan) : undefined;
+    message.deleted = object.deleted ?? false;
+    return message;
+  },
+};
+
+function createBaseExportedRevision(): ExportedRevision {
+  return { revision: undefined, rowVersion: 0 };
+}
+
+export const ExportedRevision: MessageFns<ExportedRevision> = {
+  encode(message: ExportedRevision, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.revision !== undefined) {
+      PlanRevision.encode(message.revision, writer.uint32(10).fork()).join();
+    }
+    if (message.rowVersion !== 0) {
+      writer.uint32(16).uint64(message.rowVersion);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ExportedRevision {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseExportedRevision();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.revision = PlanRevision.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.rowVersion = longToNumber(reader.uint64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ExportedRevision {
+    return {
+      revision: isSet(object.revision) ? PlanRevision.fromJSON(object.revision) : undefined,
+      rowVersion: isSet(object.rowVersion)
+        ? globalThis.Number(object.rowVersion)
+        : isSet(object.row_version)
+        ? globalThis.Number(object.row_version)
+        : 0,
+    };
+  },
+
+  toJSON(message: ExportedRevision): unknown {
+    const obj: any = {};
+    if (message.revision !== undefined) {
+      obj.revision = PlanRevision.toJSON(message.revision);
+    }
+    if (message.rowVersion !== 0) {
+      obj.rowVersion = Math.round(message.rowVersion);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ExportedRevision>, I>>(base?: I): ExportedRevision {
+    return ExportedRevision.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ExportedRevision>, I>>(object: I): ExportedRevision {
+    const message = createBaseExportedRevision();
+    message.revision = (object.revision !== undefined && object.revision !== null)
+      ? PlanRevision.fromPartial(object.revision)
+      : undefined;
+    message.rowVersion = object.rowVersion ?? 0;
+    return message;
+  },
+};
+
+function createBaseExportTaskRequest(): ExportTaskRequest {
+  return { taskId: "", afterRevisionNumber: 0, snapshot: "" };
+}
+
+export const ExportTaskRequest: MessageFns<ExportTaskRequest> = {
+  encode(message: ExportTaskRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.taskId !== "") {
+      writer.uint32(10).string(message.taskId);
+    }
+    if (message.afterRevisionNumber !== 0) {
+      writer.uint32(16).uint64(message.afterRevisionNumber);
+    }
+    if (message.snapshot !== "") {
+      writer.uint32(26).string(message.snapshot);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ExportTaskRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseExportTaskRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.taskId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.afterRevisionNumber = longToNumber(reader.uint64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.snapshot = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ExportTaskRequest {
+    return {
+      taskId: isSet(object.taskId)
+        ? globalThis.String(object.taskId)
+        : isSet(object.task_id)
+        ? globalThis.String(object.task_id)
+        : "",
+      afterRevisionNumber: isSet(object.afterRevisionNumber)
+        ? globalThis.Number(object.afterRevisionNumber)
+        : isSet(object.after_revision_number)
+        ? globalThis.Number(object.after_revision_number)
+        : 0,
+      snapshot: isSet(object.snapshot) ? globalThis.String(object.snapshot) : "",
+    };
+  },
+
+  toJSON(message: ExportTaskRequest): unknown {
+    const obj: any = {};
+    if (message.taskId !== "") {
+      obj.taskId = message.taskId;
+    }
+    if (message.afterRevisionNumber !== 0) {
+      obj.afterRevisionNumber = Math.round(message.afterRevisionNumber);
+    }
+    if (message.snapshot !== "") {
+      obj.snapshot = message.snapshot;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ExportTaskRequest>, I>>(base?: I): ExportTaskRequest {
+    return ExportTaskRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ExportTaskRequest>, I>>(object: I): ExportTaskRequest {
+    const message = createBaseExportTaskRequest();
+    message.taskId = object.taskId ?? "";
+    message.afterRevisionNumber = object.afterRevisionNumber ?? 0;
+    message.snapshot = object.snapshot ?? "";
+    return message;
+  },
+};
+
+function createBaseExportTaskResponse(): ExportTaskResponse {
+  return { task: undefined, head: undefined, revisions: [], more: false, snapshot: "", revisionCount: 0 };
+}
+
+export const ExportTaskResponse: MessageFns<ExportTaskResponse> = {
+  encode(message: ExportTaskResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.task !== undefined) {
+      Task.encode(message.task, writer.uint32(10).fork()).join();
+    }
+    if (message.head !== undefined) {
+      ExportedHead.encode(message.head, writer.uint32(18).fork()).join();
+    }
+    for (const v of message.revisions) {
+      ExportedRevision.encode(v!, writer.uint32(26).fork()).join();
+    }
+    if (message.more !== false) {
+      writer.uint32(32).bool(message.more);
+    }
+    if (message.snapshot !== "") {
+      writer.uint32(42).string(message.snapshot);
+    }
+    if (message.revisionCount !== 0) {
+      writer.uint32(48).uint64(message.revisionCount);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ExportTaskResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseExportTaskResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.task = Task.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.head = ExportedHead.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.revisions.push(ExportedRevision.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.more = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.snapshot = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.revisionCount = longToNumber(reader.uint64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ExportTaskResponse {
+    return {
+      task: isSet(object.task) ? Task.fromJSON(object.task) : undefined,
+      head: isSet(object.head) ? ExportedHead.fromJSON(object.head) : undefined,
+      revisions: globalThis.Array.isArray(object?.revisions)
+        ? object.revisions.map((e: any) => ExportedRevision.fromJSON(e))
+        : [],
+      more: isSet(object.more) ? globalThis.Boolean(object.more) : false,
+      snapshot: isSet(object.snapshot) ? globalThis.String(object.snapshot) : "",
+      revisionCount: isSet(object.revisionCount)
+        ? globalThis.Number(object.revisionCount)
+        : isSet(object.revision_count)
+        ? globalThis.Number(object.revision_count)
+        : 0,
+    };
+  },
+
+  toJSON(message: ExportTaskResponse): unknown {
+    const obj: any = {};
+    if (message.task !== undefined) {
+      obj.task = Task.toJSON(message.task);
+    }
+    if (message.head !== undefined) {
+      obj.head = ExportedHead.toJSON(message.head);
+    }
+    if (message.revisions?.length) {
+      obj.revisions = message.revisions.map((e) => ExportedRevision.toJSON(e));
+    }
+    if (message.more !== false) {
+      obj.more = message.more;
+    }
+    if (message.snapshot !== "") {
+      obj.snapshot = message.snapshot;
+    }
+    if (message.revisionCount !== 0) {
+      obj.revisionCount = Math.round(message.revisionCount);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ExportTaskResponse>, I>>(base?: I): ExportTaskResponse {
+    return ExportTaskResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ExportTaskResponse>, I>>(object: I): ExportTaskResponse {
+    const message = createBaseExportTaskResponse();
+    message.task = (object.task !== undefined && object.task !== null) ? Task.fromPartial(object.task) : undefined;
+    message.head = (object.head !== undefined && object.head !== null)
+      ? ExportedHead.fromPartial(object.head)
+      : undefined;
+    message.revisions = object.revisions?.map((e) => ExportedRevision.fromPartial(e)) || [];
+    message.more = object.more ?? false;
+    message.snapshot = object.snapshot ?? "";
+    message.revisionCount = object.revisionCount ?? 0;
+    return message;
+  },
+};
+
+function createBaseImportTaskRequest(): ImportTaskRequest {
+  return { start: undefined, revisions: undefined };
+}
+
+export const ImportTaskRequest: MessageFns<ImportTaskRequest> = {
+  encode(message: ImportTaskRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.start !== undefined) {
+      ImportTaskStart.encode(message.start, writer.uint32(10).fork()).join();
+    }
+    if (message.revisions !== undefined) {
+      ImportRevisions.encode(message.revisions, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ImportTaskRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseImportTaskRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.start = ImportTaskStart.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.revisions = ImportRevisions.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ImportTaskRequest {
+    return {
+      start: isSet(object.start) ? ImportTaskStart.fromJSON(object.start) : undefined,
+      revisions: isSet(object.revisions) ? ImportRevisions.fromJSON(object.revisions) : undefined,
+    };
+  },
+
+  toJSON(message: ImportTaskRequest): unknown {
+    const obj: any = {};
+    if (message.start !== undefined) {
+      obj.start = ImportTaskStart.toJSON(message.start);
+    }
+    if (message.revisions !== undefined) {
+      obj.revisions = ImportRevisions.toJSON(message.revisions);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ImportTaskRequest>, I>>(base?: I): ImportTaskRequest {
+    return ImportTaskRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ImportTaskRequest>, I>>(object: I): ImportTaskRequest {
+    const message = createBaseImportTaskRequest();
+    message.start = (object.start !== undefined && object.start !== null)
+      ? ImportTaskStart.fromPartial(object.start)
+      : undefined;
+    message.revisions = (object.revisions !== undefined && object.revisions !== null)
+      ? ImportRevisions.fromPartial(object.revisions)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseImportTaskStart(): ImportTaskStart {
+  return { task: undefined, head: undefined, revisionCount: 0, overwrite: false, dryRun: false };
+}
+
+export const ImportTaskStart: MessageFns<ImportTaskStart> = {
+  encode(message: ImportTaskStart, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.task !== undefined) {
+      Task.encode(message.task, writer.uint32(10).fork()).join();
+    }
+    if (message.head !== undefined) {
+      ExportedHead.encode(message.head, writer.uint32(18).fork()).join();
+    }
+    if (message.revisionCount !== 0) {
+      writer.uint32(24).uint64(message.revisionCount);
+    }
+    if (message.overwrite !== false) {
+      writer.uint32(32).bool(message.overwrite);
+    }
+    if (message.dryRun !== false) {
+      writer.uint32(40).bool(message.dryRun);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ImportTaskStart {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseImportTaskStart();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.task = Task.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.head = ExportedHead.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.revisionCount = longToNumber(reader.uint64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.overwrite = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.dryRun = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ImportTaskStart {
+    return {
+      task: isSet(object.task) ? Task.fromJSON(object.task) : undefined,
+      head: isSet(object.head) ? ExportedHead.fromJSON(object.head) : undefined,
+      revisionCount: isSet(object.revisionCount)
+        ? globalThis.Number(object.revisionCount)
+        : isSet(object.revision_count)
+        ? globalThis.Number(object.revision_count)
+        : 0,
+      overwrite: isSet(object.overwrite) ? globalThis.Boolean(object.overwrite) : false,
+      dryRun: isSet(object.dryRun)
+        ? globalThis.Boolean(object.dryRun)
+        : isSet(object.dry_run)
+        ? globalThis.Boolean(object.dry_run)
+        : false,
+    };
+  },
+
+  toJSON(message: ImportTaskStart): unknown {
+    const obj: any = {};
+    if (message.task !== undefined) {
+      obj.task = Task.toJSON(message.task);
+    }
+    if (message.head !== undefined) {
+      obj.head = ExportedHead.toJSON(message.head);
+    }
+    if (message.revisionCount !== 0) {
+      obj.revisionCount = Math.round(message.revisionCount);
+    }
+    if (message.overwrite !== false) {
+      obj.overwrite = message.overwrite;
+    }
+    if (message.dryRun !== false) {
+      obj.dryRun = message.dryRun;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ImportTaskStart>, I>>(base?: I): ImportTaskStart {
+    return ImportTaskStart.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ImportTaskStart>, I>>(object: I): ImportTaskStart {
+    const message = createBaseImportTaskStart();
+    message.task = (object.task !== undefined && object.task !== null) ? Task.fromPartial(object.task) : undefined;
+    message.head = (object.head !== undefined && object.head !== null)
+      ? ExportedHead.fromPartial(object.head)
+      : undefined;
+    message.revisionCount = object.revisionCount ?? 0;
+    message.overwrite = object.overwrite ?? false;
+    message.dryRun = object.dryRun ?? false;
+    return message;
+  },
+};
+
+function createBaseImportRevisions(): ImportRevisions {
+  return { revisions: [] };
+}
+
+export const ImportRevisions: MessageFns<ImportRevisions> = {
+  encode(message: ImportRevisions, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.revisions) {
+      ExportedRevision.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ImportRevisions {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseImportRevisions();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.revisions.push(ExportedRevision.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ImportRevisions {
+    return {
+      revisions: globalThis.Array.isArray(object?.revisions)
+        ? object.revisions.map((e: any) => ExportedRevision.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ImportRevisions): unknown {
+    const obj: any = {};
+    if (message.revisions?.length) {
+      obj.revisions = message.revisions.map((e) => ExportedRevision.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ImportRevisions>, I>>(base?: I): ImportRevisions {
+    return ImportRevisions.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ImportRevisions>, I>>(object: I): ImportRevisions {
+    const message = createBaseImportRevisions();
+    message.revisions = object.revisions?.map((e) => ExportedRevision.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseImportTaskResponse(): ImportTaskResponse {
+  return { outcome: 0, revisions: 0, contentBytes: 0, dryRun: false };
+}
+
+export const ImportTaskResponse: MessageFns<ImportTaskResponse> = {
+  encode(message: ImportTaskResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.outcome !== 0) {
+      writer.uint32(8).int32(message.outcome);
+    }
+    if (message.revisions !== 0) {
+      writer.uint32(16).uint64(message.revisions);
+    }
+    if (message.contentBytes !== 0) {
+      writer.uint32(24).uint64(message.contentBytes);
+    }
+    if (message.dryRun !== false) {
+      writer.uint32(32).bool(message.dryRun);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ImportTaskResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseImportTaskResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.outcome = reader.int32() as any;
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.revisions = longToNumber(reader.uint64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.contentBytes = longToNumber(reader.uint64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.dryRun = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ImportTaskResponse {
+    return {
+      outcome: isSet(object.outcome) ? importOutcomeFromJSON(object.outcome) : 0,
+      revisions: isSet(object.revisions) ? globalThis.Number(object.revisions) : 0,
+      contentBytes: isSet(object.contentBytes)
+        ? globalThis.Number(object.contentBytes)
+        : isSet(object.content_bytes)
+        ? globalThis.Number(object.content_bytes)
+        : 0,
+      dryRun: isSet(object.dryRun)
+        ? globalThis.Boolean(object.dryRun)
+        : isSet(object.dry_run)
+        ? globalThis.Boolean(object.dry_run)
+        : false,
+    };
+  },
+
+  toJSON(message: ImportTaskResponse): unknown {
+    const obj: any = {};
+    if (message.outcome !== 0) {
+      obj.outcome = importOutcomeToJSON(message.outcome);
+    }
+    if (message.revisions !== 0) {
+      obj.revisions = Math.round(message.revisions);
+    }
+    if (message.contentBytes !== 0) {
+      obj.contentBytes = Math.round(message.contentBytes);
+    }
+    if (message.dryRun !== false) {
+      obj.dryRun = message.dryRun;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ImportTaskResponse>, I>>(base?: I): ImportTaskResponse {
+    return ImportTaskResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ImportTaskResponse>, I>>(object: I): ImportTaskResponse {
+    const message = createBaseImportTaskResponse();
+    message.outcome = object.outcome ?? 0;
+    message.revisions = object.revisions ?? 0;
+    message.contentBytes = object.contentBytes ?? 0;
+    message.dryRun = object.dryRun ?? false;
+    return message;
+  },
+};
+
 /**
  * Manages the tasks that plans belong to. The request checks, authentication, write rate limit and
  * INTERNAL documented on PlanService apply here too.
@@ -701,6 +1956,66 @@ export const TaskServiceService = {
     responseSerialize: (value: DeleteTaskResponse): Buffer => Buffer.from(DeleteTaskResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): DeleteTaskResponse => DeleteTaskResponse.decode(value),
   },
+  /**
+   * Export and import (issue 46, docs/decisions/0011-task-export-import.md): added for moving tasks
+   * with their whole history between deployments (planctl export / planctl import).
+   *
+   * Lists the tasks the caller reaches, ordered by task id, a page at a time: with auth on only
+   * tasks of the token's workspaces, optionally narrowed to one workspace.
+   * Errors: INVALID_ARGUMENT INVALID_FIELD (bad workspace_id, page_size or page_token);
+   * PERMISSION_DENIED TASK_NOT_REACHABLE (auth on and workspace_id is not in the caller's token);
+   * UNAUTHENTICATED; UNAVAILABLE.
+   */
+  listTasks: {
+    path: "/taskplans.v1.TaskService/ListTasks" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListTasksRequest): Buffer => Buffer.from(ListTasksRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListTasksRequest => ListTasksRequest.decode(value),
+    responseSerialize: (value: ListTasksResponse): Buffer => Buffer.from(ListTasksResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListTasksResponse => ListTasksResponse.decode(value),
+  },
+  /**
+   * Reads a task for export: the task, its HEAD (tombstone included) and its revisions with their
+   * content and metadata, a page of revisions at a time in revision order. Every page is read in one
+   * snapshot and carries the snapshot token of the first page; a later page passes it back and is
+   * refused when the task changed since (a task's revisions other than its newest never change, so
+   * the pages of one snapshot token are one consistent version of the task).
+   * Errors: INVALID_ARGUMENT INVALID_FIELD; PERMISSION_DENIED TASK_NOT_REACHABLE; NOT_FOUND
+   * TASK_NOT_FOUND (auth off); ABORTED EXPORT_CHANGED (the task changed since the snapshot token's
+   * page: export it again from the first page); UNAUTHENTICATED; UNAVAILABLE.
+   */
+  exportTask: {
+    path: "/taskplans.v1.TaskService/ExportTask" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ExportTaskRequest): Buffer => Buffer.from(ExportTaskRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ExportTaskRequest => ExportTaskRequest.decode(value),
+    responseSerialize: (value: ExportTaskResponse): Buffer => Buffer.from(ExportTaskResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ExportTaskResponse => ExportTaskResponse.decode(value),
+  },
+  /**
+   * Recreates an exported task byte-exact (revision numbers, ids, authors, times, kinds, markers,
+   * content, HEAD's version) in one transaction. A client stream: first an ImportTaskRequest with
+   * `start`, then any number with `revisions` (in revision order), then the client half-closes.
+   * Only an operator may call it (auth off: every caller; auth on: a token whose subject is in
+   * PLAN_AUTH_OPERATOR_SUBJECTS). Idempotent: a task stored exactly as imported is left alone and
+   * reported IMPORT_OUTCOME_UNCHANGED. Nothing is written on error or with dry_run.
+   * Errors: INVALID_ARGUMENT IMPORT_INVALID (the stream is not one consistent task: numbering,
+   * sizes, counts, HEAD, plan size limit); PERMISSION_DENIED IMPORT_NOT_PERMITTED (not an operator);
+   * ALREADY_EXISTS IMPORT_CONFLICT (the task exists with other content and overwrite is not set);
+   * RESOURCE_EXHAUSTED HISTORY_QUOTA_EXCEEDED (the task's history is past this deployment's history
+   * budget); UNAUTHENTICATED; UNAVAILABLE.
+   */
+  importTask: {
+    path: "/taskplans.v1.TaskService/ImportTask" as const,
+    requestStream: true as const,
+    responseStream: false as const,
+    requestSerialize: (value: ImportTaskRequest): Buffer => Buffer.from(ImportTaskRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ImportTaskRequest => ImportTaskRequest.decode(value),
+    responseSerialize: (value: ImportTaskResponse): Buffer => Buffer.from(ImportTaskResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ImportTaskResponse => ImportTaskResponse.decode(value),
+  },
 } as const;
 
 export interface TaskServiceServer extends UntypedServiceImplementation {
@@ -725,6 +2040,42 @@ export interface TaskServiceServer extends UntypedServiceImplementation {
    * Errors: as GetTask. Nothing is deleted on error.
    */
   deleteTask: handleUnaryCall<DeleteTaskRequest, DeleteTaskResponse>;
+  /**
+   * Export and import (issue 46, docs/decisions/0011-task-export-import.md): added for moving tasks
+   * with their whole history between deployments (planctl export / planctl import).
+   *
+   * Lists the tasks the caller reaches, ordered by task id, a page at a time: with auth on only
+   * tasks of the token's workspaces, optionally narrowed to one workspace.
+   * Errors: INVALID_ARGUMENT INVALID_FIELD (bad workspace_id, page_size or page_token);
+   * PERMISSION_DENIED TASK_NOT_REACHABLE (auth on and workspace_id is not in the caller's token);
+   * UNAUTHENTICATED; UNAVAILABLE.
+   */
+  listTasks: handleUnaryCall<ListTasksRequest, ListTasksResponse>;
+  /**
+   * Reads a task for export: the task, its HEAD (tombstone included) and its revisions with their
+   * content and metadata, a page of revisions at a time in revision order. Every page is read in one
+   * snapshot and carries the snapshot token of the first page; a later page passes it back and is
+   * refused when the task changed since (a task's revisions other than its newest never change, so
+   * the pages of one snapshot token are one consistent version of the task).
+   * Errors: INVALID_ARGUMENT INVALID_FIELD; PERMISSION_DENIED TASK_NOT_REACHABLE; NOT_FOUND
+   * TASK_NOT_FOUND (auth off); ABORTED EXPORT_CHANGED (the task changed since the snapshot token's
+   * page: export it again from the first page); UNAUTHENTICATED; UNAVAILABLE.
+   */
+  exportTask: handleUnaryCall<ExportTaskRequest, ExportTaskResponse>;
+  /**
+   * Recreates an exported task byte-exact (revision numbers, ids, authors, times, kinds, markers,
+   * content, HEAD's version) in one transaction. A client stream: first an ImportTaskRequest with
+   * `start`, then any number with `revisions` (in revision order), then the client half-closes.
+   * Only an operator may call it (auth off: every caller; auth on: a token whose subject is in
+   * PLAN_AUTH_OPERATOR_SUBJECTS). Idempotent: a task stored exactly as imported is left alone and
+   * reported IMPORT_OUTCOME_UNCHANGED. Nothing is written on error or with dry_run.
+   * Errors: INVALID_ARGUMENT IMPORT_INVALID (the stream is not one consistent task: numbering,
+   * sizes, counts, HEAD, plan size limit); PERMISSION_DENIED IMPORT_NOT_PERMITTED (not an operator);
+   * ALREADY_EXISTS IMPORT_CONFLICT (the task exists with other content and overwrite is not set);
+   * RESOURCE_EXHAUSTED HISTORY_QUOTA_EXCEEDED (the task's history is past this deployment's history
+   * budget); UNAUTHENTICATED; UNAVAILABLE.
+   */
+  importTask: handleClientStreamingCall<ImportTaskRequest, ImportTaskResponse>;
 }
 
 export interface TaskServiceClient extends Client {
@@ -791,6 +2142,85 @@ export interface TaskServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: DeleteTaskResponse) => void,
   ): ClientUnaryCall;
+  /**
+   * Export and import (issue 46, docs/decisions/0011-task-export-import.md): added for moving tasks
+   * with their whole history between deployments (planctl export / planctl import).
+   *
+   * Lists the tasks the caller reaches, ordered by task id, a page at a time: with auth on only
+   * tasks of the token's workspaces, optionally narrowed to one workspace.
+   * Errors: INVALID_ARGUMENT INVALID_FIELD (bad workspace_id, page_size or page_token);
+   * PERMISSION_DENIED TASK_NOT_REACHABLE (auth on and workspace_id is not in the caller's token);
+   * UNAUTHENTICATED; UNAVAILABLE.
+   */
+  listTasks(
+    request: ListTasksRequest,
+    callback: (error: ServiceError | null, response: ListTasksResponse) => void,
+  ): ClientUnaryCall;
+  listTasks(
+    request: ListTasksRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListTasksResponse) => void,
+  ): ClientUnaryCall;
+  listTasks(
+    request: ListTasksRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListTasksResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Reads a task for export: the task, its HEAD (tombstone included) and its revisions with their
+   * content and metadata, a page of revisions at a time in revision order. Every page is read in one
+   * snapshot and carries the snapshot token of the first page; a later page passes it back and is
+   * refused when the task changed since (a task's revisions other than its newest never change, so
+   * the pages of one snapshot token are one consistent version of the task).
+   * Errors: INVALID_ARGUMENT INVALID_FIELD; PERMISSION_DENIED TASK_NOT_REACHABLE; NOT_FOUND
+   * TASK_NOT_FOUND (auth off); ABORTED EXPORT_CHANGED (the task changed since the snapshot token's
+   * page: export it again from the first page); UNAUTHENTICATED; UNAVAILABLE.
+   */
+  exportTask(
+    request: ExportTaskRequest,
+    callback: (error: ServiceError | null, response: ExportTaskResponse) => void,
+  ): ClientUnaryCall;
+  exportTask(
+    request: ExportTaskRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ExportTaskResponse) => void,
+  ): ClientUnaryCall;
+  exportTask(
+    request: ExportTaskRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ExportTaskResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Recreates an exported task byte-exact (revision numbers, ids, authors, times, kinds, markers,
+   * content, HEAD's version) in one transaction. A client stream: first an ImportTaskRequest with
+   * `start`, then any number with `revisions` (in revision order), then the client half-closes.
+   * Only an operator may call it (auth off: every caller; auth on: a token whose subject is in
+   * PLAN_AUTH_OPERATOR_SUBJECTS). Idempotent: a task stored exactly as imported is left alone and
+   * reported IMPORT_OUTCOME_UNCHANGED. Nothing is written on error or with dry_run.
+   * Errors: INVALID_ARGUMENT IMPORT_INVALID (the stream is not one consistent task: numbering,
+   * sizes, counts, HEAD, plan size limit); PERMISSION_DENIED IMPORT_NOT_PERMITTED (not an operator);
+   * ALREADY_EXISTS IMPORT_CONFLICT (the task exists with other content and overwrite is not set);
+   * RESOURCE_EXHAUSTED HISTORY_QUOTA_EXCEEDED (the task's history is past this deployment's history
+   * budget); UNAUTHENTICATED; UNAVAILABLE.
+   */
+  importTask(
+    callback: (error: ServiceError | null, response: ImportTaskResponse) => void,
+  ): ClientWritableStream<ImportTaskRequest>;
+  importTask(
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ImportTaskResponse) => void,
+  ): ClientWritableStream<ImportTaskRequest>;
+  importTask(
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ImportTaskResponse) => void,
+  ): ClientWritableStream<ImportTaskRequest>;
+  importTask(
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ImportTaskResponse) => void,
+  ): ClientWritableStream<ImportTaskRequest>;
 }
 
 export const TaskServiceClient = makeGenericClientConstructor(
@@ -834,6 +2264,17 @@ function fromJsonTimestamp(o: any): Date {
   } else {
     return fromTimestamp(Timestamp.fromJSON(o));
   }
+}
+
+function longToNumber(int64: { toString(): string }): number {
+  const num = globalThis.Number(int64.toString());
+  if (num > globalThis.Number.MAX_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is larger than Number.MAX_SAFE_INTEGER");
+  }
+  if (num < globalThis.Number.MIN_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
+  }
+  return num;
 }
 
 function isSet(value: any): boolean {

@@ -4,10 +4,14 @@ isort:skip_file
 """
 
 import builtins
+import collections.abc
 import google.protobuf.descriptor
+import google.protobuf.internal.containers
+import google.protobuf.internal.enum_type_wrapper
 import google.protobuf.message
 import google.protobuf.timestamp_pb2
 import sys
+import taskplans.v1.plan_pb2
 import typing
 
 if sys.version_info >= (3, 10):
@@ -16,6 +20,34 @@ else:
     import typing_extensions
 
 DESCRIPTOR: google.protobuf.descriptor.FileDescriptor
+
+class _ImportOutcome:
+    ValueType = typing.NewType("ValueType", builtins.int)
+    V: typing_extensions.TypeAlias = ValueType
+
+class _ImportOutcomeEnumTypeWrapper(google.protobuf.internal.enum_type_wrapper._EnumTypeWrapper[_ImportOutcome.ValueType], builtins.type):
+    DESCRIPTOR: google.protobuf.descriptor.EnumDescriptor
+    IMPORT_OUTCOME_UNSPECIFIED: _ImportOutcome.ValueType  # 0
+    """Never sent."""
+    IMPORT_OUTCOME_CREATED: _ImportOutcome.ValueType  # 1
+    """The task did not exist and was created."""
+    IMPORT_OUTCOME_UNCHANGED: _ImportOutcome.ValueType  # 2
+    """The task existed exactly as imported (verified field by field and byte by byte): nothing written."""
+    IMPORT_OUTCOME_OVERWRITTEN: _ImportOutcome.ValueType  # 3
+    """The task existed with other content and was replaced (overwrite)."""
+
+class ImportOutcome(_ImportOutcome, metaclass=_ImportOutcomeEnumTypeWrapper):
+    """What an import did (or, with dry_run, would do)."""
+
+IMPORT_OUTCOME_UNSPECIFIED: ImportOutcome.ValueType  # 0
+"""Never sent."""
+IMPORT_OUTCOME_CREATED: ImportOutcome.ValueType  # 1
+"""The task did not exist and was created."""
+IMPORT_OUTCOME_UNCHANGED: ImportOutcome.ValueType  # 2
+"""The task existed exactly as imported (verified field by field and byte by byte): nothing written."""
+IMPORT_OUTCOME_OVERWRITTEN: ImportOutcome.ValueType  # 3
+"""The task existed with other content and was replaced (overwrite)."""
+Global___ImportOutcome: typing_extensions.TypeAlias = ImportOutcome
 
 @typing.final
 class Task(google.protobuf.message.Message):
@@ -169,3 +201,304 @@ class DeleteTaskResponse(google.protobuf.message.Message):
     ) -> None: ...
 
 Global___DeleteTaskResponse: typing_extensions.TypeAlias = DeleteTaskResponse
+
+@typing.final
+class ListTasksRequest(google.protobuf.message.Message):
+    """Request of TaskService.ListTasks."""
+
+    DESCRIPTOR: google.protobuf.descriptor.Descriptor
+
+    WORKSPACE_ID_FIELD_NUMBER: builtins.int
+    PAGE_SIZE_FIELD_NUMBER: builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: builtins.int
+    workspace_id: builtins.str
+    """Only tasks of this workspace; empty: every task the caller reaches."""
+    page_size: builtins.int
+    """Most tasks in the page: 1 to 1,000; 0 means 100."""
+    page_token: builtins.str
+    """next_page_token of the previous page; empty for the first page."""
+    def __init__(
+        self,
+        *,
+        workspace_id: builtins.str = ...,
+        page_size: builtins.int = ...,
+        page_token: builtins.str = ...,
+    ) -> None: ...
+    def ClearField(self, field_name: typing.Literal["page_size", b"page_size", "page_token", b"page_token", "workspace_id", b"workspace_id"]) -> None: ...
+
+Global___ListTasksRequest: typing_extensions.TypeAlias = ListTasksRequest
+
+@typing.final
+class ListTasksResponse(google.protobuf.message.Message):
+    """Response of TaskService.ListTasks."""
+
+    DESCRIPTOR: google.protobuf.descriptor.Descriptor
+
+    TASKS_FIELD_NUMBER: builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: builtins.int
+    next_page_token: builtins.str
+    """Pass it as page_token for the next page; empty when this was the last page."""
+    @property
+    def tasks(self) -> google.protobuf.internal.containers.RepeatedCompositeFieldContainer[Global___Task]:
+        """Tasks in task id order (byte order of the ids)."""
+
+    def __init__(
+        self,
+        *,
+        tasks: collections.abc.Iterable[Global___Task] | None = ...,
+        next_page_token: builtins.str = ...,
+    ) -> None: ...
+    def ClearField(self, field_name: typing.Literal["next_page_token", b"next_page_token", "tasks", b"tasks"]) -> None: ...
+
+Global___ListTasksResponse: typing_extensions.TypeAlias = ListTasksResponse
+
+@typing.final
+class ExportedHead(google.protobuf.message.Message):
+    """A task's HEAD as an export carries it (a deleted plan's tombstone included, so that its version
+    and revision numbering carry over).
+    """
+
+    DESCRIPTOR: google.protobuf.descriptor.Descriptor
+
+    PLAN_FIELD_NUMBER: builtins.int
+    DELETED_FIELD_NUMBER: builtins.int
+    deleted: builtins.bool
+    """True when the plan was deleted (the HEAD row is a tombstone)."""
+    @property
+    def plan(self) -> taskplans.v1.plan_pb2.Plan:
+        """The HEAD, content included (empty for a tombstone)."""
+
+    def __init__(
+        self,
+        *,
+        plan: taskplans.v1.plan_pb2.Plan | None = ...,
+        deleted: builtins.bool = ...,
+    ) -> None: ...
+    def HasField(self, field_name: typing.Literal["plan", b"plan"]) -> builtins.bool: ...
+    def ClearField(self, field_name: typing.Literal["deleted", b"deleted", "plan", b"plan"]) -> None: ...
+
+Global___ExportedHead: typing_extensions.TypeAlias = ExportedHead
+
+@typing.final
+class ExportedRevision(google.protobuf.message.Message):
+    """A revision as an export carries it: every field of PlanRevision (content included; its
+    revision_version is not carried over, the importing deployment issues its own) and how many
+    times its row was written.
+    """
+
+    DESCRIPTOR: google.protobuf.descriptor.Descriptor
+
+    REVISION_FIELD_NUMBER: builtins.int
+    ROW_VERSION_FIELD_NUMBER: builtins.int
+    row_version: builtins.int
+    """1 for a revision never coalesced into; each write coalesced into it adds one."""
+    @property
+    def revision(self) -> taskplans.v1.plan_pb2.PlanRevision:
+        """The revision, content included."""
+
+    def __init__(
+        self,
+        *,
+        revision: taskplans.v1.plan_pb2.PlanRevision | None = ...,
+        row_version: builtins.int = ...,
+    ) -> None: ...
+    def HasField(self, field_name: typing.Literal["revision", b"revision"]) -> builtins.bool: ...
+    def ClearField(self, field_name: typing.Literal["revision", b"revision", "row_version", b"row_version"]) -> None: ...
+
+Global___ExportedRevision: typing_extensions.TypeAlias = ExportedRevision
+
+@typing.final
+class ExportTaskRequest(google.protobuf.message.Message):
+    """Request of TaskService.ExportTask."""
+
+    DESCRIPTOR: google.protobuf.descriptor.Descriptor
+
+    TASK_ID_FIELD_NUMBER: builtins.int
+    AFTER_REVISION_NUMBER_FIELD_NUMBER: builtins.int
+    SNAPSHOT_FIELD_NUMBER: builtins.int
+    task_id: builtins.str
+    """Id of the task to export."""
+    after_revision_number: builtins.int
+    """Revisions numbered after this one; 0 for the first page."""
+    snapshot: builtins.str
+    """The snapshot token of the first page; empty for the first page."""
+    def __init__(
+        self,
+        *,
+        task_id: builtins.str = ...,
+        after_revision_number: builtins.int = ...,
+        snapshot: builtins.str = ...,
+    ) -> None: ...
+    def ClearField(self, field_name: typing.Literal["after_revision_number", b"after_revision_number", "snapshot", b"snapshot", "task_id", b"task_id"]) -> None: ...
+
+Global___ExportTaskRequest: typing_extensions.TypeAlias = ExportTaskRequest
+
+@typing.final
+class ExportTaskResponse(google.protobuf.message.Message):
+    """Response of TaskService.ExportTask."""
+
+    DESCRIPTOR: google.protobuf.descriptor.Descriptor
+
+    TASK_FIELD_NUMBER: builtins.int
+    HEAD_FIELD_NUMBER: builtins.int
+    REVISIONS_FIELD_NUMBER: builtins.int
+    MORE_FIELD_NUMBER: builtins.int
+    SNAPSHOT_FIELD_NUMBER: builtins.int
+    REVISION_COUNT_FIELD_NUMBER: builtins.int
+    more: builtins.bool
+    """True when revisions after the last one in this page are left: ask again with
+    after_revision_number set to the last one's number and this snapshot.
+    """
+    snapshot: builtins.str
+    """Names the version of the task this page was read at (opaque; not a credential)."""
+    revision_count: builtins.int
+    """Number of revisions of the task at this snapshot."""
+    @property
+    def task(self) -> Global___Task:
+        """The task."""
+
+    @property
+    def head(self) -> Global___ExportedHead:
+        """Its HEAD; absent when the task never had a plan."""
+
+    @property
+    def revisions(self) -> google.protobuf.internal.containers.RepeatedCompositeFieldContainer[Global___ExportedRevision]:
+        """The next revisions in number order (at least one while any is left; about 768 KiB of content
+        at most per page, a larger single revision alone).
+        """
+
+    def __init__(
+        self,
+        *,
+        task: Global___Task | None = ...,
+        head: Global___ExportedHead | None = ...,
+        revisions: collections.abc.Iterable[Global___ExportedRevision] | None = ...,
+        more: builtins.bool = ...,
+        snapshot: builtins.str = ...,
+        revision_count: builtins.int = ...,
+    ) -> None: ...
+    def HasField(self, field_name: typing.Literal["_head", b"_head", "head", b"head", "task", b"task"]) -> builtins.bool: ...
+    def ClearField(self, field_name: typing.Literal["_head", b"_head", "head", b"head", "more", b"more", "revision_count", b"revision_count", "revisions", b"revisions", "snapshot", b"snapshot", "task", b"task"]) -> None: ...
+    def WhichOneof(self, oneof_group: typing.Literal["_head", b"_head"]) -> typing.Literal["head"] | None: ...
+
+Global___ExportTaskResponse: typing_extensions.TypeAlias = ExportTaskResponse
+
+@typing.final
+class ImportTaskRequest(google.protobuf.message.Message):
+    """One message of the ImportTask stream."""
+
+    DESCRIPTOR: google.protobuf.descriptor.Descriptor
+
+    START_FIELD_NUMBER: builtins.int
+    REVISIONS_FIELD_NUMBER: builtins.int
+    @property
+    def start(self) -> Global___ImportTaskStart:
+        """The first message: the task and its HEAD."""
+
+    @property
+    def revisions(self) -> Global___ImportRevisions:
+        """Every later message: the next revisions, in number order."""
+
+    def __init__(
+        self,
+        *,
+        start: Global___ImportTaskStart | None = ...,
+        revisions: Global___ImportRevisions | None = ...,
+    ) -> None: ...
+    def HasField(self, field_name: typing.Literal["part", b"part", "revisions", b"revisions", "start", b"start"]) -> builtins.bool: ...
+    def ClearField(self, field_name: typing.Literal["part", b"part", "revisions", b"revisions", "start", b"start"]) -> None: ...
+    def WhichOneof(self, oneof_group: typing.Literal["part", b"part"]) -> typing.Literal["start", "revisions"] | None: ...
+
+Global___ImportTaskRequest: typing_extensions.TypeAlias = ImportTaskRequest
+
+@typing.final
+class ImportTaskStart(google.protobuf.message.Message):
+    """The first message of an ImportTask stream."""
+
+    DESCRIPTOR: google.protobuf.descriptor.Descriptor
+
+    TASK_FIELD_NUMBER: builtins.int
+    HEAD_FIELD_NUMBER: builtins.int
+    REVISION_COUNT_FIELD_NUMBER: builtins.int
+    OVERWRITE_FIELD_NUMBER: builtins.int
+    DRY_RUN_FIELD_NUMBER: builtins.int
+    revision_count: builtins.int
+    """How many revisions the stream carries (checked against what arrives)."""
+    overwrite: builtins.bool
+    """Replace a task that exists with other content (deleted with its plan, revisions and change
+    history first, in the same transaction) instead of refusing with IMPORT_CONFLICT.
+    """
+    dry_run: builtins.bool
+    """Check and compare only: the response says what an import would do; nothing is written."""
+    @property
+    def task(self) -> Global___Task:
+        """The task (task_id, workspace_id, title, created_at as exported)."""
+
+    @property
+    def head(self) -> Global___ExportedHead:
+        """Its HEAD as exported; absent when the task had no plan."""
+
+    def __init__(
+        self,
+        *,
+        task: Global___Task | None = ...,
+        head: Global___ExportedHead | None = ...,
+        revision_count: builtins.int = ...,
+        overwrite: builtins.bool = ...,
+        dry_run: builtins.bool = ...,
+    ) -> None: ...
+    def HasField(self, field_name: typing.Literal["_head", b"_head", "head", b"head", "task", b"task"]) -> builtins.bool: ...
+    def ClearField(self, field_name: typing.Literal["_head", b"_head", "dry_run", b"dry_run", "head", b"head", "overwrite", b"overwrite", "revision_count", b"revision_count", "task", b"task"]) -> None: ...
+    def WhichOneof(self, oneof_group: typing.Literal["_head", b"_head"]) -> typing.Literal["head"] | None: ...
+
+Global___ImportTaskStart: typing_extensions.TypeAlias = ImportTaskStart
+
+@typing.final
+class ImportRevisions(google.protobuf.message.Message):
+    """Revisions of an ImportTask stream."""
+
+    DESCRIPTOR: google.protobuf.descriptor.Descriptor
+
+    REVISIONS_FIELD_NUMBER: builtins.int
+    @property
+    def revisions(self) -> google.protobuf.internal.containers.RepeatedCompositeFieldContainer[Global___ExportedRevision]:
+        """The next revisions in number order, content included (keep a message under 1 MiB)."""
+
+    def __init__(
+        self,
+        *,
+        revisions: collections.abc.Iterable[Global___ExportedRevision] | None = ...,
+    ) -> None: ...
+    def ClearField(self, field_name: typing.Literal["revisions", b"revisions"]) -> None: ...
+
+Global___ImportRevisions: typing_extensions.TypeAlias = ImportRevisions
+
+@typing.final
+class ImportTaskResponse(google.protobuf.message.Message):
+    """Response of TaskService.ImportTask."""
+
+    DESCRIPTOR: google.protobuf.descriptor.Descriptor
+
+    OUTCOME_FIELD_NUMBER: builtins.int
+    REVISIONS_FIELD_NUMBER: builtins.int
+    CONTENT_BYTES_FIELD_NUMBER: builtins.int
+    DRY_RUN_FIELD_NUMBER: builtins.int
+    outcome: Global___ImportOutcome.ValueType
+    """What the import did."""
+    revisions: builtins.int
+    """Revisions of the imported task."""
+    content_bytes: builtins.int
+    """UTF-8 bytes of plan text imported (HEAD and every revision)."""
+    dry_run: builtins.bool
+    """True when nothing was written because dry_run was set."""
+    def __init__(
+        self,
+        *,
+        outcome: Global___ImportOutcome.ValueType = ...,
+        revisions: builtins.int = ...,
+        content_bytes: builtins.int = ...,
+        dry_run: builtins.bool = ...,
+    ) -> None: ...
+    def ClearField(self, field_name: typing.Literal["content_bytes", b"content_bytes", "dry_run", b"dry_run", "outcome", b"outcome", "revisions", b"revisions"]) -> None: ...
+
+Global___ImportTaskResponse: typing_extensions.TypeAlias = ImportTaskResponse

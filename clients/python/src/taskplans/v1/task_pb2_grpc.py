@@ -51,6 +51,21 @@ class TaskServiceStub(object):
                 request_serializer=taskplans_dot_v1_dot_task__pb2.DeleteTaskRequest.SerializeToString,
                 response_deserializer=taskplans_dot_v1_dot_task__pb2.DeleteTaskResponse.FromString,
                 _registered_method=True)
+        self.ListTasks = channel.unary_unary(
+                '/taskplans.v1.TaskService/ListTasks',
+                request_serializer=taskplans_dot_v1_dot_task__pb2.ListTasksRequest.SerializeToString,
+                response_deserializer=taskplans_dot_v1_dot_task__pb2.ListTasksResponse.FromString,
+                _registered_method=True)
+        self.ExportTask = channel.unary_unary(
+                '/taskplans.v1.TaskService/ExportTask',
+                request_serializer=taskplans_dot_v1_dot_task__pb2.ExportTaskRequest.SerializeToString,
+                response_deserializer=taskplans_dot_v1_dot_task__pb2.ExportTaskResponse.FromString,
+                _registered_method=True)
+        self.ImportTask = channel.stream_unary(
+                '/taskplans.v1.TaskService/ImportTask',
+                request_serializer=taskplans_dot_v1_dot_task__pb2.ImportTaskRequest.SerializeToString,
+                response_deserializer=taskplans_dot_v1_dot_task__pb2.ImportTaskResponse.FromString,
+                _registered_method=True)
 
 
 class TaskServiceServicer(object):
@@ -88,6 +103,51 @@ class TaskServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListTasks(self, request, context):
+        """Export and import (issue 46, docs/decisions/0011-task-export-import.md): added for moving tasks
+        with their whole history between deployments (planctl export / planctl import).
+
+        Lists the tasks the caller reaches, ordered by task id, a page at a time: with auth on only
+        tasks of the token's workspaces, optionally narrowed to one workspace.
+        Errors: INVALID_ARGUMENT INVALID_FIELD (bad workspace_id, page_size or page_token);
+        PERMISSION_DENIED TASK_NOT_REACHABLE (auth on and workspace_id is not in the caller's token);
+        UNAUTHENTICATED; UNAVAILABLE.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ExportTask(self, request, context):
+        """Reads a task for export: the task, its HEAD (tombstone included) and its revisions with their
+        content and metadata, a page of revisions at a time in revision order. Every page is read in one
+        snapshot and carries the snapshot token of the first page; a later page passes it back and is
+        refused when the task changed since (a task's revisions other than its newest never change, so
+        the pages of one snapshot token are one consistent version of the task).
+        Errors: INVALID_ARGUMENT INVALID_FIELD; PERMISSION_DENIED TASK_NOT_REACHABLE; NOT_FOUND
+        TASK_NOT_FOUND (auth off); ABORTED EXPORT_CHANGED (the task changed since the snapshot token's
+        page: export it again from the first page); UNAUTHENTICATED; UNAVAILABLE.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ImportTask(self, request_iterator, context):
+        """Recreates an exported task byte-exact (revision numbers, ids, authors, times, kinds, markers,
+        content, HEAD's version) in one transaction. A client stream: first an ImportTaskRequest with
+        `start`, then any number with `revisions` (in revision order), then the client half-closes.
+        Only an operator may call it (auth off: every caller; auth on: a token whose subject is in
+        PLAN_AUTH_OPERATOR_SUBJECTS). Idempotent: a task stored exactly as imported is left alone and
+        reported IMPORT_OUTCOME_UNCHANGED. Nothing is written on error or with dry_run.
+        Errors: INVALID_ARGUMENT IMPORT_INVALID (the stream is not one consistent task: numbering,
+        sizes, counts, HEAD, plan size limit); PERMISSION_DENIED IMPORT_NOT_PERMITTED (not an operator);
+        ALREADY_EXISTS IMPORT_CONFLICT (the task exists with other content and overwrite is not set);
+        RESOURCE_EXHAUSTED HISTORY_QUOTA_EXCEEDED (the task's history is past this deployment's history
+        budget); UNAUTHENTICATED; UNAVAILABLE.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TaskServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -105,6 +165,21 @@ def add_TaskServiceServicer_to_server(servicer, server):
                     servicer.DeleteTask,
                     request_deserializer=taskplans_dot_v1_dot_task__pb2.DeleteTaskRequest.FromString,
                     response_serializer=taskplans_dot_v1_dot_task__pb2.DeleteTaskResponse.SerializeToString,
+            ),
+            'ListTasks': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListTasks,
+                    request_deserializer=taskplans_dot_v1_dot_task__pb2.ListTasksRequest.FromString,
+                    response_serializer=taskplans_dot_v1_dot_task__pb2.ListTasksResponse.SerializeToString,
+            ),
+            'ExportTask': grpc.unary_unary_rpc_method_handler(
+                    servicer.ExportTask,
+                    request_deserializer=taskplans_dot_v1_dot_task__pb2.ExportTaskRequest.FromString,
+                    response_serializer=taskplans_dot_v1_dot_task__pb2.ExportTaskResponse.SerializeToString,
+            ),
+            'ImportTask': grpc.stream_unary_rpc_method_handler(
+                    servicer.ImportTask,
+                    request_deserializer=taskplans_dot_v1_dot_task__pb2.ImportTaskRequest.FromString,
+                    response_serializer=taskplans_dot_v1_dot_task__pb2.ImportTaskResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -190,6 +265,87 @@ class TaskService(object):
             '/taskplans.v1.TaskService/DeleteTask',
             taskplans_dot_v1_dot_task__pb2.DeleteTaskRequest.SerializeToString,
             taskplans_dot_v1_dot_task__pb2.DeleteTaskResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListTasks(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/taskplans.v1.TaskService/ListTasks',
+            taskplans_dot_v1_dot_task__pb2.ListTasksRequest.SerializeToString,
+            taskplans_dot_v1_dot_task__pb2.ListTasksResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ExportTask(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/taskplans.v1.TaskService/ExportTask',
+            taskplans_dot_v1_dot_task__pb2.ExportTaskRequest.SerializeToString,
+            taskplans_dot_v1_dot_task__pb2.ExportTaskResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ImportTask(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_unary(
+            request_iterator,
+            target,
+            '/taskplans.v1.TaskService/ImportTask',
+            taskplans_dot_v1_dot_task__pb2.ImportTaskRequest.SerializeToString,
+            taskplans_dot_v1_dot_task__pb2.ImportTaskResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -73,7 +73,55 @@ _TaskServiceDeleteTaskType = typing_extensions.TypeVar(
     ],
 )
 
-class TaskServiceStub(typing.Generic[_TaskServiceCreateTaskType, _TaskServiceGetTaskType, _TaskServiceDeleteTaskType]):
+_TaskServiceListTasksType = typing_extensions.TypeVar(
+    '_TaskServiceListTasksType',
+    grpc.UnaryUnaryMultiCallable[
+        taskplans.v1.task_pb2.ListTasksRequest,
+        taskplans.v1.task_pb2.ListTasksResponse,
+    ],
+    grpc.aio.UnaryUnaryMultiCallable[
+        taskplans.v1.task_pb2.ListTasksRequest,
+        taskplans.v1.task_pb2.ListTasksResponse,
+    ],
+    default=grpc.UnaryUnaryMultiCallable[
+        taskplans.v1.task_pb2.ListTasksRequest,
+        taskplans.v1.task_pb2.ListTasksResponse,
+    ],
+)
+
+_TaskServiceExportTaskType = typing_extensions.TypeVar(
+    '_TaskServiceExportTaskType',
+    grpc.UnaryUnaryMultiCallable[
+        taskplans.v1.task_pb2.ExportTaskRequest,
+        taskplans.v1.task_pb2.ExportTaskResponse,
+    ],
+    grpc.aio.UnaryUnaryMultiCallable[
+        taskplans.v1.task_pb2.ExportTaskRequest,
+        taskplans.v1.task_pb2.ExportTaskResponse,
+    ],
+    default=grpc.UnaryUnaryMultiCallable[
+        taskplans.v1.task_pb2.ExportTaskRequest,
+        taskplans.v1.task_pb2.ExportTaskResponse,
+    ],
+)
+
+_TaskServiceImportTaskType = typing_extensions.TypeVar(
+    '_TaskServiceImportTaskType',
+    grpc.StreamUnaryMultiCallable[
+        taskplans.v1.task_pb2.ImportTaskRequest,
+        taskplans.v1.task_pb2.ImportTaskResponse,
+    ],
+    grpc.aio.StreamUnaryMultiCallable[
+        taskplans.v1.task_pb2.ImportTaskRequest,
+        taskplans.v1.task_pb2.ImportTaskResponse,
+    ],
+    default=grpc.StreamUnaryMultiCallable[
+        taskplans.v1.task_pb2.ImportTaskRequest,
+        taskplans.v1.task_pb2.ImportTaskResponse,
+    ],
+)
+
+class TaskServiceStub(typing.Generic[_TaskServiceCreateTaskType, _TaskServiceGetTaskType, _TaskServiceDeleteTaskType, _TaskServiceListTasksType, _TaskServiceExportTaskType, _TaskServiceImportTaskType]):
     """Manages the tasks that plans belong to. The request checks, authentication, write rate limit and
     INTERNAL documented on PlanService apply here too.
     """
@@ -92,6 +140,18 @@ class TaskServiceStub(typing.Generic[_TaskServiceCreateTaskType, _TaskServiceGet
             taskplans.v1.task_pb2.DeleteTaskRequest,
             taskplans.v1.task_pb2.DeleteTaskResponse,
         ],
+        grpc.UnaryUnaryMultiCallable[
+            taskplans.v1.task_pb2.ListTasksRequest,
+            taskplans.v1.task_pb2.ListTasksResponse,
+        ],
+        grpc.UnaryUnaryMultiCallable[
+            taskplans.v1.task_pb2.ExportTaskRequest,
+            taskplans.v1.task_pb2.ExportTaskResponse,
+        ],
+        grpc.StreamUnaryMultiCallable[
+            taskplans.v1.task_pb2.ImportTaskRequest,
+            taskplans.v1.task_pb2.ImportTaskResponse,
+        ],
     ], channel: grpc.Channel) -> None: ...
 
     @typing.overload
@@ -107,6 +167,18 @@ class TaskServiceStub(typing.Generic[_TaskServiceCreateTaskType, _TaskServiceGet
         grpc.aio.UnaryUnaryMultiCallable[
             taskplans.v1.task_pb2.DeleteTaskRequest,
             taskplans.v1.task_pb2.DeleteTaskResponse,
+        ],
+        grpc.aio.UnaryUnaryMultiCallable[
+            taskplans.v1.task_pb2.ListTasksRequest,
+            taskplans.v1.task_pb2.ListTasksResponse,
+        ],
+        grpc.aio.UnaryUnaryMultiCallable[
+            taskplans.v1.task_pb2.ExportTaskRequest,
+            taskplans.v1.task_pb2.ExportTaskResponse,
+        ],
+        grpc.aio.StreamUnaryMultiCallable[
+            taskplans.v1.task_pb2.ImportTaskRequest,
+            taskplans.v1.task_pb2.ImportTaskResponse,
         ],
     ], channel: grpc.aio.Channel) -> None: ...
 
@@ -131,6 +203,42 @@ class TaskServiceStub(typing.Generic[_TaskServiceCreateTaskType, _TaskServiceGet
     Errors: as GetTask. Nothing is deleted on error.
     """
 
+    ListTasks: _TaskServiceListTasksType
+    """Export and import (issue 46, docs/decisions/0011-task-export-import.md): added for moving tasks
+    with their whole history between deployments (planctl export / planctl import).
+
+    Lists the tasks the caller reaches, ordered by task id, a page at a time: with auth on only
+    tasks of the token's workspaces, optionally narrowed to one workspace.
+    Errors: INVALID_ARGUMENT INVALID_FIELD (bad workspace_id, page_size or page_token);
+    PERMISSION_DENIED TASK_NOT_REACHABLE (auth on and workspace_id is not in the caller's token);
+    UNAUTHENTICATED; UNAVAILABLE.
+    """
+
+    ExportTask: _TaskServiceExportTaskType
+    """Reads a task for export: the task, its HEAD (tombstone included) and its revisions with their
+    content and metadata, a page of revisions at a time in revision order. Every page is read in one
+    snapshot and carries the snapshot token of the first page; a later page passes it back and is
+    refused when the task changed since (a task's revisions other than its newest never change, so
+    the pages of one snapshot token are one consistent version of the task).
+    Errors: INVALID_ARGUMENT INVALID_FIELD; PERMISSION_DENIED TASK_NOT_REACHABLE; NOT_FOUND
+    TASK_NOT_FOUND (auth off); ABORTED EXPORT_CHANGED (the task changed since the snapshot token's
+    page: export it again from the first page); UNAUTHENTICATED; UNAVAILABLE.
+    """
+
+    ImportTask: _TaskServiceImportTaskType
+    """Recreates an exported task byte-exact (revision numbers, ids, authors, times, kinds, markers,
+    content, HEAD's version) in one transaction. A client stream: first an ImportTaskRequest with
+    `start`, then any number with `revisions` (in revision order), then the client half-closes.
+    Only an operator may call it (auth off: every caller; auth on: a token whose subject is in
+    PLAN_AUTH_OPERATOR_SUBJECTS). Idempotent: a task stored exactly as imported is left alone and
+    reported IMPORT_OUTCOME_UNCHANGED. Nothing is written on error or with dry_run.
+    Errors: INVALID_ARGUMENT IMPORT_INVALID (the stream is not one consistent task: numbering,
+    sizes, counts, HEAD, plan size limit); PERMISSION_DENIED IMPORT_NOT_PERMITTED (not an operator);
+    ALREADY_EXISTS IMPORT_CONFLICT (the task exists with other content and overwrite is not set);
+    RESOURCE_EXHAUSTED HISTORY_QUOTA_EXCEEDED (the task's history is past this deployment's history
+    budget); UNAUTHENTICATED; UNAVAILABLE.
+    """
+
 TaskServiceAsyncStub: typing_extensions.TypeAlias = TaskServiceStub[
     grpc.aio.UnaryUnaryMultiCallable[
         taskplans.v1.task_pb2.CreateTaskRequest,
@@ -143,6 +251,18 @@ TaskServiceAsyncStub: typing_extensions.TypeAlias = TaskServiceStub[
     grpc.aio.UnaryUnaryMultiCallable[
         taskplans.v1.task_pb2.DeleteTaskRequest,
         taskplans.v1.task_pb2.DeleteTaskResponse,
+    ],
+    grpc.aio.UnaryUnaryMultiCallable[
+        taskplans.v1.task_pb2.ListTasksRequest,
+        taskplans.v1.task_pb2.ListTasksResponse,
+    ],
+    grpc.aio.UnaryUnaryMultiCallable[
+        taskplans.v1.task_pb2.ExportTaskRequest,
+        taskplans.v1.task_pb2.ExportTaskResponse,
+    ],
+    grpc.aio.StreamUnaryMultiCallable[
+        taskplans.v1.task_pb2.ImportTaskRequest,
+        taskplans.v1.task_pb2.ImportTaskResponse,
     ],
 ]
 
@@ -185,6 +305,57 @@ class TaskServiceServicer(metaclass=abc.ABCMeta):
     ) -> typing.Union[taskplans.v1.task_pb2.DeleteTaskResponse, collections.abc.Awaitable[taskplans.v1.task_pb2.DeleteTaskResponse]]:
         """Deletes a task together with its plan and every plan revision. Serialized with plan writes.
         Errors: as GetTask. Nothing is deleted on error.
+        """
+
+    @abc.abstractmethod
+    def ListTasks(
+        self,
+        request: taskplans.v1.task_pb2.ListTasksRequest,
+        context: _ServicerContext,
+    ) -> typing.Union[taskplans.v1.task_pb2.ListTasksResponse, collections.abc.Awaitable[taskplans.v1.task_pb2.ListTasksResponse]]:
+        """Export and import (issue 46, docs/decisions/0011-task-export-import.md): added for moving tasks
+        with their whole history between deployments (planctl export / planctl import).
+
+        Lists the tasks the caller reaches, ordered by task id, a page at a time: with auth on only
+        tasks of the token's workspaces, optionally narrowed to one workspace.
+        Errors: INVALID_ARGUMENT INVALID_FIELD (bad workspace_id, page_size or page_token);
+        PERMISSION_DENIED TASK_NOT_REACHABLE (auth on and workspace_id is not in the caller's token);
+        UNAUTHENTICATED; UNAVAILABLE.
+        """
+
+    @abc.abstractmethod
+    def ExportTask(
+        self,
+        request: taskplans.v1.task_pb2.ExportTaskRequest,
+        context: _ServicerContext,
+    ) -> typing.Union[taskplans.v1.task_pb2.ExportTaskResponse, collections.abc.Awaitable[taskplans.v1.task_pb2.ExportTaskResponse]]:
+        """Reads a task for export: the task, its HEAD (tombstone included) and its revisions with their
+        content and metadata, a page of revisions at a time in revision order. Every page is read in one
+        snapshot and carries the snapshot token of the first page; a later page passes it back and is
+        refused when the task changed since (a task's revisions other than its newest never change, so
+        the pages of one snapshot token are one consistent version of the task).
+        Errors: INVALID_ARGUMENT INVALID_FIELD; PERMISSION_DENIED TASK_NOT_REACHABLE; NOT_FOUND
+        TASK_NOT_FOUND (auth off); ABORTED EXPORT_CHANGED (the task changed since the snapshot token's
+        page: export it again from the first page); UNAUTHENTICATED; UNAVAILABLE.
+        """
+
+    @abc.abstractmethod
+    def ImportTask(
+        self,
+        request_iterator: _MaybeAsyncIterator[taskplans.v1.task_pb2.ImportTaskRequest],
+        context: _ServicerContext,
+    ) -> typing.Union[taskplans.v1.task_pb2.ImportTaskResponse, collections.abc.Awaitable[taskplans.v1.task_pb2.ImportTaskResponse]]:
+        """Recreates an exported task byte-exact (revision numbers, ids, authors, times, kinds, markers,
+        content, HEAD's version) in one transaction. A client stream: first an ImportTaskRequest with
+        `start`, then any number with `revisions` (in revision order), then the client half-closes.
+        Only an operator may call it (auth off: every caller; auth on: a token whose subject is in
+        PLAN_AUTH_OPERATOR_SUBJECTS). Idempotent: a task stored exactly as imported is left alone and
+        reported IMPORT_OUTCOME_UNCHANGED. Nothing is written on error or with dry_run.
+        Errors: INVALID_ARGUMENT IMPORT_INVALID (the stream is not one consistent task: numbering,
+        sizes, counts, HEAD, plan size limit); PERMISSION_DENIED IMPORT_NOT_PERMITTED (not an operator);
+        ALREADY_EXISTS IMPORT_CONFLICT (the task exists with other content and overwrite is not set);
+        RESOURCE_EXHAUSTED HISTORY_QUOTA_EXCEEDED (the task's history is past this deployment's history
+        budget); UNAUTHENTICATED; UNAVAILABLE.
         """
 
 def add_TaskServiceServicer_to_server(servicer: TaskServiceServicer, server: typing.Union[grpc.Server, grpc.aio.Server]) -> None: ...

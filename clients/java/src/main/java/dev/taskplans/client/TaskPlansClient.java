@@ -10,6 +10,8 @@ import dev.taskplans.v1.DeleteTaskResponse;
 import dev.taskplans.v1.DiffPlanRevisionsRequest;
 import dev.taskplans.v1.DiffPlanRevisionsResponse;
 import dev.taskplans.v1.EditPlanRequest;
+import dev.taskplans.v1.ExportTaskRequest;
+import dev.taskplans.v1.ExportTaskResponse;
 import dev.taskplans.v1.GetPlanChangesRequest;
 import dev.taskplans.v1.GetPlanChangesResponse;
 import dev.taskplans.v1.GetPlanRequest;
@@ -18,8 +20,12 @@ import dev.taskplans.v1.GetPlanRevisionRequest;
 import dev.taskplans.v1.GetPlanRevisionResponse;
 import dev.taskplans.v1.GetTaskRequest;
 import dev.taskplans.v1.GetTaskResponse;
+import dev.taskplans.v1.ImportTaskRequest;
+import dev.taskplans.v1.ImportTaskResponse;
 import dev.taskplans.v1.ListPlanRevisionsRequest;
 import dev.taskplans.v1.ListPlanRevisionsResponse;
+import dev.taskplans.v1.ListTasksRequest;
+import dev.taskplans.v1.ListTasksResponse;
 import dev.taskplans.v1.MarkImplementationStartedRequest;
 import dev.taskplans.v1.MarkImplementationStartedResponse;
 import dev.taskplans.v1.PlanServiceGrpc;
@@ -30,6 +36,7 @@ import dev.taskplans.v1.RevertPlanRequest;
 import dev.taskplans.v1.SavePlanRequest;
 import dev.taskplans.v1.TaskServiceGrpc;
 import dev.taskplans.v1.TaskServiceGrpc.TaskServiceBlockingStub;
+import dev.taskplans.v1.TaskServiceGrpc.TaskServiceStub;
 import dev.taskplans.v1.UpdatePlanRequest;
 import dev.taskplans.v1.WatchPlanRequest;
 import dev.taskplans.v1.WritePlanResponse;
@@ -51,11 +58,15 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.TlsChannelCredentials;
 import io.grpc.stub.AbstractStub;
+import io.grpc.stub.StreamObserver;
 import java.io.File;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
@@ -441,6 +452,61 @@ public final class TaskPlansClient implements AutoCloseable {
   /** Deletes a task and its plan. Not retried. */
   public DeleteTaskResponse deleteTask(DeleteTaskRequest request) {
     return unary(shared.tasks, TaskServiceBlockingStub::deleteTask, request, false);
+  }
+
+  /** A page of the tasks the caller reaches, in id order (export). Retried. */
+  public ListTasksResponse listTasks(ListTasksRequest request) {
+    return unary(shared.tasks, TaskServiceBlockingStub::listTasks, request, true);
+  }
+
+  /** A page of a task's export: the task, its HEAD and the next revisions, contents included. Retried. */
+  public ExportTaskResponse exportTask(ExportTaskRequest request) {
+    return unary(shared.tasks, TaskServiceBlockingStub::exportTask, request, true);
+  }
+
+  /**
+   * Imports one exported task (operators only): the ImportTask stream's messages, a {@code start}
+   * first, then {@code revisions} (each under 1 MiB). Retried as a whole stream (the import is
+   * idempotent: a task already stored exactly so is reported unchanged).
+   */
+  public ImportTaskResponse importTask(List<ImportTaskRequest> requests) {
+    return unary(TaskServiceGrpc.newStub(shared.channel), TaskPlansClient::importStream, List.copyOf(requests), true);
+  }
+
+  // One attempt of ImportTask: the messages in order, then the half-close; blocks for the answer.
+  private static ImportTaskResponse importStream(TaskServiceStub stub, List<ImportTaskRequest> requests) {
+    CompletableFuture<ImportTaskResponse> answer = new CompletableFuture<>();
+    StreamObserver<ImportTaskRequest> out =
+        stub.importTask(
+            new StreamObserver<ImportTaskResponse>() {
+              private ImportTaskResponse response;
+
+              @Override
+              public void onNext(ImportTaskResponse value) {
+                response = value;
+              }
+
+              @Override
+              public void onError(Throwable error) {
+                answer.completeExceptionally(error);
+              }
+
+              @Override
+              public void onCompleted() {
+                answer.complete(response);
+              }
+            });
+    for (ImportTaskRequest request : requests) out.onNext(request);
+    out.onCompleted();
+    try {
+      return answer.get();
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      throw new StatusRuntimeException(Status.fromThrowable(cause), Status.trailersFromThrowable(cause));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw Status.CANCELLED.withDescription("interrupted while importing").asRuntimeException();
+    }
   }
 
   // ---- the call loop ------------------------------------------------------------------------------

@@ -36,8 +36,14 @@ class PackageTest {
       assertEquals(PlanWatch.class, watch.getReturnType(), method.getFullMethodName());
       return;
     }
-    assertEquals(io.grpc.MethodDescriptor.MethodType.UNARY, method.getType(), method.getFullMethodName());
     String bare = method.getBareMethodName();
+    if (method.getType() == io.grpc.MethodDescriptor.MethodType.CLIENT_STREAMING) {
+      // A client stream takes its messages as a list (the whole stream is one retried attempt).
+      Method call = TaskPlansClient.class.getMethod(Character.toLowerCase(bare.charAt(0)) + bare.substring(1), List.class);
+      assertEquals(prototype(method.getResponseMarshaller()).getClass(), call.getReturnType(), method.getFullMethodName());
+      return;
+    }
+    assertEquals(io.grpc.MethodDescriptor.MethodType.UNARY, method.getType(), method.getFullMethodName());
     Method call = TaskPlansClient.class.getMethod(Character.toLowerCase(bare.charAt(0)) + bare.substring(1), request);
     assertEquals(prototype(method.getResponseMarshaller()).getClass(), call.getReturnType(), method.getFullMethodName());
   }

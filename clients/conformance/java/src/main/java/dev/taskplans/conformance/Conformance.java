@@ -14,6 +14,14 @@ import dev.taskplans.v1.DeleteTaskRequest;
 import dev.taskplans.v1.DiffPlanRevisionsRequest;
 import dev.taskplans.v1.DiffPlanRevisionsResponse;
 import dev.taskplans.v1.EditPlanRequest;
+import dev.taskplans.v1.ExportTaskRequest;
+import dev.taskplans.v1.ExportTaskResponse;
+import dev.taskplans.v1.ImportTaskRequest;
+import dev.taskplans.v1.ImportTaskResponse;
+import dev.taskplans.v1.ImportTaskStart;
+import dev.taskplans.v1.ListTasksRequest;
+import dev.taskplans.v1.ListTasksResponse;
+import dev.taskplans.v1.Task;
 import dev.taskplans.v1.GetPlanChangesRequest;
 import dev.taskplans.v1.GetPlanChangesResponse;
 import dev.taskplans.v1.GetPlanRequest;
@@ -486,6 +494,7 @@ public final class Conformance {
     });
     resilience(plans, token);
     changesAndMerge(plans);
+    exportAndImport(plans);
     step("delete_task", () -> {
       plans.deleteTask(DeleteTaskRequest.newBuilder().setTaskId(TASK).build());
       return List.of();
@@ -611,6 +620,35 @@ public final class Conformance {
   }
 
   /** The steps of issue 44: changes since a version, a merged edit, a conflict, the refusals, a revision diff. */
+  /** The steps of issue 46: the task listed, exported in one page, an import refused to a non-operator. */
+  private static void exportAndImport(TaskPlansClient plans) {
+    step("list_tasks", () -> {
+      ListTasksResponse r =
+          plans.listTasks(ListTasksRequest.newBuilder().setWorkspaceId("ws-conformance").setPageSize(1000).build());
+      return List.of(new Field("listed", r.getTasksList().stream().anyMatch(t -> t.getTaskId().equals(TASK))));
+    });
+    step("export_task", () -> {
+      ExportTaskResponse r = plans.exportTask(ExportTaskRequest.newBuilder().setTaskId(TASK).build());
+      int n = r.getRevisionsCount();
+      String last = n == 0 ? "" : r.getRevisions(n - 1).getRevision().getContent();
+      return List.of(
+          new Field("revisions", n),
+          new Field("revision_count", r.getRevisionCount()),
+          new Field("more", r.getMore()),
+          new Field("version", r.getHead().getPlan().getVersion()),
+          new Field("deleted", r.getHead().getDeleted()),
+          new Field("content_sha256", sha(last)));
+    });
+    step("import_not_operator", () -> {
+      ImportTaskStart start =
+          ImportTaskStart.newBuilder()
+              .setTask(Task.newBuilder().setTaskId(TASK).setWorkspaceId("ws-conformance").setTitle("Conformance"))
+              .build();
+      ImportTaskResponse r = plans.importTask(List.of(ImportTaskRequest.newBuilder().setStart(start).build()));
+      return List.of(new Field("outcome", r.getOutcome().name()));
+    });
+  }
+
   private static void changesAndMerge(TaskPlansClient plans) {
     Plan read = plans.getPlan(readTask()).getPlan();
     long since = read.getVersion();
