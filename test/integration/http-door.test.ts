@@ -190,7 +190,8 @@ describe("the HTTP door: the same API over Connect, gRPC-Web and curl", () => {
       .split("\n")
       .filter((line) => line.trim() !== "")
       .map((line) => JSON.parse(line) as Record<string, unknown>);
-    // Every unary RPC of both services is called by the doc, and each printed answer is a success.
+    // Every unary RPC of both services is called by the doc (ImportTask, a client stream, is gRPC's
+    // only), and each printed answer is a success.
     for (const service of [es.TaskService, es.PlanService])
       for (const method of service.methods.filter((m) => m.methodKind === "unary"))
         expect([method.name, blocks.join("\n").includes(`${service.name}/${method.name}`)]).toEqual([

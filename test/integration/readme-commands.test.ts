@@ -27,6 +27,9 @@ beforeAll(async () => {
     "package-lock.json",
     "tsconfig.json",
     "tsconfig.build.json",
+    // npm run build also bundles the console page (scripts/build-console.mjs, its own tsconfig).
+    "tsconfig.console.json",
+    "scripts",
     "src",
     "generated",
     "proto",
