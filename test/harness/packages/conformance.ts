@@ -41,7 +41,15 @@ export async function startFailoverTarget(setup: FailoverSetup): Promise<Failove
       name,
       ...(setup.replicaTls ? { tls: setup.replicaTls } : {}),
     });
-  const replicas: Replica[] = await Promise.all([start("failover-a"), start("failover-b")]);
+  // Both start at once; when one does not come up, the other is stopped before the error goes on.
+  const started = await Promise.allSettled([start("failover-a"), start("failover-b")]);
+  const replicas: Replica[] = [];
+  for (const outcome of started) if (outcome.status === "fulfilled") replicas.push(outcome.value);
+  const failed = started.find((outcome) => outcome.status === "rejected");
+  if (failed) {
+    await Promise.all(replicas.map((replica) => replica.stop()));
+    throw failed.reason;
+  }
   let serving = 0;
   const proxy: FailoverProxy = await startFailoverProxy(() => (replicas[serving] as Replica).port);
   const main = createClient(setup.mainTarget, {
