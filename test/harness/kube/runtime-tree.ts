@@ -111,6 +111,8 @@ export function buildRuntimeTree(context: string, dockerfile = join(context, "Do
             const origin = join(source.dir, relativeTo(source.workdir, path));
             if (!existsSync(origin))
               throw new Error(`COPY ${path}: not found in ${from ?? "the build context"}`);
+            if (!from && excludedByDockerignore(context, relativeTo("/", path)))
+              throw new Error(`COPY ${path}: .dockerignore leaves it out of the build context`);
             const into =
               paths.length > 1 || target.endsWith("/") ? join(target, path.split("/").pop() ?? "") : target;
             cpSync(origin, into, { recursive: true, verbatimSymlinks: true });
@@ -187,4 +189,27 @@ function requireHostBinaries(command: string): string {
   if (missing.length > 0)
     throw new Error(`packages the image installs are missing here: ${missing.join(" ")}`);
   return packages.join(" ");
+}
+
+/**
+ * Whether the build context's .dockerignore leaves `path` out, for the patterns it uses: a path or
+ * folder (`scripts`), `*.ext`, and `!path` taking one back in; the last matching line wins, as in
+ * Docker. (A real engine would fail the COPY: the tree here is built from the checkout itself.)
+ */
+function excludedByDockerignore(context: string, path: string): boolean {
+  const file = join(context, ".dockerignore");
+  if (!existsSync(file)) return false;
+  let excluded = false;
+  for (const line of readFileSync(file, "utf8")
+    .split("\n")
+    .map((l) => l.trim())) {
+    if (line === "" || line.startsWith("#")) continue;
+    const include = line.startsWith("!");
+    const pattern = include ? line.slice(1) : line;
+    const matches = pattern.startsWith("*.")
+      ? path.endsWith(pattern.slice(1))
+      : path === pattern || path.startsWith(`${pattern}/`);
+    if (matches) excluded = !include;
+  }
+  return excluded;
 }
