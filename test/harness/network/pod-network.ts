@@ -1,4 +1,5 @@
 import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -64,7 +65,14 @@ function iptables(ns: string, ...rule: string[]): void {
 
 /** Creates a bridge on a random 10.x.y.0/24 subnet not routed on this machine. */
 export function createPodNetwork(): PodNetwork {
-  const tag = `${process.pid % 100_000}${Math.floor(Math.random() * 100)}`;
+  // Six random hex characters (link names stay within Linux's 15), none in use: a network whose
+  // namespaces a process still holds keeps its links after close, and a short pid-and-counter tag
+  // once met such a leftover ("File exists").
+  const links = spawnSync("ip", ["-o", "link"], { encoding: "utf8" }).stdout ?? "";
+  const spaces = spawnSync("ip", ["netns", "list"], { encoding: "utf8" }).stdout ?? "";
+  let tag = "";
+  do tag = randomBytes(3).toString("hex");
+  while (links.includes(`tpb${tag}`) || links.includes(`tpv${tag}`) || spaces.includes(`tpn${tag}`));
   const routes = spawnSync("ip", ["-4", "route"], { encoding: "utf8" }).stdout ?? "";
   let subnet = "";
   do subnet = `10.${100 + Math.floor(Math.random() * 150)}.${Math.floor(Math.random() * 256)}`;
