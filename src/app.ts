@@ -10,7 +10,6 @@ import { authenticator } from "./grpc/authenticate";
 import { startHealthMonitor } from "./grpc/health-monitor";
 import { planHandlers } from "./grpc/plan-handlers";
 import { bind, buildGrpcServer, MAX_MESSAGE_BYTES, rawDefinitions } from "./grpc/server";
-import { serveOverConnect } from "./http/connect-routes";
 import { startHttpListener } from "./http/http-listener";
 import { es } from "@taskplans/contract";
 import { ServingConditions } from "./grpc/serving-conditions";
@@ -221,14 +220,14 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
   });
   const port = await bind(server, config.grpcAddress, serverCredentials(grpcTls));
   // The HTTP door: the same handlers (and call scope) over Connect and gRPC-Web, and the console.
+  const definitions = rawDefinitions();
   const http = config.httpAddress
     ? await startHttpListener({
         address: config.httpAddress,
-        routes: (router) => {
-          const definitions = rawDefinitions();
-          serveOverConnect(router, es.PlanService, definitions.plans, services.plans);
-          serveOverConnect(router, es.TaskService, definitions.tasks, services.tasks);
-        },
+        services: [
+          { service: es.PlanService, definition: definitions.plans, handlers: services.plans },
+          { service: es.TaskService, definition: definitions.tasks, handlers: services.tasks },
+        ],
         readMaxBytes: MAX_MESSAGE_BYTES,
         corsOrigins: config.httpCorsOrigins,
         tls: grpcTls,

@@ -5,44 +5,123 @@ import {
   type ConnectRouter,
   type ContextValues,
   createConnectRouter,
+  createContextValues,
 } from "@connectrpc/connect";
 import type { ConnectRouterOptions } from "@connectrpc/connect";
 import {
+  createMethodUrl,
+  type UniversalServerRequest,
+  type UniversalServerResponse,
+  validateUniversalHandlerOptions,
+} from "@connectrpc/connect/protocol";
+import {
   compressionBrotli,
   compressionGzip,
-  universalRequestFromNodeRequest,
   universalResponseToNodeResponse,
 } from "@connectrpc/connect-node";
 import type { Logger } from "pino";
+import { type DoorService, serveOverConnect } from "./connect-routes";
+import { DirectUnary } from "./connect-unary";
+import { peerOf, PEER } from "./grpc-call";
 
 /**
- * connect-node's request handler (its connectNodeAdapter, from the same public parts) with one
- * difference: a response that could not be written (the client went away mid-stream) is logged at
- * debug level as one JSON line through the service's logger, not printed to stderr with a stack.
+ * The services on a node:http server. The Connect protocol's plain unary exchanges go the direct
+ * path (connect-unary.ts: the router's per-call machinery cost more CPU than the whole call over the
+ * gRPC port, docs/decisions/0013); everything else goes Connect's router, served as connect-node's
+ * connectNodeAdapter serves it with three differences (`npm run bench:http-profile` measures them):
+ * - the request's abort signal aborts only when the response closes before it was finished (the
+ *   client went away), with a Canceled reason; the adapter aborted it after every response, and an
+ *   abort without a reason builds a DOMException with a stack;
+ * - a unary answer (one message, or a gRPC-Web message and its trailer) is written with one
+ *   `end()`, without the adapter's per-chunk promises;
+ * - a response that could not be written is logged at debug level as one JSON line through the
+ *   service's logger, not printed to stderr with a stack.
  * Unknown paths answer 404.
  */
 export function connectHandler(
   options: ConnectRouterOptions & {
-    routes: (router: ConnectRouter) => void;
-    contextValues: (req: IncomingMessage) => ContextValues;
+    services: readonly DoorService[];
     logger: Logger;
+    /** Serve the plain unary exchanges directly (default); false: the router serves every request. */
+    direct?: boolean;
   },
 ): (req: IncomingMessage, res: ServerResponse) => void {
-  const router = createConnectRouter({ acceptCompression: [compressionGzip, compressionBrotli], ...options });
-  options.routes(router);
+  const settings = { acceptCompression: [compressionGzip, compressionBrotli], ...options };
+  const router: ConnectRouter = createConnectRouter(settings);
+  const limits = validateUniversalHandlerOptions(settings);
+  const direct = new Map<string, DirectUnary>();
+  for (const service of options.services) {
+    for (const endpoint of serveOverConnect(router, service)) {
+      const directOptions = {
+        ...limits,
+        jsonOptions: settings.jsonOptions ?? {},
+        binaryOptions: settings.binaryOptions ?? {},
+      };
+      if (options.direct !== false)
+        direct.set(createMethodUrl("/", endpoint.method), new DirectUnary(endpoint, directOptions));
+    }
+  }
   const handlers = new Map(router.handlers.map((handler) => [handler.requestPath, handler]));
-  return (req, res) => {
-    const handler = handlers.get((req.url ?? "").split("?", 1)[0] ?? "");
-    if (!handler) return void res.writeHead(404).end();
-    handler(universalRequestFromNodeRequest(req, res, undefined, options.contextValues(req)))
-      .then((response) => universalResponseToNodeResponse(response, res))
-      .catch((reason: unknown) => {
-        const error = ConnectError.from(reason);
-        if (error.code === Code.Aborted) return;
-        options.logger.debug(
-          { method: handler.method.name, error: error.rawMessage },
-          "http response not written (the client went away)",
-        );
-      });
+  const failed = (method: string) => (reason: unknown) => {
+    const error = ConnectError.from(reason);
+    if (error.code === Code.Aborted || error.code === Code.Canceled) return;
+    options.logger.debug(
+      { method, error: error.rawMessage },
+      "http response not written (the client went away)",
+    );
   };
+  return (req, res) => {
+    const url = req.url ?? "";
+    const query = url.indexOf("?");
+    const path = query < 0 ? url : url.slice(0, query);
+    const handler = handlers.get(path);
+    if (!handler) return void res.writeHead(404).end();
+    const served = direct.get(path)?.serve(req, res, query < 0 ? "" : url.slice(query), peerOf(req));
+    if (served) return void served.catch(failed(handler.method.name));
+    const unary = handler.method.methodKind === "unary";
+    handler(universalRequest(req, res, createContextValues().set(PEER, peerOf(req))))
+      .then((response) =>
+        unary && !response.trailer
+          ? writeWhole(response, res)
+          : universalResponseToNodeResponse(response, res),
+      )
+      .catch(failed(handler.method.name));
+  };
+}
+
+/** A node:http request as Connect's universal request; its path matched a route. */
+function universalRequest(
+  req: IncomingMessage,
+  res: ServerResponse,
+  contextValues: ContextValues,
+): UniversalServerRequest {
+  const header = new Headers();
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2)
+    header.append(req.rawHeaders[i] as string, req.rawHeaders[i + 1] as string);
+  const scheme = "encrypted" in req.socket && req.socket.encrypted ? "https" : "http";
+  const gone = new AbortController();
+  const abandoned = () => {
+    if (!res.writableFinished) gone.abort(new ConnectError("the client went away", Code.Canceled));
+  };
+  res.once("close", abandoned);
+  req.once("error", abandoned);
+  return {
+    httpVersion: req.httpVersion,
+    method: req.method ?? "",
+    url: `${scheme}://${req.headers.host ?? "localhost"}${req.url ?? "/"}`,
+    header,
+    body: req,
+    signal: gone.signal,
+    contextValues,
+  };
+}
+
+/** A unary call's whole answer, written at once (its body is one message, or one and a trailer). */
+async function writeWhole(response: UniversalServerResponse, res: ServerResponse): Promise<void> {
+  const chunks: Uint8Array[] = [];
+  if (response.body) for await (const chunk of response.body) chunks.push(chunk);
+  const headers: Record<string, string> = {};
+  response.header?.forEach((value, key) => (headers[key] = value));
+  res.writeHead(response.status, headers);
+  res.end(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
 }

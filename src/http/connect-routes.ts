@@ -19,6 +19,7 @@ import type {
   UntypedHandleCall,
 } from "@grpc/grpc-js";
 import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
+import type { ScopedCall } from "../grpc/call-scope";
 import { connectErrorOf, type GrpcFailure } from "./connect-error";
 import { scopedCallOf } from "./grpc-call";
 import { ResponseStream } from "./response-stream";
@@ -27,6 +28,23 @@ import { ResponseStream } from "./response-stream";
 type Definition = Record<string, MethodDefinition<any, any>>;
 /** The gRPC port's handlers of one service (a generated service implementation). */
 type Handlers = Record<string, UntypedHandleCall>;
+
+/** One service of the gRPC port, as the HTTP listener serves it. */
+export interface DoorService {
+  readonly service: DescService;
+  /** The port's definition (from receivingRaw). */
+  readonly definition: Definition;
+  readonly handlers: Handlers;
+}
+
+/**
+ * A unary method as the direct path (connect-unary.ts) calls it: the request Connect's
+ * serialization parsed, the call as the call scope sees it, the answer to serialize.
+ */
+export interface UnaryEndpoint {
+  readonly method: DescMethodUnary;
+  call(request: Message, scoped: ScopedCall): Promise<Message>;
+}
 
 /**
  * One service of the gRPC port served by a Connect router (Connect, gRPC-Web): every method runs
@@ -39,10 +57,9 @@ type Handlers = Record<string, UntypedHandleCall>;
  */
 export function serveOverConnect(
   router: ConnectRouter,
-  service: DescService,
-  definition: Definition,
-  handlers: Handlers,
-): void {
+  { service, definition, handlers }: DoorService,
+): UnaryEndpoint[] {
+  const endpoints: UnaryEndpoint[] = [];
   for (const method of service.methods) {
     const grpc = definition[method.localName];
     const handler = handlers[method.localName];
@@ -52,9 +69,11 @@ export function serveOverConnect(
       grpc.requestDeserialize(Buffer.from(toBinary(method.input, request)));
     const answer = (value: unknown) => fromBinary(method.output, grpc.responseSerialize(value) as Uint8Array);
     if (method.methodKind === "unary") {
-      router.rpc(method as DescMethodUnary, (request: Message, context: HandlerContext) =>
-        unaryCall(handler as handleUnaryCall<unknown, unknown>, received(request), context, answer),
-      );
+      const unary = method as DescMethodUnary;
+      const call = (request: Message, scoped: ScopedCall) =>
+        unaryCall(handler as handleUnaryCall<unknown, unknown>, received(request), scoped, answer);
+      router.rpc(unary, (request: Message, context: HandlerContext) => call(request, scopedCallOf(context)));
+      endpoints.push({ method: unary, call });
     } else if (method.methodKind === "server_streaming") {
       router.rpc(method as DescMethodServerStreaming, (request: Message, context: HandlerContext) =>
         streamCall(
@@ -79,15 +98,17 @@ export function serveOverConnect(
       throw new Error(`${service.typeName}/${method.name}: bidirectional streams are not served over HTTP`);
     }
   }
+  return endpoints;
 }
 
 function unaryCall(
   handler: handleUnaryCall<unknown, unknown>,
   request: unknown,
-  context: HandlerContext,
+  scoped: ScopedCall,
   answer: (value: unknown) => Message,
 ): Promise<Message> {
-  const call = { ...scopedCallOf(context), request } as unknown as ServerUnaryCall<unknown, unknown>;
+  // The scoped call is this call's own (grpc-call.ts builds one per call): it becomes the grpc-js call.
+  const call = Object.assign(scoped, { request }) as unknown as ServerUnaryCall<unknown, unknown>;
   return new Promise((resolve, reject) => {
     handler(call, (error, value) => {
       if (error) reject(connectErrorOf(error as GrpcFailure));

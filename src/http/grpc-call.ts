@@ -1,3 +1,4 @@
+import type { IncomingMessage } from "node:http";
 import { Metadata } from "@grpc/grpc-js";
 import type { HandlerContext } from "@connectrpc/connect";
 import { createContextKey } from "@connectrpc/connect";
@@ -7,33 +8,58 @@ import type { CallProtocol } from "../observability/metrics";
 /** The client's address (host:port) as the listener saw it: what a write counts against with auth off. */
 export const PEER = createContextKey<string>("unknown");
 
+/** The client's address (host:port) of a request to the listener. */
+export function peerOf(req: IncomingMessage): string {
+  return `${req.socket.remoteAddress ?? "unknown"}:${req.socket.remotePort ?? 0}`;
+}
+
 const PROTOCOL_OF: Readonly<Record<string, CallProtocol>> = { connect: "connect", "grpc-web": "grpc-web" };
 
 // Headers that are framing, not metadata (gRPC's own never reach the call scope either).
 const FRAMING = /^(content-|connect-|grpc-|accept|host$|connection$|transfer-encoding$|te$|user-agent$)/;
 
+/** What the call scope needs of an HTTP call, from Connect's handler context or the direct path. */
+export interface HttpCallFacts {
+  readonly protocol: CallProtocol;
+  readonly peer: string;
+  /** The protocol's timeout header, in ms; undefined when the client set none. */
+  readonly timeoutMs: number | undefined;
+  /** Visits each request header (lower-case name). */
+  forEachHeader(visit: (value: string, key: string) => void): void;
+  setResponseHeader(key: string, value: string): void;
+}
+
 /**
- * A Connect or gRPC-Web call presented as the gRPC port's call scope sees a grpc-js call
- * (call-scope.ts ScopedCall): its request headers as metadata (authorization, x-request-id,
- * traceparent, ...), the protocol's timeout header as the deadline, the client's address as the
- * peer, and what the scope sends (x-request-id) as response headers.
+ * An HTTP call presented as the gRPC port's call scope sees a grpc-js call (call-scope.ts
+ * ScopedCall): its request headers as metadata (authorization, x-request-id, traceparent, ...), the
+ * protocol's timeout header as the deadline, the client's address as the peer, and what the scope
+ * sends (x-request-id) as response headers.
  */
-export function scopedCallOf(context: HandlerContext): ScopedCall {
+export function scopedCall(facts: HttpCallFacts): ScopedCall {
   const metadata = new Metadata();
-  context.requestHeader.forEach((value, key) => {
+  facts.forEachHeader((value, key) => {
     // Binary metadata (-bin) is gRPC's: the scope reads none, and grpc-js wants it as bytes.
     if (!FRAMING.test(key) && !key.endsWith("-bin")) metadata.add(key, value);
   });
-  const timeoutMs = context.timeoutMs();
-  const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
+  const deadline = facts.timeoutMs === undefined ? Infinity : Date.now() + facts.timeoutMs;
   return {
     metadata,
-    protocol: PROTOCOL_OF[context.protocolName] ?? "connect",
-    getPeer: () => context.values.get(PEER),
+    protocol: facts.protocol,
+    getPeer: () => facts.peer,
     getDeadline: () => deadline,
     sendMetadata: (sent: Metadata) => {
-      for (const [key, value] of Object.entries(sent.getMap()))
-        context.responseHeader.set(key, String(value));
+      for (const [key, value] of Object.entries(sent.getMap())) facts.setResponseHeader(key, String(value));
     },
   };
+}
+
+/** A call that Connect's router serves (Connect or gRPC-Web), as the call scope sees it. */
+export function scopedCallOf(context: HandlerContext): ScopedCall {
+  return scopedCall({
+    protocol: PROTOCOL_OF[context.protocolName] ?? "connect",
+    peer: context.values.get(PEER),
+    timeoutMs: context.timeoutMs(),
+    forEachHeader: (visit) => context.requestHeader.forEach(visit),
+    setResponseHeader: (key, value) => context.responseHeader.set(key, value),
+  });
 }

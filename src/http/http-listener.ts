@@ -6,13 +6,13 @@ import {
 } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
-import { cors as connectCors, createContextValues, type ConnectRouter } from "@connectrpc/connect";
+import { cors as connectCors } from "@connectrpc/connect";
 import cors from "cors";
 import { handleConsoleRequest } from "../console/serve";
 import { ListenError } from "../config/listen-error";
 import type { TlsSource } from "../tls/tls-files";
 import { connectHandler } from "./connect-handler";
-import { PEER } from "./grpc-call";
+import type { DoorService } from "./connect-routes";
 import type { Logger } from "pino";
 
 // Connect's JSON serialization takes its text decoder from the JSON options (not in their type).
@@ -22,8 +22,8 @@ const STRICT_UTF8 = { textDecoder: new TextDecoder("utf-8", { fatal: true }) } a
 export interface HttpListenerOptions {
   /** PLAN_HTTP_ADDRESS: host:port (port 0 picks a free one). */
   readonly address: string;
-  /** Adds the services (connect-routes.ts). */
-  readonly routes: (router: ConnectRouter) => void;
+  /** The gRPC port's services, served with their handlers (connect-routes.ts). */
+  readonly services: readonly DoorService[];
   /** Largest request body: refused RESOURCE_EXHAUSTED by its Content-Length before it is read, or as soon as more arrives. */
   readonly readMaxBytes: number;
   /** PLAN_HTTP_CORS_ORIGINS: browser origins allowed to call (exact matches); empty: CORS off. */
@@ -48,7 +48,7 @@ export interface HttpListener {
 export async function startHttpListener(options: HttpListenerOptions): Promise<HttpListener> {
   const connect = connectHandler({
     logger: options.logger,
-    routes: options.routes,
+    services: options.services,
     grpc: false,
     grpcWeb: true,
     connect: true,
@@ -56,11 +56,6 @@ export async function startHttpListener(options: HttpListenerOptions): Promise<H
     // An unknown field is refused INVALID_ARGUMENT naming it; so is a body that is not UTF-8 (a
     // lenient decoder would store U+FFFD where the gRPC port refuses INVALID_UTF8).
     jsonOptions: { ignoreUnknownFields: false, ...STRICT_UTF8 },
-    contextValues: (req) =>
-      createContextValues().set(
-        PEER,
-        `${req.socket.remoteAddress ?? "unknown"}:${req.socket.remotePort ?? 0}`,
-      ),
   });
   const allowCors =
     options.corsOrigins.length > 0

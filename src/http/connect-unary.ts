@@ -1,0 +1,193 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type {
+  DescMessage,
+  BinaryReadOptions,
+  BinaryWriteOptions,
+  JsonReadOptions,
+  JsonWriteOptions,
+} from "@bufbuild/protobuf";
+import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
+import { base64Decode } from "@bufbuild/protobuf/wire";
+import { Code, ConnectError } from "@connectrpc/connect";
+import {
+  createAsyncIterable,
+  createMethodSerializationLookup,
+  type MethodSerializationLookup,
+  readAllBytes,
+} from "@connectrpc/connect/protocol";
+import {
+  codeToHttpStatus,
+  contentTypeUnaryJson,
+  contentTypeUnaryProto,
+  errorToJsonBytes,
+  parseContentType,
+  parseTimeout,
+} from "@connectrpc/connect/protocol-connect";
+import type { UnaryEndpoint } from "./connect-routes";
+import { scopedCall } from "./grpc-call";
+
+/** The router's settings the direct path must honour alike (connect-handler.ts passes the same). */
+export interface DirectOptions {
+  readonly readMaxBytes: number;
+  readonly writeMaxBytes: number;
+  readonly maxTimeoutMs: number;
+  readonly jsonOptions: Partial<JsonReadOptions & JsonWriteOptions>;
+  readonly binaryOptions: Partial<BinaryReadOptions & BinaryWriteOptions>;
+}
+
+/** How a request the direct path serves is framed. */
+export interface DirectExchange {
+  /** The body (or the GET query's message) and the answer are protobuf binary, not JSON. */
+  readonly binary: boolean;
+  /** A Connect GET: the message is in the query. */
+  readonly query: URLSearchParams | null;
+}
+
+// Connect's compressions the router offers (connect-handler.ts): a request that uses or accepts one
+// is the router's.
+const COMPRESSED = /gzip|br/i;
+
+/**
+ * Which requests the direct path serves: the Connect protocol's plain unary exchange, the one curl,
+ * scripts and most back ends make. A POST whose Content-Type is Connect's unary JSON or binary and
+ * that neither compresses its body nor accepts a compressed answer, or a GET of a method without
+ * side effects with `encoding=json|proto` and no `compression`. Everything else (gRPC-Web, streams,
+ * compression, a wrong method or media type, which the router refuses with its own status) is the
+ * router's. Pure: the method's idempotency, the request's method, headers and query.
+ */
+export function directExchange(
+  idempotency: MethodOptions_IdempotencyLevel,
+  method: string | undefined,
+  headers: IncomingMessage["headers"],
+  search: string,
+): DirectExchange | null {
+  if (COMPRESSED.test(headers["accept-encoding"] ?? "")) return null;
+  if (method === "POST") {
+    const encoding = headers["content-encoding"];
+    if (encoding !== undefined && encoding !== "identity") return null;
+    const type = parseContentType(headers["content-type"] ?? null);
+    return type && !type.stream ? { binary: type.binary, query: null } : null;
+  }
+  if (method === "GET" && idempotency === MethodOptions_IdempotencyLevel.NO_SIDE_EFFECTS) {
+    const query = new URLSearchParams(search);
+    const encoding = query.get("encoding");
+    if (query.has("compression") || (encoding !== "json" && encoding !== "proto")) return null;
+    return { binary: encoding === "proto", query };
+  }
+  return null;
+}
+
+/**
+ * Connect's unary protocol for the exchanges directExchange picks, served straight from node:http:
+ * the router's unary handler (its createUnaryHandler) does the same steps with three abort
+ * controllers, three Headers copies and async iterables per call, which cost more CPU than the
+ * whole call over the gRPC port (docs/adr/0013). The steps and every refusal are the library's own:
+ * its timeout parser, body reader (the size limit by Content-Length before the body is read),
+ * serialization (the proto3 JSON mapping, and its errors), HTTP status mapping and error JSON.
+ * http-door-direct.test.ts holds the two paths to the same answers, byte for byte.
+ */
+export class DirectUnary {
+  private readonly serialization: MethodSerializationLookup<DescMessage, DescMessage>;
+
+  constructor(
+    private readonly endpoint: UnaryEndpoint,
+    private readonly options: DirectOptions,
+  ) {
+    this.serialization = createMethodSerializationLookup(
+      endpoint.method,
+      options.binaryOptions,
+      options.jsonOptions,
+      options,
+    );
+  }
+
+  /** Serves the request if directExchange picks it (true); else leaves it to the router. */
+  serve(req: IncomingMessage, res: ServerResponse, search: string, peer: string): Promise<void> | null {
+    const exchange = directExchange(this.endpoint.method.idempotency, req.method, req.headers, search);
+    return exchange ? this.answer(exchange, req, res, peer) : null;
+  }
+
+  private async answer(
+    exchange: DirectExchange,
+    req: IncomingMessage,
+    res: ServerResponse,
+    peer: string,
+  ): Promise<void> {
+    const headers: Record<string, string> = {
+      "content-type": exchange.binary ? contentTypeUnaryProto : contentTypeUnaryJson,
+    };
+    let status = 200;
+    let body: Uint8Array;
+    try {
+      const timeout = parseTimeout(single(req.headers["connect-timeout-ms"]), this.options.maxTimeoutMs);
+      if (timeout.error) throw timeout.error;
+      const bytes = exchange.query ? messageOf(exchange.query) : await bodyOf(req, this.options.readMaxBytes);
+      const request = this.serialization.getI(exchange.binary).parse(bytes);
+      const scoped = scopedCall({
+        protocol: "connect",
+        peer,
+        timeoutMs: timeout.timeoutMs,
+        forEachHeader: (visit) => forEachHeader(req, visit),
+        setResponseHeader: (key, value) => (headers[key] = value),
+      });
+      body = this.serialization.getO(exchange.binary).serialize(await this.endpoint.call(request, scoped));
+    } catch (thrown) {
+      const error =
+        thrown instanceof ConnectError
+          ? thrown
+          : new ConnectError("internal error", Code.Internal, undefined, undefined, thrown);
+      status = codeToHttpStatus(error.code);
+      headers["content-type"] = contentTypeUnaryJson;
+      error.metadata.forEach((value, key) => (headers[key] = value));
+      body = errorToJsonBytes(error, this.options.jsonOptions);
+    }
+    headers["content-length"] = String(body.byteLength);
+    res.writeHead(status, headers);
+    res.end(body);
+  }
+}
+
+/**
+ * The request's body, read and checked by Connect's readAllBytes (its size limit, first by
+ * Content-Length before anything is read, and its errors), over chunks gathered from the stream's
+ * events rather than its async iterator (a few µs per call). Reading stops once the body is over the
+ * limit; readAllBytes then refuses it.
+ */
+async function bodyOf(req: IncomingMessage, readMaxBytes: number): Promise<Uint8Array> {
+  const length = single(req.headers["content-length"]);
+  if (length !== null && Number(length) > readMaxBytes)
+    return readAllBytes(createAsyncIterable([]), readMaxBytes, length);
+  const chunks = await new Promise<Buffer[]>((resolve, reject) => {
+    const gathered: Buffer[] = [];
+    let count = 0;
+    const settle = () => {
+      req.off("data", take).off("end", settle).off("error", reject);
+      resolve(gathered);
+    };
+    const take = (chunk: Buffer) => {
+      gathered.push(chunk);
+      count += chunk.byteLength;
+      if (count > readMaxBytes) settle();
+    };
+    req.on("data", take).once("end", settle).once("error", reject);
+  });
+  return readAllBytes(createAsyncIterable(chunks), readMaxBytes, length);
+}
+
+/** A Connect GET's message (its `message` parameter, base64 when `base64=1`). */
+function messageOf(query: URLSearchParams): Uint8Array {
+  const message = query.get("message") ?? "";
+  return query.get("base64") === "1" ? base64Decode(message) : new TextEncoder().encode(message);
+}
+
+function single(value: string | string[] | undefined): string | null {
+  return value === undefined ? null : Array.isArray(value) ? value.join(", ") : value;
+}
+
+// Node joins a repeated header's values with ", " (as fetch's Headers does), except set-cookie.
+function forEachHeader(req: IncomingMessage, visit: (value: string, key: string) => void): void {
+  for (const [key, value] of Object.entries(req.headers)) {
+    const text = single(value);
+    if (text !== null) visit(text, key);
+  }
+}

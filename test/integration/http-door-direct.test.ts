@@ -1,0 +1,260 @@
+import { request } from "node:http";
+import { brotliDecompressSync, gunzipSync } from "node:zlib";
+import { create, toBinary } from "@bufbuild/protobuf";
+import fc from "fast-check";
+import { es, WriteMode } from "@taskplans/contract";
+import { planState } from "../harness/model/plan-state";
+import { startTestApp, type TestApp } from "../harness/servers/test-app";
+
+// The HTTP door serves Connect's plain unary exchanges on its direct path (src/http/connect-unary.ts)
+// and everything else through Connect's router. A request that also accepts a compressed answer is
+// the router's; otherwise it is the same request. Each case here is sent both ways to one server and
+// the two answers must be the same: status, every header but the framing ones, and the body bytes
+// (the router's decompressed when it compressed it). Reads and refusals change nothing, so the
+// server's state is the same for both; x-request-id is set so both echo the same one.
+
+interface Exchange {
+  readonly method?: "POST" | "GET";
+  readonly path: string;
+  readonly headers?: Record<string, string>;
+  readonly body?: Buffer | string;
+}
+
+interface Answer {
+  /** How the answer came compressed (undefined: not compressed). */
+  readonly encoding: string | undefined;
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly body: Buffer;
+}
+
+// Framing the two paths may differ in: the router may compress (and then counts other bytes); the
+// date and the connection's own headers are the server's.
+const FRAMING = new Set(["content-encoding", "content-length", "date", "connection", "keep-alive", "vary"]);
+
+function send(port: number, exchange: Exchange, acceptCompressed: boolean): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const headers = {
+      "x-request-id": "req-direct-differential",
+      ...(acceptCompressed ? { "accept-encoding": "gzip" } : {}),
+      ...exchange.headers,
+    };
+    const req = request(
+      { host: "127.0.0.1", port, method: exchange.method ?? "POST", path: exchange.path, headers },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("error", reject);
+        res.on("end", () => {
+          const raw = Buffer.concat(chunks);
+          const encoding = res.headers["content-encoding"];
+          const body =
+            encoding === "gzip" ? gunzipSync(raw) : encoding === "br" ? brotliDecompressSync(raw) : raw;
+          const kept: Record<string, string> = {};
+          for (const [key, value] of Object.entries(res.headers))
+            if (!FRAMING.has(key) && value !== undefined) kept[key] = String(value);
+          resolve({ encoding, status: res.statusCode ?? 0, headers: kept, body });
+        });
+      },
+    );
+    req.on("error", reject);
+    req.end(exchange.body);
+  });
+}
+
+/** The answer of the direct path and of the router to the same exchange. */
+async function bothWays(port: number, exchange: Exchange): Promise<{ direct: Answer; router: Answer }> {
+  const direct = await send(port, exchange, false);
+  const router = await send(port, exchange, true);
+  return { direct, router };
+}
+
+const json = (path: string, body: unknown, headers: Record<string, string> = {}): Exchange => ({
+  path: `/taskplans.v1.${path}`,
+  headers: { "content-type": "application/json", ...headers },
+  body: typeof body === "string" ? body : JSON.stringify(body),
+});
+
+describe("the HTTP door's direct path answers exactly as Connect's router", () => {
+  let app: TestApp;
+  let taskId: string;
+  let revisions: string[];
+
+  beforeAll(async () => {
+    app = await startTestApp("sqlite");
+    taskId = await app.newTask();
+    // Over 1 KiB, so the router compresses its answers to GetPlan: the bodies are compared decoded.
+    await app.plans.createPlan({ taskId, content: `# Plan\n\n${"- a step with ünïcödé 🚀\n".repeat(80)}` });
+    for (let i = 0; i < 3; i++)
+      await app.plans.updatePlan({ taskId, content: `\n- step ${i}`, mode: WriteMode.WRITE_MODE_APPEND });
+    revisions = (await app.plans.listPlanRevisions({ taskId })).revisions.map((revision) => revision.id);
+  });
+  afterAll(() => app.stop());
+
+  const cases: [string, () => Exchange][] = [
+    ["GetPlan, JSON", () => json("PlanService/GetPlan", { taskId })],
+    [
+      "GetPlan, JSON with charset",
+      () => json("PlanService/GetPlan", { taskId }, { "content-type": "application/json; charset=utf-8" }),
+    ],
+    ["GetPlan, a range", () => json("PlanService/GetPlan", { taskId, offset: 10, limit: 20 })],
+    [
+      "GetPlan of a missing task (NOT_FOUND, ErrorInfo)",
+      () => json("PlanService/GetPlan", { taskId: "no-such-task" }),
+    ],
+    [
+      "GetPlan with an invalid task id (BadRequest)",
+      () => json("PlanService/GetPlan", { taskId: "bad id\u0000" }),
+    ],
+    ["ListPlanRevisions", () => json("PlanService/ListPlanRevisions", { taskId })],
+    ["GetPlanChanges", () => json("PlanService/GetPlanChanges", { taskId, sinceVersion: "1" })],
+    [
+      "DiffPlanRevisions",
+      () =>
+        json("PlanService/DiffPlanRevisions", {
+          taskId,
+          fromRevisionId: revisions.at(-1),
+          toRevisionId: revisions[0],
+        }),
+    ],
+    ["GetTask", () => json("TaskService/GetTask", { taskId })],
+    ["ListTasks", () => json("TaskService/ListTasks", { workspaceId: "ws-1" })],
+    ["an unknown field", () => json("PlanService/GetPlan", { taskId, nonsense: 1 })],
+    ["invalid JSON", () => json("PlanService/GetPlan", '{"taskId": ')],
+    ["a wrong type", () => json("PlanService/GetPlan", { taskId: 5 })],
+    ["an empty body", () => json("PlanService/GetPlan", "")],
+    [
+      "a body that is not UTF-8",
+      () => ({ ...json("PlanService/GetPlan", ""), body: Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d]) }),
+    ],
+    ["a malformed timeout", () => json("PlanService/GetPlan", { taskId }, { "connect-timeout-ms": "soon" })],
+    [
+      "a timeout",
+      () =>
+        json(
+          "PlanService/GetPlan",
+          { taskId },
+          { "connect-timeout-ms": "5000", "connect-protocol-version": "1" },
+        ),
+    ],
+    [
+      "a stale write (VERSION_MISMATCH, nothing written)",
+      () =>
+        json("PlanService/UpdatePlan", {
+          taskId,
+          content: "x",
+          mode: "WRITE_MODE_APPEND",
+          expectedVersion: "1",
+        }),
+    ],
+    [
+      "a write without content (INVALID_ARGUMENT)",
+      () => json("PlanService/UpdatePlan", { taskId, mode: "WRITE_MODE_REPLACE", expectedVersion: "1" }),
+    ],
+    [
+      "a body over the limit, by its length",
+      () => json("PlanService/GetPlan", JSON.stringify({ taskId, x: "y".repeat(1024 * 1024 + 10) })),
+    ],
+    [
+      "GetPlan, binary",
+      () => ({
+        path: "/taskplans.v1.PlanService/GetPlan",
+        headers: { "content-type": "application/proto" },
+        body: Buffer.from(toBinary(es.GetPlanRequestSchema, create(es.GetPlanRequestSchema, { taskId }))),
+      }),
+    ],
+    [
+      "binary that is not a message",
+      () => ({
+        path: "/taskplans.v1.PlanService/GetPlan",
+        headers: { "content-type": "application/proto" },
+        body: Buffer.from([0xff, 0xff, 0xff]),
+      }),
+    ],
+    [
+      "GET, JSON",
+      () => ({
+        method: "GET",
+        path: `/taskplans.v1.PlanService/GetPlan?encoding=json&message=${encodeURIComponent(JSON.stringify({ taskId }))}`,
+      }),
+    ],
+    [
+      "GET, binary in base64",
+      () => ({
+        method: "GET",
+        path: `/taskplans.v1.PlanService/GetPlan?encoding=proto&base64=1&message=${Buffer.from(toBinary(es.GetPlanRequestSchema, create(es.GetPlanRequestSchema, { taskId }))).toString("base64url")}`,
+      }),
+    ],
+    [
+      "GET with invalid JSON",
+      () => ({ method: "GET", path: "/taskplans.v1.PlanService/GetPlan?encoding=json&message=%7B" }),
+    ],
+    [
+      "GET of a write (405)",
+      () => ({ method: "GET", path: "/taskplans.v1.PlanService/UpdatePlan?encoding=json&message=%7B%7D" }),
+    ],
+    [
+      "a media type that is not Connect's (415)",
+      () => json("PlanService/GetPlan", { taskId }, { "content-type": "text/plain" }),
+    ],
+  ];
+
+  it("a request that accepts a compressed answer is the router's, which compresses a large one", async () => {
+    const { direct, router } = await bothWays(app.httpPort, json("PlanService/GetPlan", { taskId }));
+    expect(direct.body.length).toBeGreaterThan(1024);
+    expect(direct.encoding).toBeUndefined();
+    expect(router.encoding).toBe("gzip");
+  });
+
+  it.each(cases)("%s", async (_name, exchange) => {
+    const before = await planState(app.plans, taskId);
+    const { direct, router } = await bothWays(app.httpPort, exchange());
+    expect(direct.status).toBe(router.status);
+    expect(direct.headers).toEqual(router.headers);
+    expect(direct.body.toString("base64")).toBe(router.body.toString("base64"));
+    expect(await planState(app.plans, taskId)).toEqual(before);
+  });
+
+  it("answers any GetPlan, ListPlanRevisions or GetPlanChanges request body as the router does (property)", async () => {
+    const value = fc.oneof(
+      fc.string(),
+      fc.integer(),
+      fc.double(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.constant(taskId),
+      fc.bigInt().map(String),
+      fc.array(fc.integer(), { maxLength: 3 }),
+    );
+    const field = fc.constantFrom(
+      "taskId",
+      "offset",
+      "limit",
+      "sinceVersion",
+      "pageSize",
+      "pageToken",
+      "task_id",
+      "extra",
+    );
+    const body = fc.oneof(
+      fc.dictionary(field, value, { maxKeys: 4 }).map((object) => JSON.stringify(object)),
+      fc.string({ maxLength: 40 }),
+    );
+    const path = fc.constantFrom(
+      "PlanService/GetPlan",
+      "PlanService/ListPlanRevisions",
+      "PlanService/GetPlanChanges",
+    );
+    const before = await planState(app.plans, taskId);
+    await fc.assert(
+      fc.asyncProperty(path, body, async (method, text) => {
+        const { direct, router } = await bothWays(app.httpPort, json(method, text));
+        expect(direct.status).toBe(router.status);
+        expect(direct.headers).toEqual(router.headers);
+        expect(direct.body.toString()).toBe(router.body.toString());
+      }),
+      { numRuns: 150 },
+    );
+    expect(await planState(app.plans, taskId)).toEqual(before);
+  });
+});
