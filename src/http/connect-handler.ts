@@ -21,6 +21,7 @@ import {
 } from "@connectrpc/connect-node";
 import type { Logger } from "pino";
 import { type DoorService, serveOverConnect } from "./connect-routes";
+import { DirectStream } from "./connect-stream";
 import { DirectUnary } from "./connect-unary";
 import { peerOf, PEER } from "./grpc-call";
 
@@ -49,17 +50,19 @@ export function connectHandler(
   const settings = { acceptCompression: [compressionGzip, compressionBrotli], ...options };
   const router: ConnectRouter = createConnectRouter(settings);
   const limits = validateUniversalHandlerOptions(settings);
-  const direct = new Map<string, DirectUnary>();
+  const directOptions = {
+    ...limits,
+    jsonOptions: settings.jsonOptions ?? {},
+    binaryOptions: settings.binaryOptions ?? {},
+  };
+  const direct = new Map<string, DirectUnary | DirectStream>();
   for (const service of options.services) {
-    for (const endpoint of serveOverConnect(router, service)) {
-      const directOptions = {
-        ...limits,
-        jsonOptions: settings.jsonOptions ?? {},
-        binaryOptions: settings.binaryOptions ?? {},
-      };
-      if (options.direct !== false)
-        direct.set(createMethodUrl("/", endpoint.method), new DirectUnary(endpoint, directOptions));
-    }
+    const endpoints = serveOverConnect(router, service);
+    if (options.direct === false) continue;
+    for (const endpoint of endpoints.unary)
+      direct.set(createMethodUrl("/", endpoint.method), new DirectUnary(endpoint, directOptions));
+    for (const endpoint of endpoints.streams)
+      direct.set(createMethodUrl("/", endpoint.method), new DirectStream(endpoint, directOptions));
   }
   const handlers = new Map(router.handlers.map((handler) => [handler.requestPath, handler]));
   const failed = (method: string) => (reason: unknown) => {
@@ -76,7 +79,7 @@ export function connectHandler(
     const path = query < 0 ? url : url.slice(0, query);
     const handler = handlers.get(path);
     if (!handler) return void res.writeHead(404).end();
-    const served = direct.get(path)?.serve(req, res, query < 0 ? "" : url.slice(query), peerOf(req));
+    const served = direct.get(path)?.serve(req, res, peerOf(req), query < 0 ? "" : url.slice(query));
     if (served) return void served.catch(failed(handler.method.name));
     const unary = handler.method.methodKind === "unary";
     handler(universalRequest(req, res, createContextValues().set(PEER, peerOf(req))))

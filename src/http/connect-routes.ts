@@ -1,13 +1,13 @@
 import {
   fromBinary,
   toBinary,
-  type DescMethod,
   type DescMethodClientStreaming,
   type DescMethodServerStreaming,
   type DescMethodUnary,
   type DescService,
   type Message,
 } from "@bufbuild/protobuf";
+import type { EventEmitter } from "node:events";
 import type {
   handleClientStreamingCall,
   handleServerStreamingCall,
@@ -47,6 +47,30 @@ export interface UnaryEndpoint {
 }
 
 /**
+ * The server side of a grpc-js server-stream call as WatchPlan's handler uses it: `write` (with a
+ * callback once the message is taken), an "error" event to end the call with a failure, and a
+ * "cancelled" event it emits when the client goes away.
+ */
+export type StreamCall = ScopedCall &
+  EventEmitter & { write(bytes: Uint8Array, written?: () => void): boolean };
+
+/**
+ * A server-streaming method as the direct path (connect-stream.ts) opens it: the request Connect's
+ * serialization parsed, run by the port's handler on `call`. Each message the handler writes is the
+ * protobuf encoding of the method's output (one Buffer per change, shared by every stream of a task).
+ */
+export interface StreamEndpoint {
+  readonly method: DescMethodServerStreaming;
+  open(request: Message, call: StreamCall): void;
+}
+
+/** A service's methods as the direct paths serve them. */
+export interface DirectEndpoints {
+  readonly unary: UnaryEndpoint[];
+  readonly streams: StreamEndpoint[];
+}
+
+/**
  * One service of the gRPC port served by a Connect router (Connect, gRPC-Web): every method runs
  * the very handler the gRPC port runs, with its call scope (call-scope.ts), on the very bytes the
  * gRPC port would receive. Connect decodes the request (JSON or binary, the proto3 JSON mapping) into
@@ -58,8 +82,8 @@ export interface UnaryEndpoint {
 export function serveOverConnect(
   router: ConnectRouter,
   { service, definition, handlers }: DoorService,
-): UnaryEndpoint[] {
-  const endpoints: UnaryEndpoint[] = [];
+): DirectEndpoints {
+  const endpoints: DirectEndpoints = { unary: [], streams: [] };
   for (const method of service.methods) {
     const grpc = definition[method.localName];
     const handler = handlers[method.localName];
@@ -73,16 +97,22 @@ export function serveOverConnect(
       const call = (request: Message, scoped: ScopedCall) =>
         unaryCall(handler as handleUnaryCall<unknown, unknown>, received(request), scoped, answer);
       router.rpc(unary, (request: Message, context: HandlerContext) => call(request, scopedCallOf(context)));
-      endpoints.push({ method: unary, call });
+      endpoints.unary.push({ method: unary, call });
     } else if (method.methodKind === "server_streaming") {
-      router.rpc(method as DescMethodServerStreaming, (request: Message, context: HandlerContext) =>
-        streamCall(
-          handler as handleServerStreamingCall<unknown, unknown>,
-          received(request),
-          context,
-          method,
-        ),
-      );
+      const streaming = method as DescMethodServerStreaming;
+      const open = (request: Message, call: StreamCall) =>
+        (handler as handleServerStreamingCall<unknown, unknown>)(
+          Object.assign(call, { request: received(request) }) as unknown as ServerWritableStream<
+            unknown,
+            unknown
+          >,
+        );
+      router.rpc(streaming, (request: Message, context: HandlerContext) => {
+        const stream = new ResponseStream(method.output, context.signal);
+        open(request, Object.assign(stream, scopedCallOf(context)));
+        return stream.messages();
+      });
+      endpoints.streams.push({ method: streaming, open });
     } else if (method.methodKind === "client_streaming") {
       router.rpc(
         method as DescMethodClientStreaming,
@@ -115,18 +145,6 @@ function unaryCall(
       else resolve(answer(value));
     });
   });
-}
-
-function streamCall(
-  handler: handleServerStreamingCall<unknown, unknown>,
-  request: unknown,
-  context: HandlerContext,
-  method: DescMethod,
-): AsyncIterable<Message> {
-  const stream = new ResponseStream(method.output, context.signal);
-  const call = Object.assign(stream, scopedCallOf(context), { request });
-  handler(call as unknown as ServerWritableStream<unknown, unknown>);
-  return stream.messages();
 }
 
 /** Each message of a client stream handed over as the gRPC port's deserializer would (see above). */

@@ -10,10 +10,8 @@ import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import { base64Decode } from "@bufbuild/protobuf/wire";
 import { Code, ConnectError } from "@connectrpc/connect";
 import {
-  createAsyncIterable,
   createMethodSerializationLookup,
   type MethodSerializationLookup,
-  readAllBytes,
 } from "@connectrpc/connect/protocol";
 import {
   codeToHttpStatus,
@@ -25,6 +23,7 @@ import {
 } from "@connectrpc/connect/protocol-connect";
 import type { UnaryEndpoint } from "./connect-routes";
 import { scopedCall } from "./grpc-call";
+import { bodyOf, forEachHeader, single } from "./node-request";
 
 /** The router's settings the direct path must honour alike (connect-handler.ts passes the same). */
 export interface DirectOptions {
@@ -102,7 +101,7 @@ export class DirectUnary {
   }
 
   /** Serves the request if directExchange picks it (true); else leaves it to the router. */
-  serve(req: IncomingMessage, res: ServerResponse, search: string, peer: string): Promise<void> | null {
+  serve(req: IncomingMessage, res: ServerResponse, peer: string, search: string): Promise<void> | null {
     const exchange = directExchange(this.endpoint.method.idempotency, req.method, req.headers, search);
     return exchange ? this.answer(exchange, req, res, peer) : null;
   }
@@ -147,47 +146,8 @@ export class DirectUnary {
   }
 }
 
-/**
- * The request's body, read and checked by Connect's readAllBytes (its size limit, first by
- * Content-Length before anything is read, and its errors), over chunks gathered from the stream's
- * events rather than its async iterator (a few µs per call). Reading stops once the body is over the
- * limit; readAllBytes then refuses it.
- */
-async function bodyOf(req: IncomingMessage, readMaxBytes: number): Promise<Uint8Array> {
-  const length = single(req.headers["content-length"]);
-  if (length !== null && Number(length) > readMaxBytes)
-    return readAllBytes(createAsyncIterable([]), readMaxBytes, length);
-  const chunks = await new Promise<Buffer[]>((resolve, reject) => {
-    const gathered: Buffer[] = [];
-    let count = 0;
-    const settle = () => {
-      req.off("data", take).off("end", settle).off("error", reject);
-      resolve(gathered);
-    };
-    const take = (chunk: Buffer) => {
-      gathered.push(chunk);
-      count += chunk.byteLength;
-      if (count > readMaxBytes) settle();
-    };
-    req.on("data", take).once("end", settle).once("error", reject);
-  });
-  return readAllBytes(createAsyncIterable(chunks), readMaxBytes, length);
-}
-
 /** A Connect GET's message (its `message` parameter, base64 when `base64=1`). */
 function messageOf(query: URLSearchParams): Uint8Array {
   const message = query.get("message") ?? "";
   return query.get("base64") === "1" ? base64Decode(message) : new TextEncoder().encode(message);
-}
-
-function single(value: string | string[] | undefined): string | null {
-  return value === undefined ? null : Array.isArray(value) ? value.join(", ") : value;
-}
-
-// Node joins a repeated header's values with ", " (as fetch's Headers does), except set-cookie.
-function forEachHeader(req: IncomingMessage, visit: (value: string, key: string) => void): void {
-  for (const [key, value] of Object.entries(req.headers)) {
-    const text = single(value);
-    if (text !== null) visit(text, key);
-  }
 }

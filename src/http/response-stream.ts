@@ -1,5 +1,6 @@
 import { EventEmitter } from "node:events";
 import { fromBinary, type DescMessage, type Message } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { connectErrorOf, type GrpcFailure } from "./connect-error";
 
 // A change is encoded once and written to every stream that watches its task (watch-handler.ts):
@@ -55,7 +56,12 @@ export class ResponseStream extends EventEmitter {
         continue;
       }
       if (this.failure) throw connectErrorOf(this.failure);
-      if (this.signal.aborted) return;
+      if (this.signal.aborted) {
+        // The protocol's timeout passed: the stream ends deadline_exceeded, as over gRPC.
+        const reason: unknown = this.signal.reason;
+        if (reason instanceof ConnectError && reason.code === Code.DeadlineExceeded) throw reason;
+        return;
+      }
       await new Promise<void>((resolve) => (this.wake = resolve));
       this.wake = null;
     }

@@ -30,13 +30,57 @@ interface Answer {
 
 // Framing the two paths may differ in: the router may compress (and then counts other bytes); the
 // date and the connection's own headers are the server's.
-const FRAMING = new Set(["content-encoding", "content-length", "date", "connection", "keep-alive", "vary"]);
+const FRAMING = new Set([
+  "content-encoding",
+  "content-length",
+  "connect-content-encoding",
+  "transfer-encoding",
+  "date",
+  "connection",
+  "keep-alive",
+  "vary",
+]);
+
+/** A Connect streaming body: each message in an envelope (flags, big-endian length). */
+function enveloped(...messages: Buffer[]): Buffer {
+  return Buffer.concat(
+    messages.flatMap((message) => {
+      const prefix = Buffer.alloc(5);
+      prefix.writeUInt32BE(message.length, 1);
+      return [prefix, message];
+    }),
+  );
+}
+
+/** A Connect stream's envelopes, a compressed one (flag 1) decompressed: flags, then JSON or base64. */
+function envelopesOf(body: Buffer): string[] {
+  const out: string[] = [];
+  for (let at = 0; at + 5 <= body.length;) {
+    const flags = body.readUInt8(at);
+    const length = body.readUInt32BE(at + 1);
+    const raw = body.subarray(at + 5, at + 5 + length);
+    const data = flags & 1 ? gunzipSync(raw) : raw;
+    const text = data.toString();
+    // A snapshot's committedAt is when it was read: each stream reads its own.
+    const shown = text.startsWith("{")
+      ? text.replace(
+          /("kind":"PLAN_CHANGE_KIND_SNAPSHOT".*)"committedAt":"[^"]*"/,
+          '$1"committedAt":"(read)"',
+        )
+      : data.toString("base64");
+    out.push(`${flags & ~1}:${shown}`);
+    at += 5 + length;
+  }
+  return out;
+}
 
 function send(port: number, exchange: Exchange, acceptCompressed: boolean): Promise<Answer> {
   return new Promise((resolve, reject) => {
+    const streaming = /^application\/connect\+/.test(exchange.headers?.["content-type"] ?? "");
+    const accept = streaming ? "connect-accept-encoding" : "accept-encoding";
     const headers = {
       "x-request-id": "req-direct-differential",
-      ...(acceptCompressed ? { "accept-encoding": "gzip" } : {}),
+      ...(acceptCompressed ? { [accept]: "gzip" } : {}),
       ...exchange.headers,
     };
     const req = request(
@@ -48,8 +92,14 @@ function send(port: number, exchange: Exchange, acceptCompressed: boolean): Prom
         res.on("end", () => {
           const raw = Buffer.concat(chunks);
           const encoding = res.headers["content-encoding"];
-          const body =
-            encoding === "gzip" ? gunzipSync(raw) : encoding === "br" ? brotliDecompressSync(raw) : raw;
+          const streaming = /^application\/connect\+/.test(res.headers["content-type"] ?? "");
+          const body = streaming
+            ? Buffer.from(envelopesOf(raw).join("\n"))
+            : encoding === "gzip"
+              ? gunzipSync(raw)
+              : encoding === "br"
+                ? brotliDecompressSync(raw)
+                : raw;
           const kept: Record<string, string> = {};
           for (const [key, value] of Object.entries(res.headers))
             if (!FRAMING.has(key) && value !== undefined) kept[key] = String(value);
@@ -213,6 +263,65 @@ describe("the HTTP door's direct path answers exactly as Connect's router", () =
     expect(direct.headers).toEqual(router.headers);
     expect(direct.body.toString("base64")).toBe(router.body.toString("base64"));
     expect(await planState(app.plans, taskId)).toEqual(before);
+  });
+
+  const watch = (messages: Buffer[], headers: Record<string, string> = {}): Exchange => ({
+    path: "/taskplans.v1.PlanService/WatchPlan",
+    headers: { "content-type": "application/connect+json", ...headers },
+    body: enveloped(...messages),
+  });
+  const watchJson = (request: unknown) => Buffer.from(JSON.stringify(request));
+  const streams: [string, () => Exchange][] = [
+    [
+      "WatchPlan until its timeout: the snapshot, then deadline_exceeded",
+      () => watch([watchJson({ taskId, includeContent: true })], { "connect-timeout-ms": "400" }),
+    ],
+    [
+      "WatchPlan, binary, of a missing task",
+      () => ({
+        ...watch([
+          Buffer.from(
+            toBinary(
+              es.WatchPlanRequestSchema,
+              create(es.WatchPlanRequestSchema, { taskId: "no-such-task" }),
+            ),
+          ),
+        ]),
+        headers: { "content-type": "application/connect+proto" },
+      }),
+    ],
+    ["WatchPlan of a missing task", () => watch([watchJson({ taskId: "no-such-task" })])],
+    ["WatchPlan with an unknown field", () => watch([watchJson({ taskId, nonsense: true })])],
+    ["WatchPlan with invalid JSON", () => watch([Buffer.from("{")])],
+    ["WatchPlan without a request message", () => watch([])],
+    ["WatchPlan with two request messages", () => watch([watchJson({ taskId }), watchJson({ taskId })])],
+    [
+      "WatchPlan with a malformed timeout",
+      () => watch([watchJson({ taskId })], { "connect-timeout-ms": "x" }),
+    ],
+  ];
+
+  it.each(streams)("%s", async (_name, exchange) => {
+    const before = await planState(app.plans, taskId);
+    const { direct, router } = await bothWays(app.httpPort, exchange());
+    expect(direct.status).toBe(router.status);
+    expect(direct.headers).toEqual(router.headers);
+    expect(direct.body.toString()).toBe(router.body.toString());
+    expect(await planState(app.plans, taskId)).toEqual(before);
+  });
+
+  it("WatchPlan with a message over the limit: the direct path ends the stream resource_exhausted (the router resets the connection)", async () => {
+    const before = await planState(app.plans, taskId);
+    const big = watch([Buffer.from(JSON.stringify({ taskId, x: "y".repeat(1024 * 1024) }))]);
+    const direct = await send(app.httpPort, big, false);
+    expect(direct.status).toBe(200);
+    const [end] = direct.body.toString().split("\n");
+    expect(end).toMatch(
+      /^2:\{"error":\{"code":"resource_exhausted","message":"message size \d+ is larger than configured readMaxBytes 1048576"/,
+    );
+    expect(await planState(app.plans, taskId)).toEqual(before);
+    // The rest of the refused body was read and dropped: the connection serves the next call.
+    expect((await send(app.httpPort, json("PlanService/GetPlan", { taskId }), false)).status).toBe(200);
   });
 
   it("answers any GetPlan, ListPlanRevisions or GetPlanChanges request body as the router does (property)", async () => {

@@ -1,4 +1,5 @@
 import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
+import { directStreamExchange } from "../../src/http/connect-stream";
 import { directExchange } from "../../src/http/connect-unary";
 
 // Which requests the HTTP door serves on its direct path (src/http/connect-unary.ts); the rest are
@@ -51,5 +52,32 @@ describe("directExchange", () => {
     expect(directExchange(READ, "GET", {}, "?message=%7B%7D")).toBeNull();
     expect(directExchange(READ, "GET", {}, "?encoding=xml&message=%7B%7D")).toBeNull();
     expect(directExchange(WRITE, "GET", {}, "?encoding=json&message=%7B%7D")).toBeNull();
+  });
+});
+
+describe("directStreamExchange", () => {
+  it("takes a Connect streaming POST, JSON or binary, without message compression", () => {
+    expect(directStreamExchange("POST", { "content-type": "application/connect+json" })).toEqual({
+      binary: false,
+    });
+    expect(directStreamExchange("POST", { "content-type": "application/connect+proto" })).toEqual({
+      binary: true,
+    });
+    expect(
+      directStreamExchange("POST", {
+        "content-type": "application/connect+json",
+        "connect-content-encoding": "identity",
+        "accept-encoding": "gzip",
+      }),
+    ).toEqual({ binary: false });
+  });
+
+  it("leaves compressed messages, gRPC-Web, unary media types and other methods to the router", () => {
+    const stream = { "content-type": "application/connect+json" };
+    expect(directStreamExchange("POST", { ...stream, "connect-accept-encoding": "gzip" })).toBeNull();
+    expect(directStreamExchange("POST", { ...stream, "connect-content-encoding": "br" })).toBeNull();
+    expect(directStreamExchange("POST", { "content-type": "application/grpc-web+json" })).toBeNull();
+    expect(directStreamExchange("POST", { "content-type": "application/json" })).toBeNull();
+    expect(directStreamExchange("GET", stream)).toBeNull();
   });
 });

@@ -1,0 +1,212 @@
+import { EventEmitter } from "node:events";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { type DescMessage, fromBinary, type Message } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import {
+  createMethodSerializationLookup,
+  encodeEnvelope,
+  type MethodSerializationLookup,
+  pipe,
+  transformParseEnvelope,
+  transformSplitEnvelope,
+} from "@connectrpc/connect/protocol";
+import {
+  contentTypeStreamJson,
+  contentTypeStreamProto,
+  createEndStreamSerialization,
+  endStreamFlag,
+  parseContentType,
+  parseTimeout,
+} from "@connectrpc/connect/protocol-connect";
+import { connectErrorOf, type GrpcFailure } from "./connect-error";
+import type { StreamEndpoint } from "./connect-routes";
+import type { DirectOptions } from "./connect-unary";
+import { scopedCall } from "./grpc-call";
+import { forEachHeader, single } from "./node-request";
+
+// Connect's message compressions the router offers (connect-handler.ts).
+const COMPRESSED = /gzip|br/i;
+
+/**
+ * Which server-stream requests the direct path serves: a POST with Connect's streaming JSON or
+ * binary media type whose messages are neither compressed nor asked compressed. Everything else
+ * (gRPC-Web, compression, another media type) is the router's. Pure: the request's method and headers.
+ */
+export function directStreamExchange(
+  method: string | undefined,
+  headers: IncomingMessage["headers"],
+): { readonly binary: boolean } | null {
+  if (method !== "POST" || COMPRESSED.test(single(headers["connect-accept-encoding"]) ?? "")) return null;
+  const encoding = headers["connect-content-encoding"];
+  if (encoding !== undefined && encoding !== "identity") return null;
+  const type = parseContentType(headers["content-type"] ?? null);
+  return type?.stream ? { binary: type.binary } : null;
+}
+
+/**
+ * Connect's server streaming for the exchanges directStreamExchange picks (WatchPlan), written
+ * straight to node:http. The router passes every message through a chain of async iterables
+ * and serializes it once per stream. Here a message the handler writes becomes its enveloped JSON or
+ * binary once, shared by every stream it is written to (WatchPlan writes one Buffer per change to
+ * each stream of its task), and is written with the handler's callback (so its outbox sees a slow
+ * client as over gRPC). The request is read by the router's own pipeline (its envelope splitter, size
+ * limit and serialization); the end of the stream is the library's end-stream message.
+ * http-door-direct.test.ts holds the two paths to the same bytes. docs/decisions/0013.
+ */
+export class DirectStream {
+  private readonly serialization: MethodSerializationLookup<DescMessage, DescMessage>;
+  private readonly endStream;
+  // The enveloped message of each encoded output, JSON [0] and binary [1].
+  private readonly envelopes = [new WeakMap<Uint8Array, Uint8Array>(), new WeakMap<Uint8Array, Uint8Array>()];
+
+  constructor(
+    private readonly endpoint: StreamEndpoint,
+    private readonly options: DirectOptions,
+  ) {
+    this.serialization = createMethodSerializationLookup(
+      endpoint.method,
+      options.binaryOptions,
+      options.jsonOptions,
+      options,
+    );
+    this.endStream = createEndStreamSerialization(options.jsonOptions);
+  }
+
+  /** Serves the request if directStreamExchange picks it; else null (the router's). */
+  serve(req: IncomingMessage, res: ServerResponse, peer: string): Promise<void> | null {
+    const exchange = directStreamExchange(req.method, req.headers);
+    return exchange ? this.answer(exchange.binary, req, res, peer) : null;
+  }
+
+  private async answer(binary: boolean, req: IncomingMessage, res: ServerResponse, peer: string) {
+    const headers: Record<string, string> = {
+      "content-type": binary ? contentTypeStreamProto : contentTypeStreamJson,
+    };
+    const stream = new EnvelopeStream(
+      res,
+      headers,
+      (bytes) => this.envelopeOf(bytes, binary),
+      (error) => encodeEnvelope(endStreamFlag, this.endStream.serialize({ metadata: new Headers(), error })),
+    );
+    try {
+      const timeout = parseTimeout(single(req.headers["connect-timeout-ms"]), this.options.maxTimeoutMs);
+      if (timeout.error) throw timeout.error;
+      // Not destroyed when the pipeline stops early (a message over the limit): the refusal is
+      // written as the stream's end, where the router's reset the connection.
+      const input = pipe(
+        req.iterator({ destroyOnReturn: false }) as AsyncIterable<Uint8Array>,
+        transformSplitEnvelope(this.options.readMaxBytes),
+        transformParseEnvelope<Message>(this.serialization.getI(binary), endStreamFlag),
+      );
+      const request = await onlyMessage(input);
+      const scoped = scopedCall({
+        protocol: "connect",
+        peer,
+        timeoutMs: timeout.timeoutMs,
+        forEachHeader: (visit) => forEachHeader(req, visit),
+        setResponseHeader: (key, value) => (headers[key] = value),
+      });
+      this.endpoint.open(request, Object.assign(stream, scoped));
+      stream.opened(timeout.timeoutMs);
+    } catch (thrown) {
+      // What is left of a refused request is read and dropped, so the connection serves the next.
+      if (!req.complete) req.resume();
+      stream.finish(
+        thrown instanceof ConnectError
+          ? thrown
+          : new ConnectError("internal error", Code.Internal, undefined, undefined, thrown),
+      );
+    }
+  }
+
+  private envelopeOf(bytes: Uint8Array, binary: boolean): Uint8Array {
+    const cache = this.envelopes[binary ? 1 : 0] as WeakMap<Uint8Array, Uint8Array>;
+    let envelope = cache.get(bytes);
+    if (!envelope) {
+      const message = fromBinary(this.endpoint.method.output, bytes);
+      envelope = encodeEnvelope(0, this.serialization.getO(binary).serialize(message));
+      cache.set(bytes, envelope);
+    }
+    return envelope;
+  }
+}
+
+/** The one request message of a server stream (Connect's own refusals of none or two). */
+async function onlyMessage(input: AsyncIterable<Message>): Promise<Message> {
+  const messages: Message[] = [];
+  for await (const message of input) messages.push(message);
+  const [first] = messages;
+  if (!first)
+    throw new ConnectError(
+      "protocol error: missing input message for server-streaming method",
+      Code.Unimplemented,
+    );
+  if (messages.length > 1)
+    throw new ConnectError(
+      "protocol error: received extra input message for server-streaming method",
+      Code.Unimplemented,
+    );
+  return first;
+}
+
+/**
+ * The grpc-js server-stream call (connect-routes.ts StreamCall, without its scope) over one HTTP
+ * response: messages written as envelopes, an "error" from the handler ends the stream with
+ * Connect's end-stream message carrying it, and "cancelled" is emitted when the client goes away or
+ * the protocol's timeout passes (which then ends the stream deadline_exceeded, as gRPC does).
+ */
+class EnvelopeStream extends EventEmitter {
+  private ended = false;
+  private deadline: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly headers: Record<string, string>,
+    private readonly envelope: (bytes: Uint8Array) => Uint8Array,
+    private readonly endStream: (error: ConnectError | undefined) => Uint8Array,
+  ) {
+    super();
+    this.on("error", (failure: GrpcFailure) => this.finish(connectErrorOf(failure)));
+    res.once("close", () => {
+      if (this.ended) return;
+      this.ended = true;
+      this.clearDeadline();
+      this.emit("cancelled");
+    });
+  }
+
+  /** The handler has the call: the headers (with the request id) go now; the deadline runs. */
+  opened(timeoutMs: number | undefined): void {
+    if (this.ended) return;
+    this.head();
+    this.res.flushHeaders();
+    if (timeoutMs !== undefined)
+      this.deadline = setTimeout(() => {
+        this.emit("cancelled");
+        this.finish(new ConnectError("the operation timed out", Code.DeadlineExceeded));
+      }, timeoutMs);
+  }
+
+  write(bytes: Uint8Array, written: () => void = () => undefined): boolean {
+    if (this.ended) return false;
+    this.head();
+    return this.res.write(this.envelope(bytes), () => written());
+  }
+
+  /** Ends the stream: the end-stream message, with the error if any. */
+  finish(error?: ConnectError): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.clearDeadline();
+    this.head();
+    this.res.end(this.endStream(error));
+  }
+
+  private head(): void {
+    if (!this.res.headersSent) this.res.writeHead(200, this.headers);
+  }
+
+  private clearDeadline(): void {
+    if (this.deadline) clearTimeout(this.deadline);
+  }
+}
