@@ -26,10 +26,12 @@ import { DirectUnary } from "./connect-unary";
 import { peerOf, PEER } from "./grpc-call";
 
 /**
- * The services on a node:http server. The Connect protocol's plain unary exchanges go the direct
- * path (connect-unary.ts: the router's per-call machinery cost more CPU than the whole call over the
- * gRPC port, docs/decisions/0013); everything else goes Connect's router, served as connect-node's
- * connectNodeAdapter serves it with three differences (`npm run bench:http-profile` measures them):
+ * The services on a node:http server. The Connect protocol's plain exchanges, unary calls and
+ * server streams without compression, go the direct paths (connect-unary.ts, connect-stream.ts):
+ * the router's per-call machinery cost more CPU than the whole call over the gRPC port
+ * (docs/decisions/0013). Everything else goes through Connect's router. It is served as
+ * connect-node's connectNodeAdapter serves it, with three differences
+ * (`npm run bench:http-profile` measures them):
  * - the request's abort signal aborts only when the response closes before it was finished (the
  *   client went away), with a Canceled reason; the adapter aborted it after every response, and an
  *   abort without a reason builds a DOMException with a stack;
@@ -43,8 +45,6 @@ export function connectHandler(
   options: ConnectRouterOptions & {
     services: readonly DoorService[];
     logger: Logger;
-    /** Serve the plain unary exchanges directly (default); false: the router serves every request. */
-    direct?: boolean;
   },
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const settings = { acceptCompression: [compressionGzip, compressionBrotli], ...options };
@@ -58,7 +58,6 @@ export function connectHandler(
   const direct = new Map<string, DirectUnary | DirectStream>();
   for (const service of options.services) {
     const endpoints = serveOverConnect(router, service);
-    if (options.direct === false) continue;
     for (const endpoint of endpoints.unary)
       direct.set(createMethodUrl("/", endpoint.method), new DirectUnary(endpoint, directOptions));
     for (const endpoint of endpoints.streams)

@@ -1,6 +1,7 @@
 import { request } from "node:http";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { create, toBinary } from "@bufbuild/protobuf";
+import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import fc from "fast-check";
 import { es, WriteMode } from "@taskplans/contract";
 import { planState } from "../harness/model/plan-state";
@@ -256,6 +257,35 @@ describe("the HTTP door's direct path answers exactly as Connect's router", () =
     expect(router.encoding).toBe("gzip");
   });
 
+  it("every read answers a Connect GET; a write refuses one (405)", async () => {
+    const requests: Record<string, unknown> = {
+      GetPlan: { taskId },
+      GetTask: { taskId },
+      ListTasks: { workspaceId: "ws-1" },
+      ExportTask: { taskId },
+      ListPlanRevisions: { taskId },
+      GetPlanRevision: { taskId, revisionId: revisions[0] },
+      GetPlanChanges: { taskId, sinceVersion: "1" },
+      DiffPlanRevisions: { taskId, fromRevisionId: revisions.at(-1), toRevisionId: revisions[0] },
+    };
+    const reads = [...es.TaskService.methods, ...es.PlanService.methods].filter(
+      (method) => method.idempotency === MethodOptions_IdempotencyLevel.NO_SIDE_EFFECTS,
+    );
+    expect(reads.map((method) => method.name).sort()).toEqual(Object.keys(requests).sort());
+    for (const method of reads) {
+      const message = encodeURIComponent(JSON.stringify(requests[method.name]));
+      const path = `/${method.parent.typeName}/${method.name}?encoding=json&message=${message}`;
+      const answer = await send(app.httpPort, { method: "GET", path }, false);
+      expect({ method: method.name, status: answer.status }).toEqual({ method: method.name, status: 200 });
+    }
+    const write = await send(
+      app.httpPort,
+      { method: "GET", path: "/taskplans.v1.TaskService/DeleteTask?encoding=json&message=%7B%7D" },
+      false,
+    );
+    expect(write.status).toBe(405);
+  });
+
   it.each(cases)("%s", async (_name, exchange) => {
     const before = await planState(app.plans, taskId);
     const { direct, router } = await bothWays(app.httpPort, exchange());
@@ -308,6 +338,21 @@ describe("the HTTP door's direct path answers exactly as Connect's router", () =
     expect(direct.headers).toEqual(router.headers);
     expect(direct.body.toString()).toBe(router.body.toString());
     expect(await planState(app.plans, taskId)).toEqual(before);
+  });
+
+  it("a stream whose timeout passes ends deadline_exceeded after its snapshot on both paths, as over gRPC", async () => {
+    const answers = await bothWays(
+      app.httpPort,
+      watch([watchJson({ taskId })], { "connect-timeout-ms": "300" }),
+    );
+    for (const answer of [answers.direct, answers.router]) {
+      const envelopes = answer.body.toString().split("\n");
+      expect(envelopes).toHaveLength(2);
+      expect(envelopes[0]).toMatch(/^0:\{"kind":"PLAN_CHANGE_KIND_SNAPSHOT"/);
+      expect(envelopes[1]).toBe(
+        '2:{"error":{"code":"deadline_exceeded","message":"the operation timed out"}}',
+      );
+    }
   });
 
   it("WatchPlan with a message over the limit: the direct path ends the stream resource_exhausted (the router resets the connection)", async () => {

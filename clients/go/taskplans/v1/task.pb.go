@@ -1190,16 +1190,16 @@ const file_taskplans_v1_task_proto_rawDesc = "" +
 	"\x1aIMPORT_OUTCOME_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16IMPORT_OUTCOME_CREATED\x10\x01\x12\x1c\n" +
 	"\x18IMPORT_OUTCOME_UNCHANGED\x10\x02\x12\x1e\n" +
-	"\x1aIMPORT_OUTCOME_OVERWRITTEN\x10\x032\xee\x03\n" +
+	"\x1aIMPORT_OUTCOME_OVERWRITTEN\x10\x032\xf8\x03\n" +
 	"\vTaskService\x12O\n" +
 	"\n" +
 	"CreateTask\x12\x1f.taskplans.v1.CreateTaskRequest\x1a .taskplans.v1.CreateTaskResponse\x12K\n" +
 	"\aGetTask\x12\x1c.taskplans.v1.GetTaskRequest\x1a\x1d.taskplans.v1.GetTaskResponse\"\x03\x90\x02\x01\x12O\n" +
 	"\n" +
-	"DeleteTask\x12\x1f.taskplans.v1.DeleteTaskRequest\x1a .taskplans.v1.DeleteTaskResponse\x12L\n" +
-	"\tListTasks\x12\x1e.taskplans.v1.ListTasksRequest\x1a\x1f.taskplans.v1.ListTasksResponse\x12O\n" +
+	"DeleteTask\x12\x1f.taskplans.v1.DeleteTaskRequest\x1a .taskplans.v1.DeleteTaskResponse\x12Q\n" +
+	"\tListTasks\x12\x1e.taskplans.v1.ListTasksRequest\x1a\x1f.taskplans.v1.ListTasksResponse\"\x03\x90\x02\x01\x12T\n" +
 	"\n" +
-	"ExportTask\x12\x1f.taskplans.v1.ExportTaskRequest\x1a .taskplans.v1.ExportTaskResponse\x12Q\n" +
+	"ExportTask\x12\x1f.taskplans.v1.ExportTaskRequest\x1a .taskplans.v1.ExportTaskResponse\"\x03\x90\x02\x01\x12Q\n" +
 	"\n" +
 	"ImportTask\x12\x1f.taskplans.v1.ImportTaskRequest\x1a .taskplans.v1.ImportTaskResponse(\x01BDZBgithub.com/taskplans/taskplans/clients/go/taskplans/v1;taskplansv1b\x06proto3"
 
