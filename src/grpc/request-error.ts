@@ -12,13 +12,12 @@ export class RequestError extends Error {
     /** The field in proto notation (e.g. `author.name`), or null when the framing itself is broken. */
     readonly field: string | null,
     readonly detail: string,
+    /** What to do instead; by default, for protobuf on the wire. */
+    remedy = reason === "INVALID_UTF8"
+      ? "Send string fields as valid UTF-8 and retry."
+      : "Send a well-formed protobuf message (use the generated client) and retry.",
   ) {
-    super(
-      `Request was not processed because ${detail}. ` +
-        (reason === "INVALID_UTF8"
-          ? "Send string fields as valid UTF-8 and retry."
-          : "Send a well-formed protobuf message (use the generated client) and retry."),
-    );
+    super(`Request was not processed because ${detail}. ${remedy}`);
     this.name = "RequestError";
   }
 }

@@ -20,6 +20,8 @@ import type {
 } from "@grpc/grpc-js";
 import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
 import type { ScopedCall } from "../grpc/call-scope";
+import type { ReceivedRequest } from "../grpc/received-request";
+import type { Receiving } from "./direct-request";
 import { connectErrorOf, type GrpcFailure } from "./connect-error";
 import { scopedCallOf } from "./grpc-call";
 import { ResponseStream } from "./response-stream";
@@ -38,12 +40,12 @@ export interface DoorService {
 }
 
 /**
- * A unary method as the direct path (connect-unary.ts) calls it: the request Connect's
- * serialization parsed, the call as the call scope sees it, the answer to serialize.
+ * A unary method as the direct path (connect-unary.ts) calls it: the request as the gRPC port
+ * received it (direct-request.ts), the call as the call scope sees it, the answer to serialize.
  */
-export interface UnaryEndpoint {
+export interface UnaryEndpoint extends Receiving {
   readonly method: DescMethodUnary;
-  call(request: Message, scoped: ScopedCall): Promise<Message>;
+  call(request: ReceivedRequest<unknown>, scoped: ScopedCall): Promise<Message>;
 }
 
 /**
@@ -55,13 +57,13 @@ export type StreamCall = ScopedCall &
   EventEmitter & { write(bytes: Uint8Array, written?: () => void): boolean };
 
 /**
- * A server-streaming method as the direct path (connect-stream.ts) opens it: the request Connect's
- * serialization parsed, run by the port's handler on `call`. Each message the handler writes is the
+ * A server-streaming method as the direct path (connect-stream.ts) opens it: the request as the
+ * gRPC port received it, run by the port's handler on `call`. Each message the handler writes is the
  * protobuf encoding of the method's output (one Buffer per change, shared by every stream of a task).
  */
-export interface StreamEndpoint {
+export interface StreamEndpoint extends Receiving {
   readonly method: DescMethodServerStreaming;
-  open(request: Message, call: StreamCall): void;
+  open(request: ReceivedRequest<unknown>, call: StreamCall): void;
 }
 
 /** A service's methods as the direct paths serve them. */
@@ -89,30 +91,32 @@ export function serveOverConnect(
     const handler = handlers[method.localName];
     if (!grpc || !handler)
       throw new Error(`${service.typeName}/${method.name} has no handler on the gRPC port`);
-    const received = (request: Message) =>
-      grpc.requestDeserialize(Buffer.from(toBinary(method.input, request)));
+    const receive = (bytes: Uint8Array) =>
+      grpc.requestDeserialize(
+        Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+      ) as ReceivedRequest<unknown>;
+    const received = (request: Message) => receive(toBinary(method.input, request));
     const answer = (value: unknown) => fromBinary(method.output, grpc.responseSerialize(value) as Uint8Array);
     if (method.methodKind === "unary") {
       const unary = method as DescMethodUnary;
-      const call = (request: Message, scoped: ScopedCall) =>
-        unaryCall(handler as handleUnaryCall<unknown, unknown>, received(request), scoped, answer);
-      router.rpc(unary, (request: Message, context: HandlerContext) => call(request, scopedCallOf(context)));
-      endpoints.unary.push({ method: unary, call });
+      const call = (request: ReceivedRequest<unknown>, scoped: ScopedCall) =>
+        unaryCall(handler as handleUnaryCall<unknown, unknown>, request, scoped, answer);
+      router.rpc(unary, (request: Message, context: HandlerContext) =>
+        call(received(request), scopedCallOf(context)),
+      );
+      endpoints.unary.push({ method: unary, input: method.input, receive, call });
     } else if (method.methodKind === "server_streaming") {
       const streaming = method as DescMethodServerStreaming;
-      const open = (request: Message, call: StreamCall) =>
+      const open = (request: ReceivedRequest<unknown>, call: StreamCall) =>
         (handler as handleServerStreamingCall<unknown, unknown>)(
-          Object.assign(call, { request: received(request) }) as unknown as ServerWritableStream<
-            unknown,
-            unknown
-          >,
+          Object.assign(call, { request }) as unknown as ServerWritableStream<unknown, unknown>,
         );
       router.rpc(streaming, (request: Message, context: HandlerContext) => {
         const stream = new ResponseStream(method.output, context.signal);
-        open(request, Object.assign(stream, scopedCallOf(context)));
+        open(received(request), Object.assign(stream, scopedCallOf(context)));
         return stream.messages();
       });
-      endpoints.streams.push({ method: streaming, open });
+      endpoints.streams.push({ method: streaming, input: method.input, receive, open });
     } else if (method.methodKind === "client_streaming") {
       router.rpc(
         method as DescMethodClientStreaming,

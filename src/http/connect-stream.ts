@@ -1,12 +1,13 @@
 import { EventEmitter } from "node:events";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { type DescMessage, fromBinary, type Message } from "@bufbuild/protobuf";
+import { type DescMessage, fromBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import {
   createMethodSerializationLookup,
   encodeEnvelope,
   type MethodSerializationLookup,
   pipe,
+  type Serialization,
   transformParseEnvelope,
   transformSplitEnvelope,
 } from "@connectrpc/connect/protocol";
@@ -21,6 +22,7 @@ import {
 import { connectErrorOf, type GrpcFailure } from "./connect-error";
 import type { StreamEndpoint } from "./connect-routes";
 import type { DirectOptions } from "./connect-unary";
+import { directReceived } from "./direct-request";
 import { scopedCall } from "./grpc-call";
 import { forEachHeader, single } from "./node-request";
 
@@ -96,9 +98,14 @@ export class DirectStream {
       const input = pipe(
         req.iterator({ destroyOnReturn: false }) as AsyncIterable<Uint8Array>,
         transformSplitEnvelope(this.options.readMaxBytes),
-        transformParseEnvelope<Message>(this.serialization.getI(binary), endStreamFlag),
+        transformParseEnvelope<Uint8Array>(AS_SENT, endStreamFlag),
       );
-      const request = await onlyMessage(input);
+      const request = directReceived(
+        this.endpoint,
+        this.serialization.getI(false),
+        await onlyMessage(input),
+        binary,
+      );
       const scoped = scopedCall({
         protocol: "connect",
         peer,
@@ -131,9 +138,17 @@ export class DirectStream {
   }
 }
 
+// A request message's bytes as they came: decoded inside the call's scope (direct-request.ts).
+const AS_SENT: Serialization<Uint8Array> = {
+  parse: (data) => data,
+  serialize: () => {
+    throw new Error("a request is never serialized here");
+  },
+};
+
 /** The one request message of a server stream (Connect's own refusals of none or two). */
-async function onlyMessage(input: AsyncIterable<Message>): Promise<Message> {
-  const messages: Message[] = [];
+async function onlyMessage(input: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
+  const messages: Uint8Array[] = [];
   for await (const message of input) messages.push(message);
   const [first] = messages;
   if (!first)

@@ -23,6 +23,7 @@ import {
 } from "@connectrpc/connect/protocol-connect";
 import type { UnaryEndpoint } from "./connect-routes";
 import { scopedCall } from "./grpc-call";
+import { directReceived } from "./direct-request";
 import { bodyOf, forEachHeader, single } from "./node-request";
 
 /** The router's settings the direct path must honour alike (connect-handler.ts passes the same). */
@@ -121,7 +122,7 @@ export class DirectUnary {
       const timeout = parseTimeout(single(req.headers["connect-timeout-ms"]), this.options.maxTimeoutMs);
       if (timeout.error) throw timeout.error;
       const bytes = exchange.query ? messageOf(exchange.query) : await bodyOf(req, this.options.readMaxBytes);
-      const request = this.serialization.getI(exchange.binary).parse(bytes);
+      const request = directReceived(this.endpoint, this.serialization.getI(false), bytes, exchange.binary);
       const scoped = scopedCall({
         protocol: "connect",
         peer,

@@ -120,6 +120,12 @@ async function bothWays(port: number, exchange: Exchange): Promise<{ direct: Ans
   return { direct, router };
 }
 
+interface ErrorBody {
+  code: string;
+  message: string;
+  details?: { type: string; debug?: Record<string, unknown> }[];
+}
+
 const json = (path: string, body: unknown, headers: Record<string, string> = {}): Exchange => ({
   path: `/taskplans.v1.${path}`,
   headers: { "content-type": "application/json", ...headers },
@@ -141,6 +147,16 @@ describe("the HTTP door's direct path answers exactly as Connect's router", () =
     revisions = (await app.plans.listPlanRevisions({ taskId })).revisions.map((revision) => revision.id);
   });
   afterAll(() => app.stop());
+
+  /** GetPlan calls over Connect refused INVALID_ARGUMENT, as the metrics count them. */
+  const refusalsCounted = async () => {
+    const metrics = await (await fetch(`http://127.0.0.1:${app.metricsPort}/metrics`)).text();
+    const line =
+      /taskplans_rpc_duration_seconds_count\{method="GetPlan",code="INVALID_ARGUMENT",protocol="connect"\} (\d+)/.exec(
+        metrics,
+      );
+    return Number(line?.[1] ?? 0);
+  };
 
   const cases: [string, () => Exchange][] = [
     ["GetPlan, JSON", () => json("PlanService/GetPlan", { taskId })],
@@ -170,14 +186,6 @@ describe("the HTTP door's direct path answers exactly as Connect's router", () =
     ],
     ["GetTask", () => json("TaskService/GetTask", { taskId })],
     ["ListTasks", () => json("TaskService/ListTasks", { workspaceId: "ws-1" })],
-    ["an unknown field", () => json("PlanService/GetPlan", { taskId, nonsense: 1 })],
-    ["invalid JSON", () => json("PlanService/GetPlan", '{"taskId": ')],
-    ["a wrong type", () => json("PlanService/GetPlan", { taskId: 5 })],
-    ["an empty body", () => json("PlanService/GetPlan", "")],
-    [
-      "a body that is not UTF-8",
-      () => ({ ...json("PlanService/GetPlan", ""), body: Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d]) }),
-    ],
     ["a malformed timeout", () => json("PlanService/GetPlan", { taskId }, { "connect-timeout-ms": "soon" })],
     [
       "a timeout",
@@ -215,14 +223,6 @@ describe("the HTTP door's direct path answers exactly as Connect's router", () =
       }),
     ],
     [
-      "binary that is not a message",
-      () => ({
-        path: "/taskplans.v1.PlanService/GetPlan",
-        headers: { "content-type": "application/proto" },
-        body: Buffer.from([0xff, 0xff, 0xff]),
-      }),
-    ],
-    [
       "GET, JSON",
       () => ({
         method: "GET",
@@ -235,10 +235,6 @@ describe("the HTTP door's direct path answers exactly as Connect's router", () =
         method: "GET",
         path: `/taskplans.v1.PlanService/GetPlan?encoding=proto&base64=1&message=${Buffer.from(toBinary(es.GetPlanRequestSchema, create(es.GetPlanRequestSchema, { taskId }))).toString("base64url")}`,
       }),
-    ],
-    [
-      "GET with invalid JSON",
-      () => ({ method: "GET", path: "/taskplans.v1.PlanService/GetPlan?encoding=json&message=%7B" }),
     ],
     [
       "GET of a write (405)",
@@ -286,6 +282,67 @@ describe("the HTTP door's direct path answers exactly as Connect's router", () =
     expect(write.status).toBe(405);
   });
 
+  // A body that is not a valid request is refused inside the call's scope on the direct path, as a
+  // malformed gRPC request is: INVALID_ARGUMENT with an ErrorInfo, a log line and a metric. The
+  // router refuses it with the library's bare error (and a binary one as INTERNAL).
+  const refusals: [string, () => Exchange, string, RegExp, number][] = [
+    [
+      "an unknown field",
+      () => json("PlanService/GetPlan", { taskId, nonsense: 1 }),
+      "MALFORMED_REQUEST",
+      /key "nonsense" is unknown/,
+      400,
+    ],
+    ["invalid JSON", () => json("PlanService/GetPlan", '{"taskId": '), "MALFORMED_REQUEST", /JSON/, 400],
+    ["a wrong type", () => json("PlanService/GetPlan", { taskId: 5 }), "MALFORMED_REQUEST", /task_id/, 400],
+    ["an empty body", () => json("PlanService/GetPlan", ""), "MALFORMED_REQUEST", /JSON/, 400],
+    [
+      "a body that is not UTF-8",
+      () => ({ ...json("PlanService/GetPlan", ""), body: Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d]) }),
+      "INVALID_UTF8",
+      /not valid UTF-8/,
+      400,
+    ],
+    [
+      "GET with invalid JSON",
+      () => ({ method: "GET", path: "/taskplans.v1.PlanService/GetPlan?encoding=json&message=%7B" }),
+      "MALFORMED_REQUEST",
+      /JSON/,
+      400,
+    ],
+    [
+      "binary that is not a message",
+      () => ({
+        path: "/taskplans.v1.PlanService/GetPlan",
+        headers: { "content-type": "application/proto" },
+        body: Buffer.from([0xff, 0xff, 0xff]),
+      }),
+      "MALFORMED_REQUEST",
+      /truncated|not a valid/,
+      500,
+    ],
+  ];
+
+  it.each(refusals)(
+    "%s: refused in the call's scope (ErrorInfo, log, metric)",
+    async (_name, exchange, reason, detail, routerStatus) => {
+      const before = await planState(app.plans, taskId);
+      const counted = await refusalsCounted();
+      const { direct, router } = await bothWays(app.httpPort, exchange());
+      expect(direct.status).toBe(400);
+      const body = JSON.parse(direct.body.toString()) as ErrorBody;
+      expect(body.code).toBe("invalid_argument");
+      expect(body.message).toMatch(/^Request was not processed because /);
+      expect(body.message).toMatch(detail);
+      const info = body.details?.find((d) => d.type === "google.rpc.ErrorInfo")?.debug;
+      expect(info).toMatchObject({ reason, metadata: { request_id: "req-direct-differential" } });
+      expect(direct.headers["x-request-id"]).toBe("req-direct-differential");
+      expect(await refusalsCounted()).toBe(counted + 1);
+      expect(router.status).toBe(routerStatus);
+      expect(await planState(app.plans, taskId)).toEqual(before);
+    },
+  );
+
   it.each(cases)("%s", async (_name, exchange) => {
     const before = await planState(app.plans, taskId);
     const { direct, router } = await bothWays(app.httpPort, exchange());
@@ -321,8 +378,6 @@ describe("the HTTP door's direct path answers exactly as Connect's router", () =
       }),
     ],
     ["WatchPlan of a missing task", () => watch([watchJson({ taskId: "no-such-task" })])],
-    ["WatchPlan with an unknown field", () => watch([watchJson({ taskId, nonsense: true })])],
-    ["WatchPlan with invalid JSON", () => watch([Buffer.from("{")])],
     ["WatchPlan without a request message", () => watch([])],
     ["WatchPlan with two request messages", () => watch([watchJson({ taskId }), watchJson({ taskId })])],
     [
@@ -330,6 +385,19 @@ describe("the HTTP door's direct path answers exactly as Connect's router", () =
       () => watch([watchJson({ taskId })], { "connect-timeout-ms": "x" }),
     ],
   ];
+
+  it("WatchPlan with an unknown field or invalid JSON: the stream ends invalid_argument with an ErrorInfo", async () => {
+    for (const request of [watchJson({ taskId, nonsense: true }), Buffer.from("{")]) {
+      const { direct, router } = await bothWays(app.httpPort, watch([request]));
+      for (const answer of [direct, router]) expect(answer.status).toBe(200);
+      const [end] = direct.body.toString().split("\n");
+      const { error } = JSON.parse((end ?? "").slice(2)) as { error: ErrorBody };
+      expect(error.code).toBe("invalid_argument");
+      expect(error.details?.find((d) => d.type === "google.rpc.ErrorInfo")?.debug).toMatchObject({
+        reason: "MALFORMED_REQUEST",
+      });
+    }
+  });
 
   it.each(streams)("%s", async (_name, exchange) => {
     const before = await planState(app.plans, taskId);
@@ -369,7 +437,7 @@ describe("the HTTP door's direct path answers exactly as Connect's router", () =
     expect((await send(app.httpPort, json("PlanService/GetPlan", { taskId }), false)).status).toBe(200);
   });
 
-  it("answers any GetPlan, ListPlanRevisions or GetPlanChanges request body as the router does (property)", async () => {
+  it("answers any GetPlan, ListPlanRevisions or GetPlanChanges request body as the router does, a refusal with the same code (property)", async () => {
     const value = fc.oneof(
       fc.string(),
       fc.integer(),
@@ -404,8 +472,14 @@ describe("the HTTP door's direct path answers exactly as Connect's router", () =
       fc.asyncProperty(path, body, async (method, text) => {
         const { direct, router } = await bothWays(app.httpPort, json(method, text));
         expect(direct.status).toBe(router.status);
-        expect(direct.headers).toEqual(router.headers);
-        expect(direct.body.toString()).toBe(router.body.toString());
+        if (router.status === 200) {
+          expect(direct.headers).toEqual(router.headers);
+          expect(direct.body.toString()).toBe(router.body.toString());
+        } else {
+          // A body that does not parse is refused in the call's scope (above): the same code.
+          const code = (answer: Answer) => (JSON.parse(answer.body.toString()) as ErrorBody).code;
+          expect(code(direct)).toBe(code(router));
+        }
       }),
       { numRuns: 150 },
     );
