@@ -3,7 +3,6 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { type DescMessage, fromBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import {
-  createMethodSerializationLookup,
   encodeEnvelope,
   type MethodSerializationLookup,
   pipe,
@@ -21,10 +20,8 @@ import {
 } from "@connectrpc/connect/protocol-connect";
 import { connectErrorOf, type GrpcFailure } from "./connect-error";
 import type { StreamEndpoint } from "./connect-routes";
-import type { DirectOptions } from "./connect-unary";
-import { directReceived } from "./direct-request";
-import { scopedCall } from "./grpc-call";
-import { forEachHeader, single } from "./node-request";
+import { directReceived, directScopedCall, type DirectOptions, serializationOf } from "./direct-request";
+import { single } from "./node-request";
 
 // Connect's message compressions the router offers (connect-handler.ts).
 const COMPRESSED = /gzip|br/i;
@@ -51,8 +48,9 @@ export function directStreamExchange(
  * and serializes it once per stream. Here a message the handler writes becomes its enveloped JSON or
  * binary once, shared by every stream it is written to (WatchPlan writes one Buffer per change to
  * each stream of its task), and is written with the handler's callback (so its outbox sees a slow
- * client as over gRPC). The request is read by the router's own pipeline (its envelope splitter, size
- * limit and serialization); the end of the stream is the library's end-stream message.
+ * client as over gRPC). The request is read by the router's own envelope splitter and size limit,
+ * and parsed inside the call's scope (direct-request.ts); the end of the stream is the library's
+ * end-stream message.
  * http-door-direct.test.ts holds the two paths to the same bytes. docs/decisions/0013.
  */
 export class DirectStream {
@@ -65,12 +63,7 @@ export class DirectStream {
     private readonly endpoint: StreamEndpoint,
     private readonly options: DirectOptions,
   ) {
-    this.serialization = createMethodSerializationLookup(
-      endpoint.method,
-      options.binaryOptions,
-      options.jsonOptions,
-      options,
-    );
+    this.serialization = serializationOf(endpoint.method, options);
     this.endStream = createEndStreamSerialization(options.jsonOptions);
   }
 
@@ -106,13 +99,7 @@ export class DirectStream {
         await onlyMessage(input),
         binary,
       );
-      const scoped = scopedCall({
-        protocol: "connect",
-        peer,
-        timeoutMs: timeout.timeoutMs,
-        forEachHeader: (visit) => forEachHeader(req, visit),
-        setResponseHeader: (key, value) => (headers[key] = value),
-      });
+      const scoped = directScopedCall(req, peer, timeout.timeoutMs, headers);
       this.endpoint.open(request, Object.assign(stream, scoped));
       stream.opened(timeout.timeoutMs);
     } catch (thrown) {

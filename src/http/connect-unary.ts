@@ -1,18 +1,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type {
-  DescMessage,
-  BinaryReadOptions,
-  BinaryWriteOptions,
-  JsonReadOptions,
-  JsonWriteOptions,
-} from "@bufbuild/protobuf";
+import type { DescMessage } from "@bufbuild/protobuf";
 import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import { base64Decode } from "@bufbuild/protobuf/wire";
 import { Code, ConnectError } from "@connectrpc/connect";
-import {
-  createMethodSerializationLookup,
-  type MethodSerializationLookup,
-} from "@connectrpc/connect/protocol";
+import type { MethodSerializationLookup } from "@connectrpc/connect/protocol";
 import {
   codeToHttpStatus,
   contentTypeUnaryJson,
@@ -22,18 +13,8 @@ import {
   parseTimeout,
 } from "@connectrpc/connect/protocol-connect";
 import type { UnaryEndpoint } from "./connect-routes";
-import { scopedCall } from "./grpc-call";
-import { directReceived } from "./direct-request";
-import { bodyOf, forEachHeader, single } from "./node-request";
-
-/** The router's settings the direct path must honour alike (connect-handler.ts passes the same). */
-export interface DirectOptions {
-  readonly readMaxBytes: number;
-  readonly writeMaxBytes: number;
-  readonly maxTimeoutMs: number;
-  readonly jsonOptions: Partial<JsonReadOptions & JsonWriteOptions>;
-  readonly binaryOptions: Partial<BinaryReadOptions & BinaryWriteOptions>;
-}
+import { directReceived, directScopedCall, type DirectOptions, serializationOf } from "./direct-request";
+import { bodyOf, single } from "./node-request";
 
 /** How a request the direct path serves is framed. */
 export interface DirectExchange {
@@ -81,10 +62,11 @@ export function directExchange(
  * Connect's unary protocol for the exchanges directExchange picks, served straight from node:http:
  * the router's unary handler (its createUnaryHandler) does the same steps with three abort
  * controllers, three Headers copies and async iterables per call, which cost more CPU than the
- * whole call over the gRPC port (docs/adr/0013). The steps and every refusal are the library's own:
- * its timeout parser, body reader (the size limit by Content-Length before the body is read),
- * serialization (the proto3 JSON mapping, and its errors), HTTP status mapping and error JSON.
- * http-door-direct.test.ts holds the two paths to the same answers, byte for byte.
+ * whole call over the gRPC port (docs/decisions/0013). The steps are the library's own: its timeout
+ * parser, body reader (the size limit by Content-Length before the body is read), serialization
+ * (the proto3 JSON mapping), HTTP status mapping and error JSON. The body is parsed inside the call's
+ * scope (direct-request.ts), so a malformed one is refused as over gRPC. http-door-direct.test.ts
+ * holds the two paths to the same answers, byte for byte.
  */
 export class DirectUnary {
   private readonly serialization: MethodSerializationLookup<DescMessage, DescMessage>;
@@ -93,12 +75,7 @@ export class DirectUnary {
     private readonly endpoint: UnaryEndpoint,
     private readonly options: DirectOptions,
   ) {
-    this.serialization = createMethodSerializationLookup(
-      endpoint.method,
-      options.binaryOptions,
-      options.jsonOptions,
-      options,
-    );
+    this.serialization = serializationOf(endpoint.method, options);
   }
 
   /** Serves the request if directExchange picks it (true); else leaves it to the router. */
@@ -123,13 +100,7 @@ export class DirectUnary {
       if (timeout.error) throw timeout.error;
       const bytes = exchange.query ? messageOf(exchange.query) : await bodyOf(req, this.options.readMaxBytes);
       const request = directReceived(this.endpoint, this.serialization.getI(false), bytes, exchange.binary);
-      const scoped = scopedCall({
-        protocol: "connect",
-        peer,
-        timeoutMs: timeout.timeoutMs,
-        forEachHeader: (visit) => forEachHeader(req, visit),
-        setResponseHeader: (key, value) => (headers[key] = value),
-      });
+      const scoped = directScopedCall(req, peer, timeout.timeoutMs, headers);
       body = this.serialization.getO(exchange.binary).serialize(await this.endpoint.call(request, scoped));
     } catch (thrown) {
       const error =

@@ -1,8 +1,51 @@
-import { type DescMessage, type Message, toBinary } from "@bufbuild/protobuf";
+import type { IncomingMessage } from "node:http";
+import type {
+  BinaryReadOptions,
+  BinaryWriteOptions,
+  DescMessage,
+  DescMethod,
+  JsonReadOptions,
+  JsonWriteOptions,
+  Message,
+} from "@bufbuild/protobuf";
+import { toBinary } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
-import type { Serialization } from "@connectrpc/connect/protocol";
+import { createMethodSerializationLookup, type Serialization } from "@connectrpc/connect/protocol";
+import type { ScopedCall } from "../grpc/call-scope";
 import { ReceivedRequest } from "../grpc/received-request";
 import { RequestError } from "../grpc/request-error";
+import { scopedCall } from "./grpc-call";
+import { forEachHeader } from "./node-request";
+
+/** The router's settings the direct path must honour alike (connect-handler.ts passes the same). */
+export interface DirectOptions {
+  readonly readMaxBytes: number;
+  readonly writeMaxBytes: number;
+  readonly maxTimeoutMs: number;
+  readonly jsonOptions: Partial<JsonReadOptions & JsonWriteOptions>;
+  readonly binaryOptions: Partial<BinaryReadOptions & BinaryWriteOptions>;
+}
+
+/** The library's serialization of a method's request and answer, with the router's settings. */
+export function serializationOf(method: DescMethod, options: DirectOptions) {
+  return createMethodSerializationLookup(method, options.binaryOptions, options.jsonOptions, options);
+}
+
+/** A direct path's call as the call scope sees it; what the scope sends goes to `responseHeaders`. */
+export function directScopedCall(
+  req: IncomingMessage,
+  peer: string,
+  timeoutMs: number | undefined,
+  responseHeaders: Record<string, string>,
+): ScopedCall {
+  return scopedCall({
+    protocol: "connect",
+    peer,
+    timeoutMs,
+    forEachHeader: (visit) => forEachHeader(req, visit),
+    setResponseHeader: (key, value) => (responseHeaders[key] = value),
+  });
+}
 
 /** What a direct path needs of a method to hand a request to the gRPC port's handler. */
 export interface Receiving {
