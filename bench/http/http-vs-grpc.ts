@@ -20,6 +20,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fromJsonString } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { es, type PlanChange, WriteMode } from "@taskplans/contract";
@@ -109,8 +110,9 @@ async function deliveries(replica: Replica, protocol: Watcher, writer: Clients, 
     }
     stops.push(() => channels.forEach((c) => c.close()));
   } else if (protocol === "Connect JSON (node:http client)") {
-    // Connect streaming read with node:http and a few lines of envelope parsing: the service's delivery
-    // without connect-node's client pipeline (which shares the cores with the replica here).
+    // Connect streaming read with node:http, a few lines of envelope parsing and protobuf-es decoding:
+    // the service's delivery without connect-node's client pipeline (which shares the cores with the
+    // replica here).
     for (let i = 0; i < WATCHERS; i++) {
       const body = Buffer.from(JSON.stringify({ taskId: tasks[i % WATCHED_TASKS] }));
       const prefix = Buffer.alloc(5);
@@ -131,10 +133,13 @@ async function deliveries(replica: Replica, protocol: Watcher, writer: Clients, 
             while (pending.length >= 5 && pending.length >= 5 + pending.readUInt32BE(1)) {
               const length = pending.readUInt32BE(1);
               if (pending.readUInt8(0) === 0) {
-                const change = JSON.parse(pending.subarray(5, 5 + length).toString()) as {
-                  committedAt?: string;
-                };
-                record(change.committedAt ? Date.parse(change.committedAt) : null);
+                // Decoded into the message as any client must (as the gRPC client decodes its own).
+                const change = fromJsonString(
+                  es.PlanChangeSchema,
+                  pending.subarray(5, 5 + length).toString(),
+                );
+                const at = change.committedAt;
+                record(at ? Number(at.seconds) * 1000 + Math.floor(at.nanos / 1e6) : null);
               }
               pending = pending.subarray(5 + length);
             }
