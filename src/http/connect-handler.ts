@@ -50,6 +50,11 @@ export function connectHandler(
   const settings = { acceptCompression: [compressionGzip, compressionBrotli], ...options };
   const router: ConnectRouter = createConnectRouter(settings);
   const limits = validateUniversalHandlerOptions(settings);
+  // The direct paths apply none of these; the router's own would then differ from them.
+  if (limits.interceptors.length > 0 || limits.requireConnectProtocolHeader || limits.shutdownSignal)
+    throw new Error(
+      "the HTTP door's direct paths do not apply interceptors, a required protocol header or a shutdown signal",
+    );
   const directOptions = {
     ...limits,
     jsonOptions: settings.jsonOptions ?? {},

@@ -3,6 +3,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { type DescMessage, fromBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import {
+  type Compression,
+  compressionNegotiate,
   encodeEnvelope,
   type MethodSerializationLookup,
   pipe,
@@ -20,24 +22,33 @@ import {
 } from "@connectrpc/connect/protocol-connect";
 import { connectErrorOf, type GrpcFailure } from "./connect-error";
 import type { StreamEndpoint } from "./connect-routes";
-import { directReceived, directScopedCall, type DirectOptions, serializationOf } from "./direct-request";
+import {
+  closeIfUnread,
+  compressedRequest,
+  directReceived,
+  directScopedCall,
+  type DirectOptions,
+  remainingMs,
+  serializationOf,
+} from "./direct-request";
 import { single } from "./node-request";
-
-// Connect's message compressions the router offers (connect-handler.ts).
-const COMPRESSED = /gzip|br/i;
 
 /**
  * Which server-stream requests the direct path serves: a POST with Connect's streaming JSON or
- * binary media type whose messages are neither compressed nor asked compressed. Everything else
- * (gRPC-Web, compression, another media type) is the router's. Pure: the request's method and headers.
+ * binary media type whose messages are neither compressed nor asked compressed (by the library's
+ * negotiation over the compressions the router offers; connect-web asks none). Everything else
+ * (gRPC-Web, compression, another media type) is the router's. Pure: the compressions offered, the
+ * request's method and headers.
  */
 export function directStreamExchange(
+  available: readonly Compression[],
   method: string | undefined,
   headers: IncomingMessage["headers"],
 ): { readonly binary: boolean } | null {
-  if (method !== "POST" || COMPRESSED.test(single(headers["connect-accept-encoding"]) ?? "")) return null;
-  const encoding = headers["connect-content-encoding"];
-  if (encoding !== undefined && encoding !== "identity") return null;
+  if (method !== "POST" || compressedRequest(available, single(headers["connect-content-encoding"])))
+    return null;
+  const accepted = single(headers["connect-accept-encoding"]);
+  if (compressionNegotiate([...available], null, accepted, "connect-accept-encoding").response) return null;
   const type = parseContentType(headers["content-type"] ?? null);
   return type?.stream ? { binary: type.binary } : null;
 }
@@ -69,7 +80,7 @@ export class DirectStream {
 
   /** Serves the request if directStreamExchange picks it; else null (the router's). */
   serve(req: IncomingMessage, res: ServerResponse, peer: string): Promise<void> | null {
-    const exchange = directStreamExchange(req.method, req.headers);
+    const exchange = directStreamExchange(this.options.acceptCompression, req.method, req.headers);
     return exchange ? this.answer(exchange.binary, req, res, peer) : null;
   }
 
@@ -83,6 +94,7 @@ export class DirectStream {
       (bytes) => this.envelopeOf(bytes, binary),
       (error) => encodeEnvelope(endStreamFlag, this.endStream.serialize({ metadata: new Headers(), error })),
     );
+    const arrived = Date.now();
     try {
       const timeout = parseTimeout(single(req.headers["connect-timeout-ms"]), this.options.maxTimeoutMs);
       if (timeout.error) throw timeout.error;
@@ -99,12 +111,13 @@ export class DirectStream {
         await onlyMessage(input),
         binary,
       );
-      const scoped = directScopedCall(req, peer, timeout.timeoutMs, headers);
-      this.endpoint.open(request, Object.assign(stream, scoped));
-      stream.opened(timeout.timeoutMs);
+      // The client may have gone while its request was read: nothing is opened for it.
+      if (stream.ended) return;
+      const timeoutMs = remainingMs(arrived, timeout.timeoutMs);
+      this.endpoint.open(request, Object.assign(stream, directScopedCall(req, peer, timeoutMs, headers)));
+      stream.opened(timeoutMs);
     } catch (thrown) {
-      // What is left of a refused request is read and dropped, so the connection serves the next.
-      if (!req.complete) req.resume();
+      closeIfUnread(req, res);
       stream.finish(
         thrown instanceof ConnectError
           ? thrown
@@ -158,7 +171,8 @@ async function onlyMessage(input: AsyncIterable<Uint8Array>): Promise<Uint8Array
  * the protocol's timeout passes (which then ends the stream deadline_exceeded, as gRPC does).
  */
 class EnvelopeStream extends EventEmitter {
-  private ended = false;
+  /** The stream is over: finished, or its client went away. */
+  ended = false;
   private deadline: NodeJS.Timeout | null = null;
 
   constructor(
@@ -190,9 +204,22 @@ class EnvelopeStream extends EventEmitter {
   }
 
   write(bytes: Uint8Array, written: () => void = () => undefined): boolean {
-    if (this.ended) return false;
+    if (this.ended) {
+      queueMicrotask(written); // nothing more is sent: the message is not held either
+      return false;
+    }
+    let envelope: Uint8Array;
+    try {
+      envelope = this.envelope(bytes);
+    } catch (thrown) {
+      // This stream ends (its end-stream carries the error); the handler's other streams go on.
+      this.emit("cancelled");
+      this.finish(ConnectError.from(thrown, Code.Internal));
+      queueMicrotask(written);
+      return false;
+    }
     this.head();
-    return this.res.write(this.envelope(bytes), () => written());
+    return this.res.write(envelope, () => written());
   }
 
   /** Ends the stream: the end-stream message, with the error if any. */

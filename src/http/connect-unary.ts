@@ -3,7 +3,11 @@ import type { DescMessage } from "@bufbuild/protobuf";
 import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import { base64Decode } from "@bufbuild/protobuf/wire";
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { MethodSerializationLookup } from "@connectrpc/connect/protocol";
+import {
+  type Compression,
+  compressionNegotiate,
+  type MethodSerializationLookup,
+} from "@connectrpc/connect/protocol";
 import {
   codeToHttpStatus,
   contentTypeUnaryJson,
@@ -13,7 +17,15 @@ import {
   parseTimeout,
 } from "@connectrpc/connect/protocol-connect";
 import type { UnaryEndpoint } from "./connect-routes";
-import { directReceived, directScopedCall, type DirectOptions, serializationOf } from "./direct-request";
+import {
+  closeIfUnread,
+  compressedRequest,
+  directReceived,
+  directScopedCall,
+  type DirectOptions,
+  remainingMs,
+  serializationOf,
+} from "./direct-request";
 import { bodyOf, single } from "./node-request";
 
 /** How a request the direct path serves is framed. */
@@ -24,35 +36,32 @@ export interface DirectExchange {
   readonly query: URLSearchParams | null;
 }
 
-// Connect's compressions the router offers (connect-handler.ts): a request that uses or accepts one
-// is the router's.
-const COMPRESSED = /gzip|br/i;
-
 /**
- * Which requests the direct path serves: the Connect protocol's plain unary exchange, the one curl,
- * scripts and most back ends make. A POST whose Content-Type is Connect's unary JSON or binary and
- * that neither compresses its body nor accepts a compressed answer, or a GET of a method without
- * side effects with `encoding=json|proto` and no `compression`. Everything else (gRPC-Web, streams,
- * compression, a wrong method or media type, which the router refuses with its own status) is the
- * router's. Pure: the method's idempotency, the request's method, headers and query.
+ * Which requests the direct path serves: the Connect protocol's unary exchange with an uncompressed
+ * request, the one curl, scripts, browsers and most back ends make. A POST whose Content-Type is
+ * Connect's unary JSON or binary, or a GET of a method without side effects with
+ * `encoding=json|proto`. A request body compressed (or in a compression the router does not offer,
+ * which it refuses) and everything else (gRPC-Web, streams, a wrong method or media type, which the
+ * router refuses with its own status) is the router's. The answer may be compressed either way.
+ * Pure: the method's idempotency, the compressions offered, the request's method, headers, query.
  */
 export function directExchange(
   idempotency: MethodOptions_IdempotencyLevel,
+  available: readonly Compression[],
   method: string | undefined,
   headers: IncomingMessage["headers"],
   search: string,
 ): DirectExchange | null {
-  if (COMPRESSED.test(headers["accept-encoding"] ?? "")) return null;
   if (method === "POST") {
-    const encoding = headers["content-encoding"];
-    if (encoding !== undefined && encoding !== "identity") return null;
+    if (compressedRequest(available, single(headers["content-encoding"]))) return null;
     const type = parseContentType(headers["content-type"] ?? null);
     return type && !type.stream ? { binary: type.binary, query: null } : null;
   }
   if (method === "GET" && idempotency === MethodOptions_IdempotencyLevel.NO_SIDE_EFFECTS) {
     const query = new URLSearchParams(search);
     const encoding = query.get("encoding");
-    if (query.has("compression") || (encoding !== "json" && encoding !== "proto")) return null;
+    if (compressedRequest(available, query.get("compression"))) return null;
+    if (encoding !== "json" && encoding !== "proto") return null;
     return { binary: encoding === "proto", query };
   }
   return null;
@@ -80,7 +89,13 @@ export class DirectUnary {
 
   /** Serves the request if directExchange picks it (true); else leaves it to the router. */
   serve(req: IncomingMessage, res: ServerResponse, peer: string, search: string): Promise<void> | null {
-    const exchange = directExchange(this.endpoint.method.idempotency, req.method, req.headers, search);
+    const exchange = directExchange(
+      this.endpoint.method.idempotency,
+      this.options.acceptCompression,
+      req.method,
+      req.headers,
+      search,
+    );
     return exchange ? this.answer(exchange, req, res, peer) : null;
   }
 
@@ -93,6 +108,13 @@ export class DirectUnary {
     const headers: Record<string, string> = {
       "content-type": exchange.binary ? contentTypeUnaryProto : contentTypeUnaryJson,
     };
+    const arrived = Date.now();
+    const compression = compressionNegotiate(
+      [...this.options.acceptCompression],
+      null,
+      single(req.headers["accept-encoding"]),
+      "accept-encoding",
+    );
     let status = 200;
     let body: Uint8Array;
     try {
@@ -100,7 +122,7 @@ export class DirectUnary {
       if (timeout.error) throw timeout.error;
       const bytes = exchange.query ? messageOf(exchange.query) : await bodyOf(req, this.options.readMaxBytes);
       const request = directReceived(this.endpoint, this.serialization.getI(false), bytes, exchange.binary);
-      const scoped = directScopedCall(req, peer, timeout.timeoutMs, headers);
+      const scoped = directScopedCall(req, peer, remainingMs(arrived, timeout.timeoutMs), headers);
       body = this.serialization.getO(exchange.binary).serialize(await this.endpoint.call(request, scoped));
     } catch (thrown) {
       const error =
@@ -112,7 +134,12 @@ export class DirectUnary {
       error.metadata.forEach((value, key) => (headers[key] = value));
       body = errorToJsonBytes(error, this.options.jsonOptions);
     }
+    if (compression.response && body.byteLength >= this.options.compressMinBytes) {
+      body = await compression.response.compress(body);
+      headers["content-encoding"] = compression.response.name;
+    }
     headers["content-length"] = String(body.byteLength);
+    closeIfUnread(req, res);
     res.writeHead(status, headers);
     res.end(body);
   }

@@ -1,4 +1,4 @@
-import type { IncomingMessage } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type {
   BinaryReadOptions,
   BinaryWriteOptions,
@@ -10,20 +10,50 @@ import type {
 } from "@bufbuild/protobuf";
 import { toBinary } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
-import { createMethodSerializationLookup, type Serialization } from "@connectrpc/connect/protocol";
+import {
+  type Compression,
+  compressionNegotiate,
+  createMethodSerializationLookup,
+  type Serialization,
+} from "@connectrpc/connect/protocol";
 import type { ScopedCall } from "../grpc/call-scope";
 import { ReceivedRequest } from "../grpc/received-request";
 import { RequestError } from "../grpc/request-error";
 import { scopedCall } from "./grpc-call";
 import { forEachHeader } from "./node-request";
 
-/** The router's settings the direct path must honour alike (connect-handler.ts passes the same). */
+/** The router's settings the direct paths honour alike (connect-handler.ts passes the same). */
 export interface DirectOptions {
   readonly readMaxBytes: number;
   readonly writeMaxBytes: number;
   readonly maxTimeoutMs: number;
+  /** The compressions the router offers; a unary answer is compressed as the router would. */
+  readonly acceptCompression: readonly Compression[];
+  readonly compressMinBytes: number;
   readonly jsonOptions: Partial<JsonReadOptions & JsonWriteOptions>;
   readonly binaryOptions: Partial<BinaryReadOptions & BinaryWriteOptions>;
+}
+
+/**
+ * Whether a request sends its body (or its stream's messages) compressed, or names a compression
+ * the router does not offer, by the library's own negotiation: such a request is the router's.
+ */
+export function compressedRequest(available: readonly Compression[], encoding: string | null): boolean {
+  const negotiated = compressionNegotiate([...available], encoding, null, "accept-encoding");
+  return negotiated.request !== null || negotiated.error !== undefined;
+}
+
+/** What is left of a request's timeout (ms) now, counted from its arrival; undefined: none set. */
+export function remainingMs(arrived: number, timeoutMs: number | undefined): number | undefined {
+  return timeoutMs === undefined ? undefined : Math.max(0, arrived + timeoutMs - Date.now());
+}
+
+/**
+ * After an answer sent before the request's body was read to its end (refused by its length, or
+ * over the limit on the way), the connection is closed rather than the rest read and dropped.
+ */
+export function closeIfUnread(req: IncomingMessage, res: ServerResponse): void {
+  if (!req.complete) res.shouldKeepAlive = false;
 }
 
 /** The library's serialization of a method's request and answer, with the router's settings. */

@@ -1,18 +1,22 @@
 import { request } from "node:http";
-import { brotliDecompressSync, gunzipSync } from "node:zlib";
+import { brotliDecompressSync, gunzipSync, gzipSync } from "node:zlib";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import fc from "fast-check";
 import { es, WriteMode } from "@taskplans/contract";
+import { capturingLogger } from "../harness/fixtures/capturing-logger";
 import { planState } from "../harness/model/plan-state";
 import { startTestApp, type TestApp } from "../harness/servers/test-app";
 
-// The HTTP door serves Connect's plain unary exchanges on its direct path (src/http/connect-unary.ts)
-// and everything else through Connect's router. A request that also accepts a compressed answer is
-// the router's; otherwise it is the same request. Each case here is sent both ways to one server and
-// the two answers must be the same: status, every header but the framing ones, and the body bytes
-// (the router's decompressed when it compressed it). Reads and refusals change nothing, so the
-// server's state is the same for both; x-request-id is set so both echo the same one.
+// The HTTP door serves Connect's plain exchanges on its direct paths (src/http/connect-unary.ts,
+// connect-stream.ts) and everything else through Connect's router. A unary request whose body is
+// compressed, or a stream that accepts compressed messages, is the router's; otherwise it is the same
+// request. Each case here is sent both ways to one server, both accepting a gzip answer, and the two
+// answers must be the same: status, every header but the framing ones (content-encoding included),
+// and the body bytes, decompressed. Reads and refusals change nothing, so the server's state is the
+// same for both; x-request-id is set so both echo the same one. The refusals of a body that does not
+// parse differ on purpose (the direct path's carry an ErrorInfo, the router's do not): their tests
+// also show that each request went the path it should.
 
 interface Exchange {
   readonly method?: "POST" | "GET";
@@ -24,6 +28,8 @@ interface Exchange {
 interface Answer {
   /** How the answer came compressed (undefined: not compressed). */
   readonly encoding: string | undefined;
+  /** The connection header: "close" when the server closes the connection after it. */
+  readonly connection: string | undefined;
   readonly status: number;
   readonly headers: Record<string, string>;
   readonly body: Buffer;
@@ -32,7 +38,6 @@ interface Answer {
 // Framing the two paths may differ in: the router may compress (and then counts other bytes); the
 // date and the connection's own headers are the server's.
 const FRAMING = new Set([
-  "content-encoding",
   "content-length",
   "connect-content-encoding",
   "transfer-encoding",
@@ -75,13 +80,33 @@ function envelopesOf(body: Buffer): string[] {
   return out;
 }
 
-function send(port: number, exchange: Exchange, acceptCompressed: boolean): Promise<Answer> {
+/** The exchange as the router gets it: a unary request's message compressed, a stream accepting compression. */
+function forTheRouter(exchange: Exchange): Exchange {
+  const headers = exchange.headers ?? {};
+  if (/^application\/connect\+/.test(headers["content-type"] ?? ""))
+    return { ...exchange, headers: { ...headers, "connect-accept-encoding": "gzip" } };
+  if (exchange.method === "GET") {
+    const url = new URL(exchange.path, "http://door");
+    const message = url.searchParams.get("message") ?? "";
+    const bytes =
+      url.searchParams.get("base64") === "1" ? Buffer.from(message, "base64url") : Buffer.from(message);
+    url.searchParams.set("message", gzipSync(bytes).toString("base64url"));
+    url.searchParams.set("base64", "1");
+    url.searchParams.set("compression", "gzip");
+    return { ...exchange, path: `${url.pathname}${url.search}` };
+  }
+  return {
+    ...exchange,
+    headers: { ...headers, "content-encoding": "gzip" },
+    body: gzipSync(exchange.body ?? ""),
+  };
+}
+
+function send(port: number, exchange: Exchange, acceptGzip = true): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const streaming = /^application\/connect\+/.test(exchange.headers?.["content-type"] ?? "");
-    const accept = streaming ? "connect-accept-encoding" : "accept-encoding";
     const headers = {
       "x-request-id": "req-direct-differential",
-      ...(acceptCompressed ? { [accept]: "gzip" } : {}),
+      ...(acceptGzip ? { "accept-encoding": "gzip" } : {}),
       ...exchange.headers,
     };
     const req = request(
@@ -104,7 +129,8 @@ function send(port: number, exchange: Exchange, acceptCompressed: boolean): Prom
           const kept: Record<string, string> = {};
           for (const [key, value] of Object.entries(res.headers))
             if (!FRAMING.has(key) && value !== undefined) kept[key] = String(value);
-          resolve({ encoding, status: res.statusCode ?? 0, headers: kept, body });
+          const connection = res.headers.connection;
+          resolve({ encoding, connection, status: res.statusCode ?? 0, headers: kept, body });
         });
       },
     );
@@ -115,8 +141,8 @@ function send(port: number, exchange: Exchange, acceptCompressed: boolean): Prom
 
 /** The answer of the direct path and of the router to the same exchange. */
 async function bothWays(port: number, exchange: Exchange): Promise<{ direct: Answer; router: Answer }> {
-  const direct = await send(port, exchange, false);
-  const router = await send(port, exchange, true);
+  const direct = await send(port, exchange);
+  const router = await send(port, forTheRouter(exchange));
   return { direct, router };
 }
 
@@ -133,12 +159,13 @@ const json = (path: string, body: unknown, headers: Record<string, string> = {})
 });
 
 describe("the HTTP door's direct path answers exactly as Connect's router", () => {
+  const log = capturingLogger();
   let app: TestApp;
   let taskId: string;
   let revisions: string[];
 
   beforeAll(async () => {
-    app = await startTestApp("sqlite");
+    app = await startTestApp("sqlite", { overrides: { logger: log.logger } });
     taskId = await app.newTask();
     // Over 1 KiB, so the router compresses its answers to GetPlan: the bodies are compared decoded.
     await app.plans.createPlan({ taskId, content: `# Plan\n\n${"- a step with ünïcödé 🚀\n".repeat(80)}` });
@@ -211,10 +238,6 @@ describe("the HTTP door's direct path answers exactly as Connect's router", () =
       () => json("PlanService/UpdatePlan", { taskId, mode: "WRITE_MODE_REPLACE", expectedVersion: "1" }),
     ],
     [
-      "a body over the limit, by its length",
-      () => json("PlanService/GetPlan", JSON.stringify({ taskId, x: "y".repeat(1024 * 1024 + 10) })),
-    ],
-    [
       "GetPlan, binary",
       () => ({
         path: "/taskplans.v1.PlanService/GetPlan",
@@ -246,11 +269,15 @@ describe("the HTTP door's direct path answers exactly as Connect's router", () =
     ],
   ];
 
-  it("a request that accepts a compressed answer is the router's, which compresses a large one", async () => {
+  it("a large answer is compressed for a client that accepts gzip, on both paths; plain for one that does not", async () => {
     const { direct, router } = await bothWays(app.httpPort, json("PlanService/GetPlan", { taskId }));
     expect(direct.body.length).toBeGreaterThan(1024);
-    expect(direct.encoding).toBeUndefined();
+    expect(direct.encoding).toBe("gzip");
     expect(router.encoding).toBe("gzip");
+    expect(direct.body.toString()).toBe(router.body.toString());
+    const plain = await send(app.httpPort, json("PlanService/GetPlan", { taskId }), false);
+    expect(plain.encoding).toBeUndefined();
+    expect(plain.body.toString()).toBe(direct.body.toString());
   });
 
   it("every read answers a Connect GET; a write refuses one (405)", async () => {
@@ -328,6 +355,7 @@ describe("the HTTP door's direct path answers exactly as Connect's router", () =
     async (_name, exchange, reason, detail, routerStatus) => {
       const before = await planState(app.plans, taskId);
       const counted = await refusalsCounted();
+      const logged = log.lines.length;
       const { direct, router } = await bothWays(app.httpPort, exchange());
       expect(direct.status).toBe(400);
       const body = JSON.parse(direct.body.toString()) as ErrorBody;
@@ -338,7 +366,20 @@ describe("the HTTP door's direct path answers exactly as Connect's router", () =
       expect(info).toMatchObject({ reason, metadata: { request_id: "req-direct-differential" } });
       expect(direct.headers["x-request-id"]).toBe("req-direct-differential");
       expect(await refusalsCounted()).toBe(counted + 1);
+      const lines = log.lines.slice(logged).map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(lines).toContainEqual(
+        expect.objectContaining({
+          msg: "rpc rejected",
+          method: "GetPlan",
+          protocol: "connect",
+          code: "INVALID_ARGUMENT",
+          reason,
+          requestId: "req-direct-differential",
+        }),
+      );
+      // The router refuses the same body with the library's error: no ErrorInfo (garbage binary: internal).
       expect(router.status).toBe(routerStatus);
+      expect((JSON.parse(router.body.toString()) as ErrorBody).details).toBeUndefined();
       expect(await planState(app.plans, taskId)).toEqual(before);
     },
   );
@@ -386,7 +427,7 @@ describe("the HTTP door's direct path answers exactly as Connect's router", () =
     ],
   ];
 
-  it("WatchPlan with an unknown field or invalid JSON: the stream ends invalid_argument with an ErrorInfo", async () => {
+  it("WatchPlan with an unknown field or invalid JSON: the direct path's stream ends invalid_argument with an ErrorInfo, the router's without", async () => {
     for (const request of [watchJson({ taskId, nonsense: true }), Buffer.from("{")]) {
       const { direct, router } = await bothWays(app.httpPort, watch([request]));
       for (const answer of [direct, router]) expect(answer.status).toBe(200);
@@ -396,6 +437,11 @@ describe("the HTTP door's direct path answers exactly as Connect's router", () =
       expect(error.details?.find((d) => d.type === "google.rpc.ErrorInfo")?.debug).toMatchObject({
         reason: "MALFORMED_REQUEST",
       });
+      // The router's refusal of the same request has no ErrorInfo: each went its own path.
+      const [routerEnd] = router.body.toString().split("\n");
+      const routerError = (JSON.parse((routerEnd ?? "").slice(2)) as { error: ErrorBody }).error;
+      expect(routerError.code).toBe("invalid_argument");
+      expect(routerError.details).toBeUndefined();
     }
   });
 
@@ -405,6 +451,19 @@ describe("the HTTP door's direct path answers exactly as Connect's router", () =
     expect(direct.status).toBe(router.status);
     expect(direct.headers).toEqual(router.headers);
     expect(direct.body.toString()).toBe(router.body.toString());
+    expect(await planState(app.plans, taskId)).toEqual(before);
+  });
+
+  it("a body over the limit is refused by its length before it is read, and the connection closed after", async () => {
+    const before = await planState(app.plans, taskId);
+    const big = json("PlanService/GetPlan", JSON.stringify({ taskId, x: "y".repeat(1024 * 1024 + 10) }));
+    const answer = await send(app.httpPort, big);
+    expect(answer.status).toBe(429);
+    expect(JSON.parse(answer.body.toString())).toEqual({
+      code: "resource_exhausted",
+      message: `message size ${String(big.body?.length)} is larger than configured readMaxBytes 1048576`,
+    });
+    expect(answer.connection).toBe("close");
     expect(await planState(app.plans, taskId)).toEqual(before);
   });
 
@@ -423,18 +482,18 @@ describe("the HTTP door's direct path answers exactly as Connect's router", () =
     }
   });
 
-  it("WatchPlan with a message over the limit: the direct path ends the stream resource_exhausted (the router resets the connection)", async () => {
+  it("WatchPlan with a message over the limit: the direct path ends the stream resource_exhausted and closes the connection (the router resets it)", async () => {
     const before = await planState(app.plans, taskId);
     const big = watch([Buffer.from(JSON.stringify({ taskId, x: "y".repeat(1024 * 1024) }))]);
-    const direct = await send(app.httpPort, big, false);
+    const direct = await send(app.httpPort, big);
     expect(direct.status).toBe(200);
     const [end] = direct.body.toString().split("\n");
     expect(end).toMatch(
       /^2:\{"error":\{"code":"resource_exhausted","message":"message size \d+ is larger than configured readMaxBytes 1048576"/,
     );
     expect(await planState(app.plans, taskId)).toEqual(before);
-    // The rest of the refused body was read and dropped: the connection serves the next call.
-    expect((await send(app.httpPort, json("PlanService/GetPlan", { taskId }), false)).status).toBe(200);
+    // The rest of the body is not read: the connection is closed after the refusal.
+    expect(direct.connection).toBe("close");
   });
 
   it("answers any GetPlan, ListPlanRevisions or GetPlanChanges request body as the router does, a refusal with the same code (property)", async () => {
