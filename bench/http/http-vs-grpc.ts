@@ -13,7 +13,7 @@
  *   (default 4), each kind first in turn.
  *
  *   npm run bench:http
- *   BENCH_ROUNDS=3 BENCH_CALLS=3000 BENCH_WATCHERS=1000 npm run bench:http
+ *   BENCH_ROUNDS=5 BENCH_CALLS=3000 BENCH_WATCHERS=1000 npm run bench:http
  *   BENCH_PARTS=watch npm run bench:http   # the WatchPlan half only
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -31,7 +31,7 @@ import { type Clients, connect } from "../../test/harness/calls/rpc";
 import { connectOverHttp } from "../../test/harness/calls/connect-clients";
 import { processCpuMs } from "../shared/process-stats";
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5); // 3 let one noisy round move the median ratio by 0.2
 const CALLS = Number(process.env.BENCH_CALLS ?? 3000);
 const WATCHERS = Number(process.env.BENCH_WATCHERS ?? 1000);
 const TASKS = 1000;
