@@ -41,14 +41,14 @@ import { single } from "./node-request";
  * request's method and headers.
  */
 export function directStreamExchange(
-  available: readonly Compression[],
+  available: Compression[],
   method: string | undefined,
   headers: IncomingMessage["headers"],
 ): { readonly binary: boolean } | null {
   if (method !== "POST" || compressedRequest(available, single(headers["connect-content-encoding"])))
     return null;
   const accepted = single(headers["connect-accept-encoding"]);
-  if (compressionNegotiate([...available], null, accepted, "connect-accept-encoding").response) return null;
+  if (compressionNegotiate(available, null, accepted, "connect-accept-encoding").response) return null;
   const type = parseContentType(headers["content-type"] ?? null);
   return type?.stream ? { binary: type.binary } : null;
 }

@@ -47,7 +47,7 @@ export interface DirectExchange {
  */
 export function directExchange(
   idempotency: MethodOptions_IdempotencyLevel,
-  available: readonly Compression[],
+  available: Compression[],
   method: string | undefined,
   headers: IncomingMessage["headers"],
   search: string,
@@ -110,7 +110,7 @@ export class DirectUnary {
     };
     const arrived = Date.now();
     const compression = compressionNegotiate(
-      [...this.options.acceptCompression],
+      this.options.acceptCompression,
       null,
       single(req.headers["accept-encoding"]),
       "accept-encoding",

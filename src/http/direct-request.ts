@@ -27,8 +27,11 @@ export interface DirectOptions {
   readonly readMaxBytes: number;
   readonly writeMaxBytes: number;
   readonly maxTimeoutMs: number;
-  /** The compressions the router offers; a unary answer is compressed as the router would. */
-  readonly acceptCompression: readonly Compression[];
+  /**
+   * The compressions the router offers; a unary answer is compressed as the router would. (Mutable
+   * only in type: the library's negotiation takes it so, and the direct paths pass it as it is.)
+   */
+  readonly acceptCompression: Compression[];
   readonly compressMinBytes: number;
   readonly jsonOptions: Partial<JsonReadOptions & JsonWriteOptions>;
   readonly binaryOptions: Partial<BinaryReadOptions & BinaryWriteOptions>;
@@ -38,8 +41,8 @@ export interface DirectOptions {
  * Whether a request sends its body (or its stream's messages) compressed, or names a compression
  * the router does not offer, by the library's own negotiation: such a request is the router's.
  */
-export function compressedRequest(available: readonly Compression[], encoding: string | null): boolean {
-  const negotiated = compressionNegotiate([...available], encoding, null, "accept-encoding");
+export function compressedRequest(available: Compression[], encoding: string | null): boolean {
+  const negotiated = compressionNegotiate(available, encoding, null, "accept-encoding");
   return negotiated.request !== null || negotiated.error !== undefined;
 }
 

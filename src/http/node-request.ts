@@ -13,21 +13,19 @@ export async function bodyOf(req: IncomingMessage, readMaxBytes: number): Promis
   const length = single(req.headers["content-length"]);
   if (length !== null && Number(length) > readMaxBytes)
     return readAllBytes(createAsyncIterable([]), readMaxBytes, length);
-  const chunks = await new Promise<Buffer[]>((resolve, reject) => {
-    const gathered: Buffer[] = [];
-    let count = 0;
+  const { chunks, count } = await new Promise<{ chunks: Buffer[]; count: number }>((resolve, reject) => {
+    const gathered = { chunks: [] as Buffer[], count: 0 };
     const settle = () => {
       req.off("data", take).off("end", settle).off("error", reject);
       resolve(gathered);
     };
     const take = (chunk: Buffer) => {
-      gathered.push(chunk);
-      count += chunk.byteLength;
-      if (count > readMaxBytes) settle();
+      gathered.chunks.push(chunk);
+      gathered.count += chunk.byteLength;
+      if (gathered.count > readMaxBytes) settle();
     };
     req.on("data", take).once("end", settle).once("error", reject);
   });
-  const count = chunks.reduce((sum, chunk) => sum + chunk.byteLength, 0);
   // A body within the limit and of its promised length is what readAllBytes would return; any other
   // goes through it, for its refusal.
   if (count <= readMaxBytes && (length === null || Number(length) === count))
