@@ -70,10 +70,7 @@ export async function startHttpListener(options: HttpListenerOptions): Promise<H
         })
       : null;
   const serve = (req: IncomingMessage, res: ServerResponse) => {
-    const path = (req.url ?? "/").split("?")[0] ?? "/";
-    if (path === "/console" || path.startsWith("/console/")) {
-      if (handleConsoleRequest(req, res)) return;
-    }
+    if (handleConsoleRequest(req, res)) return;
     if (!allowCors) return void connect(req, res);
     allowCors(req, res, () => connect(req, res));
   };

@@ -72,12 +72,6 @@ export class TaskTransfer {
     return { ...read, snapshot };
   }
 
-  /**
-   * Recreates an exported task in one transaction. Operators only (IMPORT_NOT_PERMITTED), into a
-   * workspace the caller reaches; the task must be one consistent task (IMPORT_INVALID) within the
-   * history budget (HISTORY_QUOTA_EXCEEDED). A task stored exactly so is left alone ("unchanged");
-   * one stored otherwise is IMPORT_CONFLICT unless `overwrite`.
-   */
   /** IMPORT_NOT_PERMITTED unless the caller is an operator (checked before an import's stream is read). */
   requireOperator(caller: Caller): void {
     if (!isOperator(caller, this.operators)) throw planErrors.importNotPermitted();
@@ -88,6 +82,12 @@ export class TaskTransfer {
     return this.historyBudget.maxBytes > 0 ? this.historyBudget.maxBytes : Number.POSITIVE_INFINITY;
   }
 
+  /**
+   * Recreates an exported task in one transaction. Operators only (IMPORT_NOT_PERMITTED), into a
+   * workspace the caller reaches; the task must be one consistent task (IMPORT_INVALID) within the
+   * history budget (HISTORY_QUOTA_EXCEEDED). A task stored exactly so is left alone ("unchanged");
+   * one stored otherwise is IMPORT_CONFLICT unless `overwrite`.
+   */
   async importTask(caller: Caller, request: ImportRequest): Promise<ImportOutcome> {
     this.requireOperator(caller);
     const { bundle } = request;
