@@ -11,6 +11,7 @@ import { artifactsDir, launchChromium } from "../harness/browser/chromium";
 import { collectPageErrors, texts, waitForText, windowFlag } from "../harness/browser/page-waits";
 import { capturingLogger } from "../harness/fixtures/capturing-logger";
 import { planState } from "../harness/model/plan-state";
+import { startFailoverProxy } from "../harness/network/failover-proxy";
 import { waitFor } from "../harness/servers/processes";
 import { repoRoot } from "../harness/servers/repo-root";
 import { startTestApp, type TestApp } from "../harness/servers/test-app";
@@ -295,6 +296,58 @@ describe("the plan console (no auth)", () => {
     expect(await page.textContent("#plan-meta")).toBe("the task has no plan (yet, or it was deleted)");
     expect(await page.textContent("#status")).toMatch(/^live: version 102/);
     expect(errors).toEqual([]);
+  });
+
+  it("resumes a watch its connection lost from the last version it showed, and shows the writes made meanwhile", async () => {
+    // The page reaches the listener through a TCP proxy, as through a load balancer that drops
+    // connections: the test cuts every connection and holds new ones while another client writes.
+    const proxy = await startFailoverProxy(() => app.httpPort);
+    try {
+      const taskId = await app.newTask();
+      await app.plans.createPlan({ taskId, content: "# Resume\n\n- one\n", author: agent("w1") });
+      const { page, errors } = await newPage();
+      const watches: unknown[] = [];
+      page.on("request", (request) => {
+        if (!request.url().endsWith("/taskplans.v1.PlanService/WatchPlan")) return;
+        // A Connect streaming request body: one envelope (flags, length, then the JSON message).
+        watches.push(JSON.parse((request.postDataBuffer() ?? Buffer.alloc(5)).subarray(5).toString()));
+      });
+      await page.goto(`http://127.0.0.1:${proxy.port}/console/#task=${taskId}`);
+      await waitForText(page, "#status", "live: watching");
+      await page.evaluate("window.__sameDocument = true");
+      const append = (line: string, author: string) =>
+        app.plans.updatePlan({
+          taskId,
+          content: line,
+          mode: WriteMode.WRITE_MODE_APPEND,
+          author: agent(author),
+        });
+      await append("- two", "w0");
+      await waitForText(page, "#status", "live: version 2");
+
+      proxy.pause();
+      proxy.cut();
+      await waitForText(page, "#status", "watch interrupted");
+      await append("- three", "w1");
+      await append("- four", "w0");
+      // The page's retry (3 s after the cut) waits at the proxy until it lets connections through.
+      await waitFor("the page's second WatchPlan", async () => watches.length >= 2, 15_000);
+      proxy.resume();
+
+      await waitForText(page, "#status", "live: version 4");
+      expect(await texts(page, "#plan-content li", true)).toEqual(["one", "two", "three", "four"]);
+      await waitForText(page, '#revisions tbody tr[data-revision="4"]', "w0");
+      // The first watch follows from the version GetPlan read; the second from the last one shown.
+      expect(watches).toEqual([
+        { taskId, afterVersion: "1", includeContent: true },
+        { taskId, afterVersion: "2", includeContent: true },
+      ]);
+      expect(await windowFlag(page, "__sameDocument")).toBe(true);
+      // Chromium's own line for the stream the cut ended; nothing else went wrong on the page.
+      expect(errors).toEqual(["console: Failed to load resource: net::ERR_INCOMPLETE_CHUNKED_ENCODING"]);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it("runs nothing a hostile plan, title or author holds, shows them as text, and the CSP blocks and reports what would get past the sanitizer", async () => {
