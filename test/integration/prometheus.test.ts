@@ -162,6 +162,18 @@ describe("the chart's dashboard and alert rules on a real Prometheus scraping tw
       await clients[0]?.tasks.createTask({ taskId, workspaceId: "ws" });
       for (const c of clients) streams.push(c.plans.watchPlan({ taskId, afterVersion: 0 }));
       for (const stream of streams) stream.on("error", () => undefined);
+      // Only a change committed after its stream opened is timed (replays are not delays): wait
+      // until each replica holds its stream, read from its own /metrics, before committing any.
+      await waitFor(
+        "a WatchPlan stream open on each replica",
+        async () => {
+          const bodies = await Promise.all(
+            replicas.map(async (r) => (await fetch(`http://127.0.0.1:${r.metricsPort}/metrics`)).text()),
+          );
+          return bodies.every((body) => /^taskplans_watch_streams 1$/m.test(body));
+        },
+        10_000,
+      );
       // Changes committed while both streams are open: the delivery-delay histogram's observations.
       await clients[0]?.plans.createPlan({ taskId, content: "# Watched\n" });
       for (let i = 0; i < 5; i++)
