@@ -324,6 +324,8 @@ describe("the plan console (no auth)", () => {
         });
       await append("- two", "w0");
       await waitForText(page, "#status", "live: version 2");
+      // The revisions are read again after each change: that read is done before the cut.
+      await waitForText(page, '#revisions tbody tr[data-revision="2"]', "w0");
 
       proxy.pause();
       proxy.cut();
