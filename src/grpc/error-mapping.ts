@@ -2,6 +2,7 @@ import { type Metadata, status } from "@grpc/grpc-js";
 import { AuthenticationError, type AuthenticationReason } from "../auth/authentication-error";
 import { type FieldViolation, PlanError, planErrors, type Reason } from "../plans/errors";
 import {
+  CommitOutcomeUnknownError,
   type CorruptContent,
   StorageConflictError,
   StorageCorruptionError,
@@ -60,6 +61,7 @@ export const CODE_OF_REASON: Readonly<Record<Reason | AuthenticationReason | Req
     IMPORT_INVALID: status.INVALID_ARGUMENT,
     IMPORT_NOT_PERMITTED: status.PERMISSION_DENIED,
     IMPORT_CONFLICT: status.ALREADY_EXISTS,
+    COMMIT_OUTCOME_UNKNOWN: status.UNAVAILABLE,
   });
 
 /** What a failed call sends: code, message and the grpc-status-details-bin trailer. */
@@ -86,6 +88,7 @@ function portFailure(error: unknown, during: "write" | "read"): PlanError | null
   if (error instanceof LockUnavailableError) return planErrors.lockUnavailable();
   if (error instanceof StorageConflictError) return planErrors.writeConflict();
   if (error instanceof StorageUnavailableError) return planErrors.storageUnavailable();
+  if (error instanceof CommitOutcomeUnknownError) return planErrors.commitOutcomeUnknown();
   if (error instanceof StorageCorruptionError) return planErrors.planReadFailed(during, error);
   return null;
 }

@@ -42,7 +42,8 @@ export type Reason =
   | "EXPORT_CHANGED"
   | "IMPORT_INVALID"
   | "IMPORT_NOT_PERMITTED"
-  | "IMPORT_CONFLICT";
+  | "IMPORT_CONFLICT"
+  | "COMMIT_OUTCOME_UNKNOWN";
 
 /** A request field that failed validation (becomes a google.rpc.BadRequest field violation). */
 export interface FieldViolation {
@@ -88,6 +89,8 @@ export class PlanError extends Error {
    * or "Task was not created"): "<outcome> because <detail>. <next action>".
    */
   notDoneMessage(outcome: string): string {
+    // A write whose commit went unanswered cannot say what did not happen: it may have happened.
+    if (this.reason === "COMMIT_OUTCOME_UNKNOWN") return this.message;
     return `${outcome} because ${this.detail}. ${this.nextAction}`;
   }
 }
@@ -286,6 +289,20 @@ export const planErrors = {
     return new PlanError("STORAGE_UNAVAILABLE", {
       detail: "the plan store is unavailable",
       nextAction: "Retry with backoff.",
+    });
+  },
+  /**
+   * The write's COMMIT was sent and never answered (the database crashed, shut down or dropped the
+   * connection): it may have been applied. Its own reason, never STORAGE_UNAVAILABLE, which says
+   * nothing was written. A retry with the same request_id is answered from what an applied write
+   * remembered (in the same transaction) or applies it once; a new request_id could apply it twice.
+   */
+  commitOutcomeUnknown(): PlanError {
+    return new PlanError("COMMIT_OUTCOME_UNKNOWN", {
+      detail: "the write may have been applied: the database did not answer its commit",
+      nextAction:
+        "Retry with the same request_id, never a new one: the retry is applied once or answered with the original result. A write without request_id (or that takes none): read the plan or task back before writing again.",
+      metadata: { outcome: "unknown" },
     });
   },
   lockUnavailable(): PlanError {

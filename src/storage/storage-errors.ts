@@ -1,4 +1,8 @@
-import { StorageConflictError, StorageUnavailableError } from "../plans/ports/store-errors";
+import {
+  CommitOutcomeUnknownError,
+  StorageConflictError,
+  StorageUnavailableError,
+} from "../plans/ports/store-errors";
 
 /** Classifies driver errors into the failures plans/ declares (plans/ports/store-errors.ts). */
 
@@ -27,7 +31,12 @@ const UNAVAILABLE_ERRNOS = new Set([1040, 1053, 1077, 1078, 1079, 1080, 2002, 20
 
 /** Maps a driver error to StorageConflictError / StorageUnavailableError, or returns it unchanged. */
 export function classifyStorageError(error: unknown): unknown {
-  if (error instanceof StorageConflictError || error instanceof StorageUnavailableError) return error;
+  if (
+    error instanceof StorageConflictError ||
+    error instanceof StorageUnavailableError ||
+    error instanceof CommitOutcomeUnknownError
+  )
+    return error;
   const driver = driverErrorOf(error);
   const code = typeof driver.code === "string" ? driver.code : "";
   const errno = typeof driver.errno === "number" ? driver.errno : -1;
@@ -44,6 +53,40 @@ export function classifyStorageError(error: unknown): unknown {
     });
   }
   return error;
+}
+
+/**
+ * Classifies the failure of the round trip that carried a write's COMMIT (on MySQL its deferred rows
+ * and the COMMIT travel in one query, COMMIT last but for the session's settings after it).
+ *
+ * - The server refused a statement (a conflict, any SQL error): the query stopped there, before the
+ *   COMMIT ran, so nothing was committed; classified as any other failure. (A lost fence never gets
+ *   here: transaction.ts refuses it as a StorageConflictError.)
+ * - The connection was found closed before the query could be sent (mysql2's closed state): nothing
+ *   reached the server, and the session it had is gone with its transaction: StorageUnavailableError.
+ * - Anything else that ended the connection or the session while the query was out (a reset, a lost
+ *   connection, a timeout, the server crashing, shutting down or killing the session: an error
+ *   mysql2 marks fatal, or an errno of a server going away) may have come after the server committed:
+ *   CommitOutcomeUnknownError. Saying "unknown" for a query stopped before its COMMIT is safe; saying
+ *   "nothing written" for one that committed is not (issue 54, defect 11).
+ */
+export function classifyCommitFailure(error: unknown): unknown {
+  const classified = classifyStorageError(error);
+  if (neverSent(error)) return classified;
+  const fatal = (driverErrorOf(error) as { fatal?: unknown }).fatal === true;
+  if (!fatal && !(classified instanceof StorageUnavailableError)) return classified;
+  const driver = driverErrorOf(error);
+  const code = typeof driver.code === "string" ? driver.code : "";
+  const errno = typeof driver.errno === "number" ? driver.errno : -1;
+  return new CommitOutcomeUnknownError(`commit sent, no answer (${code || errno || "connection lost"})`, {
+    cause: error,
+  });
+}
+
+// mysql2's answer to a statement given to a connection that had already ended: never sent.
+function neverSent(error: unknown): boolean {
+  const message = error instanceof Error ? error.message : "";
+  return /Can't add new command when connection is in closed state/.test(message);
 }
 
 function driverErrorOf(error: unknown): { code?: unknown; errno?: unknown } {

@@ -1,6 +1,7 @@
 import type { DataSource, QueryRunner } from "typeorm";
 import { StorageConflictError } from "../plans/ports/store-errors";
 import type { Dialect } from "./sql-dialect";
+import { classifyCommitFailure } from "./storage-errors";
 import {
   type ConnectionSource,
   type Mysql2Connection,
@@ -117,15 +118,29 @@ export class BatchedStatements extends DeferringStatements {
     super();
   }
 
-  /** Sends the deferred statements with `COMMIT` in one round trip; nothing can be sent after it. */
+  /** A fenced statement changed no row: its query stopped there, before any COMMIT after it. */
+  private fenceLost = false;
+
+  /**
+   * Sends the deferred statements with `COMMIT` in one round trip; nothing can be sent after it. A
+   * failure of that round trip is classified here, the one place that knows a COMMIT was sent
+   * (storage-errors.ts classifyCommitFailure): a connection lost while it was out is a
+   * CommitOutcomeUnknownError, never "nothing written". A lost fence stopped the query before the
+   * COMMIT: its refusal (and whatever its checks raise) is definite.
+   */
   async commit(): Promise<void> {
     this.end();
-    if (this.afterCommit === null) {
-      await this.sendAfterPending({ sql: "COMMIT", parameters: [] });
-      return;
+    this.fenceLost = false;
+    try {
+      if (this.afterCommit === null) {
+        await this.sendAfterPending({ sql: "COMMIT", parameters: [] });
+        return;
+      }
+      this.pending.push({ sql: "COMMIT", parameters: [] });
+      await this.sendAfterPending({ sql: this.afterCommit, parameters: [] });
+    } catch (error) {
+      throw this.fenceLost ? error : classifyCommitFailure(error);
     }
-    this.pending.push({ sql: "COMMIT", parameters: [] });
-    await this.sendAfterPending({ sql: this.afterCommit, parameters: [] });
   }
 
   /** Ends the transaction without sending what is still deferred (it is rolled back). */
@@ -156,6 +171,7 @@ export class BatchedStatements extends DeferringStatements {
     const results = (await queryOn(this.connection, sql.join(";\n"), parameters).catch((error: unknown) => {
       const fences = statements.flatMap((statement) => (statement.fence ? [statement.fence] : []));
       if ((error as { errno?: unknown }).errno !== FENCE_LOST_ERRNO || fences.length === 0) throw error;
+      this.fenceLost = true;
       return refuseLostFence(fences, (query, values) => sendOn(this.connection, query, values));
     })) as unknown[];
     return resultOf(results[results.length - 1]);
@@ -198,7 +214,11 @@ export interface UnitOfWork {
    * Runs `work` in one transaction whose statements it sends or defers (transaction.ts): commits
    * them when `work` resolves, rolls them all back when it throws, a fence is lost or the commit
    * fails, and rethrows the error as the driver raised it (storage-errors.ts classifies it; a lost
-   * fence is a StorageConflictError already).
+   * fence is a StorageConflictError already). On MySQL a failed round trip that carried the COMMIT
+   * is classified where it failed: a connection lost with it is a CommitOutcomeUnknownError (the
+   * write may have been applied); a failure before the COMMIT was sent leaves nothing written (the
+   * server rolls back a transaction whose session ends). SQLite commits in process: its COMMIT
+   * returns or throws, and a throw is not applied.
    */
   run<T>(work: (statements: WriteStatements) => Promise<T>): Promise<T>;
 }

@@ -22,7 +22,7 @@ import { listRevisions, revisionWithContent } from "./tables/revisions";
 import { cellsOf, type Query, type Row } from "./tables/row";
 import { INSERT_TASK, SELECT_TASK, taskFromRow, taskValues } from "./tables/tasks";
 import { noQueue, SerialQueue } from "./serial-queue";
-import { classifyStorageError } from "./storage-errors";
+import { classifyCommitFailure, classifyStorageError } from "./storage-errors";
 import { type UnitOfWork, unitOfWork } from "./transaction";
 import { type CheckpointObserver, type CheckpointSettings, WalCheckpointer } from "./wal-checkpointer";
 import type { WriteConnectionOptions } from "./write-connection";
@@ -79,7 +79,11 @@ export class TypeOrmPlanStore implements PlanStore {
 
   createTask(task: TaskRecord): Promise<void> {
     return this.guard(async () => {
-      await this.query(INSERT_TASK, taskValues(task));
+      // One statement that commits itself: on MySQL a connection lost while it was out leaves its
+      // outcome unknown, as a COMMIT's (classifyCommitFailure).
+      await this.query(INSERT_TASK, taskValues(task)).catch((error: unknown) => {
+        throw this.dialect === "mysql" ? classifyCommitFailure(error) : error;
+      });
     });
   }
 

@@ -3,6 +3,7 @@ import { planErrors } from "../../src/plans/errors";
 import { toWireError } from "../../src/grpc/error-mapping";
 import { decodeStatusDetails } from "@taskplans/client";
 import {
+  CommitOutcomeUnknownError,
   StorageConflictError,
   StorageCorruptionError,
   StorageUnavailableError,
@@ -55,6 +56,7 @@ describe("domain error -> gRPC status, pinned per reason", () => {
     [planErrors.reductionNotAcknowledged(4000, 10), "FAILED_PRECONDITION", "REDUCTION_NOT_ACKNOWLEDGED"],
     [planErrors.planReadFailed(), "UNAVAILABLE", "PLAN_READ_FAILED"],
     [planErrors.storageUnavailable(), "UNAVAILABLE", "STORAGE_UNAVAILABLE"],
+    [planErrors.commitOutcomeUnknown(), "UNAVAILABLE", "COMMIT_OUTCOME_UNKNOWN"],
     [planErrors.lockUnavailable(), "UNAVAILABLE", "LOCK_UNAVAILABLE"],
     [planErrors.editTextRequired(), "INVALID_ARGUMENT", "EDIT_TEXT_REQUIRED"],
     [planErrors.editTextNotFound(), "FAILED_PRECONDITION", "EDIT_TEXT_NOT_FOUND"],
@@ -135,6 +137,13 @@ describe("domain error -> gRPC status, pinned per reason", () => {
         status.UNAVAILABLE,
         "STORAGE_UNAVAILABLE",
         /^The plan store is unavailable\./,
+      ],
+      [
+        new CommitOutcomeUnknownError("commit sent, no answer"),
+        "Plan was not changed",
+        status.UNAVAILABLE,
+        "COMMIT_OUTCOME_UNKNOWN",
+        /^The write may have been applied: the database did not answer its commit\. Retry with the same request_id, never a new one/,
       ],
       [
         new LockUnavailableError("t-1", 100),

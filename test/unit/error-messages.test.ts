@@ -131,6 +131,12 @@ const TABLE: [string, () => PlanError, string, string][] = [
     "The plan store is unavailable. Retry with backoff.",
   ],
   [
+    "commitOutcomeUnknown()",
+    () => planErrors.commitOutcomeUnknown(),
+    "COMMIT_OUTCOME_UNKNOWN",
+    "The write may have been applied: the database did not answer its commit. Retry with the same request_id, never a new one: the retry is applied once or answered with the original result. A write without request_id (or that takes none): read the plan or task back before writing again.",
+  ],
+  [
     "lockUnavailable()",
     () => planErrors.lockUnavailable(),
     "LOCK_UNAVAILABLE",

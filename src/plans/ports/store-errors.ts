@@ -11,11 +11,26 @@ export class StorageConflictError extends Error {
   }
 }
 
-/** The database could not be reached or dropped the connection. */
+/**
+ * The database could not be reached or dropped the connection before the write's COMMIT was sent:
+ * nothing was written (a transaction whose session ends uncommitted is rolled back by the server).
+ */
 export class StorageUnavailableError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = "StorageUnavailableError";
+  }
+}
+
+/**
+ * The write's COMMIT was sent but its answer never came (the connection dropped, the server crashed,
+ * was shut down or killed the session): the write may have been applied, or not. Distinct from
+ * StorageUnavailableError, which means nothing was written.
+ */
+export class CommitOutcomeUnknownError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "CommitOutcomeUnknownError";
   }
 }
 
