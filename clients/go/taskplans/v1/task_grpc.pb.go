@@ -32,7 +32,9 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
 // Manages the tasks that plans belong to. The request checks, authentication, write rate limit and
-// INTERNAL documented on PlanService apply here too.
+// INTERNAL documented on PlanService apply here too, and so does UNAVAILABLE COMMIT_OUTCOME_UNKNOWN
+// for the writes (CreateTask, DeleteTask, ImportTask: may have been applied; read the task back, or
+// for ImportTask run the same import again, before writing anew).
 type TaskServiceClient interface {
 	// Creates a task; without task_id the server generates one (a UUID) and returns it.
 	// Errors: INVALID_ARGUMENT INVALID_FIELD (bad task_id, workspace_id or title); PERMISSION_DENIED
@@ -157,7 +159,9 @@ type TaskService_ImportTaskClient = grpc.ClientStreamingClient[ImportTaskRequest
 // for forward compatibility.
 //
 // Manages the tasks that plans belong to. The request checks, authentication, write rate limit and
-// INTERNAL documented on PlanService apply here too.
+// INTERNAL documented on PlanService apply here too, and so does UNAVAILABLE COMMIT_OUTCOME_UNKNOWN
+// for the writes (CreateTask, DeleteTask, ImportTask: may have been applied; read the task back, or
+// for ImportTask run the same import again, before writing anew).
 type TaskServiceServer interface {
 	// Creates a task; without task_id the server generates one (a UUID) and returns it.
 	// Errors: INVALID_ARGUMENT INVALID_FIELD (bad task_id, workspace_id or title); PERMISSION_DENIED

@@ -1260,7 +1260,15 @@ export const PlanChangeKindSchema: GenEnum<PlanChangeKind> = /*@__PURE__*/
  * ErrorInfo.metadata) and RESOURCE_EXHAUSTED WRITE_BUDGET_EXCEEDED (the caller's writes stored
  * more plan text than its write budget in the window; limit_bytes, window_ms and retry_after_ms in
  * ErrorInfo.metadata, with a google.rpc.RetryInfo detail: retry after it). None of these changes
- * anything.
+ * anything. Every write (CreatePlan, UpdatePlan, EditPlan, RestorePlanRevision, SavePlan,
+ * DeletePlan, RevertPlan, MarkImplementationStarted, and TaskService's CreateTask, DeleteTask,
+ * ImportTask) may also return UNAVAILABLE COMMIT_OUTCOME_UNKNOWN: its COMMIT was sent to the
+ * database and never answered (the database crashed, shut down or dropped the connection), so it
+ * MAY HAVE BEEN APPLIED; the message does not say "not changed". Retry it with the same request_id,
+ * never a new one: the request_id is remembered in the write's own transaction, so the retry either
+ * returns the original result or applies the write once. A write without request_id is read back
+ * before it is written again. Only this reason leaves the outcome unknown: STORAGE_UNAVAILABLE
+ * means the database went away before the COMMIT was sent, and nothing was written.
  *
  * @generated from service taskplans.v1.PlanService
  */

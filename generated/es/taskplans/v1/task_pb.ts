@@ -602,7 +602,9 @@ export const ImportOutcomeSchema: GenEnum<ImportOutcome> = /*@__PURE__*/
 
 /**
  * Manages the tasks that plans belong to. The request checks, authentication, write rate limit and
- * INTERNAL documented on PlanService apply here too.
+ * INTERNAL documented on PlanService apply here too, and so does UNAVAILABLE COMMIT_OUTCOME_UNKNOWN
+ * for the writes (CreateTask, DeleteTask, ImportTask: may have been applied; read the task back, or
+ * for ImportTask run the same import again, before writing anew).
  *
  * @generated from service taskplans.v1.TaskService
  */

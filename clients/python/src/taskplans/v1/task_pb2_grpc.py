@@ -27,7 +27,9 @@ if _version_not_supported:
 
 class TaskServiceStub(object):
     """Manages the tasks that plans belong to. The request checks, authentication, write rate limit and
-    INTERNAL documented on PlanService apply here too.
+    INTERNAL documented on PlanService apply here too, and so does UNAVAILABLE COMMIT_OUTCOME_UNKNOWN
+    for the writes (CreateTask, DeleteTask, ImportTask: may have been applied; read the task back, or
+    for ImportTask run the same import again, before writing anew).
     """
 
     def __init__(self, channel):
@@ -70,7 +72,9 @@ class TaskServiceStub(object):
 
 class TaskServiceServicer(object):
     """Manages the tasks that plans belong to. The request checks, authentication, write rate limit and
-    INTERNAL documented on PlanService apply here too.
+    INTERNAL documented on PlanService apply here too, and so does UNAVAILABLE COMMIT_OUTCOME_UNKNOWN
+    for the writes (CreateTask, DeleteTask, ImportTask: may have been applied; read the task back, or
+    for ImportTask run the same import again, before writing anew).
     """
 
     def CreateTask(self, request, context):
@@ -191,7 +195,9 @@ def add_TaskServiceServicer_to_server(servicer, server):
  # This class is part of an EXPERIMENTAL API.
 class TaskService(object):
     """Manages the tasks that plans belong to. The request checks, authentication, write rate limit and
-    INTERNAL documented on PlanService apply here too.
+    INTERNAL documented on PlanService apply here too, and so does UNAVAILABLE COMMIT_OUTCOME_UNKNOWN
+    for the writes (CreateTask, DeleteTask, ImportTask: may have been applied; read the task back, or
+    for ImportTask run the same import again, before writing anew).
     """
 
     @staticmethod

@@ -123,7 +123,9 @@ _TaskServiceImportTaskType = typing_extensions.TypeVar(
 
 class TaskServiceStub(typing.Generic[_TaskServiceCreateTaskType, _TaskServiceGetTaskType, _TaskServiceDeleteTaskType, _TaskServiceListTasksType, _TaskServiceExportTaskType, _TaskServiceImportTaskType]):
     """Manages the tasks that plans belong to. The request checks, authentication, write rate limit and
-    INTERNAL documented on PlanService apply here too.
+    INTERNAL documented on PlanService apply here too, and so does UNAVAILABLE COMMIT_OUTCOME_UNKNOWN
+    for the writes (CreateTask, DeleteTask, ImportTask: may have been applied; read the task back, or
+    for ImportTask run the same import again, before writing anew).
     """
 
     @typing.overload
@@ -268,7 +270,9 @@ TaskServiceAsyncStub: typing_extensions.TypeAlias = TaskServiceStub[
 
 class TaskServiceServicer(metaclass=abc.ABCMeta):
     """Manages the tasks that plans belong to. The request checks, authentication, write rate limit and
-    INTERNAL documented on PlanService apply here too.
+    INTERNAL documented on PlanService apply here too, and so does UNAVAILABLE COMMIT_OUTCOME_UNKNOWN
+    for the writes (CreateTask, DeleteTask, ImportTask: may have been applied; read the task back, or
+    for ImportTask run the same import again, before writing anew).
     """
 
     @abc.abstractmethod
