@@ -15,7 +15,8 @@ import (
 // RetryPolicy says how the client retries the calls that are safe to retry (clients/SDK.md,
 // "Retries"). A zero field takes its default, so RetryPolicy{MaxAttempts: 3} changes one setting.
 type RetryPolicy struct {
-	// MaxAttempts is the number of attempts, the first included: 5.
+	// MaxAttempts is the number of attempts, the first included: 7 (backoffs of 0.1 s to 3.2 s,
+	// 6.3 s in all: long enough to ride out a database restart).
 	MaxAttempts int
 	// InitialBackoff is the delay before the second attempt: 100 ms.
 	InitialBackoff time.Duration
@@ -33,7 +34,7 @@ type RetryPolicy struct {
 // DefaultRetryPolicy is the policy a Client uses unless WithRetry or WithoutRetry says otherwise.
 func DefaultRetryPolicy() RetryPolicy {
 	return RetryPolicy{
-		MaxAttempts:    5,
+		MaxAttempts:    7,
 		InitialBackoff: 100 * time.Millisecond,
 		MaxBackoff:     5 * time.Second,
 		Multiplier:     2,

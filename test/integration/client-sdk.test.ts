@@ -10,6 +10,7 @@ import {
 import {
   BadRequest,
   createClient,
+  DEFAULT_RETRY_POLICY,
   DiffPlanRevisionsResponse,
   ExportTaskResponse,
   GetPlanChangesResponse,
@@ -38,6 +39,7 @@ import {
   TaskPlansError,
   type TaskPlansClient,
   TaskServiceService,
+  WriteMode,
   WritePlanResponse,
 } from "@taskplans/client";
 import { encodeStatusDetails } from "@taskplans/contract";
@@ -340,7 +342,28 @@ describe("the TypeScript client package against a scripted server", () => {
       }));
       const error = await rejection(dial().plans.getPlan({ taskId: "t" }));
       expect([error.codeName, error.reason]).toEqual(["UNAVAILABLE", "STORAGE_UNAVAILABLE"]);
-      expect(server.calls("getPlan")).toHaveLength(5);
+      expect(server.calls("getPlan")).toHaveLength(7);
+    });
+
+    it("retries a write answered COMMIT_OUTCOME_UNKNOWN with the same request_id, and by default for longer than a database restart", async () => {
+      expect(DEFAULT_RETRY_POLICY.maxAttempts).toBe(7);
+      let total = 0;
+      for (let n = 1; n < DEFAULT_RETRY_POLICY.maxAttempts; n++)
+        total += Math.min(
+          DEFAULT_RETRY_POLICY.maxBackoffMs,
+          DEFAULT_RETRY_POLICY.initialBackoffMs * 2 ** (n - 1),
+        );
+      // 6.3 s of backoff, at least 5 s with the jitter: a restarted MariaDB answered after 2.2 to 2.5 s.
+      expect(total * (1 - DEFAULT_RETRY_POLICY.jitter)).toBeGreaterThanOrEqual(5_000);
+      server.answers = [
+        { code: status.UNAVAILABLE, reason: "COMMIT_OUTCOME_UNKNOWN" },
+        { code: status.UNAVAILABLE, reason: "COMMIT_OUTCOME_UNKNOWN" },
+      ];
+      await dial().plans.updatePlan({ taskId: "t", content: "x", mode: WriteMode.WRITE_MODE_APPEND });
+      const ids = server.calls("updatePlan").map((c) => c.request.requestId as string);
+      expect(ids).toHaveLength(3);
+      expect(ids[0]).toMatch(/./);
+      expect(new Set(ids).size).toBe(1);
     });
 
     it("stops when the next delay would pass maxElapsedMs or the call's deadline", async () => {
@@ -579,7 +602,7 @@ describe("the TypeScript client package against a scripted server", () => {
     });
 
     it("gives up after maxAttempts failures in a row", async () => {
-      server.watches = Array.from({ length: 6 }, () => ({ versions: [], end: { code: status.UNAVAILABLE } }));
+      server.watches = Array.from({ length: 8 }, () => ({ versions: [], end: { code: status.UNAVAILABLE } }));
       let caught: unknown;
       try {
         for await (const _ of dial().plans.watch("t")) void _;
@@ -587,7 +610,7 @@ describe("the TypeScript client package against a scripted server", () => {
         caught = error;
       }
       expect((caught as TaskPlansError).codeName).toBe("UNAVAILABLE");
-      expect(server.calls("watchPlan")).toHaveLength(5);
+      expect(server.calls("watchPlan")).toHaveLength(7);
     });
 
     it("ends without an error on cancel(), also while it waits to reopen", async () => {

@@ -304,12 +304,13 @@ def test_attempts_are_bounded_by_the_default_policy(fake):
     elapsed = time.monotonic() - started
     assert failure.value.reason == "STORAGE_UNAVAILABLE"
     calls = fake.calls["GetPlan"]
-    assert len(calls) == 5
+    assert len(calls) == 7
     gaps = [b.at - a.at for a, b in zip(calls, calls[1:])]
     # 100 ms doubling, jitter 0.8-1.2: each gap is at least its backoff (a loaded machine only adds).
-    for gap, base in zip(gaps, (0.1, 0.2, 0.4, 0.8)):
+    for gap, base in zip(gaps, (0.1, 0.2, 0.4, 0.8, 1.6, 3.2)):
         assert base * 0.8 - 0.01 <= gap
-    assert elapsed < 10  # not the 5 s maximum backoff per gap
+    # At least 5 s in all: longer than a database restart (2.2 to 2.5 s measured).
+    assert 5.0 <= elapsed < 15
 
 
 def test_max_elapsed_bounds_the_retries(fake):
@@ -454,7 +455,7 @@ def test_watch_resumes_after_the_last_version_on_unavailable(fake):
 
 
 def test_watch_counts_attempts_again_after_every_change(fake):
-    # Seven streams in a row end UNAVAILABLE after one change each: more than max_attempts (5).
+    # Seven streams in a row end UNAVAILABLE after one change each: as many as max_attempts (7).
     fake.script["WatchPlan"] = [[change(ps.PLAN_CHANGE_KIND_UPDATED, v), UNAVAILABLE] for v in range(1, 8)]
     fake.script["WatchPlan"].append([change(ps.PLAN_CHANGE_KIND_UPDATED, 8)])
     with connect(fake) as client, client.watch("t", after_version=0) as watch:

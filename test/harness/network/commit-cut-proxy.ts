@@ -4,8 +4,9 @@ import { connect, createServer, type Socket } from "node:net";
  * A TCP proxy in front of MariaDB that stops one statement of the MySQL protocol where a crash would:
  * armed with a marker (a piece of SQL text, e.g. "COMMIT"), it finds the next packet from a client
  * that carries it and either
- * - "answered": forwards it, waits for the server's answer, and drops that answer: the server ran
- *   the statement, the client never hears (a COMMIT applied and unacknowledged), or
+ * - "answered": forwards it, waits for the server's whole answer (until it has been quiet for
+ *   ANSWERED_QUIET_MS), and drops that answer: the server ran the statement, the client never hears
+ *   (a COMMIT applied and unacknowledged), or
  * - "unsent": drops the packet itself: the server never sees it.
  * The flow then stays silent both ways (nothing more reaches the client or the server) until the
  * test ends it, usually by killing the database (`kill -9`), which closes every flow.
@@ -23,6 +24,9 @@ interface Armed {
   readonly cut: () => void;
 }
 
+// How long the server must have sent nothing more before its answer counts as whole.
+const ANSWERED_QUIET_MS = 300;
+
 export async function startCommitCutProxy(upstreamPort: number): Promise<CommitCutProxy> {
   const sockets = new Set<Socket>();
   let armed: Armed | null = null;
@@ -33,11 +37,17 @@ export async function startCommitCutProxy(upstreamPort: number): Promise<CommitC
     // "silent": nothing more passes.
     let state: "open" | "awaiting" | "silent" = "open";
     let onAnswer: (() => void) | null = null;
+    let quiet: NodeJS.Timeout | undefined;
     upstream.on("data", (chunk: Buffer) => {
       if (state === "open") client.write(chunk);
       else if (state === "awaiting") {
-        state = "silent";
-        onAnswer?.();
+        // A multi-statement query is answered statement by statement, each as it completes: the
+        // whole answer (the COMMIT's included) has come once the server has been quiet a while.
+        clearTimeout(quiet);
+        quiet = setTimeout(() => {
+          state = "silent";
+          onAnswer?.();
+        }, ANSWERED_QUIET_MS);
       }
     });
     client.on("data", (chunk: Buffer) => {
@@ -57,6 +67,7 @@ export async function startCommitCutProxy(upstreamPort: number): Promise<CommitC
       upstream.write(chunk);
     });
     const close = () => {
+      clearTimeout(quiet);
       client.destroy();
       upstream.destroy();
       sockets.delete(client);

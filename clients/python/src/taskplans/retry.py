@@ -35,7 +35,7 @@ class RetryPolicy:
     deadline).
     """
 
-    max_attempts: int = 5
+    max_attempts: int = 7
     initial_backoff: float = 0.1
     max_backoff: float = 5.0
     multiplier: float = 2.0

@@ -15,7 +15,8 @@ import java.util.function.DoubleSupplier;
  * RetryPolicy.DEFAULT.withMaxAttempts(3).withMaxElapsed(Duration.ofSeconds(5))
  * }</pre>
  *
- * @param maxAttempts attempts in all, the first included (5); 1 means no retry
+ * @param maxAttempts attempts in all, the first included (7: backoffs of 0.1 to 3.2 s, 6.3 s in all,
+ *     long enough to ride out a database restart); 1 means no retry
  * @param initialBackoff the delay before the second attempt (100 ms)
  * @param maxBackoff the longest delay (5 s)
  * @param multiplier each delay is this many times the one before (2)
@@ -33,7 +34,7 @@ public record RetryPolicy(
 
   /** The defaults of clients/SDK.md. */
   public static final RetryPolicy DEFAULT =
-      new RetryPolicy(5, Duration.ofMillis(100), Duration.ofSeconds(5), 2, 0.2, Duration.ofSeconds(30));
+      new RetryPolicy(7, Duration.ofMillis(100), Duration.ofSeconds(5), 2, 0.2, Duration.ofSeconds(30));
 
   public RetryPolicy {
     Objects.requireNonNull(initialBackoff, "initialBackoff");

@@ -96,7 +96,7 @@ class PackageTest {
   @Test
   void theDelaysOfThePolicy() {
     RetryPolicy policy = RetryPolicy.DEFAULT;
-    assertEquals(5, policy.maxAttempts());
+    assertEquals(7, policy.maxAttempts());
     assertEquals(Duration.ofSeconds(30), policy.maxElapsed());
     // Factor 1 (random 0.5): 100, 200, 400 ms, ... capped at 5 s.
     assertEquals(Duration.ofMillis(100), policy.delayAfter(1, Optional.empty(), () -> 0.5));

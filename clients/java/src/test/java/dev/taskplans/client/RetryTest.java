@@ -252,10 +252,10 @@ class RetryTest {
 
   @Test
   void attemptsAreBoundedAndTheLastErrorIsThrown() {
-    for (int i = 1; i <= 6; i++) server.script("GetPlan", fail(Status.Code.UNAVAILABLE, "STORAGE_UNAVAILABLE_" + i));
+    for (int i = 1; i <= 8; i++) server.script("GetPlan", fail(Status.Code.UNAVAILABLE, "STORAGE_UNAVAILABLE_" + i));
     TaskPlansException last = assertThrows(TaskPlansException.class, () -> client.getPlan(READ));
-    assertEquals(5, server.received("GetPlan").size());
-    assertEquals("STORAGE_UNAVAILABLE_5", last.reason());
+    assertEquals(7, server.received("GetPlan").size());
+    assertEquals("STORAGE_UNAVAILABLE_7", last.reason());
 
     try (TaskPlansClient three =
         TaskPlansClient.builder(server.target()).retryPolicy(FAST.withMaxAttempts(3)).build()) {
