@@ -76,7 +76,8 @@ export const CONFIGURE_TOKEN =
 /**
  * A gRPC failure as a tool error, worded from ErrorInfo.reason and the status code, never from the
  * message text. Definite rejections of a write say "Plan was not changed"; only an unknown outcome
- * (a transport failure, a crash) says it "may not have been changed". A failed read says "The plan
+ * (a transport failure, a crash) says it "may not have been changed", and the service's own
+ * COMMIT_OUTCOME_UNKNOWN that it "may have been applied" (retry with the same request_id). A failed read says "The plan
  * was not read". No stack trace, no storage detail.
  */
 export function fromGrpcError(error: unknown, kind: ToolKind, expectedVersion?: number): CallToolResult {
@@ -143,6 +144,8 @@ function staleNextAction(
       return mergeConflictAction(m.base_version ?? "", m.current_version ?? "");
     case "HISTORY_UNAVAILABLE":
       return kind === "read" ? texts.recovery.historyGoneRead : texts.recovery.historyGoneWrite;
+    case "COMMIT_OUTCOME_UNKNOWN":
+      return texts.recovery.commitOutcomeUnknown;
     default:
       return undefined;
   }

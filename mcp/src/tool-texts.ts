@@ -84,6 +84,9 @@ export const texts = {
     historyGoneRead: "Read the whole plan with get_task_plan and use its version from now on.",
     historyGoneWrite:
       "Read the whole plan with get_task_plan, apply your change to that content, and retry with its version.",
+    /** COMMIT_OUTCOME_UNKNOWN: the write may have been applied; only the same request_id is a safe retry. */
+    commitOutcomeUnknown:
+      "The change may already be in the plan. Call this tool again with exactly the same arguments and the same request_id, never a new one (it is then applied once, or answered with the first result); if you gave no request_id, read the plan with get_task_plan first and write again only if your change is missing.",
   },
 } as const;
 
