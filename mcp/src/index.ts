@@ -7,4 +7,4 @@ export { createPlanMcpServer } from "./mcp-server";
 export { type HttpAllowList, loopbackAllowList, MAX_BODY_BYTES, startMcpHttpServer } from "./http-server";
 export { connectPlanService, type PlanGateway } from "./plan-gateway";
 export { guardRequests, MAX_PARAMS_DEPTH } from "./request-guard";
-export { CONFIGURE_TOKEN } from "./tool-results";
+export { CONFIGURE_TOKEN, fromGrpcError } from "./tool-results";

@@ -1,6 +1,6 @@
 import { Metadata, status } from "@grpc/grpc-js";
 import { encodeStatusDetails, ERROR_DOMAIN } from "@taskplans/contract";
-import { fromGrpcError } from "../../mcp/src/tool-results";
+import { fromGrpcError } from "@taskplans/mcp";
 import { toWireError } from "../../src/grpc/error-mapping";
 import { CommitOutcomeUnknownError, StorageUnavailableError } from "../../src/plans/ports/store-errors";
 
