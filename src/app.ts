@@ -24,7 +24,10 @@ import { RedlockTaskLock } from "./locking/redlock-task-lock";
 import { redisBroadcast } from "./locking/redis-broadcast";
 import type { Broadcast } from "./plans/ports/broadcast";
 import type { TaskLock } from "./plans/ports/task-lock";
-import { onCspReport } from "./console/csp-reports";
+import { bearerTokenOf } from "./auth/bearer-header";
+import { CspReportIntake } from "./console/csp-report-intake";
+import { edgeGuard } from "./http/edge-guard";
+import { httpEdgeCounters } from "./observability/http-edge-metrics";
 import { createLogger } from "./logger";
 import {
   connectionReplacements,
@@ -221,31 +224,46 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
   const port = await bind(server, config.grpcAddress, serverCredentials(grpcTls));
   // The HTTP door: the same handlers (and call scope) over Connect and gRPC-Web, and the console.
   const definitions = rawDefinitions();
-  const http = config.httpAddress
-    ? await startHttpListener({
-        address: config.httpAddress,
-        services: [
-          { service: es.PlanService, definition: definitions.plans, handlers: services.plans },
-          { service: es.TaskService, definition: definitions.tasks, handlers: services.tasks },
-        ],
-        readMaxBytes: MAX_MESSAGE_BYTES,
-        corsOrigins: config.httpCorsOrigins,
-        tls: grpcTls,
-        logger,
-      })
-    : null;
-  // The console's CSP reports (src/console), one warning each: the directive and, when it is a
-  // keyword, what was blocked; a blocked URL or a sample may be agent text and is never logged.
-  const stopCspLog = http
-    ? onCspReport((report) =>
-        logger.warn(
-          { directive: report.directive, blocked: /^[a-z-]+$/.test(report.blocked) ? report.blocked : "url" },
-          "console CSP violation reported",
-        ),
-      )
-    : () => undefined;
+  // Every request of the HTTP door and /metrics passes its listener's Host and Origin rules first;
+  // the console's CSP reports are rate-limited, follow auth and are logged within bounds.
+  const httpEdge = httpEdgeCounters(registry);
+  const guardOf = (listener: "http" | "metrics", address: string) =>
+    edgeGuard({
+      listener,
+      address,
+      allowedHosts: config.httpAllowedHosts,
+      corsOrigins: config.httpCorsOrigins,
+      logger,
+      onRefused: (rule) => httpEdge.refused(listener, rule),
+    });
+  const cspReports = new CspReportIntake({
+    authenticate: verifier
+      ? async (authorization) =>
+          Boolean(await verifier.verify(bearerTokenOf(authorization === undefined ? [] : [authorization])))
+      : null,
+    logger,
+    count: (outcome) => httpEdge.cspReport(outcome),
+  });
+  const httpGuard = config.httpAddress ? guardOf("http", config.httpAddress) : null;
+  const http =
+    config.httpAddress && httpGuard
+      ? await startHttpListener({
+          address: config.httpAddress,
+          services: [
+            { service: es.PlanService, definition: definitions.plans, handlers: services.plans },
+            { service: es.TaskService, definition: definitions.tasks, handlers: services.tasks },
+          ],
+          readMaxBytes: MAX_MESSAGE_BYTES,
+          corsOrigins: config.httpCorsOrigins,
+          tls: grpcTls,
+          logger,
+          edge: httpGuard,
+          cspReports,
+        })
+      : null;
+  const metricsGuard = config.metricsAddress ? guardOf("metrics", config.metricsAddress) : null;
   const metricsServer = config.metricsAddress
-    ? await startMetricsServer(registry, config.metricsAddress, metricsTls)
+    ? await startMetricsServer(registry, config.metricsAddress, metricsTls, metricsGuard)
     : null;
   const monitor = startHealthMonitor(() => store.ping(), serving, config.healthIntervalMs, logger);
   logger.info(
@@ -270,7 +288,9 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
       stopping ??= (async () => {
         monitor.stop();
         pruner.stop();
-        stopCspLog();
+        cspReports.close();
+        httpGuard?.close();
+        metricsGuard?.close();
         // Streams never end on their own: end them (UNAVAILABLE WATCH_DRAINING, resume elsewhere)
         // so that draining waits only for unary calls.
         hub.close();

@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { z } from "zod";
 import { ConfigError } from "./config-error";
 import type { SettingFile } from "./setting-file";
@@ -43,6 +44,12 @@ export interface Config {
   readonly httpAddress: string | null;
   /** Browser origins (exact, e.g. https://editor.example.com) allowed to call the HTTP listener; empty: CORS off. */
   readonly httpCorsOrigins: readonly string[];
+  /**
+   * Host names the HTTP listener and /metrics answer besides their defaults (loopback names; bound
+   * beyond loopback, IP literals and single-label names too): exact names, `.example.com` for a domain
+   * and its subdomains, or `*` for any (docs/http.md, "Host and Origin").
+   */
+  readonly httpAllowedHosts: readonly string[];
   /** host:port of the Prometheus /metrics endpoint; null disables it. */
   readonly metricsAddress: string | null;
   /** Calls slower than this are logged at warn level. */
@@ -214,6 +221,27 @@ const schema = z.object({
           ),
       ),
     ),
+  PLAN_HTTP_ALLOWED_HOSTS: z
+    .string()
+    .default("")
+    .transform((value) =>
+      value
+        .split(",")
+        .map((name) => name.trim())
+        .filter((name) => name !== ""),
+    )
+    .pipe(
+      z.array(
+        z
+          .string()
+          .refine(
+            (name) =>
+              /^(\*|\.?[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?)$/.test(name) ||
+              isIP(name.replace(/^\[(.*)\]$/, "$1")) === 6,
+            "each entry must be a host name without scheme, port or path (name, .domain for it and its subdomains, or * for any)",
+          ),
+      ),
+    ),
   PLAN_METRICS_ADDRESS: z
     .string()
     .regex(/^((\[[0-9a-fA-F:]+\]|[^\s:]+):\d{1,5})?$/, "must be host:port, or empty to disable")
@@ -337,6 +365,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     logLevel: e.PLAN_LOG_LEVEL,
     httpAddress: e.PLAN_HTTP_ADDRESS === "" ? null : e.PLAN_HTTP_ADDRESS,
     httpCorsOrigins: e.PLAN_HTTP_CORS_ORIGINS,
+    httpAllowedHosts: Object.freeze(e.PLAN_HTTP_ALLOWED_HOSTS),
     metricsAddress: e.PLAN_METRICS_ADDRESS === "" ? null : e.PLAN_METRICS_ADDRESS,
     slowCallMs: e.PLAN_SLOW_CALL_MS,
     maxConnectionAgeMs: e.PLAN_GRPC_MAX_CONNECTION_AGE_MS,

@@ -11,6 +11,9 @@ export interface CspReport {
 }
 
 const KEPT = 50;
+
+/** Longest field kept of a report (characters): a report is agent-reachable text, kept bounded. */
+export const CSP_FIELD_CHARS = { directive: 64, blocked: 256, documentUri: 256, sample: 40 } as const;
 const kept: CspReport[] = [];
 let total = 0;
 const listeners = new Set<(report: CspReport) => void>();
@@ -37,14 +40,15 @@ export function onCspReport(listener: (report: CspReport) => void): () => void {
   return () => listeners.delete(listener);
 }
 
-function text(value: unknown): string {
-  return typeof value === "string" ? value : "";
+function text(value: unknown, max: number): string {
+  return typeof value === "string" ? value.slice(0, max) : "";
 }
 
 /**
  * The reports in a body a browser posted: the `report-uri` form (`{"csp-report": {...}}`, content
  * type application/csp-report) or the Reporting API's (`[{"type": "csp-violation", "body": {...}}]`).
- * Anything else gives no report.
+ * Anything else gives no report. Each field is cut to CSP_FIELD_CHARS, so what is kept of a
+ * report is bounded whatever was posted.
  */
 export function parseCspReports(body: string): CspReport[] {
   let parsed: unknown;
@@ -64,10 +68,14 @@ export function parseCspReports(body: string): CspReport[] {
     const inner = (parsed as Record<string, unknown>)["csp-report"];
     if (typeof inner === "object" && inner !== null) bodies.push(inner as Record<string, unknown>);
   }
+  const max = CSP_FIELD_CHARS;
   return bodies.map((b) => ({
-    directive: text(b["effective-directive"] ?? b.effectiveDirective ?? b["violated-directive"]),
-    blocked: text(b["blocked-uri"] ?? b.blockedURL),
-    documentUri: text(b["document-uri"] ?? b.documentURL),
-    sample: text(b["script-sample"] ?? b.sample),
+    directive: text(
+      b["effective-directive"] ?? b.effectiveDirective ?? b["violated-directive"],
+      max.directive,
+    ),
+    blocked: text(b["blocked-uri"] ?? b.blockedURL, max.blocked),
+    documentUri: text(b["document-uri"] ?? b.documentURL, max.documentUri),
+    sample: text(b["script-sample"] ?? b.sample, max.sample),
   }));
 }

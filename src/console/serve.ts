@@ -4,7 +4,7 @@ import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { join } from "node:path";
 import { CONSOLE_FILES, consoleAssetsDir } from "./console-files";
 import { CSP_REPORT_PATH, SECURITY_HEADERS } from "./csp";
-import { parseCspReports, recordCspReport } from "./csp-reports";
+import type { CspReportIntake } from "./csp-report-intake";
 
 type Request = IncomingMessage | Http2ServerRequest;
 type Response = ServerResponse | Http2ServerResponse;
@@ -41,18 +41,33 @@ async function serveFile(req: Request, res: Response, path: string, dir: string)
   send(res, 200, headers, req.method === "HEAD" ? undefined : body);
 }
 
-function receiveReport(req: Request, res: Response): void {
+// Answers without reading the rest of the body, then closes the connection.
+function answerAndClose(req: Request, res: Response, status: number, text: string, headers = {}): void {
+  if (res.headersSent) return;
+  res.once("finish", () => req.destroy());
+  sendText(res, status, text, headers);
+}
+
+async function receiveReport(req: Request, res: Response, intake: CspReportIntake): Promise<void> {
+  req.on("error", () => undefined);
   const declared = Number(req.headers["content-length"] ?? 0);
-  if (declared > CSP_REPORT_MAX_BYTES) return sendText(res, 413, "report too large");
+  if (declared > CSP_REPORT_MAX_BYTES) {
+    intake.tooLarge();
+    return answerAndClose(req, res, 413, "report too large");
+  }
+  const admission = await intake.admit(req.socket.remoteAddress ?? "", req.headers.authorization);
+  if (!admission.admitted) {
+    const seconds = String(Math.ceil(admission.retryAfterMs / 1000));
+    return answerAndClose(req, res, 429, "too many reports", { "retry-after": seconds });
+  }
   const chunks: Buffer[] = [];
   let size = 0;
   req.on("data", (chunk: Buffer) => {
     size += chunk.length;
     if (size > CSP_REPORT_MAX_BYTES) {
       if (!res.headersSent) {
-        // Answer, then close: the rest of the body is never read.
-        res.once("finish", () => req.destroy());
-        sendText(res, 413, "report too large");
+        intake.tooLarge();
+        answerAndClose(req, res, 413, "report too large");
       }
       return;
     }
@@ -60,23 +75,30 @@ function receiveReport(req: Request, res: Response): void {
   });
   req.on("end", () => {
     if (size > CSP_REPORT_MAX_BYTES) return;
-    for (const report of parseCspReports(Buffer.concat(chunks).toString("utf8"))) recordCspReport(report);
+    intake.accept(Buffer.concat(chunks).toString("utf8"), admission.authenticated);
     send(res, 204, {});
   });
-  req.on("error", () => undefined);
 }
 
 /**
  * Serves the plan console (docs/console.md) for the HTTP listener: every request whose path is
  * `/console` or under it is answered here and true is returned; any other path is left to the caller
  * (false). GET and HEAD read the page's files (CONSOLE_FILES, nothing else), POST to CSP_REPORT_PATH
- * records a violation report; every answer carries the strict CSP and nosniff (csp.ts).
+ * hands a violation report to `reports` (csp-report-intake.ts: rate limits, auth, a bounded log;
+ * 413 past CSP_REPORT_MAX_BYTES, 429 past a limit, else 204); every answer carries the strict CSP
+ * and nosniff (csp.ts).
  */
-export function handleConsoleRequest(req: Request, res: Response, dir: string = consoleAssetsDir()): boolean {
+export function handleConsoleRequest(
+  req: Request,
+  res: Response,
+  reports: CspReportIntake,
+  dir: string = consoleAssetsDir(),
+): boolean {
   const path = (req.url ?? "").split("?")[0] ?? "";
   if (!isConsolePath(path)) return false;
   if (path === CSP_REPORT_PATH) {
-    if (req.method === "POST") receiveReport(req, res);
+    if (req.method === "POST")
+      receiveReport(req, res, reports).catch(() => sendText(res, 500, "internal error"));
     else sendText(res, 405, "method not allowed", { allow: "POST" });
     return true;
   }

@@ -8,10 +8,12 @@ import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { cors as connectCors } from "@connectrpc/connect";
 import cors from "cors";
+import type { CspReportIntake } from "../console/csp-report-intake";
 import { handleConsoleRequest } from "../console/serve";
 import { ListenError } from "../config/listen-error";
 import type { TlsSource } from "../tls/tls-files";
 import { connectHandler } from "./connect-handler";
+import type { EdgeGuard } from "./edge-guard";
 import type { DoorService } from "./connect-routes";
 import type { Logger } from "pino";
 
@@ -31,6 +33,10 @@ export interface HttpListenerOptions {
   readonly logger: Logger;
   /** The gRPC port's TLS (PLAN_GRPC_TLS_*): HTTPS with the same certificate, client CA and reloads. */
   readonly tls: TlsSource | null;
+  /** The Host and Origin rules every request passes first (edge-guard.ts; PLAN_HTTP_ALLOWED_HOSTS). */
+  readonly edge: EdgeGuard;
+  /** Where the console's CSP reports go (rate limits, auth, a bounded log: csp-report-intake.ts). */
+  readonly cspReports: CspReportIntake;
 }
 
 export interface HttpListener {
@@ -70,7 +76,9 @@ export async function startHttpListener(options: HttpListenerOptions): Promise<H
         })
       : null;
   const serve = (req: IncomingMessage, res: ServerResponse) => {
-    if (handleConsoleRequest(req, res)) return;
+    // Before anything reads the request: a Host not allowed or a cross-origin write is refused here.
+    if (!options.edge.admit(req, res)) return;
+    if (handleConsoleRequest(req, res, options.cspReports)) return;
     if (!allowCors) return void connect(req, res);
     allowCors(req, res, () => connect(req, res));
   };

@@ -8,6 +8,7 @@ const READ_ANSWERS = new Set(["not_found", "permission_denied"]);
 
 interface ErrorBody {
   code?: string;
+  message?: string;
   details?: { type?: string; debug?: { reason?: string; domain?: string } }[];
 }
 
@@ -65,7 +66,11 @@ function judge(target: string, status: number, text: string): ProbeResult {
     };
   }
   const info = body.details?.find((d) => d.type === "google.rpc.ErrorInfo")?.debug;
-  const what = `${body.code ?? status} ${info?.reason ?? "(no ErrorInfo)"}`;
+  // Without ErrorInfo no RPC ran: the listener's edge refused it (a Host it does not answer, for
+  // one: docs/http.md, "Host and Origin"), and its message says which setting to change.
+  const what = info
+    ? `${body.code ?? status} ${info.reason ?? ""}`
+    : `${body.code ?? status} (no ErrorInfo)${body.message ? `: ${body.message.slice(0, 300)}` : ""}`;
   return READ_ANSWERS.has(body.code ?? "") && info?.domain === DOMAIN
     ? { ok: true, summary: `${target}: a plan read over HTTP (Connect GET) answered ${what}` }
     : { ok: false, summary: `${target}: a plan read over HTTP failed with ${what}` };

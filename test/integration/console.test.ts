@@ -474,11 +474,12 @@ describe("the plan console (no auth)", () => {
       10_000,
     );
     expect(cspReports().total).toBeGreaterThan(before);
-    // The server logged each report by its directive, without the blocked URL or the plan's text.
+    // The server logged a window's first report by its directive (the rest are counted in one line
+    // when the window closes: csp-report-intake.ts), without the blocked URL or the plan's text.
     const logged = log.lines.filter((line) => line.includes("console CSP violation reported"));
-    expect(
-      logged.map((line) => (JSON.parse(line) as { directive: string; blocked: string }).directive),
-    ).toEqual(expect.arrayContaining(["img-src", "require-trusted-types-for"]));
+    const directives = logged.map((line) => (JSON.parse(line) as { directive: string }).directive);
+    expect(directives.length).toBeGreaterThan(0);
+    for (const directive of directives) expect(["img-src", "require-trusted-types-for"]).toContain(directive);
     expect(logged.filter((line) => /pwned|tracker\.example|onerror/.test(line))).toEqual([]);
     expect(await windowFlag(page, "__pwned")).toBeUndefined();
     await page.screenshot({ path: join(shots, "hostile-plan.png"), fullPage: true });
