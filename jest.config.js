@@ -24,15 +24,15 @@ module.exports = {
   testEnvironment: "node",
   // Integration tests start real servers; the fault scenarios run for tens of seconds.
   testTimeout: 120_000,
-  // jose is ESM-only; swc turns it into CommonJS like our own files.
+  // jose and marked are ESM-only; swc turns them into CommonJS like our own files.
   transform: { "^.+\\.(t|j)s$": swc },
-  transformIgnorePatterns: ["/node_modules/(?!jose/)"],
+  transformIgnorePatterns: ["/node_modules/(?!jose/|marked/)"],
   projects: [
     {
       displayName: "unit",
       testEnvironment: "node",
       transform: { "^.+\\.(t|j)s$": swc },
-      transformIgnorePatterns: ["/node_modules/(?!jose/)"],
+      transformIgnorePatterns: ["/node_modules/(?!jose/|marked/)"],
       testMatch: ["<rootDir>/test/unit/**/*.test.ts"],
       moduleNameMapper,
     },
@@ -40,7 +40,7 @@ module.exports = {
       displayName: "integration",
       testEnvironment: "node",
       transform: { "^.+\\.(t|j)s$": swc },
-      transformIgnorePatterns: ["/node_modules/(?!jose/)"],
+      transformIgnorePatterns: ["/node_modules/(?!jose/|marked/)"],
       testMatch: ["<rootDir>/test/integration/**/*.test.ts"],
       moduleNameMapper,
       globalSetup: "<rootDir>/test/harness/servers/global-setup.ts",

@@ -6,6 +6,7 @@ import {
   type RevisionLike,
   revisionRows,
   taskIdFromHash,
+  visibleBidiControls,
 } from "../../src/console/page/view-model";
 
 const at = (seconds: number, nanos = 0) => ({ seconds: BigInt(seconds), nanos });
@@ -119,5 +120,19 @@ describe("the console's small formats", () => {
       "a b",
       "",
     ]);
+  });
+});
+
+describe("the console's bidi controls", () => {
+  it("show each override, embedding, isolate and mark as its code point, and leave other text alone", () => {
+    expect(visibleBidiControls("Mallory\u202Enimda")).toBe("Mallory[U+202E]nimda");
+    expect(visibleBidiControls("\u202A\u202B\u202C\u202D\u2066\u2067\u2068\u2069\u200E\u200F\u061C")).toBe(
+      "[U+202A][U+202B][U+202C][U+202D][U+2066][U+2067][U+2068][U+2069][U+200E][U+200F][U+061C]",
+    );
+    expect(visibleBidiControls("שלום Ann ✓")).toBe("שלום Ann ✓");
+  });
+
+  it("show in diff lines too", () => {
+    expect(diffLines("+evil\u202Etxt.exe\n")).toEqual([{ kind: "added", text: "+evil[U+202E]txt.exe" }]);
   });
 });

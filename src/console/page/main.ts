@@ -1,7 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { planClient, shownError } from "./api";
 import { PlanChangeKind, type PlanView, type RevisionView } from "./contract";
-import { byId } from "./dom";
+import { agentText, ui } from "./dom";
 import { taskIdFromHash } from "./view-model";
 import {
   chosenRevisions,
@@ -41,7 +41,7 @@ async function loadRevisions(state: Opened, older = false): Promise<void> {
   });
   state.revisions = older ? [...state.revisions, ...page.revisions] : page.revisions;
   state.nextPageToken = page.nextPageToken;
-  byId("load-older").hidden = page.nextPageToken === "";
+  ui.loadOlder.hidden = page.nextPageToken === "";
   showRevisions(state.revisions, (id) => void viewRevision(state, id));
 }
 
@@ -96,8 +96,9 @@ async function follow(state: Opened, afterVersion: bigint | undefined): Promise<
         const plan: PlanView | null = change.kind === PlanChangeKind.DELETED ? null : (change.plan ?? null);
         if (change.plan) version = change.plan.version;
         showPlan(plan);
-        const who = change.author ? ` by ${change.author.name}` : "";
-        showStatus(`live: version ${version ?? 0}${who} at ${new Date().toISOString().slice(11, 19)} UTC`);
+        const at = ` at ${new Date().toISOString().slice(11, 19)} UTC`;
+        if (change.author) showStatus(`live: version ${version ?? 0} by `, agentText(change.author.name), at);
+        else showStatus(`live: version ${version ?? 0}${at}`);
         if (change.kind !== PlanChangeKind.SNAPSHOT) await loadRevisions(state);
       }
     } catch (error) {
@@ -146,14 +147,13 @@ async function open(taskId: string, token: string): Promise<void> {
 }
 
 function start(): void {
-  const taskInput = byId<HTMLInputElement>("task-id");
-  const tokenInput = byId<HTMLInputElement>("token");
-  byId<HTMLFormElement>("open-form").addEventListener("submit", (event) => {
+  const { taskInput, tokenInput } = ui;
+  ui.openForm.addEventListener("submit", (event) => {
     event.preventDefault();
     void open(taskInput.value.trim(), tokenInput.value.trim());
   });
-  byId("show-diff").addEventListener("click", () => opened && void diffChosen(opened));
-  byId("load-older").addEventListener("click", () => opened && void loadRevisions(opened, true).catch(fail));
+  ui.showDiff.addEventListener("click", () => opened && void diffChosen(opened));
+  ui.loadOlder.addEventListener("click", () => opened && void loadRevisions(opened, true).catch(fail));
   const fromHash = taskIdFromHash(window.location.hash);
   if (fromHash !== "") {
     taskInput.value = fromHash;

@@ -88,7 +88,10 @@ export type DiffLineKind = "header" | "hunk" | "added" | "removed" | "context" |
 /** One line of a diff as the page shows it. */
 export interface DiffLine {
   readonly kind: DiffLineKind;
-  /** The line without its "\n"; a carriage return shows as "␍" so line-ending changes are visible. */
+  /**
+   * The line without its "\n"; a carriage return shows as "␍" so line-ending changes are visible, and
+   * a bidi control as its code point (visibleBidiControls), so a diff line reads as it is stored.
+   */
   readonly text: string;
 }
 
@@ -113,7 +116,7 @@ export function diffLines(unified: string): DiffLine[] {
   return lines.map((line) => {
     const kind = kindOf(line, inHunk);
     if (kind === "hunk") inHunk = true;
-    return { kind, text: line.replace(/\r/g, "␍") };
+    return { kind, text: visibleBidiControls(line.replace(/\r/g, "␍")) };
   });
 }
 
@@ -125,6 +128,21 @@ export function diffSummary(diff: {
   newBytes: bigint;
 }): string {
   return `+${diff.linesAdded} −${diff.linesRemoved} lines, ${formatBytes(diff.oldBytes)} → ${formatBytes(diff.newBytes)}`;
+}
+
+// Unicode's Bidi_Control characters: the arabic letter mark, the left-to-right and right-to-left
+// marks, the embeddings and overrides (LRE RLE PDF LRO RLO) and the isolates (LRI RLI FSI PDI).
+const BIDI_CONTROLS = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g;
+
+/**
+ * `text` with each bidi control shown as its code point, `[U+202E]`: in a name or title an override
+ * would otherwise reverse what follows it ("Ann\u202Eevil" reads "Annlive"), and a mark is invisible.
+ */
+export function visibleBidiControls(text: string): string {
+  return text.replace(
+    BIDI_CONTROLS,
+    (c) => `[U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}]`,
+  );
 }
 
 /** The task id a console address names: `/console/#task=<id>` (a fragment never reaches the server). */

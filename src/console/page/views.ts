@@ -1,41 +1,42 @@
 import type { ShownError } from "./api";
 import type { PlanDiffView, PlanView, RevisionView } from "./contract";
-import { byId, textElement } from "./dom";
+import { agentText, textElement, ui } from "./dom";
 import { renderMarkdown } from "./markdown";
 import { diffLines, diffSummary, formatBytes, formatTime, revisionRows } from "./view-model";
 
 // Everything the page shows of a plan, its revisions and diffs. Agent text (titles, authors, diff
-// lines) goes in as text; only markdown.ts renders HTML, sanitized.
+// lines) goes in as text, titles and authors isolated (agentText); only markdown.ts renders HTML,
+// sanitized. Every element is one the page found at start-up (dom.ts `ui`), never one looked up by
+// id later, which a plan's element could shadow.
 
 /** Shows `error` (or hides the error box when null). */
 export function showError(error: ShownError | null): void {
-  byId("error").hidden = error === null;
-  byId("error-code").textContent = error?.code ?? "";
-  byId("error-reason").textContent = error?.reason ?? "";
-  byId("error-message").textContent = error?.message ?? "";
-  byId("error-next").textContent = error?.nextAction ? `Next: ${error.nextAction}` : "";
+  ui.error.hidden = error === null;
+  ui.errorCode.textContent = error?.code ?? "";
+  ui.errorReason.textContent = error?.reason ?? "";
+  ui.errorMessage.textContent = error?.message ?? "";
+  ui.errorNext.textContent = error?.nextAction ? `Next: ${error.nextAction}` : "";
 }
 
-/** The status line (what the page is doing, whether it is live). */
-export function showStatus(text: string): void {
-  byId("status").textContent = text;
+/** The status line (what the page is doing, whether it is live): text, and agent text as agentText. */
+export function showStatus(...parts: (string | Node)[]): void {
+  ui.status.replaceChildren(...parts);
 }
 
 /** The plan: title, version and size, and its content rendered (null: the task has no plan). */
 export function showPlan(plan: PlanView | null): void {
-  byId("task").hidden = false;
-  byId("plan-title").textContent = plan ? plan.title : "No plan";
-  byId("plan-meta").textContent = plan
+  ui.task.hidden = false;
+  ui.planTitle.replaceChildren(plan ? agentText(plan.title) : "No plan");
+  ui.planMeta.textContent = plan
     ? `version ${plan.version} · ${formatBytes(plan.contentBytes)} · ${plan.contentChars} characters · ` +
       `updated ${formatTime(plan.updatedAt)} · revision #${plan.latestRevisionNumber}`
     : "the task has no plan (yet, or it was deleted)";
-  renderMarkdown(byId("plan-content"), plan ? plan.content : "");
+  renderMarkdown(ui.planContent, plan ? plan.content : "");
 }
 
 /** The revision list; `onView` opens one revision's content. */
 export function showRevisions(revisions: readonly RevisionView[], onView: (id: string) => void): void {
-  const body = byId("revisions").querySelector("tbody");
-  if (!body) return;
+  const body = ui.revisionRows;
   // A refresh (a live write) keeps the revisions chosen for the diff when they are still listed.
   const kept = chosenRevisions();
   const listed = new Set(revisions.map((r) => r.id));
@@ -58,8 +59,11 @@ export function showRevisions(revisions: readonly RevisionView[], onView: (id: s
       cell.append(radio);
       tr.append(cell);
     }
-    for (const value of [row.number, row.author, row.kind, row.time, row.size])
-      tr.append(textElement("td", value));
+    tr.append(textElement("td", row.number));
+    const author = document.createElement("td");
+    author.append(agentText(row.author));
+    tr.append(author);
+    for (const value of [row.kind, row.time, row.size]) tr.append(textElement("td", value));
     const markers = document.createElement("td");
     for (const marker of row.markers) markers.append(textElement("span", marker, "marker"));
     tr.append(markers);
@@ -72,28 +76,33 @@ export function showRevisions(revisions: readonly RevisionView[], onView: (id: s
   });
 }
 
-/** The ids of the revisions chosen as the diff's old (from) and new (to) sides. */
+/** The ids of the revisions chosen as the diff's old (from) and new (to) sides, in the page's own list. */
 export function chosenRevisions(): { from: string; to: string } | null {
-  const from = document.querySelector<HTMLInputElement>('input[name="from"]:checked')?.value;
-  const to = document.querySelector<HTMLInputElement>('input[name="to"]:checked')?.value;
+  const from = ui.revisionRows.querySelector<HTMLInputElement>('input[name="from"]:checked')?.value;
+  const to = ui.revisionRows.querySelector<HTMLInputElement>('input[name="to"]:checked')?.value;
   return from && to ? { from, to } : null;
 }
 
 /** A diff between two revisions, line by line, as text. */
 export function showDiff(fromNumber: string, toNumber: string, diff: PlanDiffView): void {
-  byId("diff-section").hidden = false;
-  byId("diff-title").textContent = `Diff #${fromNumber} → #${toNumber}`;
-  byId("diff-summary").textContent =
+  ui.diffSection.hidden = false;
+  ui.diffTitle.textContent = `Diff #${fromNumber} → #${toNumber}`;
+  ui.diffSummary.textContent =
     diff.unifiedDiff === "" ? "the two revisions hold the same content" : diffSummary(diff);
-  byId("diff").replaceChildren(
+  ui.diff.replaceChildren(
     ...diffLines(diff.unifiedDiff).map((line) => textElement("span", line.text, `diff-${line.kind}`)),
   );
 }
 
 /** One revision's content, rendered like the plan. */
 export function showRevision(revision: RevisionView & { content: string; title: string }): void {
-  byId("revision-section").hidden = false;
-  byId("revision-title").textContent =
-    `Revision #${revision.revisionNumber}: ${revision.title} (by ${revision.authorName})`;
-  renderMarkdown(byId("revision-content"), revision.content);
+  ui.revisionSection.hidden = false;
+  ui.revisionTitle.replaceChildren(
+    `Revision #${revision.revisionNumber}: `,
+    agentText(revision.title),
+    " (by ",
+    agentText(revision.authorName),
+    ")",
+  );
+  renderMarkdown(ui.revisionContent, revision.content);
 }
