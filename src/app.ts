@@ -188,7 +188,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
     writeRateLimit: writeRateLimit(config.rateLimitWrites, config.rateLimitWindowMs),
     writeBudget: writeBudget(config.writeBudgetBytes, config.writeBudgetWindowMs),
   };
-  const watchBuffers = new WatchBuffers(config.changes.watchBufferBytes);
+  const watchBuffers = new WatchBuffers(config.changes.watchBufferBytes, config.changes.maxStreams);
   watchGauges(registry, {
     streams: () => hub.watchCount,
     queuedBytes: () => watchBuffers.queuedBytes,
@@ -255,6 +255,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
           ],
           readMaxBytes: MAX_MESSAGE_BYTES,
           corsOrigins: config.httpCorsOrigins,
+          limits: config.httpLimits,
           tls: grpcTls,
           logger,
           edge: httpGuard,

@@ -50,6 +50,8 @@ export interface Config {
    * and its subdomains, or `*` for any (docs/http.md, "Host and Origin").
    */
   readonly httpAllowedHosts: readonly string[];
+  /** What the HTTP listener lets its clients hold: connections, and how long a request may take to arrive. */
+  readonly httpLimits: HttpLimitsConfig;
   /** host:port of the Prometheus /metrics endpoint; null disables it. */
   readonly metricsAddress: string | null;
   /** Calls slower than this are logged at warn level. */
@@ -98,6 +100,16 @@ export interface TlsFilesConfig {
   readonly clientCaFile: SettingFile | null;
 }
 
+/** The HTTP listener's bounds on what its clients can hold (docs/http.md "Limits"). */
+export interface HttpLimitsConfig {
+  /** Connections open at once; a connection past it is closed as soon as it is accepted. */
+  readonly maxConnections: number;
+  /** A request's headers must arrive within this time of its first byte, else 408 and the connection closed. */
+  readonly headersTimeoutMs: number;
+  /** The whole request, body included, must arrive within this time, else 408 and the connection closed. */
+  readonly bodyTimeoutMs: number;
+}
+
 /** Retention of the change history and delivery of WatchPlan streams. */
 export interface ChangesConfig {
   /** Changes older than this are pruned (0 keeps them whatever their age). */
@@ -109,8 +121,13 @@ export interface ChangesConfig {
   readonly streamBuffer: number;
   /** Bytes one stream may have waiting for its client, likewise. */
   readonly streamBufferBytes: number;
-  /** Bytes all streams of this replica may have waiting for their clients (each message counted once). */
+  /**
+   * Bytes all streams of this replica may hold for their clients: queued, and being written in the
+   * form its door sends (each message counted once).
+   */
   readonly watchBufferBytes: number;
+  /** WatchPlan streams this replica serves at once (both doors); one more is refused WATCH_STREAMS_EXHAUSTED. */
+  readonly maxStreams: number;
   /** How often watched tasks are checked for changes whose notification was lost. */
   readonly pollIntervalMs: number;
   /**
@@ -242,6 +259,9 @@ const schema = z.object({
           ),
       ),
     ),
+  PLAN_HTTP_MAX_CONNECTIONS: integer(1, 1_000),
+  PLAN_HTTP_HEADERS_TIMEOUT_MS: integer(1_000, 10_000),
+  PLAN_HTTP_BODY_TIMEOUT_MS: integer(1_000, 30_000),
   PLAN_METRICS_ADDRESS: z
     .string()
     .regex(/^((\[[0-9a-fA-F:]+\]|[^\s:]+):\d{1,5})?$/, "must be host:port, or empty to disable")
@@ -289,6 +309,7 @@ const schema = z.object({
   PLAN_WATCH_STREAM_BUFFER_BYTES: integer(1024 * 1024, 4 * 1024 * 1024),
   PLAN_WATCH_BUFFER_BYTES: integer(1024 * 1024, 64 * 1024 * 1024),
   PLAN_WATCH_POLL_INTERVAL_MS: integer(100, 5_000),
+  PLAN_WATCH_MAX_STREAMS: integer(1, 1_000),
   PLAN_GRPC_TLS_CERT_FILE: optionalText,
   PLAN_GRPC_TLS_KEY_FILE: optionalText,
   PLAN_GRPC_TLS_CLIENT_CA_FILE: optionalText,
@@ -341,6 +362,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
   const metricsTls = tlsFiles("PLAN_METRICS_TLS", e.PLAN_METRICS_TLS_CERT_FILE, e.PLAN_METRICS_TLS_KEY_FILE);
   const lockUrls = e.PLAN_REDIS_URLS ? e.PLAN_REDIS_URLS.split(",").map((url) => url.trim()) : [];
   const authOn = keySources.length === 1;
+  // node:http refuses a headers timeout longer than the request's.
+  if (e.PLAN_HTTP_HEADERS_TIMEOUT_MS > e.PLAN_HTTP_BODY_TIMEOUT_MS) {
+    throw new ConfigError(
+      "invalid configuration: PLAN_HTTP_HEADERS_TIMEOUT_MS must not exceed PLAN_HTTP_BODY_TIMEOUT_MS (the headers are part of the request)",
+    );
+  }
   return Object.freeze({
     grpcAddress: e.PLAN_GRPC_ADDRESS,
     databaseUrl: e.PLAN_DATABASE_URL,
@@ -366,6 +393,11 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     httpAddress: e.PLAN_HTTP_ADDRESS === "" ? null : e.PLAN_HTTP_ADDRESS,
     httpCorsOrigins: e.PLAN_HTTP_CORS_ORIGINS,
     httpAllowedHosts: Object.freeze(e.PLAN_HTTP_ALLOWED_HOSTS),
+    httpLimits: Object.freeze({
+      maxConnections: e.PLAN_HTTP_MAX_CONNECTIONS,
+      headersTimeoutMs: e.PLAN_HTTP_HEADERS_TIMEOUT_MS,
+      bodyTimeoutMs: e.PLAN_HTTP_BODY_TIMEOUT_MS,
+    }),
     metricsAddress: e.PLAN_METRICS_ADDRESS === "" ? null : e.PLAN_METRICS_ADDRESS,
     slowCallMs: e.PLAN_SLOW_CALL_MS,
     maxConnectionAgeMs: e.PLAN_GRPC_MAX_CONNECTION_AGE_MS,
@@ -418,6 +450,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       streamBuffer: e.PLAN_WATCH_STREAM_BUFFER,
       streamBufferBytes: e.PLAN_WATCH_STREAM_BUFFER_BYTES,
       watchBufferBytes: e.PLAN_WATCH_BUFFER_BYTES,
+      maxStreams: e.PLAN_WATCH_MAX_STREAMS,
       pollIntervalMs: e.PLAN_WATCH_POLL_INTERVAL_MS,
       notifyUrls: Object.freeze(e.PLAN_CHANGES_REDIS_URL ? [e.PLAN_CHANGES_REDIS_URL] : lockUrls),
     }),

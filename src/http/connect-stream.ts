@@ -32,6 +32,9 @@ import {
   serializationOf,
 } from "./direct-request";
 import { single } from "./node-request";
+import { LARGEST_WATCH_MESSAGE } from "../grpc/watch-transport";
+
+const ENVELOPE_PREFIX = 5;
 
 /**
  * Which server-stream requests the direct path serves: a POST with Connect's streaming JSON or
@@ -168,7 +171,11 @@ async function onlyMessage(input: AsyncIterable<Uint8Array>): Promise<Uint8Array
  * The grpc-js server-stream call (connect-routes.ts StreamCall, without its scope) over one HTTP
  * response: messages written as envelopes, an "error" from the handler ends the stream with
  * Connect's end-stream message carrying it, and "cancelled" is emitted when the client goes away or
- * the protocol's timeout passes (which then ends the stream deadline_exceeded, as gRPC does).
+ * the protocol's timeout passes (which then ends the stream deadline_exceeded, as gRPC does). It is
+ * its WatchPlan stream's transport too (watch-outbox.ts): a message being written holds its bytes
+ * and its envelope (shared by every stream of the same change, JSON up to 6 bytes a character), and
+ * a reset closes the connection, which drops what the socket still held for a client that stopped
+ * reading.
  */
 class EnvelopeStream extends EventEmitter {
   /** The stream is over: finished, or its client went away. */
@@ -201,6 +208,29 @@ class EnvelopeStream extends EventEmitter {
         this.emit("cancelled");
         this.finish(new ConnectError("the operation timed out", Code.DeadlineExceeded));
       }, timeoutMs);
+  }
+
+  /** The most one message holds: the largest message and its envelope (JSON: up to 6 bytes a byte). */
+  get largestHold(): number {
+    const binary = this.headers["content-type"] === contentTypeStreamProto;
+    return LARGEST_WATCH_MESSAGE * (binary ? 2 : 7) + ENVELOPE_PREFIX;
+  }
+
+  /** What writing `bytes` holds until the client takes it: the message and its envelope. */
+  holds(bytes: Uint8Array): { key: object; bytes: number }[] {
+    const message = { key: bytes, bytes: bytes.length };
+    if (this.ended) return [message];
+    try {
+      const envelope = this.envelope(bytes);
+      return [message, { key: envelope, bytes: envelope.length }];
+    } catch {
+      return [message]; // write() ends the stream with the error
+    }
+  }
+
+  /** Drops the response and its connection (what the socket holds for a client that does not read). */
+  reset(): void {
+    this.res.destroy();
   }
 
   write(bytes: Uint8Array, written: () => void = () => undefined): boolean {

@@ -11,6 +11,7 @@ import cors from "cors";
 import type { CspReportIntake } from "../console/csp-report-intake";
 import { handleConsoleRequest } from "../console/serve";
 import { ListenError } from "../config/listen-error";
+import type { HttpLimitsConfig } from "../config/config";
 import type { TlsSource } from "../tls/tls-files";
 import { connectHandler } from "./connect-handler";
 import type { EdgeGuard } from "./edge-guard";
@@ -30,6 +31,8 @@ export interface HttpListenerOptions {
   readonly readMaxBytes: number;
   /** PLAN_HTTP_CORS_ORIGINS: browser origins allowed to call (exact matches); empty: CORS off. */
   readonly corsOrigins: readonly string[];
+  /** PLAN_HTTP_MAX_CONNECTIONS, PLAN_HTTP_HEADERS_TIMEOUT_MS, PLAN_HTTP_BODY_TIMEOUT_MS. */
+  readonly limits: HttpLimitsConfig;
   readonly logger: Logger;
   /** The gRPC port's TLS (PLAN_GRPC_TLS_*): HTTPS with the same certificate, client CA and reloads. */
   readonly tls: TlsSource | null;
@@ -82,7 +85,10 @@ export async function startHttpListener(options: HttpListenerOptions): Promise<H
     if (!allowCors) return void connect(req, res);
     allowCors(req, res, () => connect(req, res));
   };
-  const server: Server = options.tls ? httpsServer(options.tls, serve) : createHttpServer(serve);
+  const server: Server = options.tls
+    ? httpsServer(options.tls, options.limits, serve)
+    : createHttpServer(serverOptions(options.limits), serve);
+  limit(server, options.limits);
   const separator = options.address.lastIndexOf(":");
   const host = options.address.slice(0, separator).replace(/^\[|\]$/g, "");
   await new Promise<void>((resolve, reject) => {
@@ -103,9 +109,37 @@ export async function startHttpListener(options: HttpListenerOptions): Promise<H
   };
 }
 
+// node:http checks its request timeouts on this interval (its default, 30 s, would let a slow body
+// run up to 30 s past its timeout).
+const TIMEOUT_CHECK_MS = 1_000;
+
+/**
+ * What a client can hold on the door (docs/http.md "Limits"): a request must arrive whole (headers
+ * and body) within the body timeout and its headers within theirs, else node:http answers 408 and
+ * closes the connection (the default would let a slow body keep its connection and its buffered
+ * bytes for 300 s); a response being written (a WatchPlan stream) is not bounded by them.
+ */
+function serverOptions(limits: HttpLimitsConfig) {
+  return {
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.bodyTimeoutMs,
+    connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_MS, limits.headersTimeoutMs),
+  };
+}
+
+// Past PLAN_HTTP_MAX_CONNECTIONS node:http closes a new connection as soon as it accepts it, before
+// reading a byte: the client sees a reset, the connections being served keep theirs.
+function limit(server: Server, limits: HttpLimitsConfig): void {
+  server.maxConnections = limits.maxConnections;
+}
+
 // HTTPS whose certificate follows the gRPC port's source; with a client CA, clients must present a
 // certificate it signed (mTLS), as on the gRPC port.
-function httpsServer(tls: TlsSource, serve: (req: IncomingMessage, res: ServerResponse) => void): Server {
+function httpsServer(
+  tls: TlsSource,
+  limits: HttpLimitsConfig,
+  serve: (req: IncomingMessage, res: ServerResponse) => void,
+): Server {
   const contextOf = (material: ReturnType<TlsSource["current"]>) => ({
     cert: material.cert,
     key: material.key,
@@ -113,7 +147,12 @@ function httpsServer(tls: TlsSource, serve: (req: IncomingMessage, res: ServerRe
   });
   const mutual = tls.current().clientCa !== null;
   const server = createHttpsServer(
-    { ...contextOf(tls.current()), requestCert: mutual, rejectUnauthorized: mutual },
+    {
+      ...contextOf(tls.current()),
+      requestCert: mutual,
+      rejectUnauthorized: mutual,
+      ...serverOptions(limits),
+    },
     serve,
   );
   const unsubscribe = tls.onChange((material) => server.setSecureContext(contextOf(material)));

@@ -36,6 +36,7 @@ export type Reason =
   | "WATCH_HISTORY_EXPIRED"
   | "WATCH_TOO_SLOW"
   | "WATCH_DRAINING"
+  | "WATCH_STREAMS_EXHAUSTED"
   | "HISTORY_UNAVAILABLE"
   | "MERGE_CONFLICT"
   | "MERGE_NOT_APPLICABLE"
@@ -476,6 +477,14 @@ export const planErrors = {
     return new PlanError("WATCH_TOO_SLOW", {
       detail: "the stream's buffer filled because the client read its changes too slowly",
       ...resumeWatch(resumeAfterVersion, "and read the stream promptly."),
+    });
+  },
+  watchStreamsExhausted(maxStreams: number, retryDelayMs: number): PlanError {
+    return new PlanError("WATCH_STREAMS_EXHAUSTED", {
+      detail: `this replica already serves its ${maxStreams} WatchPlan streams`,
+      nextAction: `Wait ${retryDelayMs} ms (google.rpc.RetryInfo) and open the stream again, through this replica or another.`,
+      metadata: { max_streams: String(maxStreams), retry_after_ms: String(retryDelayMs) },
+      retryDelayMs,
     });
   },
   watchDraining(resumeAfterVersion: number | null): PlanError {

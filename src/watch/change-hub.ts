@@ -21,6 +21,12 @@ export interface ChangeSubscriber {
    * subscriber ended). A catch-up waits on it before each change, so it runs at the client's pace.
    */
   drained(): Promise<void> | null;
+  /**
+   * Whether the stream has room now for one more change (the replica's watch memory, watch-buffers.ts).
+   * A catch-up asks before each read of the history, and ends the subscription `no-room` instead of
+   * reading what could not be sent.
+   */
+  room?(): boolean;
   /** The subscription ended: the task was deleted, reading failed, or the hub closed. */
   end(reason: SubscriptionEnd): void;
 }
@@ -29,7 +35,8 @@ export interface ChangeSubscriber {
 export type SubscriptionEnd =
   | { readonly kind: "task-deleted" }
   | { readonly kind: "read-failed"; readonly error: unknown }
-  | { readonly kind: "closing" };
+  | { readonly kind: "closing" }
+  | { readonly kind: "no-room" };
 
 /** A subscription, to cancel it. */
 export interface Subscription {
@@ -68,6 +75,15 @@ const PAGE = 100;
 const CONTENT_PAGE = 4;
 
 const pageSize = (withContent: boolean) => (withContent ? CONTENT_PAGE : PAGE);
+// A catch-up whose client has not taken its last change within this time lets the rest of its page
+// go, and reads it again once the client has: a client that does not read holds no page.
+const PAGE_HOLD_MS = 1_000;
+
+/** How a catch-up's page went: read to its end (`full` when it had `limit` changes), or let go. */
+type PageOutcome =
+  | { readonly kind: "read"; readonly full: boolean; readonly taken: boolean }
+  | { readonly kind: "ended" }
+  | { readonly kind: "stalled"; readonly drained: Promise<void> };
 
 /**
  * Fans committed changes out to every watch of this replica. Per task, one feed reads the change
@@ -197,23 +213,26 @@ export class ChangeHub {
   // to it is committed, so another read gets there); then the watch goes live, with no await between
   // that check and joining: the feed delivers whatever comes after its cursor. What the feed
   // delivered while the watch caught up lies at or before its cursor, so the watch read it itself.
+  // A client slow to take a change (PAGE_HOLD_MS) has the rest of its page dropped meanwhile.
   private async catchUp(feed: Feed, watch: Watch): Promise<void> {
-    const { withContent } = watch.subscriber;
-    const limit = pageSize(withContent);
+    // Until its client has taken a change, a content catch-up reads one at a time: a client that
+    // never reads costs one plan read, not a page.
+    let limit = watch.subscriber.withContent ? 1 : PAGE;
     try {
       for (;;) {
-        const page = await this.source.readChanges(feed.taskId, watch.position, limit, withContent);
-        for (const change of page) {
-          const drained = watch.subscriber.drained();
-          if (drained) await drained;
+        const outcome = await this.catchUpPage(feed, watch, limit);
+        if (outcome.kind === "read" && outcome.taken) limit = pageSize(watch.subscriber.withContent);
+        if (outcome.kind === "ended") return;
+        if (outcome.kind === "stalled") {
+          await outcome.drained;
           if (watch.ended) return;
-          this.deliver(watch, change);
+          limit = pageSize(watch.subscriber.withContent);
+          continue;
         }
-        if (watch.ended) return;
         // The feed's cursor as of now (another watch may have set it from a later read than this one).
         const { cursor } = feed;
         const reachedFeed = cursor === null || compareChangeKeys(watch.position, cursor) >= 0;
-        if (page.length < limit && reachedFeed) break;
+        if (!outcome.full && reachedFeed) break;
       }
     } catch (error) {
       this.end(feed, watch, { kind: "read-failed", error });
@@ -224,6 +243,34 @@ export class ChangeHub {
       feed.cursor = watch.position;
       void this.read(feed);
     }
+  }
+
+  // One page of a catch-up, kept only while this function runs: a stalled client's page is let go.
+  private async catchUpPage(feed: Feed, watch: Watch, limit: number): Promise<PageOutcome> {
+    const pending = watch.subscriber.drained();
+    if (pending && !(await settlesWithin(pending, PAGE_HOLD_MS)))
+      return { kind: "stalled", drained: pending };
+    if (watch.ended) return { kind: "ended" };
+    if (watch.subscriber.room && !watch.subscriber.room()) {
+      this.end(feed, watch, { kind: "no-room" });
+      return { kind: "ended" };
+    }
+    const page = await this.source.readChanges(
+      feed.taskId,
+      watch.position,
+      limit,
+      watch.subscriber.withContent,
+    );
+    let taken = pending !== null;
+    for (const change of page) {
+      const drained = watch.subscriber.drained();
+      if (drained && !(await settlesWithin(drained, PAGE_HOLD_MS))) return { kind: "stalled", drained };
+      taken ||= drained !== null;
+      if (watch.ended) return { kind: "ended" };
+      this.deliver(watch, change);
+    }
+    if (watch.ended) return { kind: "ended" };
+    return { kind: "read", full: page.length === limit, taken: taken || watch.subscriber.drained() === null };
   }
 
   // One read loop per feed at a time; notifications arriving meanwhile only raise `wanted` or
@@ -300,5 +347,16 @@ export class ChangeHub {
     watch.ended = true;
     feed.watches.delete(watch);
     if (feed.watches.size === 0 && this.feeds.get(feed.taskId) === feed) this.feeds.delete(feed.taskId);
+  }
+}
+
+// Whether `promise` settles within `ms` (it is not cancelled either way).
+async function settlesWithin(promise: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([promise.then(() => true as const), late]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -17,6 +17,8 @@ export interface WatchStream {
   send(message: WatchMessage): void;
   /** null when the client has been sent everything; else resolves once it has (or the stream ended). */
   drained(): Promise<void> | null;
+  /** Whether it has room now for one more message (`withContent`: one with a plan of the largest size). */
+  room?(withContent: boolean): boolean;
   /** Ends the stream with an error (a PlanError, or anything else as INTERNAL). */
   fail(error: unknown): void;
 }
@@ -54,6 +56,8 @@ export class WatchService {
       checkResumable(after, head?.version ?? 0, oldest);
       position = afterVersion(after);
     } else {
+      // A snapshot with content is read only for a stream that can take it.
+      if (request.includeContent && stream.room && !stream.room(true)) throw planErrors.watchTooSlow(null);
       const head = await this.store.getHead(taskId);
       stream.send({ kind: "snapshot", plan: head && !head.deleted ? head : null, at: this.clock() });
       position = afterSnapshot(head);
@@ -64,6 +68,7 @@ export class WatchService {
     subscription = this.hub.watch(taskId, position, {
       withContent: request.includeContent,
       drained: () => stream.drained(),
+      ...(stream.room ? { room: () => stream.room?.(request.includeContent) ?? true } : {}),
       deliver: (change) => {
         if (gap) return;
         const follows = change.step === 0 ? change.version === last + 1 : change.version === last;
@@ -92,5 +97,7 @@ function endError(reason: SubscriptionEnd, taskId: string, lastVersion: number):
       return planErrors.watchDraining(lastVersion);
     case "read-failed":
       return reason.error; // a port's failure, shaped at the edge like any other
+    case "no-room":
+      return planErrors.watchTooSlow(lastVersion);
   }
 }

@@ -292,6 +292,12 @@ const TABLE: [string, () => PlanError, string, string][] = [
     "WATCH_DRAINING",
     "This replica is shutting down. Watch again with after_version 7, through another replica.",
   ],
+  [
+    "watchStreamsExhausted(1000, 1000)",
+    () => planErrors.watchStreamsExhausted(1000, 1000),
+    "WATCH_STREAMS_EXHAUSTED",
+    "This replica already serves its 1000 WatchPlan streams. Wait 1000 ms (google.rpc.RetryInfo) and open the stream again, through this replica or another.",
+  ],
 ];
 
 describe("error messages, pinned", () => {

@@ -1,14 +1,22 @@
 import { WatchBuffers } from "../../src/grpc/watch-buffers";
 import { WatchOutbox } from "../../src/grpc/watch-outbox";
 
-// A transport whose writes complete only when the test says so (a client that reads on demand).
+// A transport whose writes complete only when the test says so (a client that reads on demand); it
+// holds the message only (gRPC and Connect add their own form: watch-transport.ts, connect-stream.ts).
 function transport() {
   const writes: { bytes: Buffer; done: () => void }[] = [];
+  let resets = 0;
   return {
     writes,
+    resets: () => resets,
+    largestHold: 1_000,
+    holds: (bytes: Buffer) => [{ key: bytes, bytes: bytes.length }],
     write: (bytes: Buffer, done: () => void) => void writes.push({ bytes, done }),
+    reset: () => void (resets += 1),
   };
 }
+
+const never = () => undefined;
 
 const message = (size: number) => Buffer.alloc(size, 1);
 
@@ -16,7 +24,7 @@ describe("WatchOutbox", () => {
   it("writes one message at a time and queues the rest in order, within the stream's limits", () => {
     const t = transport();
     const buffers = new WatchBuffers(1_000_000);
-    const outbox = new WatchOutbox(t.write, { messages: 2, bytes: 160 }, buffers);
+    const outbox = new WatchOutbox(t, { messages: 2, bytes: 160 }, buffers, never);
     const [a, b, c, d] = [message(100), message(100), message(100), message(60)];
     expect(outbox.offer(a, 1)).toBe(true);
     expect(outbox.offer(b, 2)).toBe(true);
@@ -30,9 +38,9 @@ describe("WatchOutbox", () => {
     expect([outbox.handedVersion, buffers.writingBytes, buffers.queuedBytes]).toEqual([2, 100, 60]);
   });
 
-  it("a client that is never slow is never refused: a message to an idle stream is written whatever its size", () => {
+  it("a client that is never slow is never refused: a message to an idle stream is written whatever the stream's queue limits", () => {
     const t = transport();
-    const outbox = new WatchOutbox(t.write, { messages: 1, bytes: 10 }, new WatchBuffers(10));
+    const outbox = new WatchOutbox(t, { messages: 1, bytes: 10 }, new WatchBuffers(1_000), never);
     for (let version = 1; version <= 5; version++) {
       expect(outbox.offer(message(1_000), version)).toBe(true);
       t.writes[version - 1]?.done();
@@ -40,11 +48,59 @@ describe("WatchOutbox", () => {
     expect(t.writes).toHaveLength(5);
   });
 
+  it("the message being written draws on the replica's budget: room is made by evicting the stream stuck longest (at least STUCK_MS), its transport reset", () => {
+    let now = 0;
+    const buffers = new WatchBuffers(250, 10, () => now, 1_000);
+    const cuts: string[] = [];
+    const open = (name: string) => {
+      const t = transport();
+      const outbox = new WatchOutbox(t, { messages: 10, bytes: 1_000 }, buffers, (evicted) => {
+        cuts.push(`${name}${evicted ? " evicted" : ""}`);
+        if (evicted) t.reset();
+      });
+      expect(outbox.admit()).toBe(true);
+      return { t, outbox };
+    };
+    const [a, b, c] = [open("a"), open("b"), open("c")];
+    expect(a.outbox.offer(message(100), 1)).toBe(true); // never taken
+    now = 500;
+    expect(b.outbox.offer(message(100), 1)).toBe(true); // never taken
+    now = 1_200;
+    // 50 more fit; 100 do not, and only a has waited STUCK_MS: it goes, and its bytes with it.
+    expect(c.outbox.offer(message(100), 1)).toBe(true);
+    expect([cuts, a.t.resets(), buffers.writingBytes, buffers.streamCount]).toEqual([
+      ["a evicted"],
+      1,
+      200,
+      2,
+    ]);
+    // b has waited 700 ms only: nobody can be evicted, so a message that does not fit is refused.
+    c.t.writes[0]?.done();
+    expect(c.outbox.offer(message(151), 2)).toBe(false);
+    expect(c.outbox.offer(message(150), 2)).toBe(true);
+    expect(cuts).toEqual(["a evicted"]);
+    expect(a.outbox.offer(message(1), 2)).toBe(false); // an evicted stream takes nothing more
+  });
+
+  it("caps the streams a replica serves; a place is freed when its stream holds nothing any more", () => {
+    const buffers = new WatchBuffers(1_000, 2);
+    const [a, b, c] = [transport(), transport(), transport()].map(
+      (t) => new WatchOutbox(t, { messages: 10, bytes: 1_000 }, buffers, never),
+    );
+    expect([a?.admit(), b?.admit(), c?.admit()]).toEqual([true, true, false]);
+    a?.offer(message(10), 1);
+    a?.close(); // ended, its message still being written: it keeps its place (it can still be evicted)
+    expect(c?.admit()).toBe(false);
+    a?.abandon();
+    expect(c?.admit()).toBe(true);
+    expect(buffers.streamCount).toBe(2);
+  });
+
   it("the replica's queues are shared: a message queued by several streams counts once, and a full replica refuses", () => {
-    const buffers = new WatchBuffers(300);
+    const buffers = new WatchBuffers(450); // 3 x 50 being written, and the queues
     const shared = message(200);
     const streams = [transport(), transport(), transport()].map((t) => {
-      const outbox = new WatchOutbox(t.write, { messages: 10, bytes: 1_000 }, buffers);
+      const outbox = new WatchOutbox(t, { messages: 10, bytes: 1_000 }, buffers, never);
       outbox.offer(message(50), 1); // being written
       return outbox;
     });
@@ -52,13 +108,13 @@ describe("WatchOutbox", () => {
     expect(buffers.queuedBytes).toBe(200);
     expect(streams[0]?.offer(message(101), 3)).toBe(false);
     expect(streams[0]?.offer(message(100), 3)).toBe(true);
-    expect(buffers.queuedBytes).toBe(300);
+    expect([buffers.queuedBytes, buffers.writingBytes]).toEqual([300, 150]);
   });
 
   it("close drops the queue at once; the message being written counts until it is written or abandoned", async () => {
     const t = transport();
     const buffers = new WatchBuffers(1_000);
-    const outbox = new WatchOutbox(t.write, { messages: 10, bytes: 1_000 }, buffers);
+    const outbox = new WatchOutbox(t, { messages: 10, bytes: 1_000 }, buffers, never);
     outbox.offer(message(100), 1);
     outbox.offer(message(200), 2);
     const drained = outbox.drained();
@@ -76,7 +132,7 @@ describe("WatchOutbox", () => {
 
   it("drained is null when everything offered was written, and resolves once the queue has been written", async () => {
     const t = transport();
-    const outbox = new WatchOutbox(t.write, { messages: 10, bytes: 1_000 }, new WatchBuffers(1_000));
+    const outbox = new WatchOutbox(t, { messages: 10, bytes: 1_000 }, new WatchBuffers(1_000), never);
     expect(outbox.drained()).toBeNull();
     outbox.offer(message(10), 1);
     outbox.offer(message(10), 2);

@@ -373,7 +373,12 @@ class PlanServiceServicer(object):
         the plan: re-read the plan and watch after its version), RESOURCE_EXHAUSTED WATCH_TOO_SLOW (the
         client read too slowly and its buffer filled; ErrorInfo.metadata["resume_after_version"] is the
         version to resume after), UNAVAILABLE WATCH_DRAINING (the replica is shutting down; resume on
-        another with the last version received).
+        another with the last version received), RESOURCE_EXHAUSTED WATCH_STREAMS_EXHAUSTED (at start:
+        the replica already serves its PLAN_WATCH_MAX_STREAMS streams; google.rpc.RetryInfo says when
+        to open it again, here or through another replica). A stream whose client has not taken the
+        message being written when the replica's watch memory (PLAN_WATCH_BUFFER_BYTES) is needed by
+        another is ended WATCH_TOO_SLOW and reset (HTTP/2 RST_STREAM ENHANCE_YOUR_CALM, seen as
+        RESOURCE_EXHAUSTED; over HTTP/1.1 its connection closed): resume after the last version received.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
