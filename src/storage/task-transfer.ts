@@ -83,15 +83,23 @@ export async function readExportPage(
   return { task, head, revisions, more, revisionCount };
 }
 
+// The stored task is read by pages of about this much content, the import yielding to the event
+// loop between them: on SQLite a statement runs synchronously, and one statement reading a whole
+// 64 MiB history held the loop for over a second (issue 54).
+const READ_BYTES = 4 * 1024 * 1024;
+
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /** The whole stored task (every page of its export), on a query of the import's transaction. */
 export async function readBundle(query: Query, sql: SqlDialect, taskId: string): Promise<TaskBundle | null> {
-  let page = await readExportPage(query, sql, taskId, 0, Number.POSITIVE_INFINITY);
+  let page = await readExportPage(query, sql, taskId, 0, READ_BYTES);
   if (page === null) return null;
   const { task, head } = page;
   const revisions: RevisionRecord[] = [...page.revisions];
   while (page.more) {
+    await yieldToLoop();
     const after = revisions[revisions.length - 1]?.number ?? 0;
-    page = await readExportPage(query, sql, taskId, after, Number.POSITIVE_INFINITY);
+    page = await readExportPage(query, sql, taskId, after, READ_BYTES);
     if (page === null) break;
     revisions.push(...page.revisions);
   }
@@ -136,10 +144,6 @@ export interface ImportJudge {
   readonly decide: (stored: TaskBundle | null) => Promise<ImportOutcome>;
   readonly change: () => ChangeRecord | null;
 }
-
-// Between two revision batches (about INSERT_BYTES each) the import yields to the event loop: on
-// SQLite each statement runs synchronously, and a task's whole history must not hold the loop.
-const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * The import's work in its write transaction: locks the task's row (MySQL: FOR UPDATE; SQLite runs
