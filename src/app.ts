@@ -208,10 +208,13 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
     ),
     tasks: taskHandlers(
       new TaskService(store, writes, clock, randomUUID),
-      new TaskTransfer(store, new Set(config.operatorSubjects), {
-        maxRevisions: config.historyMaxRevisions,
-        maxBytes: config.historyMaxBytes,
-      }),
+      new TaskTransfer(
+        store,
+        new Set(config.operatorSubjects),
+        { maxRevisions: config.historyMaxRevisions, maxBytes: config.historyMaxBytes },
+        writes,
+        clock,
+      ),
       deps,
     ),
   };

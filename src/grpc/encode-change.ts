@@ -10,6 +10,7 @@ const KIND: Readonly<Record<ChangeKind, PlanChangeKind>> = {
   reverted: PlanChangeKind.PLAN_CHANGE_KIND_REVERTED,
   deleted: PlanChangeKind.PLAN_CHANGE_KIND_DELETED,
   "implementation-started": PlanChangeKind.PLAN_CHANGE_KIND_IMPLEMENTATION_STARTED,
+  imported: PlanChangeKind.PLAN_CHANGE_KIND_IMPORTED,
 };
 
 /** A change's kind on the wire. */

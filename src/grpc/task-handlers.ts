@@ -1,7 +1,6 @@
 import type { handleClientStreamingCall } from "@grpc/grpc-js";
 import type { ImportTaskRequest, ImportTaskResponse, TaskServiceServer } from "@taskplans/contract";
 import { planErrors } from "../plans/errors";
-import type { RevisionRecord } from "../plans/ports/records";
 import type { TaskService } from "../plans/task-service";
 import type { TaskTransfer } from "../plans/task-transfer";
 import { CallScope } from "./call-scope";
@@ -72,37 +71,31 @@ function importTaskHandler(
         transfer.requireOperator(caller);
         const { start } = request;
         if (start === undefined) throw planErrors.invalidField("start", "must be the first message");
-        const task = decodeImportedTask(start.task);
-        const head = decodeImportedHead(start.head);
-        const revisions: RevisionRecord[] = [];
-        let bytes = 0;
+        // The first message is held to its rules before any revision is read, and each revision
+        // as it arrives: a stream is refused at the first field past a rule or a bound.
+        const stream = transfer.openImport(caller, {
+          task: decodeImportedTask(start.task),
+          head: decodeImportedHead(start.head),
+          declaredCount: start.revisionCount,
+        });
         for (let next = await messages.next(); !next.done; next = await messages.next()) {
           const part = next.value.decode();
           if (part.revisions === undefined)
             throw planErrors.invalidField("revisions", "must be set on every message after the first");
-          for (const exported of part.revisions.revisions) {
-            const revision = decodeImportedRevision(exported);
-            revisions.push(revision);
-            bytes += revision.contentBytes;
-          }
-          if (revisions.length > start.revisionCount)
-            throw planErrors.importInvalid(
-              task.id,
-              `more than the ${start.revisionCount} declared revisions arrived`,
-            );
-          if (bytes > transfer.maxImportBytes)
-            throw planErrors.historyQuotaExceeded("bytes", transfer.maxImportBytes, 0);
+          for (const exported of part.revisions.revisions) stream.add(decodeImportedRevision(exported));
         }
+        const revisions = stream.revisionCount;
+        const contentBytes = stream.contentBytes;
         const outcome = await transfer.importTask(caller, {
-          bundle: { task, head, revisions },
-          declaredCount: start.revisionCount,
+          stream,
           overwrite: start.overwrite,
           dryRun: start.dryRun,
+          deadline: scope.deadline,
         });
         return {
           outcome: encodeImportOutcome(outcome),
-          revisions: revisions.length,
-          contentBytes: bytes + (head?.contentBytes ?? 0),
+          revisions,
+          contentBytes,
           dryRun: start.dryRun,
         };
       })

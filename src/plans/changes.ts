@@ -63,6 +63,20 @@ export function implementationStartedChange(marked: ChangedPlan, author: Author,
   return change("implementation-started", marked, 1, author, at, null);
 }
 
+/**
+ * The change an import records (ImportTask created or overwrote the whole task): the imported plan
+ * at its own version, step 0, with its newest revision; the change history starts again at it.
+ */
+export function importedChange(
+  plan: ChangedPlan,
+  newest: { readonly id: string; readonly number: number } | null,
+  author: Author,
+  at: Date,
+): ChangeRecord {
+  const revision = newest === null ? null : { id: newest.id, number: newest.number, coalesced: false };
+  return change("imported", plan, 0, author, at, revision);
+}
+
 function change(
   kind: ChangeKind,
   plan: ChangedPlan,

@@ -1,4 +1,4 @@
-import type { ChangeRecord, HeadRecord, PlanCommit, RevisionMeta } from "./ports/records";
+import type { ChangeRecord, HeadRecord, CommittedWrite, RevisionMeta } from "./ports/records";
 
 /** What a plan event says about the plan (never its content, nor storage's trimmed lengths). */
 export type PlanSummary = Omit<HeadRecord, "content" | "trimmedChars" | "trimmedBytes">;
@@ -75,7 +75,7 @@ export interface ChangeNotifier {
  * Must not throw; a listener that does is logged and never fails the write.
  */
 export interface CommitListener {
-  committed(taskId: string, commit: PlanCommit): void;
+  committed(taskId: string, commit: CommittedWrite): void;
 }
 
 /**
@@ -83,7 +83,7 @@ export interface CommitListener {
  * one model of a change): plan event, then revision event; a revert adds plan.reverted. A deleted
  * plan is reported at the version it had.
  */
-export function planEventsOf(commit: PlanCommit): PlanEvent[] {
+export function planEventsOf(commit: CommittedWrite): PlanEvent[] {
   switch (commit.kind) {
     case "content": {
       const { change, revision } = commit;
@@ -105,6 +105,10 @@ export function planEventsOf(commit: PlanCommit): PlanEvent[] {
       return [{ type: "plan.implementation-started", plan: commit.change.plan }];
     case "delete-task":
       return commit.plan === null ? [] : [{ type: "plan.deleted", plan: commit.plan }];
+    case "import":
+      // A whole task written at once: reported as the plan it left (created when none was stored).
+      if (commit.change === null) return [];
+      return [{ type: commit.created ? "plan.created" : "plan.updated", plan: commit.change.plan }];
   }
 }
 

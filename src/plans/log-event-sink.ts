@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { PlanCommit } from "./ports/records";
+import type { CommittedWrite } from "./ports/records";
 import { type CommitListener, planEventsOf } from "./events";
 
 /**
@@ -9,7 +9,7 @@ import { type CommitListener, planEventsOf } from "./events";
 export class LogEventSink implements CommitListener {
   constructor(private readonly logger: Logger) {}
 
-  committed(taskId: string, commit: PlanCommit): void {
+  committed(taskId: string, commit: CommittedWrite): void {
     if (!this.logger.isLevelEnabled("debug")) return;
     for (const event of planEventsOf(commit)) {
       const version = "plan" in event ? event.plan.version : undefined;

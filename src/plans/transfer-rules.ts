@@ -1,8 +1,8 @@
-import type { HeadRecord, RevisionRecord, TaskBundle, TaskExportPage } from "./ports/records";
+import type { HeadRecord, RevisionRecord, TaskBundle, TaskExportPage, TaskRecord } from "./ports/records";
 import { codePointLength, utf8Length } from "../text/unicode";
 import { planErrors } from "./errors";
 import { limits } from "./limits";
-import { isWellFormedId } from "./validate";
+import { checkDisplayName, checkTitle, requireId } from "./validate";
 
 /**
  * Pure rules of export and import (issue 46): the snapshot token that binds an export's pages to
@@ -50,47 +50,145 @@ export function taskPageSize(pageSize: number): number {
   return pageSize === 0 ? 100 : Math.min(pageSize, 1_000);
 }
 
-// Revision ids are stored in a 36-character column.
+// Revision ids are stored in a 36-character column; the service issues UUIDs.
 const MAX_REVISION_ID = 36;
+const REVISION_ID = /^[A-Za-z0-9_-]+$/;
 
 /**
- * Checks that `bundle` is one consistent task (IMPORT_INVALID naming the first problem): ids,
- * revisions numbered 1..n in order with the declared count, sizes that match their contents, each
- * content within the plan size limit, revert markers naming a revision of the task, and HEAD
- * pointing at the newest revision with its content.
+ * Largest version an import may carry (HEAD's version, a revision's row version, a merge marker's
+ * versions): 2^48. Every later write adds one, and a version must stay a safe integer (2^53 - 1) on
+ * every client: 2^48 leaves 2^53 - 2^48 (about 8.7e15) writes of room.
+ */
+export const MAX_IMPORTED_VERSION = 2 ** 48;
+
+// Times an import may carry: from the epoch to the end of year 9999 (protobuf Timestamp's range).
+const LATEST_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/** What one import may carry at most: its revisions and its plan text (content of HEAD and every revision). */
+export interface ImportBounds {
+  readonly maxRevisions: number;
+  readonly maxBytes: number;
+}
+
+/** Bounds of an import where the history budget sets none (PLAN_HISTORY_MAX_* = 0). */
+export const UNBUDGETED_IMPORT: ImportBounds = Object.freeze({
+  maxRevisions: 100_000,
+  maxBytes: 1024 * 1024 * 1024,
+});
+
+/**
+ * The bounds of one import: the deployment's history budget (as one write is held to it), each
+ * measure capped by UNBUDGETED_IMPORT where the budget has none, so that what an import stream may
+ * make the server hold is bounded whatever the configuration.
+ */
+export function importBounds(budget: { maxRevisions: number; maxBytes: number }): ImportBounds {
+  return {
+    maxRevisions: budget.maxRevisions > 0 ? budget.maxRevisions : UNBUDGETED_IMPORT.maxRevisions,
+    maxBytes: budget.maxBytes > 0 ? budget.maxBytes : UNBUDGETED_IMPORT.maxBytes,
+  };
+}
+
+/** INVALID_FIELD unless `value` is an integer from `min` to MAX_IMPORTED_VERSION. */
+export function checkImportedVersion(field: string, value: number, min: number): void {
+  if (!Number.isSafeInteger(value) || value < min || value > MAX_IMPORTED_VERSION)
+    throw planErrors.invalidField(field, `must be an integer from ${min} to ${MAX_IMPORTED_VERSION} (2^48)`);
+}
+
+/** INVALID_FIELD unless `value` is a time from 1970 to the end of year 9999. */
+export function checkImportedTime(field: string, value: Date): void {
+  const time = value.getTime();
+  if (!Number.isFinite(time) || time < 0 || time > LATEST_TIME)
+    throw planErrors.invalidField(field, "must be a time from 1970 to 9999");
+}
+
+/** The task of an import's first message, held to the rules of CreateTask (ids and title). */
+export function checkImportedTask(task: TaskRecord): void {
+  requireId("start.task.task_id", task.id);
+  requireId("start.task.workspace_id", task.workspaceId);
+  checkTitle("start.task.title", task.title);
+  checkImportedTime("start.task.created_at", task.createdAt);
+}
+
+/**
+ * HEAD of an import's first message, each field held to the rule of the write that sets it: title,
+ * content size and its recorded sizes, version (MAX_IMPORTED_VERSION), times, and the
+ * implementation-started mark (all three set, or none; session id as MarkImplementationStarted's,
+ * actor as a display name).
+ */
+export function checkImportedHead(head: HeadRecord, task: TaskRecord): void {
+  const invalid = (problem: string) => planErrors.importInvalid(task.id, problem);
+  if (head.taskId !== task.id) throw invalid(`the plan belongs to task ${head.taskId}`);
+  checkTitle("start.head.plan.title", head.title);
+  checkContent(head, "the plan", invalid);
+  checkImportedVersion("start.head.plan.version", head.version, 1);
+  checkImportedTime("start.head.plan.created_at", head.createdAt);
+  checkImportedTime("start.head.plan.updated_at", head.updatedAt);
+  const { implementationStartedAt: at, implementationStartedBy: by } = head;
+  const sessionId = head.implementationStartedSessionId;
+  if ((at === null) !== (sessionId === null) || (at === null) !== (by === null))
+    throw invalid("the implementation-started mark is incomplete (time, actor and session go together)");
+  if (at !== null) checkImportedTime("start.head.plan.implementation_started_at", at);
+  if (sessionId !== null) requireId("start.head.plan.implementation_started_session_id", sessionId);
+  if (by !== null) checkDisplayName("start.head.plan.implementation_started_by", by);
+}
+
+/**
+ * One revision of an import as it arrives (the `index`-th of the stream, from 0), held to the rules
+ * of the write that made it: numbered in order, of this task, an id as the service issues them
+ * (unique in the task), title, author name, content size and recorded sizes, row version and merge
+ * marker (MAX_IMPORTED_VERSION), times, a revert marker naming an earlier revision (`earlierIds`).
+ */
+export function checkImportedRevision(
+  revision: RevisionRecord,
+  index: number,
+  taskId: string,
+  earlierIds: ReadonlySet<string>,
+): void {
+  const invalid = (problem: string) => planErrors.importInvalid(taskId, problem);
+  const at = `revision ${index + 1}`;
+  const field = (name: string) => `revisions[${index}].revision.${name}`;
+  if (revision.number !== index + 1) throw invalid(`${at} is numbered ${revision.number}`);
+  if (revision.taskId !== taskId) throw invalid(`${at} belongs to task ${revision.taskId}`);
+  requireId(field("id"), revision.id);
+  if (revision.id.length > MAX_REVISION_ID || !REVISION_ID.test(revision.id))
+    throw planErrors.invalidField(
+      field("id"),
+      `must be at most ${MAX_REVISION_ID} letters, digits, "-" or "_" (as the service issues them)`,
+    );
+  if (earlierIds.has(revision.id)) throw invalid(`${at} repeats the id of an earlier revision`);
+  checkTitle(field("title"), revision.title);
+  checkDisplayName(field("author_name"), revision.authorName);
+  checkContent(revision, at, invalid);
+  checkImportedVersion(`revisions[${index}].row_version`, revision.rowVersion, 1);
+  if (revision.merge) {
+    checkImportedVersion(field("merge.from_version"), revision.merge.fromVersion, 0);
+    checkImportedVersion(field("merge.to_version"), revision.merge.toVersion, 0);
+  }
+  checkImportedTime(field("created_at"), revision.createdAt);
+  checkImportedTime(field("updated_at"), revision.updatedAt);
+  if (revision.revertOfRevisionId !== null && !earlierIds.has(revision.revertOfRevisionId))
+    throw invalid(`${at} reverts a revision that is not an earlier one of the task`);
+}
+
+/**
+ * Checks what only the whole import shows (IMPORT_INVALID naming the first problem): the declared
+ * count arrived, and HEAD points at the newest revision with its content. Each part was checked as
+ * it arrived (checkImportedTask, checkImportedHead, checkImportedRevision).
  */
 export function checkBundle(bundle: TaskBundle, declaredCount: number): void {
   const { task, head, revisions } = bundle;
   const invalid = (problem: string) => planErrors.importInvalid(task.id, problem);
-  if (!isWellFormedId(task.workspaceId)) throw invalid("the workspace id is not a well-formed id");
-  if (Number.isNaN(task.createdAt.getTime())) throw invalid("the task has no creation time");
   if (revisions.length !== declaredCount)
     throw invalid(`${revisions.length} revisions arrived, ${declaredCount} were declared`);
-  const ids = new Set<string>();
-  revisions.forEach((revision, index) => {
-    const at = `revision ${index + 1}`;
-    if (revision.number !== index + 1) throw invalid(`${at} is numbered ${revision.number}`);
-    if (revision.taskId !== task.id) throw invalid(`${at} belongs to task ${revision.taskId}`);
-    if (revision.id === "" || revision.id.length > MAX_REVISION_ID || ids.has(revision.id))
-      throw invalid(`${at} has a missing, too long or repeated id`);
-    ids.add(revision.id);
-    checkContent(revision, at, invalid);
-    if (revision.rowVersion < 1) throw invalid(`${at} has row version ${revision.rowVersion}`);
-    if (revision.revertOfRevisionId !== null && !ids.has(revision.revertOfRevisionId))
-      throw invalid(`${at} reverts a revision that is not an earlier one of the task`);
-  });
   if (head === null) {
     if (revisions.length > 0) throw invalid("revisions arrived without a plan");
     return;
   }
-  if (head.taskId !== task.id) throw invalid(`the plan belongs to task ${head.taskId}`);
-  checkContent(head, "the plan", invalid);
   if (head.latestRevisionNumber !== revisions.length)
     throw invalid(`the plan's newest revision is ${head.latestRevisionNumber}, ${revisions.length} arrived`);
   const newest = revisions[revisions.length - 1];
   if (!head.deleted && newest !== undefined && newest.content !== head.content)
     throw invalid("the plan's content is not its newest revision's");
-  if (head.version < 1) throw invalid("the plan has no version");
 }
 
 function checkContent(
@@ -102,48 +200,4 @@ function checkContent(
   if (bytes !== record.contentBytes || codePointLength(record.content) !== record.contentChars)
     throw invalid(`${at}'s content does not have its recorded size`);
   if (bytes > limits.maxPlanBytes) throw invalid(`${at} is larger than ${limits.maxPlanBytes} bytes`);
-}
-
-/** True when `stored` is exactly `imported`: every field of the task, HEAD and each revision, every byte. */
-export function sameTask(stored: TaskBundle, imported: TaskBundle): boolean {
-  return JSON.stringify(canonical(stored)) === JSON.stringify(canonical(imported));
-}
-
-function canonical(bundle: TaskBundle): unknown {
-  const { task, head, revisions } = bundle;
-  return [
-    [task.id, task.workspaceId, task.title, task.createdAt.getTime()],
-    head === null ? null : canonicalHead(head),
-    revisions.map((r) => [
-      r.id,
-      r.number,
-      r.title,
-      r.content,
-      r.contentBytes,
-      r.contentChars,
-      r.authorKind,
-      r.authorName,
-      r.revertOfRevisionId,
-      r.createdAt.getTime(),
-      r.updatedAt.getTime(),
-      r.rowVersion,
-      r.merge ? [r.merge.fromVersion, r.merge.toVersion] : null,
-    ]),
-  ];
-}
-
-function canonicalHead(head: HeadRecord): unknown {
-  return [
-    head.title,
-    head.content,
-    head.version,
-    head.createdBy,
-    head.createdAt.getTime(),
-    head.updatedAt.getTime(),
-    head.latestRevisionNumber,
-    head.deleted,
-    head.implementationStartedAt?.getTime() ?? null,
-    head.implementationStartedBy,
-    head.implementationStartedSessionId,
-  ];
 }

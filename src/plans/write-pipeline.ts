@@ -2,9 +2,10 @@ import type { Logger } from "pino";
 import type { Caller } from "../auth/caller";
 import type { TaskLock } from "./ports/task-lock";
 import type { PlanStore } from "./ports/plan-store";
-import type { PlanCommit } from "./ports/records";
+import type { CommittedWrite } from "./ports/records";
+import type { LockLease } from "./ports/task-lock";
 import { StorageCorruptionError } from "./ports/store-errors";
-import type { WriteMetrics } from "./ports/write-metrics";
+import type { WriteKind, WriteMetrics } from "./ports/write-metrics";
 import { planErrors } from "./errors";
 import type { CommitListener } from "./events";
 import type { HistoryBudget } from "./history-budget";
@@ -121,7 +122,45 @@ export class WritePipeline {
     }
   }
 
-  private publish(taskId: string, commit: PlanCommit): void {
+  /**
+   * Runs a write that is not a decision on one locked plan (ImportTask writes a whole task) in the
+   * same serialized region as every other write of its task: the task's lock (the same wait rule and
+   * deadline), `work` under its lease (which runs its own transaction and returns what it
+   * committed, null for nothing), then the listeners told of the commit. A `work` that throws has
+   * committed nothing, and no listener hears of it.
+   */
+  async exclusive<R>(
+    taskId: string,
+    kind: WriteKind,
+    call: WriteCall,
+    work: (lease: LockLease) => Promise<{ readonly result: R; readonly commit: CommittedWrite | null }>,
+  ): Promise<R> {
+    const { lock, settings, metrics } = this.deps;
+    const asked = performance.now();
+    let obtained = false;
+    let txStarted = 0;
+    try {
+      const waitMs = Math.min(settings.lockWaitMs, call.deadline - Date.now() - 50);
+      if (waitMs <= 0) throw planErrors.lockUnavailable();
+      const done = await lock.withLock(taskId, waitMs, (lease) => {
+        obtained = true;
+        metrics.lockWait((performance.now() - asked) / 1000, true);
+        txStarted = performance.now();
+        return work(lease);
+      });
+      metrics.transaction((performance.now() - txStarted) / 1000, "committed");
+      metrics.write(kind, done.commit === null ? "unchanged" : "committed");
+      if (done.commit !== null) this.publish(taskId, done.commit);
+      return done.result;
+    } catch (error) {
+      if (!obtained) metrics.lockWait((performance.now() - asked) / 1000, false);
+      else metrics.transaction((performance.now() - txStarted) / 1000, "rolled_back");
+      metrics.write(kind, "failed");
+      throw error;
+    }
+  }
+
+  private publish(taskId: string, commit: CommittedWrite): void {
     for (const listener of this.deps.listeners) {
       try {
         listener.committed(taskId, commit);

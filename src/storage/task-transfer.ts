@@ -1,4 +1,5 @@
 import type {
+  ChangeRecord,
   HeadRecord,
   ImportOutcome,
   RevisionRecord,
@@ -7,6 +8,8 @@ import type {
   TaskRecord,
 } from "../plans/ports/records";
 import { trimmedLengths } from "../text/unicode";
+import { changeContentOf, changeContentValues } from "./devices/prefix-changes";
+import { insertChange } from "./tables/changes";
 import { headFromRow, insertHead, SELECT_HEAD } from "./tables/heads";
 import { REVISION_CONTENT, REVISION_META_COLUMNS, revisionFromRow, revisionValues } from "./tables/revisions";
 import { cellsOf, placeholders, type Query, type Row } from "./tables/row";
@@ -80,15 +83,23 @@ export async function readExportPage(
   return { task, head, revisions, more, revisionCount };
 }
 
+// The stored task is read by pages of about this much content, the import yielding to the event
+// loop between them: on SQLite a statement runs synchronously, and one statement reading a whole
+// 64 MiB history held the loop for over a second (issue 54).
+const READ_BYTES = 4 * 1024 * 1024;
+
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /** The whole stored task (every page of its export), on a query of the import's transaction. */
 export async function readBundle(query: Query, sql: SqlDialect, taskId: string): Promise<TaskBundle | null> {
-  let page = await readExportPage(query, sql, taskId, 0, Number.POSITIVE_INFINITY);
+  let page = await readExportPage(query, sql, taskId, 0, READ_BYTES);
   if (page === null) return null;
   const { task, head } = page;
   const revisions: RevisionRecord[] = [...page.revisions];
   while (page.more) {
+    await yieldToLoop();
     const after = revisions[revisions.length - 1]?.number ?? 0;
-    page = await readExportPage(query, sql, taskId, after, Number.POSITIVE_INFINITY);
+    page = await readExportPage(query, sql, taskId, after, READ_BYTES);
     if (page === null) break;
     revisions.push(...page.revisions);
   }
@@ -128,32 +139,41 @@ const INSERT_BYTES = 1024 * 1024;
 const INSERT_REVISIONS = `INSERT INTO task_plan_revisions (${REVISION_META_COLUMNS.join(", ")}, content_at_head, content) VALUES `;
 const REVISION_ROW = `(${placeholders(REVISION_META_COLUMNS.length + 2)})`;
 
+/** What an import asks of the stored task, and what it records when it writes (PlanStore.importTask). */
+export interface ImportJudge {
+  readonly decide: (stored: TaskBundle | null) => Promise<ImportOutcome>;
+  readonly change: () => ChangeRecord | null;
+}
+
 /**
  * The import's work in its write transaction: locks the task's row (MySQL: FOR UPDATE; SQLite runs
  * one transaction at a time), reads the stored task whole, decides, and writes. A task that is
- * replaced loses every row first (change history and remembered requests included), as DeleteTask.
+ * replaced loses every row first (change history and remembered requests included), as DeleteTask;
+ * the written task's change history starts with the `imported` change (`judge.change`), a copy of
+ * HEAD's content as any other change row's, counted with the history figures kept with HEAD.
  */
 export async function importInTransaction(
   statements: WriteStatements,
   sql: SqlDialect,
   lockSuffix: string,
   bundle: TaskBundle,
-  decide: (stored: TaskBundle | null) => ImportOutcome,
+  judge: ImportJudge,
   dryRun: boolean,
-): Promise<ImportOutcome> {
+): Promise<{ outcome: ImportOutcome; change: ChangeRecord | null }> {
   const { send } = statements;
   const query: Query = async (sql, parameters) => (await send(sql, parameters)).rows;
   const taskId = bundle.task.id;
   await send(`SELECT id FROM tasks WHERE id = ?${lockSuffix}`, [taskId]);
   const stored = await readBundle(query, sql, taskId);
-  const outcome = decide(stored);
-  if (outcome === "unchanged" || dryRun) return outcome;
+  const outcome = await judge.decide(stored);
+  if (outcome === "unchanged" || dryRun) return { outcome, change: null };
   if (stored !== null)
     for (const table of ["task_plan_changes", "write_requests", "task_plan_revisions", "task_plans"])
       await send(`DELETE FROM ${table} WHERE task_id = ?`, [taskId]);
   if (stored !== null) await send(DELETE_TASK, [taskId]);
   await send(INSERT_TASK, taskValues(bundle.task));
-  if (bundle.head !== null) insertImportedHead(statements, bundle.head, bundle.revisions);
+  const change = bundle.head === null ? null : judge.change();
+  if (bundle.head !== null) insertImportedHead(statements, bundle.head, bundle.revisions, change);
   let batch: unknown[] = [];
   let rows = 0;
   let bytes = 0;
@@ -163,6 +183,7 @@ export async function importInTransaction(
     batch = [];
     rows = 0;
     bytes = 0;
+    await yieldToLoop();
   };
   for (const revision of bundle.revisions) {
     if (rows > 0 && bytes + revision.contentBytes > INSERT_BYTES) await flush();
@@ -171,19 +192,25 @@ export async function importInTransaction(
     bytes += revision.contentBytes;
   }
   await flush();
-  return outcome;
+  if (change !== null && bundle.head !== null) {
+    const content = changeContentOf({ ...bundle.head, content: bundle.head.content });
+    insertChange(statements, change, changeContentValues(change, content));
+  }
+  return { outcome, change };
 }
 
-// HEAD as exported, its history figures those of the imported rows (revisions only: an import
-// writes no change history), stamped with its version (devices/history-usage.ts).
+// HEAD as exported, its history figures those of the imported rows (its revisions and the change
+// row of the import), stamped with its version (devices/history-usage.ts).
 function insertImportedHead(
   statements: WriteStatements,
   head: HeadRecord,
   revisions: readonly RevisionRecord[],
+  change: ChangeRecord | null,
 ): void {
+  const changeBytes = change === null || head.deleted ? 0 : head.contentBytes;
   const history = {
     revisions: revisions.length,
-    bytes: revisions.reduce((sum, revision) => sum + revision.contentBytes, 0),
+    bytes: revisions.reduce((sum, revision) => sum + revision.contentBytes, 0) + changeBytes,
   };
   insertHead(statements, { ...head, ...trimmedLengths(head.content) }, history);
 }

@@ -4,6 +4,7 @@ import { type Dialect, type SqlDialect, sqlDialect } from "./sql-dialect";
 import type { PlanStore } from "../plans/ports/plan-store";
 import type {
   ChangeKey,
+  ChangeRecord,
   HeadRecord,
   RevisionMeta,
   RevisionRecord,
@@ -13,7 +14,7 @@ import type {
   TaskExportPage,
   TaskRecord,
 } from "../plans/ports/records";
-import { importInTransaction, listTasks, readExportPage } from "./task-transfer";
+import { type ImportJudge, importInTransaction, listTasks, readExportPage } from "./task-transfer";
 import { ChangeLog } from "./change-log";
 import { pruneBatch } from "./change-pruning";
 import { SqlWriteTx } from "./locked-task";
@@ -163,13 +164,13 @@ export class TypeOrmPlanStore implements PlanStore {
 
   importTask(
     bundle: TaskBundle,
-    decide: (stored: TaskBundle | null) => ImportOutcome,
+    judge: ImportJudge,
     dryRun: boolean,
-  ): Promise<ImportOutcome> {
+  ): Promise<{ outcome: ImportOutcome; change: ChangeRecord | null }> {
     const lockSuffix = this.dialect === "mysql" ? " FOR UPDATE" : "";
     return this.guard(() =>
       this.transactions.run((statements) =>
-        importInTransaction(statements, this.sql, lockSuffix, bundle, decide, dryRun),
+        importInTransaction(statements, this.sql, lockSuffix, bundle, judge, dryRun),
       ),
     );
   }

@@ -67,6 +67,8 @@ interface Feed {
   again: boolean;
   /** Check that the task still exists when a read finds nothing (a keyless notification). */
   checkExists: boolean;
+  /** Raised when an import replaced the task's history: a read begun before it is discarded. */
+  epoch: number;
 }
 
 const PAGE = 100;
@@ -157,6 +159,7 @@ export class ChangeHub {
         wanted: null,
         again: false,
         checkExists: false,
+        epoch: 0,
       };
       this.feeds.set(taskId, feed);
       for (const listener of this.feedListeners) listener(taskId);
@@ -174,6 +177,7 @@ export class ChangeHub {
   notify(taskId: string, key: ChangeKey | null, carried: ChangeRecord | null = null): void {
     const feed = this.feeds.get(taskId);
     if (!feed) return;
+    if (carried?.kind === "imported") return this.restart(feed);
     if (carried && this.takeCarried(feed, carried)) return;
     if (key === null) {
       feed.again = true;
@@ -183,6 +187,21 @@ export class ChangeHub {
       if (feed.cursor !== null && compareChangeKeys(key, feed.cursor) <= 0) return;
       if (feed.wanted === null || compareChangeKeys(key, feed.wanted) > 0) feed.wanted = key;
     }
+    void this.read(feed);
+  }
+
+  // An import replaced the task's change history, which starts again at its `imported` change,
+  // whose version may be lower than what the feed and its watches were at: they go back to the
+  // start of the history and read it (with content where a watch asks for it), so every watch
+  // receives the import and what followed it; a read begun before is discarded (epoch).
+  private restart(feed: Feed): void {
+    const start: ChangeKey = { version: 0, step: 0 };
+    feed.epoch++;
+    if (feed.cursor !== null) feed.cursor = start;
+    feed.last = null;
+    feed.wanted = null;
+    feed.again = true;
+    for (const watch of feed.watches) watch.position = start;
     void this.read(feed);
   }
 
@@ -285,7 +304,9 @@ export class ChangeHub {
         feed.checkExists = false;
         const withContent = [...feed.watches].some((w) => w.subscriber.withContent);
         const limit = pageSize(withContent);
+        const { epoch } = feed;
         const page = await this.source.readChanges(feed.taskId, feed.cursor, limit, withContent);
+        if (epoch !== feed.epoch) continue; // an import restarted the feed meanwhile: read again
         for (const change of page) this.distribute(feed, change);
         if (page.length === limit) feed.again = true;
         if (checkExists && page.length === 0) {
@@ -317,7 +338,9 @@ export class ChangeHub {
       for (const feed of feeds) {
         if (!states.has(feed.taskId)) this.endAll(feed, { kind: "task-deleted" });
         const newest = states.get(feed.taskId);
-        if (newest && feed.cursor && compareChangeKeys(newest, feed.cursor) > 0) {
+        // A history that ends before the cursor was replaced by an import whose notification was lost.
+        if (newest && feed.cursor && compareChangeKeys(newest, feed.cursor) < 0) this.restart(feed);
+        else if (newest && feed.cursor && compareChangeKeys(newest, feed.cursor) > 0) {
           if (feed.wanted === null || compareChangeKeys(newest, feed.wanted) > 0) feed.wanted = newest;
           void this.read(feed);
         }

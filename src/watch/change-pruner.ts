@@ -3,7 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { every, yieldToEventLoop } from "../background/periodic";
 import type { CommitListener } from "../plans/events";
 import type { PlanStore } from "../plans/ports/plan-store";
-import type { PlanCommit } from "../plans/ports/records";
+import type { CommittedWrite } from "../plans/ports/records";
 
 /** Retention of the change history. */
 export interface ChangeRetention {
@@ -94,8 +94,8 @@ export class ChangePruner implements CommitListener {
     this.timer = every(retention.intervalMs, () => this.prune());
   }
 
-  committed(taskId: string, commit: PlanCommit): void {
-    if ("change" in commit && this.retention.maxVersions > 0)
+  committed(taskId: string, commit: CommittedWrite): void {
+    if ("change" in commit && commit.change !== null && this.retention.maxVersions > 0)
       this.written.set(taskId, Math.max(commit.change.version, this.written.get(taskId) ?? 0));
   }
 

@@ -71,9 +71,16 @@ export class WatchService {
       ...(stream.room ? { room: () => stream.room?.(request.includeContent) ?? true } : {}),
       deliver: (change) => {
         if (gap) return;
-        const follows = change.step === 0 ? change.version === last + 1 : change.version === last;
+        // An import starts the task's history again at its own version (which may be lower).
+        const follows =
+          change.kind === "imported" ||
+          (change.step === 0 ? change.version === last + 1 : change.version === last);
         // A change whose content could not be given (what it is derived from was pruned) is lost history too.
-        const contentLost = request.includeContent && change.kind !== "deleted" && change.content === null;
+        const contentLost =
+          request.includeContent &&
+          change.kind !== "deleted" &&
+          !change.plan.deleted &&
+          change.content === null;
         if (!follows || contentLost) {
           gap = planErrors.watchHistoryExpired(last, change.version);
           subscription?.cancel();

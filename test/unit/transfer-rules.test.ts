@@ -1,11 +1,13 @@
 import { anonymousCaller, type Caller } from "../../src/auth/caller";
 import { isOperator } from "../../src/auth/operators";
 import type { HeadRecord, RevisionRecord, TaskBundle } from "../../src/plans/ports/records";
+import { ImportStream } from "../../src/plans/import-stream";
+import { sameTask } from "../../src/plans/same-task";
 import {
-  checkBundle,
   decodeTaskPageToken,
   encodeTaskPageToken,
-  sameTask,
+  importBounds,
+  MAX_IMPORTED_VERSION,
   snapshotOf,
   taskPageSize,
 } from "../../src/plans/transfer-rules";
@@ -72,6 +74,121 @@ const problemOf = (run: () => void): string => {
   return "accepted";
 };
 
+/** An import stream given `bundle` part by part (the history budget's defaults), then finished. */
+function checkBundle(b: TaskBundle, declaredCount: number): void {
+  const stream = new ImportStream(
+    { task: b.task, head: b.head, declaredCount },
+    importBounds({ maxRevisions: 10_000, maxBytes: 64 * 1024 * 1024 }),
+  );
+  for (const r of b.revisions) stream.add(r);
+  stream.finish();
+}
+
+const fieldOf = (run: () => void): string => {
+  try {
+    run();
+  } catch (error) {
+    const { reason, metadata } = error as { reason: string; metadata: Record<string, string> };
+    return `${reason}: ${metadata.field ?? metadata.problem ?? metadata.limit ?? ""}`;
+  }
+  return "accepted";
+};
+
+describe("ImportStream: each part held to the rules of ordinary writes as it arrives (issue 54)", () => {
+  const withRevision = (extra: Partial<RevisionRecord>) => {
+    const b = bundle(["one"]);
+    return { ...b, revisions: [revision(1, "one", extra)] };
+  };
+  it.each<[string, TaskBundle, string]>([
+    [
+      "a 201-character author name",
+      withRevision({ authorName: "n".repeat(201) }),
+      "INVALID_FIELD: revisions[0].revision.author_name",
+    ],
+    [
+      "a title with a line break",
+      withRevision({ title: "a\nb" }),
+      "INVALID_FIELD: revisions[0].revision.title",
+    ],
+    ["a revision id with a slash", withRevision({ id: "a/b" }), "INVALID_FIELD: revisions[0].revision.id"],
+    [
+      "a revision id of 37 characters",
+      withRevision({ id: "a".repeat(37) }),
+      "INVALID_FIELD: revisions[0].revision.id",
+    ],
+    [
+      "a row version past 2^48",
+      withRevision({ rowVersion: MAX_IMPORTED_VERSION + 1 }),
+      "INVALID_FIELD: revisions[0].row_version",
+    ],
+    [
+      "a merge marker past 2^48",
+      withRevision({ merge: { fromVersion: 1, toVersion: 2 ** 53 } }),
+      "INVALID_FIELD: revisions[0].revision.merge.to_version",
+    ],
+    [
+      "a time past year 9999",
+      withRevision({ createdAt: new Date(8.64e15) }),
+      "INVALID_FIELD: revisions[0].revision.created_at",
+    ],
+    [
+      "a HEAD version of 2^53 - 2",
+      bundle(["one"], { version: 2 ** 53 - 2 }),
+      "INVALID_FIELD: start.head.plan.version",
+    ],
+    [
+      "a HEAD title with ESC",
+      bundle(["one"], { title: "\u001b[31m" }),
+      "INVALID_FIELD: start.head.plan.title",
+    ],
+    [
+      "NUL in the session id",
+      bundle(["one"], {
+        implementationStartedAt: at,
+        implementationStartedBy: "ann",
+        implementationStartedSessionId: "a\u0000",
+      }),
+      "INVALID_FIELD: start.head.plan.implementation_started_session_id",
+    ],
+    [
+      "a mark without its session",
+      bundle(["one"], { implementationStartedAt: at, implementationStartedBy: "ann" }),
+      "IMPORT_INVALID: the implementation-started mark is incomplete (time, actor and session go together)",
+    ],
+    [
+      "a task title of 1,001 characters",
+      {
+        ...bundle(["one"]),
+        task: { id: "t-1", workspaceId: "ws-1", title: "t".repeat(1_001), createdAt: at },
+      },
+      "INVALID_FIELD: start.task.title",
+    ],
+  ])("refuses %s", (_what, b, expected) => {
+    expect(fieldOf(() => checkBundle(b, b.revisions.length))).toBe(expected);
+  });
+
+  it("accepts a version of exactly 2^48, and refuses a declared count or plan text past its bounds", () => {
+    expect(fieldOf(() => checkBundle(bundle(["one"], { version: MAX_IMPORTED_VERSION }), 1))).toBe(
+      "accepted",
+    );
+    const bounds = { maxRevisions: 2, maxBytes: 5 };
+    const { task, head } = bundle(["one", "two"]);
+    expect(fieldOf(() => new ImportStream({ task, head, declaredCount: 3 }, bounds))).toBe(
+      "HISTORY_QUOTA_EXCEEDED: revisions",
+    );
+    const stream = new ImportStream({ task, head, declaredCount: 2 }, bounds);
+    stream.add(revision(1, "one"));
+    expect(fieldOf(() => stream.add(revision(2, "two")))).toBe("HISTORY_QUOTA_EXCEEDED: bytes");
+  });
+
+  it("bounds an unbudgeted deployment's imports all the same", () => {
+    expect(importBounds({ maxRevisions: 0, maxBytes: 0 })).toEqual({
+      maxRevisions: 100_000,
+      maxBytes: 1024 ** 3,
+    });
+  });
+});
+
 describe("checkBundle: an import is one consistent task", () => {
   it("accepts a task exactly as exported, hostile text, a revert marker and a tombstone included", () => {
     expect(problemOf(() => checkBundle(bundle(["one", HOSTILE]), 2))).toBe("accepted");
@@ -89,6 +206,11 @@ describe("checkBundle: an import is one consistent task", () => {
       "a count other than declared",
       () => checkBundle(bundle(["one"]), 2),
       "1 revisions arrived, 2 were declared",
+    ],
+    [
+      "more revisions than declared",
+      () => checkBundle(bundle(["one", "two"]), 1),
+      "more than the 1 declared revisions arrived",
     ],
     [
       "a gap in the numbering",
@@ -123,7 +245,7 @@ describe("checkBundle: an import is one consistent task", () => {
     [
       "a content over the plan size limit",
       () => checkBundle(bundle(["x".repeat(262_145)]), 1),
-      "revision 1 is larger than 262144 bytes",
+      "the plan is larger than 262144 bytes",
     ],
     [
       "revisions without a plan",
@@ -136,9 +258,9 @@ describe("checkBundle: an import is one consistent task", () => {
 });
 
 describe("sameTask: stored exactly as imported", () => {
-  it("is true for an equal copy and false for one changed byte, time, marker or row version", () => {
+  it("is true for an equal copy and false for one changed byte, time, marker or row version", async () => {
     const stored = bundle(["one", HOSTILE]);
-    expect(sameTask(stored, structuredClone(stored))).toBe(true);
+    expect(await sameTask(stored, structuredClone(stored))).toBe(true);
     const changed = (revisionExtra: Partial<RevisionRecord>) => ({
       ...stored,
       revisions: [
@@ -146,12 +268,14 @@ describe("sameTask: stored exactly as imported", () => {
         { ...(stored.revisions[1] as RevisionRecord), ...revisionExtra },
       ],
     });
-    expect(sameTask(stored, changed({ content: HOSTILE.replace("\u0000", "\u0001") }))).toBe(false);
-    expect(sameTask(stored, changed({ updatedAt: new Date(later.getTime() + 1) }))).toBe(false);
-    expect(sameTask(stored, changed({ rowVersion: 2 }))).toBe(false);
-    expect(sameTask(stored, changed({ merge: { fromVersion: 1, toVersion: 2 } }))).toBe(false);
-    expect(sameTask(stored, { ...stored, head: { ...(stored.head as HeadRecord), version: 9 } })).toBe(false);
-    expect(sameTask(stored, { ...stored, task: { ...stored.task, title: "other" } })).toBe(false);
+    expect(await sameTask(stored, changed({ content: HOSTILE.replace("\u0000", "\u0001") }))).toBe(false);
+    expect(await sameTask(stored, changed({ updatedAt: new Date(later.getTime() + 1) }))).toBe(false);
+    expect(await sameTask(stored, changed({ rowVersion: 2 }))).toBe(false);
+    expect(await sameTask(stored, changed({ merge: { fromVersion: 1, toVersion: 2 } }))).toBe(false);
+    expect(await sameTask(stored, { ...stored, head: { ...(stored.head as HeadRecord), version: 9 } })).toBe(
+      false,
+    );
+    expect(await sameTask(stored, { ...stored, task: { ...stored.task, title: "other" } })).toBe(false);
   });
 });
 

@@ -1,5 +1,6 @@
 import type {
   ChangeKey,
+  ChangeRecord,
   HeadRecord,
   CommittedUsage,
   ImportOutcome,
@@ -82,15 +83,20 @@ export interface PlanStore {
    */
   exportPage(taskId: string, afterNumber: number, maxBytes: number): Promise<TaskExportPage | null>;
   /**
-   * Imports a task in one write transaction: locks the task's row, reads what is stored of it (null:
-   * nothing), asks `decide` (which may throw to refuse), and on "created" or "overwritten" writes
-   * `bundle` (after deleting every row of the stored task), unless `dryRun`. Returns the outcome.
+   * Imports a task in one write transaction (the caller holds the task's lock): locks the task's
+   * row, reads what is stored of it (null: nothing), asks `judge.decide` (which may throw to
+   * refuse), and on "created" or "overwritten" writes `bundle` (after deleting every row of the
+   * stored task) with the change `judge.change` gives as its change history's first row, unless
+   * `dryRun`. Returns the outcome and the change recorded (null when none was).
    */
   importTask(
     bundle: TaskBundle,
-    decide: (stored: TaskBundle | null) => ImportOutcome,
+    judge: {
+      readonly decide: (stored: TaskBundle | null) => Promise<ImportOutcome>;
+      readonly change: () => ChangeRecord | null;
+    },
     dryRun: boolean,
-  ): Promise<ImportOutcome>;
+  ): Promise<{ outcome: ImportOutcome; change: ChangeRecord | null }>;
   /** Runs `work` in one write transaction: all its writes commit together or not at all. */
   inTransaction<T>(work: (tx: PlanWriteTx) => Promise<T>): Promise<T>;
   /** Resolves when the database answers. */

@@ -188,8 +188,18 @@ export interface WriteRequestRecord {
   readonly createdAt: Date;
 }
 
-/** What a committed plan change was (one per write that committed, see the WatchPlan contract). */
-export const CHANGE_KINDS = ["created", "updated", "reverted", "deleted", "implementation-started"] as const;
+/**
+ * What a committed plan change was (one per write that committed, see the WatchPlan contract).
+ * `imported`: ImportTask created or overwrote the whole task; the change history starts again at it.
+ */
+export const CHANGE_KINDS = [
+  "created",
+  "updated",
+  "reverted",
+  "deleted",
+  "implementation-started",
+  "imported",
+] as const;
 export type ChangeKind = (typeof CHANGE_KINDS)[number];
 
 export function isChangeKind(value: unknown): value is ChangeKind {
@@ -258,6 +268,19 @@ export type PlanCommit =
       readonly change: ChangeRecord;
     }
   | { readonly kind: "delete-task"; readonly taskId: string; readonly plan: ChangedPlan | null };
+
+/**
+ * What ImportTask committed: a whole task written by the import's own statements (`created`: none
+ * was stored), with the `imported` change it recorded (null for a task without a plan).
+ */
+export interface ImportCommit {
+  readonly kind: "import";
+  readonly created: boolean;
+  readonly change: ChangeRecord | null;
+}
+
+/** Every commit the write pipeline tells its listeners of: a plan write's, or an import's. */
+export type CommittedWrite = PlanCommit | ImportCommit;
 
 /** A change as read back: with the plan content after it when asked for (null for a delete). */
 export interface StoredChange extends ChangeRecord {

@@ -13,6 +13,7 @@ export const WRITE_KINDS = [
   "delete",
   "delete_task",
   "mark",
+  "import",
 ] as const;
 /** One of WRITE_KINDS. */
 export type WriteKind = (typeof WRITE_KINDS)[number];

@@ -93,6 +93,12 @@ const (
 	PlanChangeKind_PLAN_CHANGE_KIND_DELETED PlanChangeKind = 5
 	// MarkImplementationStarted set the marker (only the first mark); the version does not change.
 	PlanChangeKind_PLAN_CHANGE_KIND_IMPLEMENTATION_STARTED PlanChangeKind = 6
+	// TaskService.ImportTask created the task or overwrote it (operators only): plan is the imported
+	// plan at its imported version (which may be lower than the watcher's last one: the change history
+	// starts again at it, and the versions after it follow from it); revision is its newest revision.
+	// A client that does not know this kind treats it as a new plan: read the plan and its revisions
+	// again.
+	PlanChangeKind_PLAN_CHANGE_KIND_IMPORTED PlanChangeKind = 7
 )
 
 // Enum value maps for PlanChangeKind.
@@ -105,6 +111,7 @@ var (
 		4: "PLAN_CHANGE_KIND_REVERTED",
 		5: "PLAN_CHANGE_KIND_DELETED",
 		6: "PLAN_CHANGE_KIND_IMPLEMENTATION_STARTED",
+		7: "PLAN_CHANGE_KIND_IMPORTED",
 	}
 	PlanChangeKind_value = map[string]int32{
 		"PLAN_CHANGE_KIND_UNSPECIFIED":            0,
@@ -114,6 +121,7 @@ var (
 		"PLAN_CHANGE_KIND_REVERTED":               4,
 		"PLAN_CHANGE_KIND_DELETED":                5,
 		"PLAN_CHANGE_KIND_IMPLEMENTATION_STARTED": 6,
+		"PLAN_CHANGE_KIND_IMPORTED":               7,
 	}
 )
 
@@ -2249,7 +2257,7 @@ const file_taskplans_v1_plan_service_proto_rawDesc = "" +
 	"\rRestoreStatus\x12\x1e\n" +
 	"\x1aRESTORE_STATUS_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17RESTORE_STATUS_RESTORED\x10\x01\x12\"\n" +
-	"\x1eRESTORE_STATUS_ALREADY_CURRENT\x10\x02*\xf7\x01\n" +
+	"\x1eRESTORE_STATUS_ALREADY_CURRENT\x10\x02*\x96\x02\n" +
 	"\x0ePlanChangeKind\x12 \n" +
 	"\x1cPLAN_CHANGE_KIND_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19PLAN_CHANGE_KIND_SNAPSHOT\x10\x01\x12\x1c\n" +
@@ -2257,7 +2265,8 @@ const file_taskplans_v1_plan_service_proto_rawDesc = "" +
 	"\x18PLAN_CHANGE_KIND_UPDATED\x10\x03\x12\x1d\n" +
 	"\x19PLAN_CHANGE_KIND_REVERTED\x10\x04\x12\x1c\n" +
 	"\x18PLAN_CHANGE_KIND_DELETED\x10\x05\x12+\n" +
-	"'PLAN_CHANGE_KIND_IMPLEMENTATION_STARTED\x10\x062\x83\n" +
+	"'PLAN_CHANGE_KIND_IMPLEMENTATION_STARTED\x10\x06\x12\x1d\n" +
+	"\x19PLAN_CHANGE_KIND_IMPORTED\x10\a2\x83\n" +
 	"\n" +
 	"\vPlanService\x12K\n" +
 	"\aGetPlan\x12\x1c.taskplans.v1.GetPlanRequest\x1a\x1d.taskplans.v1.GetPlanResponse\"\x03\x90\x02\x01\x12N\n" +

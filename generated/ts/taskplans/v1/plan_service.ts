@@ -96,6 +96,14 @@ export enum PlanChangeKind {
   PLAN_CHANGE_KIND_DELETED = 5,
   /** PLAN_CHANGE_KIND_IMPLEMENTATION_STARTED - MarkImplementationStarted set the marker (only the first mark); the version does not change. */
   PLAN_CHANGE_KIND_IMPLEMENTATION_STARTED = 6,
+  /**
+   * PLAN_CHANGE_KIND_IMPORTED - TaskService.ImportTask created the task or overwrote it (operators only): plan is the imported
+   * plan at its imported version (which may be lower than the watcher's last one: the change history
+   * starts again at it, and the versions after it follow from it); revision is its newest revision.
+   * A client that does not know this kind treats it as a new plan: read the plan and its revisions
+   * again.
+   */
+  PLAN_CHANGE_KIND_IMPORTED = 7,
   UNRECOGNIZED = -1,
 }
 
@@ -122,6 +130,9 @@ export function planChangeKindFromJSON(object: any): PlanChangeKind {
     case 6:
     case "PLAN_CHANGE_KIND_IMPLEMENTATION_STARTED":
       return PlanChangeKind.PLAN_CHANGE_KIND_IMPLEMENTATION_STARTED;
+    case 7:
+    case "PLAN_CHANGE_KIND_IMPORTED":
+      return PlanChangeKind.PLAN_CHANGE_KIND_IMPORTED;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -145,6 +156,8 @@ export function planChangeKindToJSON(object: PlanChangeKind): string {
       return "PLAN_CHANGE_KIND_DELETED";
     case PlanChangeKind.PLAN_CHANGE_KIND_IMPLEMENTATION_STARTED:
       return "PLAN_CHANGE_KIND_IMPLEMENTATION_STARTED";
+    case PlanChangeKind.PLAN_CHANGE_KIND_IMPORTED:
+      return "PLAN_CHANGE_KIND_IMPORTED";
     case PlanChangeKind.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";

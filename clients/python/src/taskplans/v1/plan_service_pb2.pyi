@@ -65,6 +65,13 @@ class _PlanChangeKindEnumTypeWrapper(google.protobuf.internal.enum_type_wrapper.
     """DeletePlan; plan is the deleted plan with its new version (the tombstone's)."""
     PLAN_CHANGE_KIND_IMPLEMENTATION_STARTED: _PlanChangeKind.ValueType  # 6
     """MarkImplementationStarted set the marker (only the first mark); the version does not change."""
+    PLAN_CHANGE_KIND_IMPORTED: _PlanChangeKind.ValueType  # 7
+    """TaskService.ImportTask created the task or overwrote it (operators only): plan is the imported
+    plan at its imported version (which may be lower than the watcher's last one: the change history
+    starts again at it, and the versions after it follow from it); revision is its newest revision.
+    A client that does not know this kind treats it as a new plan: read the plan and its revisions
+    again.
+    """
 
 class PlanChangeKind(_PlanChangeKind, metaclass=_PlanChangeKindEnumTypeWrapper):
     """What a PlanChange reports."""
@@ -83,6 +90,13 @@ PLAN_CHANGE_KIND_DELETED: PlanChangeKind.ValueType  # 5
 """DeletePlan; plan is the deleted plan with its new version (the tombstone's)."""
 PLAN_CHANGE_KIND_IMPLEMENTATION_STARTED: PlanChangeKind.ValueType  # 6
 """MarkImplementationStarted set the marker (only the first mark); the version does not change."""
+PLAN_CHANGE_KIND_IMPORTED: PlanChangeKind.ValueType  # 7
+"""TaskService.ImportTask created the task or overwrote it (operators only): plan is the imported
+plan at its imported version (which may be lower than the watcher's last one: the change history
+starts again at it, and the versions after it follow from it); revision is its newest revision.
+A client that does not know this kind treats it as a new plan: read the plan and its revisions
+again.
+"""
 Global___PlanChangeKind: typing_extensions.TypeAlias = PlanChangeKind
 
 @typing.final

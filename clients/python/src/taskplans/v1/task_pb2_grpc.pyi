@@ -234,11 +234,26 @@ class TaskServiceStub(typing.Generic[_TaskServiceCreateTaskType, _TaskServiceGet
     Only an operator may call it (auth off: every caller; auth on: a token whose subject is in
     PLAN_AUTH_OPERATOR_SUBJECTS). Idempotent: a task stored exactly as imported is left alone and
     reported IMPORT_OUTCOME_UNCHANGED. Nothing is written on error or with dry_run.
-    Errors: INVALID_ARGUMENT IMPORT_INVALID (the stream is not one consistent task: numbering,
-    sizes, counts, HEAD, plan size limit); PERMISSION_DENIED IMPORT_NOT_PERMITTED (not an operator);
+    Every field is held to the rule of the write that sets it, each message as it arrives (the
+    stream is refused at the first field past a rule, before the rest is read): ids as every id
+    (1 to 128 printable ASCII characters without whitespace; revision ids at most 36 letters,
+    digits, "-" or "_"), titles as CreatePlan's (at most 1,000 code points, one line, no control
+    characters), author and actor names at most 200 code points, session ids as
+    MarkImplementationStarted's, each content within the plan size limit, versions and row
+    versions integers of at most 2^48 (room for later writes within 2^53), times from 1970 to 9999.
+    The stream is bounded: revision_count at most the history budget's revisions and the plan text
+    at most its bytes (PLAN_HISTORY_MAX_REVISIONS / _BYTES; 100,000 revisions and 1 GiB where the
+    budget sets none), refused as soon as either is passed.
+    The import is a write like the others: it holds the task's lock (an import and a write of the
+    same task are serialized) and, when it writes, records one change of kind
+    PLAN_CHANGE_KIND_IMPORTED that every WatchPlan of the task receives.
+    Errors: INVALID_ARGUMENT INVALID_FIELD (a field past its rule, named in field_violations);
+    INVALID_ARGUMENT IMPORT_INVALID (the stream is not one consistent task: numbering, sizes,
+    counts, HEAD, plan size limit); PERMISSION_DENIED IMPORT_NOT_PERMITTED (not an operator);
     ALREADY_EXISTS IMPORT_CONFLICT (the task exists with other content and overwrite is not set);
     RESOURCE_EXHAUSTED HISTORY_QUOTA_EXCEEDED (the task's history is past this deployment's history
-    budget); UNAUTHENTICATED; UNAVAILABLE.
+    budget, or the stream past the import's bounds); ABORTED WRITE_CONFLICT or UNAVAILABLE
+    LOCK_UNAVAILABLE (a concurrent write of the task: retry); UNAUTHENTICATED; UNAVAILABLE.
     """
 
 TaskServiceAsyncStub: typing_extensions.TypeAlias = TaskServiceStub[
@@ -355,11 +370,26 @@ class TaskServiceServicer(metaclass=abc.ABCMeta):
         Only an operator may call it (auth off: every caller; auth on: a token whose subject is in
         PLAN_AUTH_OPERATOR_SUBJECTS). Idempotent: a task stored exactly as imported is left alone and
         reported IMPORT_OUTCOME_UNCHANGED. Nothing is written on error or with dry_run.
-        Errors: INVALID_ARGUMENT IMPORT_INVALID (the stream is not one consistent task: numbering,
-        sizes, counts, HEAD, plan size limit); PERMISSION_DENIED IMPORT_NOT_PERMITTED (not an operator);
+        Every field is held to the rule of the write that sets it, each message as it arrives (the
+        stream is refused at the first field past a rule, before the rest is read): ids as every id
+        (1 to 128 printable ASCII characters without whitespace; revision ids at most 36 letters,
+        digits, "-" or "_"), titles as CreatePlan's (at most 1,000 code points, one line, no control
+        characters), author and actor names at most 200 code points, session ids as
+        MarkImplementationStarted's, each content within the plan size limit, versions and row
+        versions integers of at most 2^48 (room for later writes within 2^53), times from 1970 to 9999.
+        The stream is bounded: revision_count at most the history budget's revisions and the plan text
+        at most its bytes (PLAN_HISTORY_MAX_REVISIONS / _BYTES; 100,000 revisions and 1 GiB where the
+        budget sets none), refused as soon as either is passed.
+        The import is a write like the others: it holds the task's lock (an import and a write of the
+        same task are serialized) and, when it writes, records one change of kind
+        PLAN_CHANGE_KIND_IMPORTED that every WatchPlan of the task receives.
+        Errors: INVALID_ARGUMENT INVALID_FIELD (a field past its rule, named in field_violations);
+        INVALID_ARGUMENT IMPORT_INVALID (the stream is not one consistent task: numbering, sizes,
+        counts, HEAD, plan size limit); PERMISSION_DENIED IMPORT_NOT_PERMITTED (not an operator);
         ALREADY_EXISTS IMPORT_CONFLICT (the task exists with other content and overwrite is not set);
         RESOURCE_EXHAUSTED HISTORY_QUOTA_EXCEEDED (the task's history is past this deployment's history
-        budget); UNAUTHENTICATED; UNAVAILABLE.
+        budget, or the stream past the import's bounds); ABORTED WRITE_CONFLICT or UNAVAILABLE
+        LOCK_UNAVAILABLE (a concurrent write of the task: retry); UNAUTHENTICATED; UNAVAILABLE.
         """
 
 def add_TaskServiceServicer_to_server(servicer: TaskServiceServicer, server: typing.Union[grpc.Server, grpc.aio.Server]) -> None: ...
