@@ -16,6 +16,45 @@ describe("exact-text edit", () => {
     expect(countOccurrences(text, needle).count).toBe(count);
   });
 
+  // The old count (repeated indexOf), kept as the twin the linear search must agree with.
+  function naiveCount(text: string, needle: string): { count: number; first: number } {
+    let count = 0;
+    let first = -1;
+    for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + 1)) {
+      if (count === 0) first = at;
+      count++;
+    }
+    return { count, first };
+  }
+
+  it("agrees with repeated indexOf on random texts of a small alphabet (borders and overlaps)", () => {
+    let seed = 54;
+    const next = (n: number): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+    const word = (length: number): string => Array.from({ length }, () => "ab\n😀"[next(4)] ?? "").join("");
+    for (let i = 0; i < 2_000; i++) {
+      const text = word(next(40));
+      const needle = next(3) === 0 && text.length > 0 ? text.slice(next(text.length)) : word(1 + next(6));
+      if (needle === "") continue;
+      expect(countOccurrences(text, needle)).toEqual(naiveCount(text, needle));
+    }
+  });
+
+  it("counts every overlapping occurrence of a long repeated letter exactly (issue 54's input)", () => {
+    // 262,144 "a" holding 131,072 "a": 131,073 occurrences; the old count took seconds here.
+    const plan = "a".repeat(262_144);
+    expect(countOccurrences(plan, "a".repeat(131_072))).toEqual({ count: 131_073, first: 0 });
+    expect(countOccurrences(plan, "a".repeat(16_384))).toEqual({ count: 245_761, first: 0 });
+    expect(countOccurrences(plan + "b", "a".repeat(131_072) + "b")).toEqual({ count: 1, first: 131_072 });
+    try {
+      applyExactEdit(plan, "a".repeat(65_536), "b");
+      throw new Error("not rejected");
+    } catch (error) {
+      expect((error as PlanError).reason).toBe("EDIT_TEXT_NOT_UNIQUE");
+      expect((error as PlanError).metadata.occurrences).toBe("196609");
+    }
+    expect(applyExactEdit(plan + "b", "a".repeat(131_072) + "b", "c")).toBe("a".repeat(131_072) + "c");
+  });
+
   it("replaces the single occurrence exactly, CRLF and indentation preserved", () => {
     expect(applyExactEdit("- [ ] a\r\n  - [ ] b\r\n", "  - [ ] b", "  - [x] b")).toBe(
       "- [ ] a\r\n  - [x] b\r\n",
