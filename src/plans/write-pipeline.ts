@@ -66,7 +66,7 @@ export class WritePipeline {
 
   /** Runs a write in the serialized region of its task, for a caller who must reach the task. */
   async execute<R>(write: Write<R>, call: WriteCall): Promise<R> {
-    const { store, lock, settings, metrics } = this.deps;
+    const { store, settings, metrics } = this.deps;
     const { taskId } = write;
     // Reach is checked before anything else about the task (AC-TASKS-PLAN-APPEND-001.7); the check
     // under the lock is the one that counts, this one answers early and discloses nothing.
@@ -74,17 +74,8 @@ export class WritePipeline {
     if (reaching) await reaching;
     if ("refusal" in write) throw write.refusal;
     const { kind } = write;
-    const asked = performance.now();
-    let obtained = false;
-    let txStarted = 0;
     try {
-      // The wait is bounded by the configuration and by the caller's deadline, whichever is sooner.
-      const waitMs = Math.min(settings.lockWaitMs, call.deadline - Date.now() - 50);
-      if (waitMs <= 0) throw planErrors.lockUnavailable();
-      const outcome = await lock.withLock(taskId, waitMs, (lease) => {
-        obtained = true;
-        metrics.lockWait((performance.now() - asked) / 1000, true);
-        txStarted = performance.now();
+      const outcome = await this.underLock(taskId, call, (lease) => {
         // The decision's inputs are taken once the task's rows are locked (writeUnderLock), so the
         // times of one task's writes never go back, even with two of them in flight under a lease.
         const env = () => ({
@@ -96,7 +87,6 @@ export class WritePipeline {
         const locked = { caller: call.caller, lease, env };
         return store.inTransaction((tx) => writeUnderLock(tx, write, locked));
       });
-      metrics.transaction((performance.now() - txStarted) / 1000, "committed");
       if ("unchanged" in outcome) {
         metrics.write(kind, "unchanged");
         return outcome.unchanged;
@@ -111,13 +101,43 @@ export class WritePipeline {
       this.publish(taskId, outcome.commit);
       return outcome.result;
     } catch (error) {
-      if (!obtained) metrics.lockWait((performance.now() - asked) / 1000, false);
-      else metrics.transaction((performance.now() - txStarted) / 1000, "rolled_back");
       metrics.write(kind, "failed");
       // A stored plan whose size does not match its row cannot be appended to
       // (AC-TASKS-PLAN-APPEND-003.5): reported as the command says, and logged at the edge (with the
       // task and both sizes) as every PLAN_READ_FAILED is.
       if (write.readFailed && error instanceof StorageCorruptionError) throw write.readFailed(error);
+      throw error;
+    }
+  }
+
+  /**
+   * `work` under the task's lease: the wait bounded by the configuration and by the caller's
+   * deadline, whichever is sooner; the lock wait and the time under the lease measured, whether it
+   * committed or rolled back.
+   */
+  private async underLock<T>(
+    taskId: string,
+    call: WriteCall,
+    work: (lease: LockLease) => Promise<T>,
+  ): Promise<T> {
+    const { lock, settings, metrics } = this.deps;
+    const asked = performance.now();
+    let obtained = false;
+    let txStarted = 0;
+    try {
+      const waitMs = Math.min(settings.lockWaitMs, call.deadline - Date.now() - 50);
+      if (waitMs <= 0) throw planErrors.lockUnavailable();
+      const done = await lock.withLock(taskId, waitMs, (lease) => {
+        obtained = true;
+        metrics.lockWait((performance.now() - asked) / 1000, true);
+        txStarted = performance.now();
+        return work(lease);
+      });
+      metrics.transaction((performance.now() - txStarted) / 1000, "committed");
+      return done;
+    } catch (error) {
+      if (!obtained) metrics.lockWait((performance.now() - asked) / 1000, false);
+      else metrics.transaction((performance.now() - txStarted) / 1000, "rolled_back");
       throw error;
     }
   }
@@ -135,27 +155,13 @@ export class WritePipeline {
     call: WriteCall,
     work: (lease: LockLease) => Promise<{ readonly result: R; readonly commit: CommittedWrite | null }>,
   ): Promise<R> {
-    const { lock, settings, metrics } = this.deps;
-    const asked = performance.now();
-    let obtained = false;
-    let txStarted = 0;
     try {
-      const waitMs = Math.min(settings.lockWaitMs, call.deadline - Date.now() - 50);
-      if (waitMs <= 0) throw planErrors.lockUnavailable();
-      const done = await lock.withLock(taskId, waitMs, (lease) => {
-        obtained = true;
-        metrics.lockWait((performance.now() - asked) / 1000, true);
-        txStarted = performance.now();
-        return work(lease);
-      });
-      metrics.transaction((performance.now() - txStarted) / 1000, "committed");
-      metrics.write(kind, done.commit === null ? "unchanged" : "committed");
+      const done = await this.underLock(taskId, call, work);
+      this.deps.metrics.write(kind, done.commit === null ? "unchanged" : "committed");
       if (done.commit !== null) this.publish(taskId, done.commit);
       return done.result;
     } catch (error) {
-      if (!obtained) metrics.lockWait((performance.now() - asked) / 1000, false);
-      else metrics.transaction((performance.now() - txStarted) / 1000, "rolled_back");
-      metrics.write(kind, "failed");
+      this.deps.metrics.write(kind, "failed");
       throw error;
     }
   }
