@@ -109,7 +109,8 @@ describe("an unknown outcome is said to be unknown: MariaDB crashed with a write
       let stop = false;
       const writers = tasks.map(async (taskId, w) => {
         for (let i = 0; !stop; i++) {
-          const fragment = `## r${round} w${w} n${i}`;
+          // Ended by a word, so that no fragment is a prefix of another ("n1" of "n10") when counted.
+          const fragment = `## r${round} w${w} n${i} end`;
           const requestId = `r${round}-w${w}-n${i}`;
           const reason = await app.plans
             .updatePlan({ taskId, content: fragment, mode: APPEND, requestId })
