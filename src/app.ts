@@ -17,6 +17,7 @@ import { serverCredentials } from "./grpc/tls-credentials";
 import { taskHandlers } from "./grpc/task-handlers";
 import { TaskTransfer } from "./plans/task-transfer";
 import { WatchBuffers } from "./grpc/watch-buffers";
+import { ExpensiveCalls } from "./grpc/expensive-calls";
 import { writeBudget } from "./grpc/write-budget";
 import { writeRateLimit } from "./grpc/write-rate-limit";
 import { InProcessTaskLock } from "./locking/in-process-task-lock";
@@ -35,6 +36,7 @@ import {
   databaseGauges,
   edgeCounters,
   watchGauges,
+  expensiveCallsGauge,
 } from "./observability/metrics";
 import { startMetricsServer } from "./observability/metrics-server";
 import { tracedBroadcast, tracedLock, tracedMetrics } from "./observability/traced-ports";
@@ -187,7 +189,9 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
     slowCallMs: config.slowCallMs,
     writeRateLimit: writeRateLimit(config.rateLimitWrites, config.rateLimitWindowMs),
     writeBudget: writeBudget(config.writeBudgetBytes, config.writeBudgetWindowMs),
+    expensiveCalls: new ExpensiveCalls(config.expensiveCallsPerCaller, config.expensiveCallsPerReplica),
   };
+  expensiveCallsGauge(registry, () => deps.expensiveCalls.inFlight);
   const watchBuffers = new WatchBuffers(config.changes.watchBufferBytes, config.changes.maxStreams);
   watchGauges(registry, {
     streams: () => hub.watchCount,

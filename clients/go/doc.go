@@ -8,7 +8,7 @@
 //   - safe retries, on by default (WithRetry, WithoutRetry): the reads and the writes that carry a
 //     request_id (CreatePlan, UpdatePlan, EditPlan, RestorePlanRevision; the client sets a random
 //     one, once per logical call, when the request has none) on UNAVAILABLE, RESOURCE_EXHAUSTED
-//     RATE_LIMITED or WRITE_BUDGET_EXCEEDED and ABORTED WRITE_CONFLICT, with jittered exponential backoff that honours
+//     RATE_LIMITED, WRITE_BUDGET_EXCEEDED or EXPENSIVE_CALLS_LIMITED and ABORTED WRITE_CONFLICT, with jittered exponential backoff that honours
 //     RetryInfo, bounded in attempts, elapsed time and the call's deadline. No other write is retried;
 //   - a bearer token (WithToken) or a token provider called before every attempt
 //     (WithTokenProvider), and a per-call token that wins over both (WithCallToken, or an

@@ -140,6 +140,7 @@ func TestTheHelpersGroupErrorsByReason(t *testing.T) {
 		{codes.FailedPrecondition, "PLAN_TOO_LARGE", []string{"IsPreconditionFailed"}},
 		{codes.ResourceExhausted, "RATE_LIMITED", []string{"IsRateLimited", "IsRetriable"}},
 		{codes.ResourceExhausted, "WRITE_BUDGET_EXCEEDED", []string{"IsRateLimited", "IsRetriable"}},
+		{codes.ResourceExhausted, "EXPENSIVE_CALLS_LIMITED", []string{"IsRetriable"}},
 		{codes.ResourceExhausted, "HISTORY_QUOTA_EXCEEDED", []string{"IsRateLimited"}},
 		{codes.Unavailable, "", []string{"IsRetriable"}},
 		{codes.Unavailable, "LOCK_UNAVAILABLE", []string{"IsRetriable"}},

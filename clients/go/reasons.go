@@ -52,7 +52,7 @@ func IsRateLimited(err error) bool {
 }
 
 // IsRetriable: what the retry policy retries, whatever the method: UNAVAILABLE (any reason or
-// none), RESOURCE_EXHAUSTED RATE_LIMITED or WRITE_BUDGET_EXCEEDED (both with RetryInfo) and
+// none), RESOURCE_EXHAUSTED RATE_LIMITED, WRITE_BUDGET_EXCEEDED or EXPENSIVE_CALLS_LIMITED (all with RetryInfo) and
 // ABORTED WRITE_CONFLICT.
 func IsRetriable(err error) bool {
 	e := FromError(err)
@@ -63,7 +63,7 @@ func IsRetriable(err error) bool {
 	case codes.Unavailable:
 		return true
 	case codes.ResourceExhausted:
-		return e.Reason == "RATE_LIMITED" || e.Reason == "WRITE_BUDGET_EXCEEDED"
+		return e.Reason == "RATE_LIMITED" || e.Reason == "WRITE_BUDGET_EXCEEDED" || e.Reason == "EXPENSIVE_CALLS_LIMITED"
 	case codes.Aborted:
 		return e.Reason == "WRITE_CONFLICT"
 	default:

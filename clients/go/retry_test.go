@@ -35,6 +35,7 @@ func TestWhichErrorsAreRetried(t *testing.T) {
 		{"UNAVAILABLE STORAGE_UNAVAILABLE", rejection(codes.Unavailable, "STORAGE_UNAVAILABLE", nil, 0), true},
 		{"RESOURCE_EXHAUSTED RATE_LIMITED", rejection(codes.ResourceExhausted, "RATE_LIMITED", nil, time.Millisecond), true},
 		{"RESOURCE_EXHAUSTED WRITE_BUDGET_EXCEEDED", rejection(codes.ResourceExhausted, "WRITE_BUDGET_EXCEEDED", nil, time.Millisecond), true},
+		{"RESOURCE_EXHAUSTED EXPENSIVE_CALLS_LIMITED", rejection(codes.ResourceExhausted, "EXPENSIVE_CALLS_LIMITED", nil, time.Millisecond), true},
 		{"ABORTED WRITE_CONFLICT", rejection(codes.Aborted, "WRITE_CONFLICT", nil, 0), true},
 		{"ABORTED VERSION_MISMATCH", rejection(codes.Aborted, "VERSION_MISMATCH", map[string]string{"next_action": "Read again."}, 0), false},
 		{"ABORTED MERGE_CONFLICT", rejection(codes.Aborted, "MERGE_CONFLICT", map[string]string{"conflict_regions": "1"}, 0), false},
@@ -233,7 +234,7 @@ func TestTheCallersRequestIDIsSentOnEveryAttempt(t *testing.T) {
 
 func TestTheDelayHonoursRetryInfo(t *testing.T) {
 	const retryDelay = 300 * time.Millisecond
-	for _, reason := range []string{"RATE_LIMITED", "WRITE_BUDGET_EXCEEDED"} {
+	for _, reason := range []string{"RATE_LIMITED", "WRITE_BUDGET_EXCEEDED", "EXPENSIVE_CALLS_LIMITED"} {
 		t.Run(reason, func(t *testing.T) {
 			f := newFake().script("GetPlan", rejection(codes.ResourceExhausted, reason, nil, retryDelay), nil)
 			client := dialFake(t, f, taskplans.WithRetry(fast))

@@ -34,6 +34,13 @@ export interface Config {
    */
   readonly writeBudgetBytes: number;
   readonly writeBudgetWindowMs: number;
+  /**
+   * Expensive calls (DiffPlanRevisions, GetPlanChanges, writes that ask to merge) one caller may
+   * have in flight on one replica (default 4 with auth on, none with auth off), and the replica in
+   * all (8; issue 54); 0 means no limit.
+   */
+  readonly expensiveCallsPerCaller: number;
+  readonly expensiveCallsPerReplica: number;
   /** Per-task history budget; 0 means no limit. */
   readonly historyMaxRevisions: number;
   readonly historyMaxBytes: number;
@@ -210,6 +217,11 @@ const schema = z.object({
     z.coerce.number().int().min(0).nullable(),
   ),
   PLAN_WRITE_BUDGET_WINDOW_MS: integer(1, 60_000),
+  PLAN_EXPENSIVE_CALLS_PER_CALLER: z.preprocess(
+    (value) => (value === undefined || (typeof value === "string" && value.trim() === "") ? null : value),
+    z.coerce.number().int().min(0).nullable(),
+  ),
+  PLAN_EXPENSIVE_CALLS_PER_REPLICA: integer(0, 8),
   PLAN_HISTORY_MAX_REVISIONS: integer(0, 10_000),
   PLAN_HISTORY_MAX_BYTES: integer(0, 64 * 1024 * 1024),
   PLAN_SHUTDOWN_DRAIN_MS: integer(0, 10_000),
@@ -327,6 +339,9 @@ const schema = z.object({
 /** The write budget with auth on when PLAN_WRITE_BUDGET_BYTES is unset (64 MiB). */
 export const DEFAULT_WRITE_BUDGET_BYTES = 64 * 1024 * 1024;
 
+/** Expensive calls one caller may have in flight on a replica with auth on (issue 54). */
+const DEFAULT_EXPENSIVE_CALLS_PER_CALLER = 4;
+
 /** The release, as package.json names it (the spans' service.version). */
 const SERVICE_VERSION = "0.1.0";
 
@@ -385,6 +400,11 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     // one task's default history budget (64 MiB) per minute; off with auth off, as the rate limit.
     writeBudgetBytes: e.PLAN_WRITE_BUDGET_BYTES ?? (authOn ? DEFAULT_WRITE_BUDGET_BYTES : 0),
     writeBudgetWindowMs: e.PLAN_WRITE_BUDGET_WINDOW_MS,
+    // Per caller only where callers are told apart (auth on); with auth off every local caller is
+    // one address, and the replica's limit alone holds the loop, as the rate limit is off there too.
+    expensiveCallsPerCaller:
+      e.PLAN_EXPENSIVE_CALLS_PER_CALLER ?? (authOn ? DEFAULT_EXPENSIVE_CALLS_PER_CALLER : 0),
+    expensiveCallsPerReplica: e.PLAN_EXPENSIVE_CALLS_PER_REPLICA,
     historyMaxRevisions: e.PLAN_HISTORY_MAX_REVISIONS,
     historyMaxBytes: e.PLAN_HISTORY_MAX_BYTES,
     shutdownDrainMs: e.PLAN_SHUTDOWN_DRAIN_MS,

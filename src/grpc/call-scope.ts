@@ -7,6 +7,7 @@ import { planErrors } from "../plans/errors";
 import { isWellFormedId } from "../plans/validate";
 import { CORRUPT_CONTENT, toWireError, type WireError } from "./error-mapping";
 import type { ReceivedRequest } from "./received-request";
+import type { ExpensiveCalls, ExpensiveSlot } from "./expensive-calls";
 import type { WriteBudget } from "./write-budget";
 import type { WriteRateLimit } from "./write-rate-limit";
 import type { CallSpan, Tracing } from "../observability/tracing";
@@ -37,6 +38,8 @@ export interface CallDeps {
   readonly writeRateLimit: WriteRateLimit;
   /** Per-caller budget of stored bytes (RESOURCE_EXHAUSTED WRITE_BUDGET_EXCEEDED with RetryInfo). */
   readonly writeBudget: WriteBudget;
+  /** Concurrency limit of expensive calls, per caller and per replica (RESOURCE_EXHAUSTED EXPENSIVE_CALLS_LIMITED with RetryInfo). */
+  readonly expensiveCalls: ExpensiveCalls;
 }
 
 /**
@@ -73,6 +76,12 @@ const BUDGETED_METHODS: ReadonlySet<string> = new Set([
 ]);
 
 /**
+ * The reads whose cost grows with the plans they compare (a diff of two revisions of up to 256 KiB
+ * each): held to the expensive-call limit (expensive-calls.ts), as are the writes that ask to merge.
+ */
+const EXPENSIVE_READS: ReadonlySet<string> = new Set(["DiffPlanRevisions", "GetPlanChanges"]);
+
+/**
  * The call as the scope sees it, whatever its door: grpc-js unary and server-stream calls are one as
  * they are; the HTTP listener (src/http/grpc-call.ts) presents a Connect or gRPC-Web call the same
  * way, its headers as metadata, its timeout header as the deadline, its response headers for what
@@ -95,7 +104,8 @@ const WORDS = {
  * One call at the edge, unary or stream, from arrival to its end: the request id (x-request-id
  * when well-formed, else a new one; echoed in response metadata), the request decoded once (wire
  * check first: MALFORMED_REQUEST, INVALID_UTF8), the caller (and a write's admission by the rate
- * limit and the write budget, and the charge of what it stored), the client's deadline, and at the end one log line and one metric (never plan content;
+ * limit and the write budget, and the charge of what it stored; an expensive call's slot of the
+ * expensive-call limit, held until the call ends), the client's deadline, and at the end one log line and one metric (never plan content;
  * ids only when well-formed) with the error as the wire carries it. Handlers only translate; they
  * never choose a status code. This is the one place a call's cross-cutting concerns hook in.
  */
@@ -116,6 +126,8 @@ export class CallScope {
   private readonly protocol: CallProtocol;
   /** The key a write counts against (its caller), once the write was admitted. */
   private writerKey: string | null = null;
+  /** The expensive-call slot this call holds, released when it ends. */
+  private slot: ExpensiveSlot | null = null;
 
   constructor(
     private readonly deps: CallDeps,
@@ -155,6 +167,8 @@ export class CallScope {
     }
     const caller = await this.deps.authenticate(this.call.metadata);
     if (WRITE_METHODS.has(this.method)) await this.admitWrite(caller);
+    if (EXPENSIVE_READS.has(this.method) || ("merge" in request && request.merge === true))
+      this.slot = this.deps.expensiveCalls.admit(this.callerKey(caller));
     return { request, caller };
   }
 
@@ -170,6 +184,7 @@ export class CallScope {
 
   /** The call ended well: a unary call answered OK, or a stream's client cancelled it. */
   succeeded(): void {
+    this.slot?.release();
     const ms = performance.now() - this.started;
     const code = this.kind === "unary" ? "OK" : "CANCELLED";
     this.deps.metrics.rpc(this.method, code, ms / 1000, this.protocol);
@@ -187,6 +202,7 @@ export class CallScope {
 
   /** The call failed: counted and logged once; returns what to send. */
   failed(error: unknown): WireError {
+    this.slot?.release();
     const wire = toWireError(error, this.requestId, WRITE_METHODS.get(this.method) ?? null);
     const ms = performance.now() - this.started;
     this.deps.metrics.rpc(this.method, status[wire.code], ms / 1000, this.protocol);
@@ -215,14 +231,19 @@ export class CallScope {
   // counted by it, and a write refused by the budget still counts as a call.
   private async admitWrite(caller: Caller): Promise<void> {
     const limit = this.deps.writeRateLimit;
-    const peer = this.call
-      .getPeer()
-      .replace(/^ipv[46]:/, "")
-      .replace(/:\d+$/, "");
-    const key = caller.authenticated && caller.subject ? `subject:${caller.subject}` : `peer:${peer}`;
+    const key = this.callerKey(caller);
     const waitMs = await limit.admit(key);
     if (waitMs !== null) throw planErrors.rateLimited(limit.writes, limit.windowMs, waitMs);
     if (BUDGETED_METHODS.has(this.method)) this.deps.writeBudget.admit(key);
     this.writerKey = key;
+  }
+
+  // The key a caller's limits count against (see admitWrite).
+  private callerKey(caller: Caller): string {
+    const peer = this.call
+      .getPeer()
+      .replace(/^ipv[46]:/, "")
+      .replace(/:\d+$/, "");
+    return caller.authenticated && caller.subject ? `subject:${caller.subject}` : `peer:${peer}`;
   }
 }

@@ -168,6 +168,21 @@ export function watchGauges(registry: Registry, figures: WatchFigures): void {
 }
 
 /**
+ * `taskplans_expensive_calls_in_flight`: the calls holding a slot of the expensive-call limit
+ * (src/grpc/expensive-calls.ts) now, read at each scrape.
+ */
+export function expensiveCallsGauge(registry: Registry, inFlight: () => number): void {
+  new Gauge({
+    name: "taskplans_expensive_calls_in_flight",
+    help: "Expensive calls (diffs, GetPlanChanges, merging writes) running on this replica (bounded by PLAN_EXPENSIVE_CALLS_PER_REPLICA)",
+    registers: [registry],
+    collect() {
+      this.set(inFlight());
+    },
+  });
+}
+
+/**
  * `taskplans_db_connections_replaced_total{reason}`: pooled database connections a write did not
  * keep, because they were found closed (`closed`) or their first statement found them gone (`lost`).
  * Returns what counts one.

@@ -3,7 +3,7 @@ import { planErrors } from "./errors";
 import type { PlanStore } from "./ports/plan-store";
 import type { HeadRecord, RevisionRecord, StoredChange } from "./ports/records";
 import { reachableTask } from "./reach";
-import { type PlanDiff, unifiedDiff } from "./unified-diff";
+import { type PlanDiff, unifiedDiffSliced } from "./unified-diff";
 import { requireId } from "./validate";
 
 /** The most changes GetPlanChanges lists (the newest; the diff covers them all). */
@@ -26,8 +26,9 @@ export interface RevisionDiff {
 }
 
 /**
- * Reads of what changed: reach check, then one store read in one snapshot, then a pure diff. The
- * content at a past version is exact or refused (HISTORY_UNAVAILABLE), never approximated.
+ * Reads of what changed: reach check, then one store read in one snapshot, then a pure diff,
+ * computed in slices between turns of the event loop (unifiedDiffSliced; issue 54). The content at
+ * a past version is exact or refused (HISTORY_UNAVAILABLE), never approximated.
  */
 export class ChangeQueries {
   constructor(private readonly store: PlanStore) {}
@@ -49,7 +50,7 @@ export class ChangeQueries {
     return {
       plan: head,
       sinceVersion,
-      diff: unifiedDiff(since.content, head.content, {
+      diff: await unifiedDiffSliced(since.content, head.content, {
         old: `version ${sinceVersion}`,
         new: `version ${head.version}`,
       }),
@@ -68,7 +69,7 @@ export class ChangeQueries {
     const from = await this.revision(taskId, requireId("from_revision_id", request.fromRevisionId));
     const to = await this.revision(taskId, requireId("to_revision_id", request.toRevisionId));
     const labels = { old: `revision ${from.number}`, new: `revision ${to.number}` };
-    return { from, to, diff: unifiedDiff(from.content, to.content, labels) };
+    return { from, to, diff: await unifiedDiffSliced(from.content, to.content, labels) };
   }
 
   private async revision(taskId: string, revisionId: string): Promise<RevisionRecord> {

@@ -9,7 +9,7 @@ import {
 } from "./content-commit";
 import { applyExactEdit } from "./exact-edit";
 import { planErrors } from "./errors";
-import { mergeBaseVersion, mergedContent } from "./merge-write";
+import { mergeBaseVersion, mergedContent, type Premerged, premerge } from "./merge-write";
 import type { LockedHead, MergeMarker, ReadKind } from "./ports/records";
 import { isSuspiciousReduction } from "./reduction";
 import type { RequestKey } from "./idempotency";
@@ -73,14 +73,25 @@ export function commandOf(taskId: string, checked: CheckedContent): WriteCommand
     };
     return save;
   }
+  // A write that may merge computes the merge before the lock (merge-write.ts premerge); the
+  // decision reuses it when the transaction reads the same texts.
+  let premerged: Premerged | null = null;
+  const contentAt = mergeBaseVersion(write);
   const replace: WriteCommand<"content", WriteResult> = {
     taskId,
     kind: write.mode === "edit" ? "edit" : write.path === "agent-create" ? "create" : "replace",
     reads: "content",
     request,
-    contentAt: mergeBaseVersion(write),
+    contentAt,
+    ...(contentAt !== undefined && {
+      prepare: async (snapshot) => {
+        premerged = snapshot === null ? null : await premerge(write, snapshot);
+      },
+    }),
     decide: (state, env) =>
-      write.mode === "edit" ? decideEdit(write, state, env) : decideReplace(write, state, env),
+      write.mode === "edit"
+        ? decideEdit(write, state, env, premerged)
+        : decideReplace(write, state, env, premerged),
   };
   return replace;
 }
@@ -103,9 +114,10 @@ export function decideReplace(
   write: ContentWrite,
   state: WriteState<"content">,
   env: WriteEnv,
+  premerged: Premerged | null = null,
 ): Decision<WriteResult> {
   requirePlan(write, state);
-  const merged = mergedContent(write, state);
+  const merged = mergedContent(write, state, premerged);
   if (merged === null) checkVersion(write, state);
   const content = wholeContent(merged?.content ?? write.content);
   if (merged !== null) checkMerged(content);
@@ -120,10 +132,11 @@ export function decideEdit(
   write: ContentWrite,
   state: WriteState<"content">,
   env: WriteEnv,
+  premerged: Premerged | null = null,
 ): Decision<WriteResult> {
   const live = requirePlan(write, state);
   // A stale edit asked to merge is applied to the content the caller read, then merged.
-  const merged = mergedContent(write, state);
+  const merged = mergedContent(write, state, premerged);
   if (merged === null) checkVersion(write, state);
   let content = wholeContent(write.content);
   if (live !== null) {

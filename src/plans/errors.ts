@@ -33,6 +33,7 @@ export type Reason =
   | "HISTORY_QUOTA_EXCEEDED"
   | "RATE_LIMITED"
   | "WRITE_BUDGET_EXCEEDED"
+  | "EXPENSIVE_CALLS_LIMITED"
   | "WATCH_HISTORY_EXPIRED"
   | "WATCH_TOO_SLOW"
   | "WATCH_DRAINING"
@@ -374,6 +375,18 @@ export const planErrors = {
         window_ms: String(windowMs),
         retry_after_ms: String(retryDelayMs),
       },
+      retryDelayMs,
+    });
+  },
+  expensiveCallsLimited(limit: "caller" | "replica", calls: number, retryDelayMs: number): PlanError {
+    const who =
+      limit === "caller"
+        ? `you have ${calls} expensive call${calls === 1 ? "" : "s"} (diffs, merges) in flight, your limit`
+        : `the replica runs ${calls} expensive calls (diffs, merges) at once, its limit`;
+    return new PlanError("EXPENSIVE_CALLS_LIMITED", {
+      detail: who,
+      nextAction: `Wait ${retryDelayMs} ms (google.rpc.RetryInfo) and retry; retry a write with the same request_id to stay safe.`,
+      metadata: { limit, limit_calls: String(calls), retry_after_ms: String(retryDelayMs) },
       retryDelayMs,
     });
   },

@@ -1,4 +1,5 @@
-import { diffArrays } from "diff";
+import { type ChangeObject, diffArrays } from "diff";
+import { loopTurns } from "./loop-turns";
 import { joinLines, splitLines } from "./plan-lines";
 import { DIFF_MAX_EDIT_LENGTH } from "./unified-diff";
 
@@ -40,13 +41,57 @@ interface Change {
   readonly lines: readonly string[];
 }
 
-/** Merges `ours` and `theirs`, both derived from `base` (see the module comment). */
+/**
+ * Merges `ours` and `theirs`, both derived from `base` (see the module comment). Synchronous: the
+ * twin of mergeThreeWaySliced, which the service runs.
+ */
 export function mergeThreeWay(base: string, ours: string, theirs: string): MergeResult {
-  const baseLines = splitLines(base);
-  const oursLines = splitLines(ours);
-  const theirsLines = splitLines(theirs);
-  const oursChanges = changesOf(baseLines, oursLines);
-  const theirsChanges = changesOf(baseLines, theirsLines);
+  const lines = linesOf(base, ours, theirs);
+  const diff = (side: string[]) => diffArrays(lines.base, side, { maxEditLength: DIFF_MAX_EDIT_LENGTH });
+  return mergeLines(lines, diff(lines.ours), diff(lines.theirs));
+}
+
+/**
+ * mergeThreeWay with each side's diff computed in slices between turns of the event loop (jsdiff's
+ * asynchronous mode, as unifiedDiffSliced: issue 54's rule that no request holds the loop for long;
+ * a merge of two sides that give up at DIFF_MAX_EDIT_LENGTH is twice a diff's work). The two diffs
+ * run one after the other, so one merge holds one diff's memory at a time; the linear pieces around
+ * them each take a turn of the loop of their own (loop-turns.ts). Same result as
+ * mergeThreeWay (test/unit/three-way-merge.test.ts compares them).
+ */
+export async function mergeThreeWaySliced(base: string, ours: string, theirs: string): Promise<MergeResult> {
+  await loopTurns.turn(); // splitting the three texts into lines
+  const lines = linesOf(base, ours, theirs);
+  const oursParts = await diffSliced(lines.base, lines.ours);
+  const theirsParts = await diffSliced(lines.base, lines.theirs);
+  await loopTurns.turn(); // the merge of the two diffs, linear in the lines
+  return mergeLines(lines, oursParts, theirsParts);
+}
+
+interface MergeLines {
+  readonly base: string[];
+  readonly ours: string[];
+  readonly theirs: string[];
+}
+
+type Parts = ChangeObject<string[]>[] | undefined;
+
+function linesOf(base: string, ours: string, theirs: string): MergeLines {
+  return { base: splitLines(base), ours: splitLines(ours), theirs: splitLines(theirs) };
+}
+
+async function diffSliced(base: string[], side: string[]): Promise<Parts> {
+  await loopTurns.turn(); // the diff's set-up, linear in the lines
+  return new Promise((resolve) => {
+    diffArrays(base, side, { maxEditLength: DIFF_MAX_EDIT_LENGTH, callback: resolve });
+  });
+}
+
+// The merge of the sides' line diffs against the base (undefined: a side too different to diff).
+function mergeLines(lines: MergeLines, oursParts: Parts, theirsParts: Parts): MergeResult {
+  const { base: baseLines, ours: oursLines, theirs: theirsLines } = lines;
+  const oursChanges = changesOf(oursParts);
+  const theirsChanges = changesOf(theirsParts);
   if (oursChanges === null || theirsChanges === null) {
     const everything = { baseStart: 0, base: baseLines, ours: oursLines, theirs: theirsLines };
     return { merged: false, conflicts: [everything], tooDifferent: true };
@@ -88,10 +133,9 @@ export function mergeThreeWay(base: string, ours: string, theirs: string): Merge
   return { merged: true, content: joinLines(out) };
 }
 
-// A side's changes against the base, in base order (null: too many to diff quickly). Consecutive
-// removed and added runs at one place are one change.
-function changesOf(base: readonly string[], side: readonly string[]): Change[] | null {
-  const parts = diffArrays(base as string[], side as string[], { maxEditLength: DIFF_MAX_EDIT_LENGTH });
+// A side's changes against the base, in base order, from its line diff (null: too many to diff
+// quickly). Consecutive removed and added runs at one place are one change.
+function changesOf(parts: Parts): Change[] | null {
   if (parts === undefined) return null;
   const changes: Change[] = [];
   let at = 0;

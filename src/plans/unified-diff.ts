@@ -5,6 +5,7 @@ import {
   type StructuredPatchHunk,
   structuredPatch,
 } from "diff";
+import { loopTurns } from "./loop-turns";
 import { splitLines } from "./plan-lines";
 import { utf8Length } from "../text/unicode";
 
@@ -40,16 +41,49 @@ export interface DiffLabels {
  * contents are equal; otherwise "--- old", "+++ new" and hunks with DIFF_CONTEXT_LINES lines of
  * context. Lines are compared with their terminators and nothing is normalized: jsdiff keeps a CRLF
  * line's "\r" in the line (stripTrailingCr is off) and marks a last line without "\n" with
- * "\ No newline at end of file".
+ * "\ No newline at end of file". Synchronous: the twin of unifiedDiffSliced, which the service runs.
  */
 export function unifiedDiff(oldText: string, newText: string, labels: DiffLabels): PlanDiff {
-  const sizes = { oldBytes: utf8Length(oldText), newBytes: utf8Length(newText) };
-  if (oldText === newText) return { unifiedDiff: "", ...sizes, diffBytes: 0, linesAdded: 0, linesRemoved: 0 };
+  if (oldText === newText) return planDiffOf(oldText, newText, null);
   const patch =
     structuredPatch(labels.old, labels.new, oldText, newText, undefined, undefined, {
       context: DIFF_CONTEXT_LINES,
       maxEditLength: DIFF_MAX_EDIT_LENGTH,
     }) ?? wholeReplacement(labels, oldText, newText);
+  return planDiffOf(oldText, newText, patch);
+}
+
+/**
+ * unifiedDiff, computed in slices between turns of the event loop (issue 54: the rule that no
+ * request holds the loop for long): jsdiff's asynchronous mode runs one edit length of its search
+ * per timer tick, so a diff that gives up at DIFF_MAX_EDIT_LENGTH (about 0.25 s of work) lets other
+ * callers run about a thousand times in between instead of waiting for it; only the linear parts
+ * (splitting lines, building the patch text) run in one piece, each on a turn of the loop of its own
+ * (loop-turns.ts), so concurrent diffs do not run theirs back to back. The same algorithm and bound as
+ * unifiedDiff, so the same result (test/unit/unified-diff.test.ts compares them).
+ */
+export async function unifiedDiffSliced(
+  oldText: string,
+  newText: string,
+  labels: DiffLabels,
+): Promise<PlanDiff> {
+  if (oldText === newText) return planDiffOf(oldText, newText, null);
+  await loopTurns.turn(); // splitting both texts into lines
+  const patch = await new Promise<StructuredPatch | undefined>((resolve) => {
+    structuredPatch(labels.old, labels.new, oldText, newText, undefined, undefined, {
+      context: DIFF_CONTEXT_LINES,
+      maxEditLength: DIFF_MAX_EDIT_LENGTH,
+      callback: resolve,
+    });
+  });
+  await loopTurns.turn(); // building the patch text
+  return planDiffOf(oldText, newText, patch ?? wholeReplacement(labels, oldText, newText));
+}
+
+// The PlanDiff of a patch (null: the contents are equal).
+function planDiffOf(oldText: string, newText: string, patch: StructuredPatch | null): PlanDiff {
+  const sizes = { oldBytes: utf8Length(oldText), newBytes: utf8Length(newText) };
+  if (patch === null) return { unifiedDiff: "", ...sizes, diffBytes: 0, linesAdded: 0, linesRemoved: 0 };
   const text = formatPatch(patch, FILE_HEADERS_ONLY);
   let linesAdded = 0;
   let linesRemoved = 0;

@@ -1,4 +1,5 @@
 import type {
+  HeadRecord,
   HistoryUsage,
   LockedHead,
   LockedRevision,
@@ -39,6 +40,24 @@ export function writeState<K extends ReadKind>(
   const { head, latest, history } = read;
   const atVersion = read.atVersion ?? null;
   return { taskId, head, live: head && !head.deleted ? head : null, latest, history, atVersion };
+}
+
+/**
+ * Thrown by a decision whose preparation (WriteCommand.prepare) read another state of the task than
+ * the transaction did (a write landed in between): nothing is written, and the pipeline prepares
+ * again. Never reaches a caller.
+ */
+export class PreparationStale extends Error {
+  constructor() {
+    super("the write was prepared on a state of the task that is no longer current");
+    this.name = "PreparationStale";
+  }
+}
+
+/** What `prepare` sees: the live plan and the content at `contentAt`, read before the lock. */
+export interface WriteSnapshot {
+  readonly live: HeadRecord | null;
+  readonly atVersion: VersionContent;
 }
 
 /** Inputs of a write that are not in the request: time, settings, id generation. */
@@ -89,6 +108,14 @@ export interface WriteCommand<K extends ReadKind, R> {
    * a rejection (AC-TASKS-PLAN-APPEND-001.7: a read failure comes before the size limit).
    */
   readonly readFailed?: (cause: StorageCorruptionError) => Error;
+  /**
+   * Work the decision may reuse, done before the lock and the transaction on a read of its own
+   * when `contentAt` is set (merge-write.ts premerge: a merge computed in slices, holding neither
+   * the task's lock nor a database connection; issue 54); null when that read failed. Never a
+   * rule: the decision still decides on what it reads in the transaction, and throws
+   * PreparationStale when that is not what the preparation read.
+   */
+  readonly prepare?: (snapshot: WriteSnapshot | null) => Promise<void>;
   decide(state: WriteState<K>, env: WriteEnv, target: RevisionRecord | null): Decision<R> | Unchanged<R>;
 }
 

@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import type { Caller } from "../auth/caller";
 import type { TaskLock } from "./ports/task-lock";
 import type { PlanStore } from "./ports/plan-store";
-import type { CommittedWrite } from "./ports/records";
+import type { CommittedWrite, ReadKind } from "./ports/records";
 import type { LockLease } from "./ports/task-lock";
 import { StorageCorruptionError } from "./ports/store-errors";
 import type { WriteKind, WriteMetrics } from "./ports/write-metrics";
@@ -10,8 +10,11 @@ import { planErrors } from "./errors";
 import type { CommitListener } from "./events";
 import type { HistoryBudget } from "./history-budget";
 import { TaskWorkspaces } from "./reach";
-import type { Write } from "./write-command";
+import { PreparationStale, type Write, type WriteCommand, type WriteSnapshot } from "./write-command";
 import { writeUnderLock } from "./write-under-lock";
+
+/** How many times a prepared write (a stale merge) prepares before it is WRITE_CONFLICT. */
+export const PREPARE_ATTEMPTS = 8;
 
 /** Settings of the serialized write path. */
 export interface WritePipelineSettings {
@@ -75,18 +78,20 @@ export class WritePipeline {
     if ("refusal" in write) throw write.refusal;
     const { kind } = write;
     try {
-      const outcome = await this.underLock(taskId, call, (lease) => {
-        // The decision's inputs are taken once the task's rows are locked (writeUnderLock), so the
-        // times of one task's writes never go back, even with two of them in flight under a lease.
-        const env = () => ({
-          now: this.deps.clock(),
-          coalesceWindowMs: settings.coalesceWindowMs,
-          historyBudget: settings.historyBudget,
-          newId: this.deps.newId,
+      const run = () =>
+        this.underLock(taskId, call, (lease) => {
+          // The decision's inputs are taken once the task's rows are locked (writeUnderLock), so the
+          // times of one task's writes never go back, even with two of them in flight under a lease.
+          const env = () => ({
+            now: this.deps.clock(),
+            coalesceWindowMs: settings.coalesceWindowMs,
+            historyBudget: settings.historyBudget,
+            newId: this.deps.newId,
+          });
+          const locked = { caller: call.caller, lease, env };
+          return store.inTransaction((tx) => writeUnderLock(tx, write, locked));
         });
-        const locked = { caller: call.caller, lease, env };
-        return store.inTransaction((tx) => writeUnderLock(tx, write, locked));
-      });
+      const outcome = write.prepare ? await this.prepared(write, run) : await run();
       if ("unchanged" in outcome) {
         metrics.write(kind, "unchanged");
         return outcome.unchanged;
@@ -163,6 +168,37 @@ export class WritePipeline {
     } catch (error) {
       this.deps.metrics.write(kind, "failed");
       throw error;
+    }
+  }
+
+  /**
+   * `run` (the write under its lock) after the command's preparation (a stale merge's diffs, in
+   * slices: issue 54), which runs before the lock on a read of its own, so that it holds neither the
+   * task's lock nor a database connection, and several writers' merges of one task run side by side.
+   * When a write landed between that read and the transaction (the decision throws
+   * PreparationStale, nothing written), it prepares again on the new state: PREPARE_ATTEMPTS times
+   * in all, then the write is ABORTED WRITE_CONFLICT (retriable), never merged in one piece.
+   */
+  private async prepared<T, R>(write: WriteCommand<ReadKind, R>, run: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      await write.prepare?.(await this.snapshot(write));
+      try {
+        return await run();
+      } catch (error) {
+        if (!(error instanceof PreparationStale)) throw error;
+        if (attempt >= PREPARE_ATTEMPTS) throw planErrors.writeConflict();
+      }
+    }
+  }
+
+  // What a preparation reads (null: the read failed, and the decision computes what it needs).
+  private async snapshot<R>(write: WriteCommand<ReadKind, R>): Promise<WriteSnapshot | null> {
+    if (write.contentAt === undefined) return null;
+    try {
+      const read = await this.deps.store.readPlanChanges(write.taskId, write.contentAt, 1);
+      return { live: read.head && !read.head.deleted ? read.head : null, atVersion: read.since };
+    } catch {
+      return null;
     }
   }
 

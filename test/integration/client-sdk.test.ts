@@ -242,7 +242,7 @@ describe("the TypeScript client package against a scripted server", () => {
       expect(server.calls("updatePlan")[5]?.request.requestId).not.toBe(ids[0]);
     });
 
-    it.each(["RATE_LIMITED", "WRITE_BUDGET_EXCEEDED"])(
+    it.each(["RATE_LIMITED", "WRITE_BUDGET_EXCEEDED", "EXPENSIVE_CALLS_LIMITED"])(
       "waits at least RetryInfo's delay before retrying %s",
       async (reason) => {
         server.answers = [{ code: status.RESOURCE_EXHAUSTED, reason, retryDelayMs: 300 }];
@@ -485,6 +485,7 @@ describe("the TypeScript client package against a scripted server", () => {
           { code: status.RESOURCE_EXHAUSTED, reason: "WRITE_BUDGET_EXCEEDED" },
           ["isRateLimited", "isRetriable"],
         ],
+        [{ code: status.RESOURCE_EXHAUSTED, reason: "EXPENSIVE_CALLS_LIMITED" }, ["isRetriable"]],
         [{ code: status.RESOURCE_EXHAUSTED, reason: "HISTORY_QUOTA_EXCEEDED" }, ["isRateLimited"]],
         [{ code: status.ABORTED, reason: "WRITE_CONFLICT" }, ["isRetriable"]],
         [{ code: status.UNAVAILABLE }, ["isRetriable"]],

@@ -264,7 +264,7 @@ describe("client packages: Go, Java, Python and TypeScript against one live serv
         cwd: work,
       },
     );
-    expect(out).toMatch(/\b44 passed\b/);
+    expect(out).toMatch(/\b45 passed\b/);
     expect(out).not.toMatch(/failed|error/);
   });
 

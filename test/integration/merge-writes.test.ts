@@ -169,6 +169,34 @@ describe.each(DATABASES)("merging a stale write, on $label", ({ dialect }) => {
     expect(await planState(app.plans, big)).toEqual(bigBefore);
   });
 
+  // Each merge is prepared before the task's lock, on a read of its own; a writer whose read is
+  // overtaken by another's commit prepares again on the new state (write-pipeline.ts prepared).
+  it("six stale writers merging at once each land once, on the state before them", async () => {
+    const items = ["a", "b", "c", "d", "e", "f"];
+    const { taskId } = await app.planWith(`# Plan\n\n${items.map((i) => `- [ ] ${i}\n`).join("\n")}`);
+    const written = await Promise.all(
+      items.map((item) =>
+        app.client().plans.editPlan({
+          taskId,
+          expectedVersion: 1,
+          oldText: `- [ ] ${item}`,
+          newText: `- [x] ${item}`,
+          merge: true,
+          author: agent,
+        }),
+      ),
+    );
+    const versions = written.map((w) => w.plan?.version ?? 0).sort((x, y) => x - y);
+    expect(versions).toEqual([2, 3, 4, 5, 6, 7]);
+    // The first to commit was current (no merge); every other merged from 1 onto the one before it.
+    for (const w of written) {
+      const version = w.plan?.version ?? 0;
+      expect(w.merge ?? null).toEqual(version === 2 ? null : { fromVersion: 1, toVersion: version - 1 });
+    }
+    const { plan } = await app.plans.getPlan({ taskId });
+    expect(plan?.content).toBe(`# Plan\n\n${items.map((i) => `- [x] ${i}\n`).join("\n")}`);
+  });
+
   it("a retry with the same request_id answers the merged write again and writes nothing", async () => {
     const taskId = await staleByOneTick();
     const request = {

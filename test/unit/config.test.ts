@@ -88,6 +88,25 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ PLAN_WRITE_BUDGET_BYTES: "-1" })).toThrow("PLAN_WRITE_BUDGET_BYTES");
     expect(() => loadConfig({ PLAN_WRITE_BUDGET_WINDOW_MS: "0" })).toThrow("PLAN_WRITE_BUDGET_WINDOW_MS");
   });
+
+  it("limits expensive calls to 4 per caller (with auth on) and 8 per replica by default; 0 is no limit", () => {
+    const limits = (env: Record<string, string>) => {
+      const config = loadConfig(env);
+      return [config.expensiveCallsPerCaller, config.expensiveCallsPerReplica];
+    };
+    expect(limits({})).toEqual([0, 8]);
+    expect(limits({ PLAN_AUTH_JWT_SECRET: "s".repeat(32) })).toEqual([4, 8]);
+    expect(limits({ PLAN_EXPENSIVE_CALLS_PER_CALLER: "2" })).toEqual([2, 8]);
+    expect(limits({ PLAN_EXPENSIVE_CALLS_PER_CALLER: "0", PLAN_EXPENSIVE_CALLS_PER_REPLICA: "0" })).toEqual([
+      0, 0,
+    ]);
+    expect(() => loadConfig({ PLAN_EXPENSIVE_CALLS_PER_CALLER: "-1" })).toThrow(
+      "PLAN_EXPENSIVE_CALLS_PER_CALLER",
+    );
+    expect(() => loadConfig({ PLAN_EXPENSIVE_CALLS_PER_REPLICA: "x" })).toThrow(
+      "PLAN_EXPENSIVE_CALLS_PER_REPLICA",
+    );
+  });
 });
 
 describe("redis lock configuration", () => {

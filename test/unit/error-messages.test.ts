@@ -191,6 +191,18 @@ const TABLE: [string, () => PlanError, string, string][] = [
     "Your writes stored more than 67108864 bytes of plan text in 60000 ms. Wait 41000 ms (google.rpc.RetryInfo) and retry; retry with the same request_id to stay safe. Writing smaller changes (mode append, EditPlan) stores fewer bytes.",
   ],
   [
+    'expensiveCallsLimited("caller", 4, 1000)',
+    () => planErrors.expensiveCallsLimited("caller", 4, 1000),
+    "EXPENSIVE_CALLS_LIMITED",
+    "You have 4 expensive calls (diffs, merges) in flight, your limit. Wait 1000 ms (google.rpc.RetryInfo) and retry; retry a write with the same request_id to stay safe.",
+  ],
+  [
+    'expensiveCallsLimited("replica", 8, 1000)',
+    () => planErrors.expensiveCallsLimited("replica", 8, 1000),
+    "EXPENSIVE_CALLS_LIMITED",
+    "The replica runs 8 expensive calls (diffs, merges) at once, its limit. Wait 1000 ms (google.rpc.RetryInfo) and retry; retry a write with the same request_id to stay safe.",
+  ],
+  [
     'historyQuotaExceeded("revisions", 10000, 10000)',
     () => planErrors.historyQuotaExceeded("revisions", 10000, 10000),
     "HISTORY_QUOTA_EXCEEDED",

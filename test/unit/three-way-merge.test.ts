@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { diffArrays } from "diff";
 import { splitLines } from "../../src/plans/plan-lines";
-import { type MergeResult, mergeThreeWay } from "../../src/plans/three-way-merge";
+import { type MergeResult, mergeThreeWay, mergeThreeWaySliced } from "../../src/plans/three-way-merge";
 
 // The merge rules of proto "Merging a stale write", one case per rule: base, ours (the stale
 // writer's result), theirs (the current content), and the merged text or the conflicting regions.
@@ -311,5 +311,39 @@ describe("three-way merge, properties", () => {
       ),
       { numRuns: 1000 },
     );
+  });
+});
+
+describe("three-way merge in slices (the service's), against the one-piece merge", () => {
+  it("gives the same result on random sides of random documents", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        lines.chain((base) => fc.tuple(fc.constant(base), edited(base), edited(base))),
+        fc.boolean(),
+        async ([base, ours, theirs], noFinalNewline) => {
+          const [b, o, t] = [
+            text(base, noFinalNewline),
+            text(ours, noFinalNewline),
+            text(theirs, noFinalNewline),
+          ];
+          expect(await mergeThreeWaySliced(b, o, t)).toEqual(mergeThreeWay(b, o, t));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it("gives the same answer on sides too different to diff quickly, letting timers run in between", async () => {
+    const doc = (letter: string) => Array.from({ length: 1500 }, (_, i) => `${letter} ${i}\n`).join("");
+    let ticks = 0;
+    const ticking = setInterval(() => ticks++, 0);
+    try {
+      const sliced = await mergeThreeWaySliced(doc("a"), doc("b"), doc("c"));
+      expect(sliced).toEqual(mergeThreeWay(doc("a"), doc("b"), doc("c")));
+      expect(sliced.merged).toBe(false);
+    } finally {
+      clearInterval(ticking);
+    }
+    expect(ticks).toBeGreaterThan(10); // the merge gave the loop back while it ran
   });
 });

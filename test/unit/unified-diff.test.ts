@@ -1,4 +1,4 @@
-import { unifiedDiff } from "../../src/plans/unified-diff";
+import { unifiedDiff, unifiedDiffSliced } from "../../src/plans/unified-diff";
 import { renderConflicts, CONFLICTS_MAX_BYTES } from "../../src/plans/merge-conflicts";
 import { splitLines, joinLines } from "../../src/plans/plan-lines";
 
@@ -104,5 +104,36 @@ describe("conflicting regions as a MERGE_CONFLICT shows them", () => {
       true,
     );
     expect(text.endsWith("\n... 5 more regions not shown\n")).toBe(true);
+  });
+});
+
+describe("the unified diff in slices (the service's), against the one-piece diff", () => {
+  const cases: [string, string, string][] = [
+    ["equal", "a\nb\n", "a\nb\n"],
+    ["one line changed", "a\nb\nc\n", "a\nB\nc\n"],
+    ["CRLF and no final newline", "a\r\nb", "a\nb"],
+    ["from empty", "", "x\ny\n"],
+    ["to empty", "x\ny\n", ""],
+    [
+      "too different to diff quickly",
+      Array.from({ length: 1500 }, (_, i) => `line ${i}\n`).join(""),
+      Array.from({ length: 1500 }, (_, i) => `LINE ${i}\n`).join("") + "end",
+    ],
+  ];
+  it.each(cases)("%s", async (_, old, changed) => {
+    const labels = { old: "version 3", new: "version 5" };
+    expect(await unifiedDiffSliced(old, changed, labels)).toEqual(unifiedDiff(old, changed, labels));
+  });
+
+  it("lets timers run while it diffs", async () => {
+    const old = Array.from({ length: 1500 }, (_, i) => `line ${i}\n`).join("");
+    let ticks = 0;
+    const ticking = setInterval(() => ticks++, 0);
+    try {
+      await unifiedDiffSliced(old, old.toUpperCase(), { old: "a", new: "b" });
+    } finally {
+      clearInterval(ticking);
+    }
+    expect(ticks).toBeGreaterThan(10);
   });
 });

@@ -51,6 +51,8 @@ UNAVAILABLE = status(grpc.StatusCode.UNAVAILABLE, "replica restarting", "STORAGE
 RATE_LIMITED = status(grpc.StatusCode.RESOURCE_EXHAUSTED, "slow down", "RATE_LIMITED", retry_delay=0.3)
 WRITE_BUDGET_EXCEEDED = status(grpc.StatusCode.RESOURCE_EXHAUSTED, "stored too much", "WRITE_BUDGET_EXCEEDED",
                                retry_delay=0.3)
+EXPENSIVE_CALLS_LIMITED = status(grpc.StatusCode.RESOURCE_EXHAUSTED, "too many diffs", "EXPENSIVE_CALLS_LIMITED",
+                                 retry_delay=0.3)
 WRITE_CONFLICT = status(grpc.StatusCode.ABORTED, "conflict", "WRITE_CONFLICT")
 VERSION_MISMATCH = status(grpc.StatusCode.ABORTED, "the plan is at version 3", "VERSION_MISMATCH",
                           {"next_action": "read the plan again", "current_version": "3", "request_id": "r-1"})
@@ -164,7 +166,8 @@ def test_unavailable_is_retried_until_an_answer(fake):
         assert len(fake.calls["GetPlan"]) == 3
 
 
-@pytest.mark.parametrize("refusal", [RATE_LIMITED, WRITE_BUDGET_EXCEEDED], ids=["RATE_LIMITED", "WRITE_BUDGET_EXCEEDED"])
+@pytest.mark.parametrize("refusal", [RATE_LIMITED, WRITE_BUDGET_EXCEEDED, EXPENSIVE_CALLS_LIMITED],
+                         ids=["RATE_LIMITED", "WRITE_BUDGET_EXCEEDED", "EXPENSIVE_CALLS_LIMITED"])
 def test_rate_limited_waits_at_least_the_retry_info_delay(fake, refusal):
     fake.script["GetPlan"] = [refusal, plan_response(1)]
     with connect(fake) as client:

@@ -156,7 +156,7 @@ export const isMergeConflict = hasReason("MERGE_CONFLICT");
 
 /**
  * What the retry policy retries, whatever the method: UNAVAILABLE (any reason or none),
- * RESOURCE_EXHAUSTED RATE_LIMITED or WRITE_BUDGET_EXCEEDED (both carry RetryInfo: the caller's
+ * RESOURCE_EXHAUSTED RATE_LIMITED, WRITE_BUDGET_EXCEEDED or EXPENSIVE_CALLS_LIMITED (all carry RetryInfo: the caller's
  * rate limit and write budget) and ABORTED WRITE_CONFLICT.
  */
 export function isRetriable(error: unknown): boolean {
@@ -164,6 +164,8 @@ export function isRetriable(error: unknown): boolean {
   const reason = reasonOf(error);
   if (error.code === status.UNAVAILABLE) return true;
   if (error.code === status.RESOURCE_EXHAUSTED)
-    return reason === "RATE_LIMITED" || reason === "WRITE_BUDGET_EXCEEDED";
+    return (
+      reason === "RATE_LIMITED" || reason === "WRITE_BUDGET_EXCEEDED" || reason === "EXPENSIVE_CALLS_LIMITED"
+    );
   return error.code === status.ABORTED && reason === "WRITE_CONFLICT";
 }

@@ -215,15 +215,15 @@ def is_rate_limited(error: BaseException) -> bool:
 
 
 def is_retriable(error: BaseException) -> bool:
-    """What the retry policy retries: UNAVAILABLE (any reason), RESOURCE_EXHAUSTED RATE_LIMITED or
-    WRITE_BUDGET_EXCEEDED (both with RetryInfo) and ABORTED WRITE_CONFLICT, whatever the method."""
+    """What the retry policy retries: UNAVAILABLE (any reason), RESOURCE_EXHAUSTED RATE_LIMITED,
+    WRITE_BUDGET_EXCEEDED or EXPENSIVE_CALLS_LIMITED (all with RetryInfo) and ABORTED WRITE_CONFLICT, whatever the method."""
     typed = as_error(error)
     if typed is None:
         return False
     code, reason = typed.status_code, typed.reason
     return (
         code == grpc.StatusCode.UNAVAILABLE
-        or (code == grpc.StatusCode.RESOURCE_EXHAUSTED and reason in ("RATE_LIMITED", "WRITE_BUDGET_EXCEEDED"))
+        or (code == grpc.StatusCode.RESOURCE_EXHAUSTED and reason in ("RATE_LIMITED", "WRITE_BUDGET_EXCEEDED", "EXPENSIVE_CALLS_LIMITED"))
         or (code == grpc.StatusCode.ABORTED and reason == "WRITE_CONFLICT")
     )
 

@@ -49,8 +49,11 @@ class PlanServiceStub(object):
     RESOURCE_EXHAUSTED HISTORY_QUOTA_EXCEEDED (the task's history budget; limit and usage in
     ErrorInfo.metadata) and RESOURCE_EXHAUSTED WRITE_BUDGET_EXCEEDED (the caller's writes stored
     more plan text than its write budget in the window; limit_bytes, window_ms and retry_after_ms in
-    ErrorInfo.metadata, with a google.rpc.RetryInfo detail: retry after it). None of these changes
-    anything. Every write (CreatePlan, UpdatePlan, EditPlan, RestorePlanRevision, SavePlan,
+    ErrorInfo.metadata, with a google.rpc.RetryInfo detail: retry after it). DiffPlanRevisions,
+    GetPlanChanges and writes with merge set may return RESOURCE_EXHAUSTED EXPENSIVE_CALLS_LIMITED
+    (too many such calls in flight: the caller's, ErrorInfo.metadata["limit"] "caller", or the
+    replica's, "replica"; limit_calls and retry_after_ms in ErrorInfo.metadata, with a
+    google.rpc.RetryInfo detail: retry after it). None of these changes anything. Every write (CreatePlan, UpdatePlan, EditPlan, RestorePlanRevision, SavePlan,
     DeletePlan, RevertPlan, MarkImplementationStarted, and TaskService's CreateTask, DeleteTask,
     ImportTask) may also return UNAVAILABLE COMMIT_OUTCOME_UNKNOWN: its COMMIT was sent to the
     database and never answered (the database crashed, shut down or dropped the connection), so it
@@ -163,8 +166,11 @@ class PlanServiceServicer(object):
     RESOURCE_EXHAUSTED HISTORY_QUOTA_EXCEEDED (the task's history budget; limit and usage in
     ErrorInfo.metadata) and RESOURCE_EXHAUSTED WRITE_BUDGET_EXCEEDED (the caller's writes stored
     more plan text than its write budget in the window; limit_bytes, window_ms and retry_after_ms in
-    ErrorInfo.metadata, with a google.rpc.RetryInfo detail: retry after it). None of these changes
-    anything. Every write (CreatePlan, UpdatePlan, EditPlan, RestorePlanRevision, SavePlan,
+    ErrorInfo.metadata, with a google.rpc.RetryInfo detail: retry after it). DiffPlanRevisions,
+    GetPlanChanges and writes with merge set may return RESOURCE_EXHAUSTED EXPENSIVE_CALLS_LIMITED
+    (too many such calls in flight: the caller's, ErrorInfo.metadata["limit"] "caller", or the
+    replica's, "replica"; limit_calls and retry_after_ms in ErrorInfo.metadata, with a
+    google.rpc.RetryInfo detail: retry after it). None of these changes anything. Every write (CreatePlan, UpdatePlan, EditPlan, RestorePlanRevision, SavePlan,
     DeletePlan, RevertPlan, MarkImplementationStarted, and TaskService's CreateTask, DeleteTask,
     ImportTask) may also return UNAVAILABLE COMMIT_OUTCOME_UNKNOWN: its COMMIT was sent to the
     database and never answered (the database crashed, shut down or dropped the connection), so it
@@ -489,8 +495,11 @@ class PlanService(object):
     RESOURCE_EXHAUSTED HISTORY_QUOTA_EXCEEDED (the task's history budget; limit and usage in
     ErrorInfo.metadata) and RESOURCE_EXHAUSTED WRITE_BUDGET_EXCEEDED (the caller's writes stored
     more plan text than its write budget in the window; limit_bytes, window_ms and retry_after_ms in
-    ErrorInfo.metadata, with a google.rpc.RetryInfo detail: retry after it). None of these changes
-    anything. Every write (CreatePlan, UpdatePlan, EditPlan, RestorePlanRevision, SavePlan,
+    ErrorInfo.metadata, with a google.rpc.RetryInfo detail: retry after it). DiffPlanRevisions,
+    GetPlanChanges and writes with merge set may return RESOURCE_EXHAUSTED EXPENSIVE_CALLS_LIMITED
+    (too many such calls in flight: the caller's, ErrorInfo.metadata["limit"] "caller", or the
+    replica's, "replica"; limit_calls and retry_after_ms in ErrorInfo.metadata, with a
+    google.rpc.RetryInfo detail: retry after it). None of these changes anything. Every write (CreatePlan, UpdatePlan, EditPlan, RestorePlanRevision, SavePlan,
     DeletePlan, RevertPlan, MarkImplementationStarted, and TaskService's CreateTask, DeleteTask,
     ImportTask) may also return UNAVAILABLE COMMIT_OUTCOME_UNKNOWN: its COMMIT was sent to the
     database and never answered (the database crashed, shut down or dropped the connection), so it

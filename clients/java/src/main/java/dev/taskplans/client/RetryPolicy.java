@@ -7,8 +7,8 @@ import java.util.function.DoubleSupplier;
 
 /**
  * How the client retries safe calls (clients/SDK.md): the reads, and the writes that carry a
- * {@code request_id}, on {@code UNAVAILABLE}, {@code RESOURCE_EXHAUSTED RATE_LIMITED} or
- * {@code WRITE_BUDGET_EXCEEDED} and {@code ABORTED WRITE_CONFLICT}. {@link #DEFAULT} is on unless the client is built with
+ * {@code request_id}, on {@code UNAVAILABLE}, {@code RESOURCE_EXHAUSTED RATE_LIMITED},
+ * {@code WRITE_BUDGET_EXCEEDED} or {@code EXPENSIVE_CALLS_LIMITED} and {@code ABORTED WRITE_CONFLICT}. {@link #DEFAULT} is on unless the client is built with
  * {@code noRetry()}; change one field with the {@code with...} methods:
  *
  * <pre>{@code

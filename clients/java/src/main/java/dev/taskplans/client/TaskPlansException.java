@@ -232,13 +232,13 @@ public final class TaskPlansException extends RuntimeException {
 
   /**
    * What the retry policy retries, whatever the method: {@code UNAVAILABLE} (any reason or none),
-   * {@code RESOURCE_EXHAUSTED RATE_LIMITED} or {@code WRITE_BUDGET_EXCEEDED} (both with RetryInfo) and
+   * {@code RESOURCE_EXHAUSTED RATE_LIMITED}, {@code WRITE_BUDGET_EXCEEDED} or {@code EXPENSIVE_CALLS_LIMITED} (all with RetryInfo) and
    * {@code ABORTED WRITE_CONFLICT}.
    */
   public boolean isRetriable() {
     return switch (code()) {
       case UNAVAILABLE -> true;
-      case RESOURCE_EXHAUSTED -> reasonIn("RATE_LIMITED", "WRITE_BUDGET_EXCEEDED");
+      case RESOURCE_EXHAUSTED -> reasonIn("RATE_LIMITED", "WRITE_BUDGET_EXCEEDED", "EXPENSIVE_CALLS_LIMITED");
       case ABORTED -> reasonIn("WRITE_CONFLICT");
       default -> false;
     };

@@ -115,6 +115,22 @@ class RetryTest {
   }
 
   @Test
+  void anExpensiveCallsRefusalIsRetriedNoSoonerThanItsRetryInfoSays() {
+    server.script(
+        "DiffPlanRevisions",
+        fail(
+            Status.Code.RESOURCE_EXHAUSTED,
+            "EXPENSIVE_CALLS_LIMITED",
+            Map.of("next_action", "Wait."),
+            Duration.ofMillis(400)),
+        reply(DiffPlanRevisionsResponse.getDefaultInstance()));
+    client.diffPlanRevisions(DiffPlanRevisionsRequest.getDefaultInstance());
+    assertEquals(2, server.received("DiffPlanRevisions").size());
+    long gap = gapsMillis("DiffPlanRevisions").get(0);
+    assertTrue(gap >= 400, "the retry came " + gap + " ms after, before RetryInfo's 400 ms");
+  }
+
+  @Test
   void aWriteConflictIsRetriedWithTheSameRequestIdTheClientSet() {
     server.script(
         "UpdatePlan",
