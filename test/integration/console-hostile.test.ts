@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
@@ -7,7 +7,7 @@ import type { Browser, Page } from "playwright-core";
 import { AuthorKind, WriteMode } from "@taskplans/contract";
 import { MAX_NESTING } from "../../src/console/page/markdown-html";
 import { artifactsDir, launchChromium } from "../harness/browser/chromium";
-import { collectPageErrors, texts, waitForText } from "../harness/browser/page-waits";
+import { collectPageErrors, texts, waitForText, windowFlag } from "../harness/browser/page-waits";
 import { type Clients, connect } from "../harness/calls/rpc";
 import { type Replica, startReplica } from "../harness/servers/replica";
 import { repoRoot } from "../harness/servers/repo-root";
@@ -105,9 +105,10 @@ async function readsLeftToRight(page: Page, selector: string): Promise<boolean> 
 }
 
 /**
- * Whether the text node holding `text` under `selector` is isolated from the text around it: it or an
- * ancestor up to `selector` is a <bdi>, or has `dir`, or a computed unicode-bidi of isolate (or
- * isolate-override, plaintext).
+ * Whether the text node holding `text` under `selector` is isolated from the text around it: an element
+ * between them (`selector`'s own element excluded: a cell, a heading or a paragraph is isolated as a
+ * block, which keeps neither a name from the text beside it nor the name from its own override) is a
+ * <bdi>, or has `dir`, or a computed unicode-bidi of isolate (or isolate-override, plaintext).
  */
 function isolated(page: Page, selector: string, text: string): Promise<boolean> {
   return page.$eval(
@@ -116,7 +117,7 @@ function isolated(page: Page, selector: string, text: string): Promise<boolean> 
       const walker = root.ownerDocument.createTreeWalker(root, 4 /* NodeFilter.SHOW_TEXT */);
       for (let node = walker.nextNode(); node; node = walker.nextNode()) {
         if (!(node.textContent ?? "").includes(wanted)) continue;
-        for (let at = node.parentElement; at; at = at === root ? null : at.parentElement) {
+        for (let at = node.parentElement; at && at !== root; at = at.parentElement) {
           const bidi = root.ownerDocument.defaultView?.getComputedStyle(at).unicodeBidi ?? "";
           if (at.tagName === "BDI" || at.hasAttribute("dir") || /isolate|plaintext/.test(bidi)) return true;
         }
@@ -125,6 +126,28 @@ function isolated(page: Page, selector: string, text: string): Promise<boolean> 
     },
     text,
   );
+}
+
+/**
+ * Starts keeping every text the page's status line shows (from now on), for `interruptions`: a
+ * watch that broke and started again shows the writes all the same, so only its status tells.
+ */
+function recordStatuses(page: Page): Promise<unknown> {
+  return page.evaluate(`(() => {
+    const status = document.querySelector(${JSON.stringify(REAL_STATUS)});
+    window.statusesShown = [status.textContent];
+    new MutationObserver(() => window.statusesShown.push(status.textContent)).observe(status, {
+      childList: true,
+      subtree: true,
+      characterData: true,
+    });
+  })()`);
+}
+
+/** The status lines recorded since recordStatuses that said the watch was interrupted or ended. */
+async function interruptions(page: Page): Promise<string[]> {
+  const shown = (await windowFlag(page, "statusesShown")) as string[] | undefined;
+  return (shown ?? ["(not recorded)"]).filter((line) => /interrupted|ended|not recorded/.test(line));
 }
 
 beforeAll(async () => {
@@ -151,6 +174,12 @@ afterAll(async () => {
 
 afterEach(async () => {
   for (const page of pages.splice(0)) await page.close();
+  // A server that a plan (or the page's calls) brought down fails the test that did it, with its log.
+  const gone = replica.exitReason();
+  if (gone)
+    throw new Error(
+      `the server ${gone}; its log ends:\n${readFileSync(replica.logFile, "utf8").slice(-4_000)}`,
+    );
 });
 
 describe("a plan cannot clobber the console's own elements", () => {
@@ -268,7 +297,9 @@ describe("a plan cannot clobber the console's own elements", () => {
       ),
     };
     // (The first read listed one revision, chosen as both sides; the refresh kept that choice.)
-    await page.check(`${REAL_ROWS} input[aria-label="to revision 2"]`).catch(() => undefined);
+    await page
+      .check(`${REAL_ROWS} input[aria-label="to revision 2"]`, { timeout: 2_000 })
+      .catch(() => undefined);
     await page.click(REAL_SHOW_DIFF);
     seen.diff = await shows(page, REAL_DIFF, "+- two");
     // The fakes stayed empty.
@@ -333,14 +364,19 @@ describe("an unclosed element or comment in a plan hides nothing after it", () =
     await page.click("#open");
     await waitForText(page, "#plan-title", title);
     await waitForText(page, "#plan-meta", "version 1");
-    // What the plan says, every line of it, as Chromium shows it (innerText leaves out hidden text).
+    // What the plan says, every line of it, as Chromium shows it (innerText leaves out hidden text):
+    // above all the lines after the shape, which an unclosed raw-text element or comment swallows.
     const shown = await page.innerText(PLAN);
-    const lines = ["before", shape, after, "an item after", "A heading after"];
-    expect([shape, where, lines.filter((line) => !shown.includes(line)), errors.splice(0)]).toEqual([
+    const seen = {
+      hiddenAfter: [after, "an item after", "A heading after"].filter((line) => !shown.includes(line)),
+      shapeShown: shown.includes(shape),
+      beforeShown: shown.includes("before"),
+      errors: errors.splice(0),
+    };
+    expect([shape, where, seen]).toEqual([
       shape,
       where,
-      [],
-      [],
+      { hiddenAfter: [], shapeShown: true, beforeShown: true, errors: [] },
     ]);
   });
 });
@@ -365,9 +401,12 @@ describe("a deeply nested plan renders, and the page goes on", () => {
       });
       const { page, errors } = await newPage();
       await page.goto(`${base}/console/#task=${taskId}`);
+      await recordStatuses(page);
       await waitForText(page, "#plan-meta", "version 1");
       const seen: Record<string, unknown> = {
         revisions: await settled(() => realRows(page), [["1", "nester"]]),
+        // No error box: the page did not give up on the plan.
+        errorShown: await page.isVisible("body > header > div[role=alert]"),
         watching: await shows(page, REAL_STATUS, "live: watching"),
         deepText: await shows(page, PLAN, "deep text"),
         after: await shows(page, PLAN, "after the nesting"),
@@ -402,9 +441,11 @@ describe("a deeply nested plan renders, and the page goes on", () => {
           ["1", "nester"],
         ],
       );
+      seen.interruptions = await interruptions(page);
       seen.errors = errors;
       expect(seen).toEqual({
         revisions: [["1", "nester"]],
+        errorShown: false,
         watching: true,
         deepText: true,
         after: true,
@@ -416,6 +457,7 @@ describe("a deeply nested plan renders, and the page goes on", () => {
           ["2", "follower"],
           ["1", "nester"],
         ],
+        interruptions: [],
         errors: [],
       });
     },
@@ -442,6 +484,7 @@ describe("a right-to-left override in a name or title reverses nothing", () => {
     await page.goto(`${base}/console/#task=${taskId}`);
     await waitForText(page, REAL_ROWS, "Mallory");
     const authorCell = `${REAL_ROWS}[data-revision="2"] td:nth-child(4)`;
+    await recordStatuses(page);
     await page.click(`${REAL_ROWS}[data-revision="2"] button`);
     await waitForText(page, "#revision-title", "Revision #2");
     const seen: Record<string, unknown> = {
@@ -472,6 +515,7 @@ describe("a right-to-left override in a name or title reverses nothing", () => {
       author: agent(`Eve${rlo}tnega`),
     });
     seen.status = await shows(page, REAL_STATUS, "live: version 3 by ");
+    seen.interruptions = await interruptions(page);
     seen.statusIsolated = await isolated(page, REAL_STATUS, "Eve");
     seen.statusLeftToRight = await readsLeftToRight(page, REAL_STATUS);
     await page.screenshot({ path: join(shots, "hostile-bidi.png"), fullPage: true });
@@ -485,6 +529,42 @@ describe("a right-to-left override in a name or title reverses nothing", () => {
       status: true,
       statusIsolated: true,
       statusLeftToRight: true,
+      interruptions: [],
+      errors: [],
+    });
+  });
+});
+
+describe("the status line names a writer only when there is one", () => {
+  it("a task without a plan is watched from a snapshot, which names nobody; the plan's creation then names its author and is listed", async () => {
+    const taskId = await newTask();
+    const { page, errors } = await newPage();
+    await page.goto(`${base}/console/#task=${taskId}`);
+    await waitForText(page, "#plan-meta", "the task has no plan");
+    await recordStatuses(page);
+    const seen: Record<string, unknown> = {
+      // The snapshot is a read: "live: version 0 at ...", not "live: version 0 by  at ...".
+      snapshot: await settled(
+        async () =>
+          /^live: version 0 at \d\d:\d\d:\d\d UTC$/.test((await page.textContent(REAL_STATUS)) ?? ""),
+        true,
+      ),
+    };
+    await client.plans.createPlan({ taskId, title: "Late", content: "# Late plan\n", author: agent("Eve") });
+    seen.created = await shows(page, REAL_STATUS, "live: version 1 by Eve at ");
+    seen.plan = await shows(page, PLAN, "Late plan");
+    seen.revisions = await settled(() => realRows(page), [["1", "Eve"]]);
+    seen.errorShown = await page.isVisible("body > header > div[role=alert]");
+    seen.interruptions = await interruptions(page);
+    // (GetPlan's answer for a task without a plan is an HTTP 404, which Chromium logs.)
+    seen.errors = errors.filter((error) => !error.includes("status of 404"));
+    expect(seen).toEqual({
+      snapshot: true,
+      created: true,
+      plan: true,
+      revisions: [["1", "Eve"]],
+      errorShown: false,
+      interruptions: [],
       errors: [],
     });
   });
