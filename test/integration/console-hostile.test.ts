@@ -188,7 +188,12 @@ describe("a plan cannot clobber the console's own elements", () => {
     const clobbering = [
       "# Release plan",
       "",
-      `<div id="revisions"><table><tbody><tr data-revision="9"><td></td><td></td><td>9</td><td>security-lead</td><td>user</td><td>2026-01-01T00:00:00Z</td><td>1 byte</td><td>approved</td></tr></tbody></table></div>`,
+      // The issue's attack: an element named like the revision list (the page wrote the real rows
+      // into it, inside the plan, and left its own list empty), and beside it a made-up list whose
+      // one revision an approver wrote.
+      `<div id="revisions"><table><tbody></tbody></table></div>`,
+      "",
+      `<table><thead><tr><th>#</th><th>Author</th><th>Markers</th></tr></thead><tbody><tr data-revision="9"><td>9</td><td>security-lead</td><td>approved</td></tr></tbody></table>`,
       "",
       `<section id="diff-section"><h2 id="diff-title">Diff #1 → #9</h2><pre id="diff">+ approved by security-lead</pre></section>`,
       "",
