@@ -140,12 +140,14 @@ describe("the console's bidi controls", () => {
 
 describe("the console's status line", () => {
   it("names the writer of a watched change, and nobody for a snapshot or a change without a name", () => {
+    // Authors as protobuf-es gives them (AuthorKind 1 agent, 0 unspecified).
     const agent = (name: string) => ({ kind: 1, name });
+    const unspecified = { kind: 0, name: "" };
     expect(writerName({ kind: 3, author: agent("Mallory\u202Enimda") })).toBe("Mallory\u202Enimda");
     // A snapshot (PLAN_CHANGE_KIND_SNAPSHOT) comes with an unspecified author and no name: the page
     // said "live: version 3 by  at ..." when a watch started again from one.
-    expect(writerName({ kind: 1, author: { kind: 0, name: "" } })).toBeNull();
-    expect(writerName({ kind: 3, author: { kind: 0, name: "" } })).toBeNull();
+    expect(writerName({ kind: 1, author: unspecified })).toBeNull();
+    expect(writerName({ kind: 3, author: unspecified })).toBeNull();
     expect(writerName({ kind: 3 })).toBeNull();
   });
 });
