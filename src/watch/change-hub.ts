@@ -338,8 +338,9 @@ export class ChangeHub {
       for (const feed of feeds) {
         if (!states.has(feed.taskId)) this.endAll(feed, { kind: "task-deleted" });
         const newest = states.get(feed.taskId);
-        // A history that ends before the cursor was replaced by an import whose notification was lost.
-        if (newest && feed.cursor && compareChangeKeys(newest, feed.cursor) < 0) this.restart(feed);
+        // A history that ends before the cursor's version was replaced by an import whose notification
+        // was lost (by version: a resume point after version N is (N, 1), past a newest change (N, 0)).
+        if (newest && feed.cursor && newest.version < feed.cursor.version) this.restart(feed);
         else if (newest && feed.cursor && compareChangeKeys(newest, feed.cursor) > 0) {
           if (feed.wanted === null || compareChangeKeys(newest, feed.wanted) > 0) feed.wanted = newest;
           void this.read(feed);

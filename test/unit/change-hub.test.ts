@@ -216,6 +216,25 @@ describe("ChangeHub", () => {
     expect(hub.watchCount).toBe(0);
   });
 
+  it("a watch resumed after a version (WatchPlan after_version) that the poll finds idle is not taken for a replaced history", async () => {
+    // after_version N is the key (N, 1): after version N's mark, which a version need not have. The
+    // newest change (N, 0) sorts before it, which the poll took for an import whose notification was
+    // lost: it restarted the feed, the watch was sent version 1 again, and WatchPlan ended the stream
+    // OUT_OF_RANGE (the console showed "watch interrupted" on a task nobody was writing).
+    const source = new MemorySource(() => 0);
+    source.commit();
+    source.commit();
+    const hub = new ChangeHub(source, logger, 5);
+    const rec = recorder();
+    hub.watch("t", { version: 2, step: 1 }, rec.subscriber);
+    await new Promise((resolve) => setTimeout(resolve, 50)); // ten polls
+    hub.notify("t", source.commit());
+    await turns(10);
+    expect(rec.keys).toEqual(["3.0"]);
+    expect(rec.end).toBeNull();
+    hub.close();
+  });
+
   it("a cancelled watch receives nothing more", async () => {
     const source = new MemorySource(() => 0);
     const hub = new ChangeHub(source, logger, 60_000);

@@ -7,6 +7,7 @@ import {
   revisionRows,
   taskIdFromHash,
   visibleBidiControls,
+  writerName,
 } from "../../src/console/page/view-model";
 
 const at = (seconds: number, nanos = 0) => ({ seconds: BigInt(seconds), nanos });
@@ -134,5 +135,19 @@ describe("the console's bidi controls", () => {
 
   it("show in diff lines too", () => {
     expect(diffLines("+evil\u202Etxt.exe\n")).toEqual([{ kind: "added", text: "+evil[U+202E]txt.exe" }]);
+  });
+});
+
+describe("the console's status line", () => {
+  it("names the writer of a watched change, and nobody for a snapshot or a change without a name", () => {
+    // Authors as protobuf-es gives them (AuthorKind 1 agent, 0 unspecified).
+    const agent = (name: string) => ({ kind: 1, name });
+    const unspecified = { kind: 0, name: "" };
+    expect(writerName({ kind: 3, author: agent("Mallory\u202Enimda") })).toBe("Mallory\u202Enimda");
+    // A snapshot (PLAN_CHANGE_KIND_SNAPSHOT) comes with an unspecified author and no name: the page
+    // said "live: version 3 by  at ..." when a watch started again from one.
+    expect(writerName({ kind: 1, author: unspecified })).toBeNull();
+    expect(writerName({ kind: 3, author: unspecified })).toBeNull();
+    expect(writerName({ kind: 3 })).toBeNull();
   });
 });

@@ -2,7 +2,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { planClient, shownError } from "./api";
 import { PlanChangeKind, type PlanView, type RevisionView } from "./contract";
 import { agentText, ui } from "./dom";
-import { taskIdFromHash } from "./view-model";
+import { taskIdFromHash, writerName } from "./view-model";
 import {
   chosenRevisions,
   showDiff,
@@ -85,6 +85,10 @@ const FINAL_WATCH_CODES = new Set([
 /** Follows the plan from `afterVersion` (undefined: from a snapshot) until the page opens another task. */
 async function follow(state: Opened, afterVersion: bigint | undefined): Promise<void> {
   let version = afterVersion;
+  // open() listed the revisions just before the first watch, so its snapshot (a task without a plan)
+  // needs no new list; a later snapshot (a resume point that expired) may follow writes the page
+  // missed, and lists them again.
+  let first = true;
   while (!state.stop.signal.aborted) {
     try {
       showStatus(`live: watching ${state.taskId}`);
@@ -97,9 +101,10 @@ async function follow(state: Opened, afterVersion: bigint | undefined): Promise<
         if (change.plan) version = change.plan.version;
         showPlan(plan);
         const at = ` at ${new Date().toISOString().slice(11, 19)} UTC`;
-        if (change.author) showStatus(`live: version ${version ?? 0} by `, agentText(change.author.name), at);
+        const writer = writerName(change);
+        if (writer !== null) showStatus(`live: version ${version ?? 0} by `, agentText(writer), at);
         else showStatus(`live: version ${version ?? 0}${at}`);
-        if (change.kind !== PlanChangeKind.SNAPSHOT) await loadRevisions(state);
+        if (change.kind !== PlanChangeKind.SNAPSHOT || !first) await loadRevisions(state);
       }
     } catch (error) {
       if (state.stop.signal.aborted) return;
@@ -114,6 +119,7 @@ async function follow(state: Opened, afterVersion: bigint | undefined): Promise<
       if (code === Code.OutOfRange) version = undefined;
       showStatus(`watch interrupted (${reason.code} ${reason.reason}); retrying in 3 s`);
     }
+    first = false;
     await new Promise((resolve) => setTimeout(resolve, 3000));
   }
 }
@@ -136,13 +142,16 @@ async function open(taskId: string, token: string): Promise<void> {
     await loadRevisions(state);
     void follow(state, plan?.version);
   } catch (error) {
-    fail(error);
-    // A task without a plan (yet): watch from a snapshot, so its creation shows.
+    // A task without a plan (yet): shown as one, as a deleted plan is, not as a refusal (an error box
+    // would stay beside the plan once it is created); watched from a snapshot, so its creation shows.
     if (ConnectError.from(error).code === Code.NotFound && shownError(error).reason === "PLAN_NOT_FOUND") {
       showPlan(null);
       await loadRevisions(state).catch(() => undefined);
       void follow(state, undefined);
-    } else showStatus("");
+    } else {
+      fail(error);
+      showStatus("");
+    }
   }
 }
 

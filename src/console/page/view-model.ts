@@ -38,6 +38,22 @@ export function authorKindLabel(kind: number): string {
   return kind === 1 ? "agent" : kind === 2 ? "user" : "unknown";
 }
 
+/** PlanChangeKind of taskplans.v1 for the snapshot a watch without after_version starts with. */
+const SNAPSHOT_KIND = 1;
+
+/**
+ * Who wrote a watched change, as the status line names them: null for a snapshot (a read of the
+ * plan, which the server sends with an unspecified author and no name) and for a change that names
+ * nobody, so the line never says "by" before an empty name.
+ */
+export function writerName(change: {
+  readonly kind: number;
+  readonly author?: { readonly name: string };
+}): string | null {
+  if (change.kind === SNAPSHOT_KIND) return null;
+  return change.author?.name ? change.author.name : null;
+}
+
 /** A Timestamp as an ISO 8601 UTC time to the second ("" when absent). */
 export function formatTime(time: TimestampLike | undefined): string {
   if (!time) return "";
