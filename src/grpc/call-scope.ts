@@ -4,7 +4,7 @@ import type { Logger } from "pino";
 import type { Caller } from "../auth/caller";
 import type { CallProtocol, PlanMetrics } from "../observability/metrics";
 import { planErrors } from "../plans/errors";
-import { isWellFormedId } from "../plans/validate";
+import { isWellFormedId } from "../plans/rules/validate";
 import { CORRUPT_CONTENT, toWireError, type WireError } from "./error-mapping";
 import type { ReceivedRequest } from "./received-request";
 import type { ExpensiveCalls, ExpensiveSlot } from "./expensive-calls";

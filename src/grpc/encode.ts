@@ -15,7 +15,7 @@ import {
   type PlanRevision,
   WriteMode,
 } from "@taskplans/contract";
-import type { RequestedAuthor } from "../plans/author";
+import type { RequestedAuthor } from "../plans/rules/author";
 import { planErrors } from "../plans/errors";
 import {
   type GetPlanResponse,
@@ -23,9 +23,9 @@ import {
   type RestorePlanRevisionResponse,
   type WritePlanResponse,
 } from "@taskplans/contract";
-import type { PlanSummary } from "../plans/events";
-import type { ContentRange } from "../plans/partial-read";
-import { revisionVersion } from "../plans/revision-version";
+import type { PlanSummary } from "../plans/pipeline/events";
+import type { ContentRange } from "../plans/rules/partial-read";
+import { revisionVersion } from "../plans/rules/revision-version";
 import type { Task } from "@taskplans/contract";
 
 /** Domain records -> proto messages. */

@@ -2,7 +2,7 @@ import type { handleClientStreamingCall } from "@grpc/grpc-js";
 import type { ImportTaskRequest, ImportTaskResponse, TaskServiceServer } from "@taskplans/contract";
 import { planErrors } from "../plans/errors";
 import type { TaskService } from "../plans/task-service";
-import type { TaskTransfer } from "../plans/task-transfer";
+import type { TaskTransfer } from "../plans/transfer/task-transfer";
 import { CallScope } from "./call-scope";
 import { encodeTask } from "./encode";
 import {
