@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { probeRelease, probeReleaseWithin, type ProbeOptions } from "./grpc/release-probe";
+import { probeRelease, probeReleaseWithin, type ProbeOptions } from "./grpc/health/release-probe";
 import { probeHttp } from "./http/http-probe";
 
 const USAGE =

@@ -6,14 +6,14 @@ import {
   ImportOutcome,
   type Task,
 } from "@taskplans/contract";
-import { planErrors } from "../plans/errors";
+import { planErrors } from "../../plans/errors";
 import type {
   HeadRecord,
   ImportOutcome as DomainImportOutcome,
   RevisionRecord,
   TaskExportPage,
   TaskRecord,
-} from "../plans/ports/records";
+} from "../../plans/ports/records";
 import { encodePlan, encodeRevision, encodeTask } from "./encode";
 
 /** Export and import (issue 46): domain records <-> the proto messages that carry a whole task. */

@@ -1,4 +1,4 @@
-import { planErrors } from "../plans/errors";
+import { planErrors } from "../../plans/errors";
 import { StoredBytesWindow } from "./stored-bytes-window";
 
 /**

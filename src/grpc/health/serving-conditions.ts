@@ -1,5 +1,5 @@
 import type { HealthImplementation } from "grpc-health-check";
-import { SERVICE_NAMES } from "./server";
+import { SERVICE_NAMES } from "../server";
 
 /** What the service needs before it can serve calls; each is set by whoever watches it. */
 export interface Conditions {

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { every } from "../background/periodic";
+import { every } from "../../background/periodic";
 import type { ServingConditions } from "./serving-conditions";
 
 /**

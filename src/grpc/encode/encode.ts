@@ -1,4 +1,4 @@
-import type { RestoreResult, WriteResult } from "../plans/plan-service";
+import type { RestoreResult, WriteResult } from "../../plans/plan-service";
 import type {
   AuthorKind as DomainAuthorKind,
   HeadRecord,
@@ -6,7 +6,7 @@ import type {
   RevisionMeta,
   RevisionRecord,
   TaskRecord,
-} from "../plans/ports/records";
+} from "../../plans/ports/records";
 import {
   type Author,
   AuthorKind,
@@ -15,17 +15,17 @@ import {
   type PlanRevision,
   WriteMode,
 } from "@taskplans/contract";
-import type { RequestedAuthor } from "../plans/rules/author";
-import { planErrors } from "../plans/errors";
+import type { RequestedAuthor } from "../../plans/rules/author";
+import { planErrors } from "../../plans/errors";
 import {
   type GetPlanResponse,
   RestoreStatus,
   type RestorePlanRevisionResponse,
   type WritePlanResponse,
 } from "@taskplans/contract";
-import type { PlanSummary } from "../plans/pipeline/events";
-import type { ContentRange } from "../plans/rules/partial-read";
-import { revisionVersion } from "../plans/rules/revision-version";
+import type { PlanSummary } from "../../plans/pipeline/events";
+import type { ContentRange } from "../../plans/rules/partial-read";
+import { revisionVersion } from "../../plans/rules/revision-version";
 import type { Task } from "@taskplans/contract";
 
 /** Domain records -> proto messages. */

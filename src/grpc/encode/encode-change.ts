@@ -1,7 +1,7 @@
 import { AuthorKind } from "@taskplans/contract";
 import { PlanChange, PlanChangeKind } from "@taskplans/contract";
-import type { ChangeKind, StoredChange } from "../plans/ports/records";
-import type { WatchMessage } from "../watch/watch-service";
+import type { ChangeKind, StoredChange } from "../../plans/ports/records";
+import type { WatchMessage } from "../../watch/watch-service";
 import { encodeAuthorKind, encodePlan } from "./encode";
 
 const KIND: Readonly<Record<ChangeKind, PlanChangeKind>> = {

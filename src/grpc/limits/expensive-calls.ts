@@ -1,4 +1,4 @@
-import { planErrors } from "../plans/errors";
+import { planErrors } from "../../plans/errors";
 
 /**
  * How long a refused expensive call is told to wait (google.rpc.RetryInfo): about what one such

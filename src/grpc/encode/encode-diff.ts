@@ -3,8 +3,8 @@ import type {
   GetPlanChangesResponse,
   PlanChangeSummary,
 } from "@taskplans/contract";
-import type { PlanChanges, RevisionDiff } from "../plans/change-queries";
-import type { StoredChange } from "../plans/ports/records";
+import type { PlanChanges, RevisionDiff } from "../../plans/change-queries";
+import type { StoredChange } from "../../plans/ports/records";
 import { encodeAuthorKind, encodePlan, encodeRevision } from "./encode";
 import { encodeChangeKind } from "./encode-change";
 
