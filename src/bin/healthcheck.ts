@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { probeRelease, probeReleaseWithin, type ProbeOptions } from "./grpc/health/release-probe";
-import { probeHttp } from "./http/http-probe";
+import { probeRelease, probeReleaseWithin, type ProbeOptions } from "../grpc/health/release-probe";
+import { probeHttp } from "../http/http-probe";
 
 const USAGE =
   "usage: healthcheck.js [--retry-for <seconds>] [--health-service <name>] " +
@@ -18,7 +18,7 @@ const OPTIONS = {
 } as const;
 
 /**
- * `node dist/src/healthcheck.js [options] <host:port>`: the chart's `helm test` hook, and its exec
+ * `node dist/src/bin/healthcheck.js [options] <host:port>`: the chart's `helm test` hook, and its exec
  * probes when TLS is on (a kubelet's own gRPC probe speaks plaintext only). Checks that the release
  * reports the plan service SERVING and answers a plan read; exits 0 with one line, or 1 with one
  * line naming what failed (2: bad arguments).

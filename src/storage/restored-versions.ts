@@ -127,7 +127,7 @@ async function refuseUnfenceable(dataSource: DataSource, dialect: Dialect, margi
     });
   if (dataSource.migrations.some((migration) => !applied.has(migration.name ?? migration.constructor.name)))
     throw new RestoreFenceError(
-      "the database's schema has pending migrations: run node dist/src/migrate.js first, then the fence",
+      "the database's schema has pending migrations: run node dist/src/bin/migrate.js first, then the fence",
     );
   if (dialect === "mysql") {
     const others = (await dataSource.query(

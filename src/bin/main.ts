@@ -1,10 +1,10 @@
-import { startApp } from "./app";
-import { loadConfig } from "./config/config";
-import { ConfigError } from "./config/config-error";
-import { ListenError } from "./config/listen-error";
-import { routeGrpcLogs } from "./grpc/grpc-logs";
-import { UnsafeSqlModeError } from "./storage/data-source";
-import { createLogger } from "./logger";
+import { startApp } from "../app";
+import { loadConfig } from "../config/config";
+import { ConfigError } from "../config/config-error";
+import { ListenError } from "../config/listen-error";
+import { routeGrpcLogs } from "../grpc/grpc-logs";
+import { UnsafeSqlModeError } from "../storage/data-source";
+import { createLogger } from "../logger";
 
 /** Entry point: config from the environment, serve, drain on SIGTERM/SIGINT. */
 async function main(): Promise<void> {

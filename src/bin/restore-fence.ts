@@ -1,8 +1,12 @@
+import { runOnce } from "./run-once";
 import { existsSync } from "node:fs";
-import { loadConfig } from "./config/config";
-import { ConfigError } from "./config/config-error";
-import { createDataSource, dialectOf, refuseUnsafeSqlMode } from "./storage/data-source";
-import { DEFAULT_VERSION_MARGIN, fenceRestoredVersions, RestoreFenceError } from "./storage/restore-fence";
+import { loadConfig } from "../config/config";
+import { createDataSource, dialectOf, refuseUnsafeSqlMode } from "../storage/data-source";
+import {
+  DEFAULT_VERSION_MARGIN,
+  fenceRestoredVersions,
+  RestoreFenceError,
+} from "../storage/restored-versions";
 
 const USAGE = "usage: restore-fence.js [--version-margin N]";
 
@@ -21,13 +25,13 @@ function marginOf(args: readonly string[]): number {
 }
 
 /**
- * `node dist/src/restore-fence.js [--version-margin N]`: run once on a restored database
+ * `node dist/src/bin/restore-fence.js [--version-margin N]`: run once on a restored database
  * (PLAN_DATABASE_URL), with the service stopped (on MySQL/MariaDB it refuses while another connection
  * uses the database), before the service serves it. Moves every plan's
  * version up by N (default 1,000,000; it must exceed the writes any one task may have had between the
  * backup and the loss) and drops the change history, so that no version of the lost timeline is
  * given again and every resume point or expected version from it is refused
- * (storage/restore-fence.ts). Prints one JSON line (margin, tasks, changeRows, batches,
+ * (storage/restored-versions.ts). Prints one JSON line (margin, tasks, changeRows, batches,
  * milliseconds) and exits 0; any failure exits 1 with one line on stderr naming the cause.
  */
 async function restoreFence(): Promise<void> {
@@ -52,12 +56,4 @@ async function restoreFence(): Promise<void> {
   }
 }
 
-restoreFence().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    const known = error instanceof RestoreFenceError || error instanceof ConfigError;
-    const text = known ? error.message : String(error instanceof Error ? error.message : error);
-    process.stderr.write(`restore fence failed: ${text.replace(/\s+/g, " ")}\n`);
-    process.exit(1);
-  },
-);
+runOnce("restore fence", restoreFence);

@@ -1,9 +1,9 @@
-import { backupSqlite, BackupError } from "./backup/sqlite-backup";
-import { loadConfig } from "./config/config";
-import { ConfigError } from "./config/config-error";
+import { runOnce } from "./run-once";
+import { backupSqlite, BackupError } from "../backup/sqlite-backup";
+import { loadConfig } from "../config/config";
 
 /**
- * `node dist/src/backup.js <destination>`: an online, consistent
+ * `node dist/src/bin/backup.js <destination>`: an online, consistent
  * backup of the embedded database (PLAN_DATABASE_URL=sqlite:<path>) into a new file, taken while the
  * service serves; prints one JSON line (destination, bytes, pages, milliseconds) and exits 0. Any
  * failure exits 1 with one line on stderr. A MySQL/MariaDB database is backed up with the database's
@@ -21,12 +21,4 @@ async function backup(): Promise<void> {
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
-backup().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    const known = error instanceof BackupError || error instanceof ConfigError;
-    const text = known ? error.message : String(error instanceof Error ? error.message : error);
-    process.stderr.write(`backup failed: ${text.replace(/\s+/g, " ")}\n`);
-    process.exit(1);
-  },
-);
+runOnce("backup", backup);

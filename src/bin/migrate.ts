@@ -1,10 +1,10 @@
-import { loadConfig } from "./config/config";
-import { ConfigError } from "./config/config-error";
-import { createDataSource, refuseUnsafeSqlMode } from "./storage/data-source";
-import { MigrationError, runMigrations } from "./storage/migrations-runner";
+import { runOnce } from "./run-once";
+import { loadConfig } from "../config/config";
+import { createDataSource, refuseUnsafeSqlMode } from "../storage/data-source";
+import { MigrationError, runMigrations } from "../storage/migrations-runner";
 
 /**
- * `node dist/src/migrate.js` (`npm run migrate`, the Helm chart's pre-install/pre-upgrade Job):
+ * `node dist/src/bin/migrate.js` (`npm run migrate`, the Helm chart's pre-install/pre-upgrade Job):
  * applies pending migrations to PLAN_DATABASE_URL, then exits 0. Any failure (configuration, an
  * unreachable database, the migration lock not obtained in time, a failing migration) exits 1 with
  * one line on stderr naming the cause.
@@ -30,12 +30,4 @@ async function migrate(): Promise<void> {
   }
 }
 
-migrate().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    const known = error instanceof MigrationError || error instanceof ConfigError;
-    const text = known ? error.message : String(error instanceof Error ? error.message : error);
-    process.stderr.write(`migration failed: ${text.replace(/\s+/g, " ")}\n`);
-    process.exit(1);
-  },
-);
+runOnce("migration", migrate);
