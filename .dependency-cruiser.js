@@ -21,6 +21,32 @@ module.exports = {
       to: { path: "^src/(observability|storage|grpc|locking)/" },
     },
     {
+      name: "plans-rules-are-pure",
+      severity: "error",
+      comment:
+        "plans/rules/ holds the pure rules of a plan (validation, limits, composition, exact edits, versions, lines): they import only each other, the domain's errors and records, the text helpers and node:crypto; no I/O, and nothing above them (pipeline, writes, changes, transfer, the facades).",
+      from: { path: "^src/plans/rules/" },
+      to: {
+        pathNot: [
+          "^src/plans/rules/",
+          "^src/plans/errors\\.ts$",
+          "^src/plans/ports/records\\.ts$",
+          "^src/text/",
+          "^src/auth/caller\\.ts$",
+          "^crypto$",
+          "^node:crypto$",
+        ],
+      },
+    },
+    {
+      name: "plans-rooms-point-down",
+      severity: "error",
+      comment:
+        "The rooms of plans/ stand on floors: the facades (plans/*.ts) over writes/ and transfer/, over pipeline/ and changes/, over rules/, over ports/ and errors.ts. A lower room never imports a higher one.",
+      from: { path: "^src/plans/(pipeline|changes)/" },
+      to: { path: "^src/plans/(writes|transfer)/|^src/plans/[^/]+-(service|queries)\\.ts$" },
+    },
+    {
       name: "no-relative-import-across-packages",
       severity: "error",
       comment:

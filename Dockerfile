@@ -45,4 +45,4 @@ RUN mkdir -p /app/var && chown 10001:10001 /app/var
 USER 10001:10001
 EXPOSE 50051 9464 8080
 ENTRYPOINT ["/usr/bin/tini", "--"]
-CMD ["node", "dist/src/main.js"]
+CMD ["node", "dist/src/bin/main.js"]

@@ -66,7 +66,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ["src/plans/write-pipeline.ts"],
+    files: ["src/plans/pipeline/write-pipeline.ts"],
     rules: { "no-restricted-syntax": "off" },
   },
   {
@@ -75,10 +75,10 @@ export default tseslint.config(
     files: [
       "src/plans/*-command.ts",
       "src/plans/*-write.ts",
-      "src/plans/validate.ts",
-      "src/plans/history-budget.ts",
-      "src/plans/content-commit.ts",
-      "src/plans/compose.ts",
+      "src/plans/rules/validate.ts",
+      "src/plans/pipeline/history-budget.ts",
+      "src/plans/writes/content-commit.ts",
+      "src/plans/rules/compose.ts",
     ],
     rules: layer(PLANS_PATHS, [
       { group: PLANS_PATTERNS, message: "plans/ never imports an adapter, the wire or the generated tree" },

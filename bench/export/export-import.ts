@@ -2,7 +2,7 @@
  * Benchmark (not a test): planctl export and import rates (issue 46). For each database (SQLite,
  * then MariaDB) it seeds EXPORT_TASKS tasks (default 10,000) of 20 revisions each into a source
  * database (the rows the service writes, bench/shared/scale-seed.ts), starts a source and a target
- * replica (the built server, dist/src/main.js), runs the built `planctl export` of the workspace to a
+ * replica (the built server, dist/src/bin/main.js), runs the built `planctl export` of the workspace to a
  * file and `planctl import` of that file into the empty target, as processes, and prints each run's
  * summary: tasks/s and MiB/s of plan text (HEAD and every revision), with the file's size.
  *

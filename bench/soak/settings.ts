@@ -65,7 +65,7 @@ export function loadSoakSettings(env: NodeJS.ProcessEnv = process.env): SoakSett
     rssFloorMb: number(env, "SOAK_RSS_FLOOR_MB", 64),
     dbFactor: number(env, "SOAK_DB_FACTOR", 3),
     inject,
-    serverMain: env.SOAK_SERVER_MAIN ?? join(root, "dist", "src", "main.js"),
+    serverMain: env.SOAK_SERVER_MAIN ?? join(root, "dist", "src", "bin", "main.js"),
     repoRoot: root,
     mariadbPort: env.SOAK_MARIADB_PORT ? number(env, "SOAK_MARIADB_PORT", 0, 1) : null,
   });

@@ -47,7 +47,7 @@ export interface SoakSettings {
   readonly dbFactor: number;
   /** Fault injected into the soak's own bookkeeping, to show a check fails ("lost-write"). */
   readonly inject: "none" | "lost-write";
-  /** The server entry point (`npm start` runs dist/src/main.js from the repository root). */
+  /** The server entry point (`npm start` runs dist/src/bin/main.js from the repository root). */
   readonly serverMain: string;
   readonly repoRoot: string;
   /** An already running MariaDB to create the soak's database on (else the soak starts one). */

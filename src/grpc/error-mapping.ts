@@ -10,7 +10,7 @@ import {
 } from "../plans/ports/store-errors";
 import { LockUnavailableError } from "../plans/ports/task-lock";
 import { BadRequest, RetryInfo } from "@taskplans/contract";
-import { RequestError, type RequestReason } from "./request-error";
+import { RequestError, type RequestReason } from "./wire/request-error";
 import { ERROR_DOMAIN, encodeStatusDetails } from "@taskplans/contract";
 
 /** The one table from domain reasons to gRPC codes (DESIGN.md "Errors on the wire"). */

@@ -10,12 +10,12 @@ import {
   encodeRestoreResult,
   encodeRevision,
   encodeWriteResult,
-} from "./encode";
-import { encodePlanChanges, encodeRevisionDiff } from "./encode-diff";
-import type { RawServer } from "./received-request";
+} from "./encode/encode";
+import { encodePlanChanges, encodeRevisionDiff } from "./encode/encode-diff";
+import type { RawServer } from "./wire/received-request";
 import { unary } from "./unary";
 import type { WatchService } from "../watch/watch-service";
-import { type WatchDeps, watchPlanHandler } from "./watch-handler";
+import { type WatchDeps, watchPlanHandler } from "./watch/watch-handler";
 
 /** PlanService handlers: decode -> service -> encode. */
 export function planHandlers(

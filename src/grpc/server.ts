@@ -5,7 +5,7 @@ import { ListenError } from "../config/listen-error";
 import { PlanServiceService, type PlanServiceServer } from "@taskplans/contract";
 import { TaskServiceService, type TaskServiceServer } from "@taskplans/contract";
 import { reflectionPackage, serviceSchema } from "./descriptors";
-import { receivingRaw, type RawServer } from "./received-request";
+import { receivingRaw, type RawServer } from "./wire/received-request";
 
 /** Services whose health is reported (plus "" for the whole server). */
 export const SERVICE_NAMES = ["", "taskplans.v1.PlanService", "taskplans.v1.TaskService"] as const;

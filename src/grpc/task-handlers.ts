@@ -2,18 +2,18 @@ import type { handleClientStreamingCall } from "@grpc/grpc-js";
 import type { ImportTaskRequest, ImportTaskResponse, TaskServiceServer } from "@taskplans/contract";
 import { planErrors } from "../plans/errors";
 import type { TaskService } from "../plans/task-service";
-import type { TaskTransfer } from "../plans/task-transfer";
+import type { TaskTransfer } from "../plans/transfer/task-transfer";
 import { CallScope } from "./call-scope";
-import { encodeTask } from "./encode";
+import { encodeTask } from "./encode/encode";
 import {
   decodeImportedHead,
   decodeImportedRevision,
   decodeImportedTask,
   encodeExportPage,
   encodeImportOutcome,
-} from "./encode-transfer";
-import type { RawServer, ReceivedRequest } from "./received-request";
-import { RequestError } from "./request-error";
+} from "./encode/encode-transfer";
+import type { RawServer, ReceivedRequest } from "./wire/received-request";
+import { RequestError } from "./wire/request-error";
 import { answerThrough, unary, type UnaryDeps } from "./unary";
 
 /** TaskService handlers: decode -> service -> encode. */

@@ -1,7 +1,7 @@
 import type { handleUnaryCall, sendUnaryData } from "@grpc/grpc-js";
 import type { Caller } from "../auth/caller";
 import { type CallDeps, CallScope } from "./call-scope";
-import type { ReceivedRequest } from "./received-request";
+import type { ReceivedRequest } from "./wire/received-request";
 
 /** Per-call facts a handler receives. */
 export interface CallContext {

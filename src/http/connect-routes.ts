@@ -20,7 +20,7 @@ import type {
 } from "@grpc/grpc-js";
 import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
 import type { ScopedCall } from "../grpc/call-scope";
-import type { ReceivedRequest } from "../grpc/received-request";
+import type { ReceivedRequest } from "../grpc/wire/received-request";
 import type { Receiving } from "./direct-request";
 import { connectErrorOf, type GrpcFailure } from "./connect-error";
 import { scopedCallOf } from "./grpc-call";

@@ -32,7 +32,7 @@ import {
   serializationOf,
 } from "./direct-request";
 import { single } from "./node-request";
-import { LARGEST_WATCH_MESSAGE } from "../grpc/watch-transport";
+import { LARGEST_WATCH_MESSAGE } from "../grpc/watch/watch-transport";
 
 const ENVELOPE_PREFIX = 5;
 

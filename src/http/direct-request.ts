@@ -17,8 +17,8 @@ import {
   type Serialization,
 } from "@connectrpc/connect/protocol";
 import type { ScopedCall } from "../grpc/call-scope";
-import { ReceivedRequest } from "../grpc/received-request";
-import { RequestError } from "../grpc/request-error";
+import { ReceivedRequest } from "../grpc/wire/received-request";
+import { RequestError } from "../grpc/wire/request-error";
 import { scopedCall } from "./grpc-call";
 import { forEachHeader } from "./node-request";
 

@@ -1,6 +1,6 @@
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
-import type { ProbeOptions, ProbeResult } from "../grpc/release-probe";
+import type { ProbeOptions, ProbeResult } from "../grpc/health/release-probe";
 
 const DOMAIN = "taskplans";
 // The service's own answers to a read of a task id nobody uses (release-probe.ts READ_ANSWERS).

@@ -144,7 +144,7 @@ export interface WatchFigures {
 
 /**
  * Gauges of this replica's WatchPlan streams: how many, and the bytes held for their clients
- * (queued behind the message being written, and being written; grpc/watch-buffers.ts).
+ * (queued behind the message being written, and being written; grpc/watch/watch-buffers.ts).
  */
 export function watchGauges(registry: Registry, figures: WatchFigures): void {
   new Gauge({
@@ -169,7 +169,7 @@ export function watchGauges(registry: Registry, figures: WatchFigures): void {
 
 /**
  * `taskplans_expensive_calls_in_flight`: the calls holding a slot of the expensive-call limit
- * (src/grpc/expensive-calls.ts) now, read at each scrape.
+ * (src/grpc/limits/expensive-calls.ts) now, read at each scrape.
  */
 export function expensiveCallsGauge(registry: Registry, inFlight: () => number): void {
   new Gauge({

@@ -2,9 +2,9 @@ import type { Caller } from "../auth/caller";
 import { planErrors } from "./errors";
 import type { PlanStore } from "./ports/plan-store";
 import type { HeadRecord, RevisionRecord, StoredChange } from "./ports/records";
-import { reachableTask } from "./reach";
-import { type PlanDiff, unifiedDiffSliced } from "./unified-diff";
-import { requireId } from "./validate";
+import { reachableTask } from "./pipeline/reach";
+import { type PlanDiff, unifiedDiffSliced } from "./changes/unified-diff";
+import { requireId } from "./rules/validate";
 
 /** The most changes GetPlanChanges lists (the newest; the diff covers them all). */
 export const CHANGES_LIST_LIMIT = 100;

@@ -2,10 +2,10 @@ import type { Caller } from "../auth/caller";
 import type { PlanStore } from "./ports/plan-store";
 import type { HeadRecord, RevisionMeta, RevisionRecord, TaskRecord } from "./ports/records";
 import { planErrors } from "./errors";
-import { decodePageToken, encodePageToken } from "./page-token";
-import { type ContentRange, readRange } from "./partial-read";
-import { reachableTask } from "./reach";
-import { effectivePageSize, requireId } from "./validate";
+import { decodePageToken, encodePageToken } from "./rules/page-token";
+import { type ContentRange, readRange } from "./rules/partial-read";
+import { reachableTask } from "./pipeline/reach";
+import { effectivePageSize, requireId } from "./rules/validate";
 
 /** A page of revision metadata. */
 export interface RevisionPage {

@@ -1,6 +1,6 @@
 import type { Caller } from "../auth/caller";
 import type { HeadRecord } from "./ports/records";
-import type { WriteResult } from "./content-commit";
+import type { WriteResult } from "./writes/content-commit";
 import {
   type ContentRequest,
   createCommand,
@@ -8,18 +8,23 @@ import {
   type EditRequest,
   saveCommand,
   updateCommand,
-} from "./content-command";
-import { deletePlanCommand, restoreCommand, type RestoreRequest, revertCommand } from "./history-command";
-import type { RestoreResult } from "./history-write";
-import type { RequestedAuthor } from "./author";
-import { markCommand, type MarkRequest } from "./mark-command";
-import { type WriteOptions, type WritePipeline, writeCall } from "./write-pipeline";
+} from "./writes/content-request";
+import {
+  deletePlanCommand,
+  restoreCommand,
+  type RestoreRequest,
+  revertCommand,
+} from "./writes/history-request";
+import type { RestoreResult } from "./writes/history-decision";
+import type { RequestedAuthor } from "./rules/author";
+import { markCommand, type MarkRequest } from "./writes/mark-started";
+import { type WriteOptions, type WritePipeline, writeCall } from "./pipeline/write-pipeline";
 
-export type { RestoreResult } from "./history-write";
-export type { WriteResult } from "./content-commit";
+export type { RestoreResult } from "./writes/history-decision";
+export type { WriteResult } from "./writes/content-commit";
 
 /**
- * Plan use cases. Each write is a typed command (content-command.ts, history-command.ts: the
+ * Plan use cases. Each write is a typed command (content-request.ts, history-request.ts: the
  * request's checks, what it reads, a pure decision) that the one write pipeline runs; `options`
  * carry the caller's deadline (epoch ms), which bounds the lock wait, and where to report the bytes
  * the write stored (the caller's write budget).

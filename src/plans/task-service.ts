@@ -3,10 +3,10 @@ import type { PlanStore } from "./ports/plan-store";
 import type { TaskRecord } from "./ports/records";
 import { StorageConflictError } from "./ports/store-errors";
 import { planErrors } from "./errors";
-import { deleteTaskCommand } from "./history-command";
-import { checkTitle, requireId } from "./validate";
-import { reachableTask } from "./reach";
-import type { WritePipeline } from "./write-pipeline";
+import { deleteTaskCommand } from "./writes/history-request";
+import { checkTitle, requireId } from "./rules/validate";
+import { reachableTask } from "./pipeline/reach";
+import type { WritePipeline } from "./pipeline/write-pipeline";
 
 /** Task use cases. Tasks exist so that plan writes can fail with TASK_NOT_FOUND and reach is by workspace. */
 export class TaskService {

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { every } from "../background/periodic";
 import type { Broadcast } from "../plans/ports/broadcast";
-import type { ChangeNotifier } from "../plans/events";
+import type { ChangeNotifier } from "../plans/pipeline/events";
 import type { ChangeRecord } from "../plans/ports/records";
 import {
   changeMessage,

@@ -1,6 +1,11 @@
 import { every } from "../background/periodic";
 import type { Logger } from "pino";
-import { compareChangeKeys, followsDirectly, type LastChange, lastChangeOf } from "../plans/changes";
+import {
+  compareChangeKeys,
+  followsDirectly,
+  type LastChange,
+  lastChangeOf,
+} from "../plans/changes/change-rows";
 import type { ChangeKey, ChangeRecord, StoredChange } from "../plans/ports/records";
 
 /** What the hub reads: the change history (implemented by PlanStore). */

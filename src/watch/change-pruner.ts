@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import { setTimeout as sleep } from "node:timers/promises";
 import { every, yieldToEventLoop } from "../background/periodic";
-import type { CommitListener } from "../plans/events";
+import type { CommitListener } from "../plans/pipeline/events";
 import type { PlanStore } from "../plans/ports/plan-store";
 import type { CommittedWrite } from "../plans/ports/records";
 

@@ -1,8 +1,8 @@
 import type { Caller } from "../auth/caller";
-import { afterSnapshot, afterVersion, checkResumable } from "../plans/changes";
+import { afterSnapshot, afterVersion, checkResumable } from "../plans/changes/change-rows";
 import { PlanError, planErrors } from "../plans/errors";
-import { reachableTask } from "../plans/reach";
-import { requireId } from "../plans/validate";
+import { reachableTask } from "../plans/pipeline/reach";
+import { requireId } from "../plans/rules/validate";
 import type { PlanStore } from "../plans/ports/plan-store";
 import type { ChangeKey, HeadRecord, StoredChange } from "../plans/ports/records";
 import type { ChangeHub, Subscription, SubscriptionEnd } from "./change-hub";

@@ -27,20 +27,20 @@ import { type Clients, connect, rpcError } from "../harness/calls/rpc";
 import { tracked } from "../harness/servers/started-processes";
 
 // Backups taken while the service writes, restored, and served again: the embedded database with
-// the service's own command (`node dist/src/backup.js`, SQLite's backup API), and MariaDB with the
+// the service's own command (`node dist/src/bin/backup.js`, SQLite's backup API), and MariaDB with the
 // runbook's `mariadb-dump --single-transaction` restored into a fresh server under two replicas, then
 // recovered to the end of its binary log (point-in-time recovery).
 // The list-append workload (test/harness/jepsen) writes all along; the restored database must be
 // one moment of its history that holds every write acknowledged before the backup began
 // (test/harness/databases/restore-drill.ts). A client resuming WatchPlan from a version the backup does not
 // hold gets WATCH_HISTORY_EXPIRED, never a silent gap: every restore is fenced (`node
-// dist/src/restore-fence.js`, run as shipped) before the service serves it, so no version of the
+// dist/src/bin/restore-fence.js`, run as shipped) before the service serves it, so no version of the
 // lost timeline is given again, however far new writes go. Backup, restore and fence figures are printed.
 
 const ROOT = join(__dirname, "..", "..");
-const BACKUP = join(ROOT, "dist", "src", "backup.js");
-const FENCE = join(ROOT, "dist", "src", "restore-fence.js");
-// The fence's default --version-margin (src/storage/restore-fence.ts), which the drills run it with.
+const BACKUP = join(ROOT, "dist", "src", "bin", "backup.js");
+const FENCE = join(ROOT, "dist", "src", "bin", "restore-fence.js");
+// The fence's default --version-margin (src/storage/restored-versions.ts), which the drills run it with.
 const MARGIN = 1_000_000;
 const OUT_OF_RANGE = 11;
 const ABORTED = 10;
@@ -108,7 +108,7 @@ async function underLoad<T>(
   }
 }
 
-/** `node dist/src/restore-fence.js` on the restored database, as the runbook runs it; its JSON figures. */
+/** `node dist/src/bin/restore-fence.js` on the restored database, as the runbook runs it; its JSON figures. */
 async function runFence(
   databaseUrl: string,
 ): Promise<{ tasks: number; changeRows: number; milliseconds: number }> {
@@ -297,7 +297,7 @@ describe("backup and restore drills", () => {
     const url = `sqlite:${join(dir, "plans.sqlite")}`;
     const fence = (env: Record<string, string>, args: string[] = []): Promise<CommandResult> =>
       runToExit([process.execPath, FENCE, ...args], { env: { ...process.env, ...env }, timeoutMs: 60_000 });
-    const migrated = await runToExit([process.execPath, join(ROOT, "dist", "src", "migrate.js")], {
+    const migrated = await runToExit([process.execPath, join(ROOT, "dist", "src", "bin", "migrate.js")], {
       env: { ...process.env, PLAN_DATABASE_URL: url },
       timeoutMs: 60_000,
     });

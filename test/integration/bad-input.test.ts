@@ -2,7 +2,7 @@ import { Metadata } from "@grpc/grpc-js";
 import { planState } from "../harness/model/plan-state";
 import { rpcError } from "../harness/calls/rpc";
 import { expectRejected as rejectedWithoutChange } from "../harness/calls/expect-rejected";
-import { encodePageToken } from "../../src/plans/page-token";
+import { encodePageToken } from "../../src/plans/rules/page-token";
 import { DATABASES, randomId, startTestApp, type TestApp } from "../harness/servers/test-app";
 
 const LIMIT = 262_144;

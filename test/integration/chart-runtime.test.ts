@@ -300,7 +300,7 @@ describe("the image's runtime tree (the Dockerfile's runtime stage, reproduced w
         },
       ).status;
     expect(
-      asUser("touch dist/src/main.js || touch package.json || mkdir node_modules/x || touch x"),
+      asUser("touch dist/src/bin/main.js || touch package.json || mkdir node_modules/x || touch x"),
     ).not.toBe(0);
     expect(asUser("touch var/writable && rm var/writable")).toBe(0); // the embedded database's directory
     const packageJson = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));

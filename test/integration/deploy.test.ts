@@ -148,7 +148,7 @@ describe("Helm chart, checked with the real helm and the Kubernetes schemas", ()
     expect(byKind(objects, "Secret")).toHaveLength(0); // nothing secret rendered in plain text
     const [job] = byKind(objects, "Job") as [any];
     expect(job.metadata.annotations["helm.sh/hook"]).toBe("pre-install,pre-upgrade");
-    expect(job.spec.template.spec.containers[0].command).toEqual(["node", "dist/src/migrate.js"]);
+    expect(job.spec.template.spec.containers[0].command).toEqual(["node", "dist/src/bin/migrate.js"]);
     const [config] = byKind(objects, "ConfigMap");
     expect(config?.data?.PLAN_MIGRATE_ON_START).toBe("false");
   });
@@ -264,7 +264,7 @@ describe("Helm chart, checked with the real helm and the Kubernetes schemas", ()
     ];
     const probe = (service: string) => [
       "node",
-      "dist/src/healthcheck.js",
+      "dist/src/bin/healthcheck.js",
       "--health-service",
       service,
       ...tlsArgs,
@@ -365,10 +365,12 @@ describe("Dockerfile", () => {
 
   it("runs the built entry points as a non-root user under tini", () => {
     expect(dockerfile).toMatch(/^ENTRYPOINT \["\/usr\/bin\/tini", "--"\]$/m);
-    expect(dockerfile).toMatch(/^CMD \["node", "dist\/src\/main.js"\]$/m);
+    expect(dockerfile).toMatch(/^CMD \["node", "dist\/src\/bin\/main.js"\]$/m);
     expect(dockerfile).toMatch(/^USER 10001:10001$/m);
     expect(dockerfile).toMatch(/npm prune --omit=dev/);
-    const entryPoints = ["main.ts", "migrate.ts", "healthcheck.ts"].map((file) => join(ROOT, "src", file));
+    const entryPoints = ["main.ts", "migrate.ts", "healthcheck.ts"].map((file) =>
+      join(ROOT, "src", "bin", file),
+    );
     expect(entryPoints.every((file) => existsSync(file))).toBe(true);
     const build = JSON.parse(readFileSync(join(ROOT, "tsconfig.build.json"), "utf8"));
     expect(build.include).toContain("src/**/*.ts");

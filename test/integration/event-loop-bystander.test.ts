@@ -114,7 +114,7 @@ describe("a bystander's reads while expensive calls flood the replica", () => {
         PLAN_EXPENSIVE_CALLS_PER_REPLICA: "64",
       },
       dir,
-      // BYSTANDER_MAIN: another build's dist/src/main.js, to measure the code before the fix.
+      // BYSTANDER_MAIN: another build's dist/src/bin/main.js, to measure the code before the fix.
       null,
       process.env.BYSTANDER_MAIN ? { main: process.env.BYSTANDER_MAIN } : {},
     );

@@ -5,9 +5,9 @@ import { runToExit } from "../harness/servers/processes";
 import { makeCa, type TestCa } from "../harness/identity/pki";
 import { type Replica, startReplica } from "../harness/servers/replica";
 
-// The chart's `helm test` entry point exactly as shipped (dist/src/healthcheck.js, built by
+// The chart's `helm test` entry point exactly as shipped (dist/src/bin/healthcheck.js, built by
 // `npm run build`), against a replica on the embedded SQLite default.
-const HEALTHCHECK = join(__dirname, "..", "..", "dist", "src", "healthcheck.js");
+const HEALTHCHECK = join(__dirname, "..", "..", "dist", "src", "bin", "healthcheck.js");
 const healthcheck = (...args: string[]) =>
   runToExit([process.execPath, HEALTHCHECK, ...args], { timeoutMs: 60_000 });
 

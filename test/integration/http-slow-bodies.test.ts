@@ -7,7 +7,7 @@ import { type Clients, connect } from "../harness/calls/rpc";
 import { openStalledHttpWatches } from "../harness/calls/stalled-http-watches";
 import { randomId } from "../harness/servers/test-app";
 
-// The HTTP door's limits (docs/http.md "Limits") against a replica process (dist/src/main.js) and
+// The HTTP door's limits (docs/http.md "Limits") against a replica process (dist/src/bin/main.js) and
 // raw node:net sockets, as a slow or greedy client would use them: a request body that trickles or
 // stalls is answered 408 and its connection closed after PLAN_HTTP_BODY_TIMEOUT_MS (node:http's
 // default let it hold its connection for 300 s), and a connection past PLAN_HTTP_MAX_CONNECTIONS is

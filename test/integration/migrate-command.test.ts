@@ -9,10 +9,10 @@ import { createDatabase } from "../harness/databases/mariadb";
 import { type CommandResult, runToExit } from "../harness/servers/processes";
 import { type Replica, startReplica } from "../harness/servers/replica";
 
-// `node dist/src/migrate.js` is the exact command of the Helm chart's migration Job (and what
+// `node dist/src/bin/migrate.js` is the exact command of the Helm chart's migration Job (and what
 // `npm run migrate` runs after building); these tests run that file as a process, as the Job does.
 const ROOT = join(__dirname, "..", "..");
-const MIGRATE = ["node", join(ROOT, "dist", "src", "migrate.js")];
+const MIGRATE = ["node", join(ROOT, "dist", "src", "bin", "migrate.js")];
 const PORT = Number(process.env.TEST_MARIADB_PORT);
 const TABLES = [
   "schema_migrations",
@@ -62,7 +62,7 @@ async function holdMigrationLock(database: string): Promise<Connection> {
 
 const oneLine = (text: string) => text.trim().split("\n");
 
-describe("the migration command (node dist/src/migrate.js) on MariaDB", () => {
+describe("the migration command (node dist/src/bin/migrate.js) on MariaDB", () => {
   it("completes on an empty database with exit 0, and applies nothing the second time", async () => {
     const database = await newDatabase();
     const first = await migrate(database);

@@ -51,7 +51,9 @@ const inPod = (pod: Pod, argv: string[]) => [...pod.exec, ...argv];
 
 /** Runs the product's health check inside the pod (where 127.0.0.1 is the pod's loopback). */
 const healthInPod = (pod: Pod, target: string) =>
-  runToExit(inPod(pod, ["node", join(ROOT, "dist", "src", "healthcheck.js"), target]), { timeoutMs: 20_000 });
+  runToExit(inPod(pod, ["node", join(ROOT, "dist", "src", "bin", "healthcheck.js"), target]), {
+    timeoutMs: 20_000,
+  });
 
 describe("the README's commands, exactly as written", () => {
   it("shows both newcomer commands near the top", () => {
@@ -128,7 +130,7 @@ describe("the README's commands, exactly as written", () => {
     // npm start's entry point, on its default address inside the pod.
     const server = spawn(
       pod.exec[0] ?? "ip",
-      [...pod.exec.slice(1), "node", join(ROOT, "dist", "src", "main.js")],
+      [...pod.exec.slice(1), "node", join(ROOT, "dist", "src", "bin", "main.js")],
       {
         cwd: dir,
         env: { ...process.env, PLAN_LOG_LEVEL: "warn" },

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { tracked } from "../harness/servers/started-processes";
 
 // `npm run soak` for about a minute per topology: the built soak program (dist-bench/bench/soak/soak.js,
-// which scripts/check.sh compiles before Jest) runs npm start's entry point (dist/src/main.js) on
+// which scripts/check.sh compiles before Jest) runs npm start's entry point (dist/src/bin/main.js) on
 // SQLite, then two of them on this run's MariaDB with three Redis nodes, under the mixed load. It
 // must exit 0 and print its figures; and it must fail, with a message naming the check, when a
 // bound is broken or an acknowledged write is missing.

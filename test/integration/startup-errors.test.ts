@@ -6,10 +6,10 @@ import { createConnection } from "mysql2/promise";
 import { startMariaDb } from "../harness/databases/mariadb";
 import { runToExit } from "../harness/servers/processes";
 
-// The entry points exactly as shipped (npm start runs `node dist/src/main.js`; the MCP bin is
+// The entry points exactly as shipped (npm start runs `node dist/src/bin/main.js`; the MCP bin is
 // mcp/dist/main.js, built by `npm run build` and `npm run build:packages`), on the embedded SQLite default.
 const ROOT = join(__dirname, "..", "..");
-const MAIN = join(ROOT, "dist", "src", "main.js");
+const MAIN = join(ROOT, "dist", "src", "bin", "main.js");
 const MCP = join(ROOT, "mcp", "dist", "main.js");
 
 /** A port this test holds open on 127.0.0.1, so that whoever else tries to listen on it fails. */
@@ -114,7 +114,7 @@ describe("a MySQL server whose escaping the driver cannot rely on", () => {
         PLAN_HTTP_ADDRESS: "",
         PLAN_METRICS_ADDRESS: "",
       };
-      for (const entry of [MAIN, join(ROOT, "dist", "src", "migrate.js")]) {
+      for (const entry of [MAIN, join(ROOT, "dist", "src", "bin", "migrate.js")]) {
         const run = await runToExit([process.execPath, entry], { env, cwd: dir, timeoutMs: 60_000 });
         expect(run.code).toBe(1);
         const lines = run.stderr.split("\n").filter((line) => line !== "");

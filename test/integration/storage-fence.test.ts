@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
-import { implementationStartedChange } from "../../src/plans/changes";
+import { implementationStartedChange } from "../../src/plans/changes/change-rows";
 import { createDataSource, dialectOf } from "../../src/storage/data-source";
 import { runMigrations } from "../../src/storage/migrations-runner";
 import type { HeadRecord, RevisionRecord } from "../../src/plans/ports/records";

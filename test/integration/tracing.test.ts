@@ -12,7 +12,7 @@ import { curl } from "../harness/calls/curl";
 import Redis from "ioredis";
 import { interestMessage } from "../../src/watch/change-message";
 
-// OpenTelemetry end to end: the built server (dist/src/main.js) exports over OTLP/gRPC, as the
+// OpenTelemetry end to end: the built server (dist/src/bin/main.js) exports over OTLP/gRPC, as the
 // standard OTEL_* variables configure it, to a test receiver that decodes with OpenTelemetry's own
 // protobuf definitions; a TypeScript back end traced by its standard gRPC instrumentation starts
 // the trace; so do a Go and a Python back end with theirs. Change notifications go over Redis: a

@@ -11,7 +11,7 @@ import { openStalledHttpWatches } from "../harness/calls/stalled-http-watches";
 import { Watcher } from "../harness/calls/watcher";
 import { randomId } from "../harness/servers/test-app";
 
-// Never-reading WatchPlan clients against a replica process (dist/src/main.js), measured from outside:
+// Never-reading WatchPlan clients against a replica process (dist/src/bin/main.js), measured from outside:
 // its RSS (/proc) and its /metrics. WATCH_MEMORY_MAIN names another build's main.js to compare
 // (the figures of docs/watch.md "WatchPlan memory" were measured that way, before and after).
 const MAIN = process.env.WATCH_MEMORY_MAIN || undefined;

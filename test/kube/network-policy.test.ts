@@ -38,7 +38,7 @@ async function probeFrom(pod: string): Promise<{ ok: boolean; line: string }> {
       pod,
       "--",
       "node",
-      "dist/src/healthcheck.js",
+      "dist/src/bin/healthcheck.js",
       `${RELEASE}:50051`,
     ]);
     return { ok: true, line: out.trim() };

@@ -8,7 +8,7 @@ import {
   followsDirectly,
   implementationStartedChange,
   lastChangeOf,
-} from "../../src/plans/changes";
+} from "../../src/plans/changes/change-rows";
 import { PlanError } from "../../src/plans/errors";
 import type { ChangedPlan, ChangeKind, ChangeRecord } from "../../src/plans/ports/records";
 

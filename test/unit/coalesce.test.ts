@@ -1,4 +1,4 @@
-import { shouldCoalesce } from "../../src/plans/coalesce";
+import { shouldCoalesce } from "../../src/plans/rules/coalesce";
 import type { RevisionRecord } from "../../src/plans/ports/records";
 
 const base: RevisionRecord = {

@@ -1,4 +1,4 @@
-import { composeAppend, composeAppendInStore, dropLeadingBlankLines } from "../../src/plans/compose";
+import { composeAppend, composeAppendInStore, dropLeadingBlankLines } from "../../src/plans/rules/compose";
 import { trimTrailingWhitespace } from "../../src/text/unicode";
 import { expectedAppend } from "../harness/jepsen/append-oracle";
 

@@ -1,8 +1,8 @@
 import { anonymousCaller, type Caller } from "../../src/auth/caller";
-import { type ContentRequest, createCommand, updateCommand } from "../../src/plans/content-command";
+import { type ContentRequest, createCommand, updateCommand } from "../../src/plans/writes/content-request";
 import { decideCommand, type TestState } from "../harness/model/decide-content";
-import { limits } from "../../src/plans/limits";
-import type { Write, WriteEnv } from "../../src/plans/write-command";
+import { limits } from "../../src/plans/rules/limits";
+import type { Write, WriteEnv } from "../../src/plans/pipeline/write-command";
 import { reasonOf } from "../harness/fixtures/reason-of";
 import { headRecord } from "../harness/fixtures/records";
 

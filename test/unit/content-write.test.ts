@@ -1,8 +1,8 @@
 import { reasonOf as reason } from "../harness/fixtures/reason-of";
-import type { ContentWrite } from "../../src/plans/content-write";
+import type { ContentWrite } from "../../src/plans/writes/content-decision";
 import { contentCommit, decideContentWrite, type TestState } from "../harness/model/decide-content";
 import { PlanError } from "../../src/plans/errors";
-import type { WriteEnv } from "../../src/plans/write-command";
+import type { WriteEnv } from "../../src/plans/pipeline/write-command";
 import type { HeadRecord, RevisionRecord } from "../../src/plans/ports/records";
 import { headRecord, revisionRecord } from "../harness/fixtures/records";
 

@@ -1,8 +1,8 @@
 import { reasonOf } from "../harness/fixtures/reason-of";
-import { applyExactEdit, countOccurrences } from "../../src/plans/exact-edit";
+import { applyExactEdit, countOccurrences } from "../../src/plans/rules/exact-edit";
 import { PlanError } from "../../src/plans/errors";
-import { readRange } from "../../src/plans/partial-read";
-import { revisionVersion } from "../../src/plans/revision-version";
+import { readRange } from "../../src/plans/rules/partial-read";
+import { revisionVersion } from "../../src/plans/rules/revision-version";
 
 describe("exact-text edit", () => {
   it.each([

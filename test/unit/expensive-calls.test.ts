@@ -1,4 +1,4 @@
-import { ExpensiveCalls } from "../../src/grpc/expensive-calls";
+import { ExpensiveCalls } from "../../src/grpc/limits/expensive-calls";
 import { PlanError } from "../../src/plans/errors";
 
 const refusal = (admit: () => unknown) => {

@@ -1,4 +1,4 @@
-import { checkHistoryBudget, historyAllowance } from "../../src/plans/history-budget";
+import { checkHistoryBudget, historyAllowance } from "../../src/plans/pipeline/history-budget";
 import type { HistoryUsage } from "../../src/plans/ports/records";
 import { reasonOf } from "../harness/fixtures/reason-of";
 

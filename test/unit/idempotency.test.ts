@@ -1,7 +1,7 @@
 import { anonymousCaller } from "../../src/auth/caller";
-import { requestIdOwner, requestKey } from "../../src/plans/idempotency";
+import { requestIdOwner, requestKey } from "../../src/plans/pipeline/idempotency";
 import { PlanError } from "../../src/plans/errors";
-import { optionalId } from "../../src/plans/validate";
+import { optionalId } from "../../src/plans/rules/validate";
 
 describe("request keys", () => {
   it("fingerprints the method and payload: same payload same key, any change another", () => {

@@ -1,4 +1,4 @@
-import { LoopTurns } from "../../src/plans/loop-turns";
+import { LoopTurns } from "../../src/plans/changes/loop-turns";
 
 describe("turns of the event loop, one at a time", () => {
   it("hands them out in the order asked, each on a turn of its own (other callbacks run between)", async () => {

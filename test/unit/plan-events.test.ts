@@ -1,9 +1,9 @@
-import { commitContent, wholeContent } from "../../src/plans/content-commit";
-import { planEventsOf } from "../../src/plans/events";
-import { decideDelete } from "../../src/plans/history-write";
-import { decideMark } from "../../src/plans/mark-command";
+import { commitContent, wholeContent } from "../../src/plans/writes/content-commit";
+import { planEventsOf } from "../../src/plans/pipeline/events";
+import { decideDelete } from "../../src/plans/writes/history-decision";
+import { decideMark } from "../../src/plans/writes/mark-started";
 import type { PlanCommit } from "../../src/plans/ports/records";
-import { type WriteEnv, writeState } from "../../src/plans/write-command";
+import { type WriteEnv, writeState } from "../../src/plans/pipeline/write-command";
 import { FIXTURE_AT, headRecord, revisionRecord } from "../harness/fixtures/records";
 
 // kandev's events are derived from a commit (the one model of a change), in AC-TASKS-PLAN-APPEND-005.4's order.

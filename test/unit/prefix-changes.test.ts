@@ -1,5 +1,5 @@
-import { composeAppend, composeAppendInStore } from "../../src/plans/compose";
-import { wholeContent } from "../../src/plans/content-commit";
+import { composeAppend, composeAppendInStore } from "../../src/plans/rules/compose";
+import { wholeContent } from "../../src/plans/writes/content-commit";
 import {
   type ChangeContent,
   changeContentOf,

@@ -1,5 +1,5 @@
 import type { Caller } from "../../src/auth/caller";
-import { TaskWorkspaces, verifyReach } from "../../src/plans/reach";
+import { TaskWorkspaces, verifyReach } from "../../src/plans/pipeline/reach";
 import type { PlanStore } from "../../src/plans/ports/plan-store";
 import type { TaskRecord } from "../../src/plans/ports/records";
 import { reasonOf } from "../harness/fixtures/reason-of";

@@ -1,7 +1,11 @@
 import fc from "fast-check";
 import { diffArrays } from "diff";
-import { splitLines } from "../../src/plans/plan-lines";
-import { type MergeResult, mergeThreeWay, mergeThreeWaySliced } from "../../src/plans/three-way-merge";
+import { splitLines } from "../../src/plans/rules/plan-lines";
+import {
+  type MergeResult,
+  mergeThreeWay,
+  mergeThreeWaySliced,
+} from "../../src/plans/changes/three-way-merge";
 
 // The merge rules of proto "Merging a stale write", one case per rule: base, ours (the stale
 // writer's result), theirs (the current content), and the merged text or the conflicting regions.

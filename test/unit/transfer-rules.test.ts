@@ -1,8 +1,8 @@
 import { anonymousCaller, type Caller } from "../../src/auth/caller";
 import { isOperator } from "../../src/auth/operators";
 import type { HeadRecord, RevisionRecord, TaskBundle } from "../../src/plans/ports/records";
-import { ImportStream } from "../../src/plans/import-stream";
-import { sameTask } from "../../src/plans/same-task";
+import { ImportStream } from "../../src/plans/transfer/import-stream";
+import { sameTask } from "../../src/plans/transfer/same-task";
 import {
   decodeTaskPageToken,
   encodeTaskPageToken,
@@ -10,7 +10,7 @@ import {
   MAX_IMPORTED_VERSION,
   snapshotOf,
   taskPageSize,
-} from "../../src/plans/transfer-rules";
+} from "../../src/plans/transfer/transfer-rules";
 
 // The pure rules of export and import (issue 46): what an import must be, what "stored exactly so"
 // means, the snapshot token, ListTasks' paging, and who is an operator.

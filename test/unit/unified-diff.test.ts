@@ -1,6 +1,6 @@
-import { unifiedDiff, unifiedDiffSliced } from "../../src/plans/unified-diff";
-import { renderConflicts, CONFLICTS_MAX_BYTES } from "../../src/plans/merge-conflicts";
-import { splitLines, joinLines } from "../../src/plans/plan-lines";
+import { unifiedDiff, unifiedDiffSliced } from "../../src/plans/changes/unified-diff";
+import { renderConflicts, CONFLICTS_MAX_BYTES } from "../../src/plans/changes/merge-conflicts";
+import { splitLines, joinLines } from "../../src/plans/rules/plan-lines";
 
 const labels = { old: "version 3", new: "version 5" };
 

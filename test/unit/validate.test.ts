@@ -1,15 +1,15 @@
 import { reasonOf as reasonWithField } from "../harness/fixtures/reason-of";
 import { PlanError, planErrors } from "../../src/plans/errors";
-import { decodePageToken, encodePageToken } from "../../src/plans/page-token";
-import { isSuspiciousReduction } from "../../src/plans/reduction";
+import { decodePageToken, encodePageToken } from "../../src/plans/rules/page-token";
+import { isSuspiciousReduction } from "../../src/plans/rules/reduction";
 import {
   checkSize,
   checkTitle,
   effectivePageSize,
   parseWriteMode,
   requireId,
-} from "../../src/plans/validate";
-import { afterReach, type WriteCommand } from "../../src/plans/write-command";
+} from "../../src/plans/rules/validate";
+import { afterReach, type WriteCommand } from "../../src/plans/pipeline/write-command";
 import type { ReadKind } from "../../src/plans/ports/records";
 
 const reasonOf = (action: () => unknown) => reasonWithField(action, true);

@@ -1,5 +1,5 @@
-import { WatchBuffers } from "../../src/grpc/watch-buffers";
-import { WatchOutbox } from "../../src/grpc/watch-outbox";
+import { WatchBuffers } from "../../src/grpc/watch/watch-buffers";
+import { WatchOutbox } from "../../src/grpc/watch/watch-outbox";
 
 // A transport whose writes complete only when the test says so (a client that reads on demand); it
 // holds the message only (gRPC and Connect add their own form: watch-transport.ts, connect-stream.ts).

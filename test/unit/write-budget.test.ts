@@ -1,7 +1,7 @@
 import { decodeStatusDetails } from "@taskplans/contract";
 import { toWireError } from "../../src/grpc/error-mapping";
-import { StoredBytesWindow } from "../../src/grpc/stored-bytes-window";
-import { writeBudget } from "../../src/grpc/write-budget";
+import { StoredBytesWindow } from "../../src/grpc/limits/stored-bytes-window";
+import { writeBudget } from "../../src/grpc/limits/write-budget";
 import { PlanError } from "../../src/plans/errors";
 
 function refusal(admit: () => void): PlanError {

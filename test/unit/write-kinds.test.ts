@@ -1,14 +1,19 @@
 import { anonymousCaller } from "../../src/auth/caller";
-import { createCommand, editCommand, saveCommand, updateCommand } from "../../src/plans/content-command";
+import {
+  createCommand,
+  editCommand,
+  saveCommand,
+  updateCommand,
+} from "../../src/plans/writes/content-request";
 import {
   deletePlanCommand,
   deleteTaskCommand,
   restoreCommand,
   revertCommand,
-} from "../../src/plans/history-command";
-import { markCommand } from "../../src/plans/mark-command";
+} from "../../src/plans/writes/history-request";
+import { markCommand } from "../../src/plans/writes/mark-started";
 import { WRITE_KINDS, type WriteKind } from "../../src/plans/ports/write-metrics";
-import type { Write } from "../../src/plans/write-command";
+import type { Write } from "../../src/plans/pipeline/write-command";
 
 // The `mode` label of taskplans_writes_total: each use case names its kind, from a fixed set.
 const kindOf = (write: Write<unknown>): WriteKind | "refused" =>

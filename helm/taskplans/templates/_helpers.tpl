@@ -163,7 +163,7 @@ app.kubernetes.io/managed-by: {{ .root.Release.Service }}
 {{/* An exec probe of the image's health check over TLS, for `service` ("" for the whole server). */}}
 {{- define "taskplans.execProbe" -}}
 {{- $root := index . 0 -}}
-{{- $command := concat (list "node" "dist/src/healthcheck.js" "--health-service" (index . 1)) (include "taskplans.healthcheckTls" $root | fromJsonArray) (list (printf "127.0.0.1:%v" $root.Values.service.grpcPort)) -}}
+{{- $command := concat (list "node" "dist/src/bin/healthcheck.js" "--health-service" (index . 1)) (include "taskplans.healthcheckTls" $root | fromJsonArray) (list (printf "127.0.0.1:%v" $root.Values.service.grpcPort)) -}}
 exec: { command: {{ toJson $command }} }
 timeoutSeconds: {{ $root.Values.probes.execTimeoutSeconds }}
 {{- end -}}

@@ -308,5 +308,5 @@ export interface TaskExportPage {
   readonly revisionCount: number;
 }
 
-/** What an import does with its task, decided on what is stored (plans/task-transfer.ts). */
+/** What an import does with its task, decided on what is stored (plans/transfer/task-transfer.ts). */
 export type ImportOutcome = "created" | "unchanged" | "overwritten";

@@ -28,7 +28,7 @@ const USAGE =
 /**
  * Checks a database restored from a backup taken while `history` ran (the list-append workload of
  * test/harness/jepsen) and `backupStartedAt` is when the backup command began, then fenced with
- * the restore fence's margin `fencedBy` (`node dist/src/restore-fence.js`):
+ * the restore fence's margin `fencedBy` (`node dist/src/bin/restore-fence.js`):
  * - the backup is one moment of the history: for each task, the writes acknowledged with a version
  *   up to the restored HEAD's (less the margin) are there, replayed revision by revision by the
  *   list-append checker, and none acknowledged with a later version is (those count as not applied);

@@ -1,6 +1,6 @@
-import { commandOf } from "../../../src/plans/content-write";
-import type { WriteResult } from "../../../src/plans/content-commit";
-import type { ContentWrite } from "../../../src/plans/content-write";
+import { commandOf } from "../../../src/plans/writes/content-decision";
+import type { WriteResult } from "../../../src/plans/writes/content-commit";
+import type { ContentWrite } from "../../../src/plans/writes/content-decision";
 import type { LockedHead, LockedRevision, ReadKind } from "../../../src/plans/ports/records";
 import { trimmedLengths } from "../../../src/text/unicode";
 import {
@@ -9,7 +9,7 @@ import {
   type WriteEnv,
   type WriteState,
   writeState,
-} from "../../../src/plans/write-command";
+} from "../../../src/plans/pipeline/write-command";
 
 /** A HEAD or revision of a test state, with or without content (and a HEAD with or without trimmed lengths). */
 type Row<T> = Omit<T, "content" | "trimmedChars" | "trimmedBytes"> & {

@@ -9,7 +9,7 @@ import { stopProcess, waitFor } from "./processes";
 import { repoRoot } from "./repo-root";
 import { tracked } from "./started-processes";
 
-/** A service replica running as its own OS process (the built server, dist/src/main.js). */
+/** A service replica running as its own OS process (the built server, dist/src/bin/main.js). */
 export interface Replica {
   /** The address clients reach it on (127.0.0.1, or its pod's address). */
   readonly host: string;
@@ -31,13 +31,13 @@ export interface Replica {
   stop(): Promise<void>;
 }
 
-const MAIN = join(repoRoot(), "dist", "src", "main.js");
+const MAIN = join(repoRoot(), "dist", "src", "bin", "main.js");
 
 /** How a replica is started besides its environment. */
 export interface ReplicaOptions {
   /** How long it may take to serve (default 30 s). */
   readonly servingWithinMs?: number;
-  /** The entry point (default this checkout's dist/src/main.js; another build's, to compare). */
+  /** The entry point (default this checkout's dist/src/bin/main.js; another build's, to compare). */
   readonly main?: string;
   /** Names its log file and its record (default `replica-<port>`). */
   readonly name?: string;

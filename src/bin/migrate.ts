@@ -1,0 +1,33 @@
+import { runOnce } from "./run-once";
+import { loadConfig } from "../config/config";
+import { createDataSource, refuseUnsafeSqlMode } from "../storage/data-source";
+import { MigrationError, runMigrations } from "../storage/migrations-runner";
+
+/**
+ * `node dist/src/bin/migrate.js` (`npm run migrate`, the Helm chart's pre-install/pre-upgrade Job):
+ * applies pending migrations to PLAN_DATABASE_URL, then exits 0. Any failure (configuration, an
+ * unreachable database, the migration lock not obtained in time, a failing migration) exits 1 with
+ * one line on stderr naming the cause.
+ */
+async function migrate(): Promise<void> {
+  const config = loadConfig(process.env);
+  const dataSource = createDataSource(config.databaseUrl, { poolSize: 1 });
+  await dataSource.initialize().catch((error: unknown) => {
+    throw new MigrationError(
+      `database unreachable: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  });
+  try {
+    await refuseUnsafeSqlMode(dataSource);
+    const { applied } = await runMigrations(dataSource, { lockWaitMs: config.migrationLockWaitMs });
+    process.stdout.write(
+      applied.length > 0
+        ? `migrations applied: ${applied.join(", ")}\n`
+        : "schema is current: nothing to apply\n",
+    );
+  } finally {
+    await dataSource.destroy();
+  }
+}
+
+runOnce("migration", migrate);

@@ -1,0 +1,58 @@
+import { AuthorKind } from "@taskplans/contract";
+import { PlanChange, PlanChangeKind } from "@taskplans/contract";
+import type { ChangeKind, StoredChange } from "../../plans/ports/records";
+import type { WatchMessage } from "../../watch/watch-service";
+import { encodeAuthorKind, encodePlan } from "./encode";
+
+const KIND: Readonly<Record<ChangeKind, PlanChangeKind>> = {
+  created: PlanChangeKind.PLAN_CHANGE_KIND_CREATED,
+  updated: PlanChangeKind.PLAN_CHANGE_KIND_UPDATED,
+  reverted: PlanChangeKind.PLAN_CHANGE_KIND_REVERTED,
+  deleted: PlanChangeKind.PLAN_CHANGE_KIND_DELETED,
+  "implementation-started": PlanChangeKind.PLAN_CHANGE_KIND_IMPLEMENTATION_STARTED,
+  imported: PlanChangeKind.PLAN_CHANGE_KIND_IMPORTED,
+};
+
+/** A change's kind on the wire. */
+export function encodeChangeKind(kind: ChangeKind): PlanChangeKind {
+  return KIND[kind];
+}
+
+/** A watch message -> PlanChange; the plan carries its content only when the watch asked for it. */
+export function encodeWatchMessage(message: WatchMessage, withContent: boolean): PlanChange {
+  if (message.kind === "snapshot") {
+    return {
+      kind: PlanChangeKind.PLAN_CHANGE_KIND_SNAPSHOT,
+      plan: message.plan ? encodePlan(message.plan, withContent) : undefined,
+      revision: undefined,
+      author: { kind: AuthorKind.AUTHOR_KIND_UNSPECIFIED, name: "" },
+      committedAt: message.at,
+    };
+  }
+  const { change } = message;
+  return {
+    kind: encodeChangeKind(change.kind),
+    plan: encodePlan({ ...change.plan, content: change.content ?? "" }, withContent),
+    revision: change.revision ?? undefined,
+    author: { kind: encodeAuthorKind(change.author.kind), name: change.author.name },
+    committedAt: change.committedAt,
+  };
+}
+
+// One change goes to every watcher of its task on this replica: encode it once per form.
+const encoded = new WeakMap<StoredChange, { with?: Buffer; without?: Buffer }>();
+
+/** The wire bytes of a watch message (a change's are shared by every stream that sends it). */
+export function watchMessageBytes(message: WatchMessage, withContent: boolean): Buffer {
+  if (message.kind === "snapshot")
+    return Buffer.from(PlanChange.encode(encodeWatchMessage(message, withContent)).finish());
+  const forms = encoded.get(message.change) ?? {};
+  const key = withContent ? "with" : "without";
+  let bytes = forms[key];
+  if (!bytes) {
+    bytes = Buffer.from(PlanChange.encode(encodeWatchMessage(message, withContent)).finish());
+    forms[key] = bytes;
+    encoded.set(message.change, forms);
+  }
+  return bytes;
+}
