@@ -14,7 +14,7 @@ import { repoRoot } from "../harness/servers/repo-root";
 import { randomId } from "../harness/servers/test-app";
 
 // The console renders what the plan says, no more, no less (docs/console.md, "Rendering rules"), in
-// headless Chromium against a built server (dist/src/main.js, which serves dist/console): a plan cannot
+// headless Chromium against a built server (dist/src/bin/main.js, which serves dist/console): a plan cannot
 // take the name of the page's own elements (DOM clobbering), an unclosed raw-text element or comment
 // cannot hide the lines after it, a deeply nested plan cannot break the page, and a right-to-left
 // override in a name or title cannot reverse what is shown.
