@@ -8,6 +8,7 @@ import {
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { TaskPlansClient } from "@taskplans/client";
+import { type AuthDiscovery, challenge, resourceUrlOf, serveMetadata, tokenVerifier } from "./auth-discovery";
 import { McpHttpSessions } from "./http-sessions";
 import { readJsonBody } from "./request-body";
 import { ListenError } from "./tls/listen-error";
@@ -56,6 +57,8 @@ export async function startMcpHttpServer(options: {
   readonly allowedOrigins?: readonly string[] | undefined;
   /** Serve HTTPS with this certificate (it follows rotations); null or absent: HTTP. */
   readonly tls?: TlsSource | null;
+  /** Auth discovery (RFC 9728 metadata, 401 challenges); null or absent: requests need no token here. */
+  readonly auth?: AuthDiscovery | null;
 }): Promise<{ port: number; allow: HttpAllowList; sessions(): number; close(): Promise<void> }> {
   let allow: HttpAllowList = { hosts: [], origins: [] }; // set once the port is bound
   const transportOptions = () => ({
@@ -88,9 +91,29 @@ export async function startMcpHttpServer(options: {
     await server.connect(guardRequests(transport));
     await transport.handleRequest(req, res, body);
   };
+  const scheme = options.tls ? "https" : "http";
+  const auth = options.auth ?? null;
+  const verify = tokenVerifier(options.client);
   const serve: RequestListener = (req, res) => {
-    if (req.url?.split("?")[0] !== "/mcp") return void res.writeHead(404).end();
+    const path = req.url?.split("?")[0] ?? "";
+    // With discovery on, URLs are built from Host: only the allowed names get them.
+    if (auth && !allow.hosts.includes(req.headers.host ?? "")) return void res.writeHead(403).end();
+    if (auth && serveMetadata(auth, req, res, path, scheme)) return;
+    if (path !== "/mcp") return void res.writeHead(404).end();
     const token = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? "")?.[1];
+    const failed = () => {
+      if (!res.headersSent) res.writeHead(500).end();
+    };
+    if (auth) {
+      const resource = resourceUrlOf(auth, req, scheme);
+      if (!token) return challenge(res, resource, false);
+      return void verify(token)
+        .then((accepted) => (accepted ? route(req, res, token) : challenge(res, resource, true)))
+        .catch(failed);
+    }
+    route(req, res, token);
+  };
+  const route = (req: IncomingMessage, res: ServerResponse, token: string | undefined) => {
     const failed = () => {
       if (!res.headersSent) res.writeHead(500).end();
     };

@@ -1,6 +1,7 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { TaskPlansClient } from "@taskplans/client";
 import { planGateway } from "./plan-gateway";
+import { registerPlanPrompts } from "./plan-prompts";
 import { registerPlanResources } from "./plan-resources";
 import { registerPlanSubscriptions } from "./plan-subscriptions";
 import { registerPlanTools } from "./plan-tools";
@@ -21,6 +22,7 @@ export function createPlanMcpServer(options: {
   const plans = planGateway(options.client, options.token);
   registerPlanTools(server, plans, options.taskId);
   registerPlanResources(server, plans);
+  registerPlanPrompts(server, plans, options.taskId);
   if (options.subscriptions !== false) registerPlanSubscriptions(server, plans);
   return server;
 }

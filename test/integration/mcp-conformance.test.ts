@@ -45,7 +45,10 @@ describe("the MCP conformance suite against taskplans-mcp --http", () => {
     expected = readExpectations(EXPECTED);
     suite = await runServerSuite(`http://127.0.0.1:${port}/mcp`, expected, dir);
     const passing = [...suite.scenarios.values()].filter(passed).length;
-    process.stdout.write(`MCP conformance: ${passing} passed, ${suite.scenarios.size - passing} failed\n`);
+    const total = /Total: [^\n]*/.exec(suite.output)?.[0] ?? "";
+    process.stdout.write(
+      `MCP conformance: ${passing} scenarios passed, ${suite.scenarios.size - passing} failed (checks: ${total})\n`,
+    );
   }, 600_000);
   afterAll(async () => {
     if (mcp) await stopProcess(mcp);
