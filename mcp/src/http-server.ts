@@ -59,6 +59,8 @@ export async function startMcpHttpServer(options: {
   readonly tls?: TlsSource | null;
   /** Auth discovery (RFC 9728 metadata, 401 challenges); null or absent: requests need no token here. */
   readonly auth?: AuthDiscovery | null;
+  /** Bounds of the HTTP sessions; default MAX_SESSIONS and SESSION_IDLE_MS. */
+  readonly sessions?: { readonly max?: number; readonly idleMs?: number };
 }): Promise<{ port: number; allow: HttpAllowList; sessions(): number; close(): Promise<void> }> {
   let allow: HttpAllowList = { hosts: [], origins: [] }; // set once the port is bound
   const transportOptions = () => ({
@@ -70,7 +72,12 @@ export async function startMcpHttpServer(options: {
   });
   const open = (token: string | undefined, subscriptions: boolean) =>
     createPlanMcpServer({ client: options.client, token, taskId: options.taskId, subscriptions });
-  const sessions = new McpHttpSessions((token) => open(token, true), transportOptions);
+  const sessions = new McpHttpSessions(
+    (token) => open(token, true),
+    transportOptions,
+    options.sessions?.idleMs,
+    options.sessions?.max,
+  );
   // One request, one server, no session: what a client that never initializes (or finds the
   // sessions full) gets. It cannot carry a notification after its answer, so it offers no subscribe.
   const stateless = async (
