@@ -5,7 +5,11 @@ import {
   discoverOAuthProtectedResourceMetadata,
   extractWWWAuthenticateParams,
 } from "@modelcontextprotocol/sdk/client/auth.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { SignJWT } from "jose";
+import { connectPlanService, createPlanMcpServer } from "@taskplans/mcp";
 import { planState } from "../harness/model/plan-state";
 import { freePort } from "../harness/servers/free-port";
 import { stopProcess, waitFor } from "../harness/servers/processes";
@@ -157,6 +161,34 @@ describe("auth discovery of taskplans-mcp --http (PLAN_MCP_AUTH_SERVERS)", () =>
       expect(await answer.text()).toContain("reason=TOKEN_MISSING");
     } finally {
       await stopProcess(plain.bin);
+    }
+  });
+  it("with a token, resources are the plans its workspaces reach: another workspace's plan is neither listed nor readable nor subscribable (-32002, as a missing one)", async () => {
+    const other = await new SignJWT({ kind: "agent", name: "other", workspaces: ["ws-2"] })
+      .setProtectedHeader({ alg: "HS256" })
+      .setSubject("other")
+      .setExpirationTime("10m")
+      .sign(new TextEncoder().encode(SECRET));
+    const hidden = randomId("hidden");
+    await app.client(other).tasks.createTask({ taskId: hidden, workspaceId: "ws-2" });
+    await app.client(other).plans.createPlan({ taskId: hidden, content: "# Not yours" });
+    const grpc = connectPlanService(`127.0.0.1:${app.port}`);
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await createPlanMcpServer({ client: grpc, token }).connect(serverSide);
+    const host = new Client({ name: "host", version: "1.0.0" });
+    await host.connect(clientSide);
+    try {
+      const listed = (await host.listResources()).resources.map((r) => r.uri);
+      expect(listed).toContain(`taskplans://tasks/${taskId}/plan`);
+      expect(listed).not.toContain(`taskplans://tasks/${hidden}/plan`);
+      const uri = `taskplans://tasks/${hidden}/plan`;
+      const read = (await host.readResource({ uri }).catch((e: unknown) => e)) as McpError;
+      const subscribed = (await host.subscribeResource({ uri }).catch((e: unknown) => e)) as McpError;
+      expect([read.code, subscribed.code]).toEqual([-32002, -32002]);
+      expect(read.message).not.toContain("Not yours");
+    } finally {
+      await host.close();
+      grpc.close();
     }
   });
 });
