@@ -57,3 +57,19 @@ ensure_codegen_tools() {
   ensure_go_tool protoc-gen-go-grpc google.golang.org/grpc/cmd/protoc-gen-go-grpc "$PROTOC_GEN_GO_GRPC_VERSION"
   CODEGEN_VENV=$(ensure_venv codegen clients/python/codegen-requirements.txt)
 }
+
+# A Node tool directory (scripts/tools/NAME: package.json and package-lock.json) installed with `npm ci`
+# into the cache, again when its lockfile changes. Prints the installed directory.
+ensure_npm_tools() { # name
+  local src="scripts/tools/$1" hash dir
+  hash=$(cat "$src/package.json" "$src/package-lock.json" | sha256sum | cut -c1-12)
+  dir="$TASKPLANS_CACHE/npm-$1-$hash"
+  if [ ! -f "$dir/.complete" ]; then
+    echo "installing the Node tools $1 into $dir" >&2
+    rm -rf "$dir" && mkdir -p "$dir"
+    cp "$src/package.json" "$src/package-lock.json" "$dir/"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >&2)
+    touch "$dir/.complete"
+  fi
+  echo "$dir"
+}

@@ -8,3 +8,5 @@ export { type HttpAllowList, loopbackAllowList, MAX_BODY_BYTES, startMcpHttpServ
 export { connectPlanService, type PlanGateway } from "./plan-gateway";
 export { guardRequests, MAX_PARAMS_DEPTH } from "./request-guard";
 export { CONFIGURE_TOKEN, fromGrpcError } from "./tool-results";
+export { MAX_SESSIONS, SESSION_IDLE_MS } from "./http-sessions";
+export { MAX_SUBSCRIPTIONS } from "./plan-subscriptions";

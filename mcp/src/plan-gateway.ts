@@ -8,11 +8,13 @@ import {
   type GetPlanRequest,
   type GetPlanRevisionRequest,
   type ListPlanRevisionsRequest,
+  type ListTasksRequest,
   type PartialRequest,
   type RestorePlanRevisionRequest,
   type TaskPlansClient,
   type TlsOptions,
   type UpdatePlanRequest,
+  type WatchPlanRequest,
 } from "@taskplans/client";
 
 /** The plan service as the MCP tools use it: the client package, the caller's token, a deadline. */
@@ -58,5 +60,9 @@ export function planGateway(client: TaskPlansClient, token: string | undefined, 
     getRevision: (r: PartialRequest<GetPlanRevisionRequest>) => plans.getPlanRevision(r, options()),
     restoreRevision: (r: PartialRequest<RestorePlanRevisionRequest>) =>
       plans.restorePlanRevision(r, options()),
+    /** A page of the tasks the caller reaches (resources/list). */
+    listTasks: (r: PartialRequest<ListTasksRequest>) => client.tasks.listTasks(r, options()),
+    /** One raw WatchPlan stream, without a deadline (a subscription resumes it: plan-watch.ts). */
+    watchPlan: (r: PartialRequest<WatchPlanRequest>) => plans.watchPlan(r, { metadata: options().metadata }),
   };
 }

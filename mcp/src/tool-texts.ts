@@ -80,6 +80,11 @@ export const texts = {
     merge:
       "Optional, with expected_version: if others changed the plan since that version, merge your change with theirs instead of refusing with VERSION_MISMATCH (their lines are always kept). If both changed the same lines, nothing is written (MERGE_CONFLICT) and the answer shows the conflicting lines.",
   },
+  resources: {
+    plan: "The task's plan (markdown), exactly as stored. _meta.version is the version to pass as expected_version when you replace or edit it with the plan tools.",
+    template:
+      "Any task's plan by its id (percent-encoded). Reading a plan the task does not have, or a task you cannot reach, is resource not found (-32002).",
+  },
   recovery: {
     historyGoneRead: "Read the whole plan with get_task_plan and use its version from now on.",
     historyGoneWrite:
