@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Everything `npm run generate` writes: the server's code and descriptors, and every client package's.
-GENERATED=(generated clients/go/taskplans clients/python/src/taskplans/v1)
+GENERATED=(generated clients/go/taskplans clients/python/src/taskplans/v1 helm/taskplans/slo-methods.yaml docs/slo.md)
 fingerprint() { find "${GENERATED[@]}" -type f ! -name '*.pyc' -print0 | sort -z | xargs -0 sha256sum | sha256sum; }
 before=$(fingerprint)
 npm run -s generate

@@ -11,7 +11,7 @@ import type { ExpensiveCalls, ExpensiveSlot } from "./limits/expensive-calls";
 import type { WriteBudget } from "./limits/write-budget";
 import type { WriteRateLimit } from "./limits/write-rate-limit";
 import type { CallSpan, Tracing } from "../observability/tracing";
-import { PlanServiceService } from "@taskplans/contract";
+import { PlanServiceService, RPC_KINDS, type RpcKindOf } from "@taskplans/contract";
 import { TaskServiceService } from "@taskplans/contract";
 
 // The full service name of each method (rpc.service), from the generated definitions' paths.
@@ -45,20 +45,14 @@ export interface CallDeps {
 /**
  * The methods that write: each counts against the caller's write rate limit, and each refusal of
  * one (by the limit, a rule or a failure) says first what did not happen (CreateTask and DeleteTask
- * are not plan writes).
+ * are not plan writes). From the proto's rpc_kind option (generated/rpc-kinds.ts), as the two
+ * tables below.
  */
-export const WRITE_METHODS: ReadonlyMap<string, string> = new Map([
-  ["CreateTask", "Task was not created"],
-  ["DeleteTask", "Task was not deleted"],
-  ["CreatePlan", "Plan was not changed"],
-  ["UpdatePlan", "Plan was not changed"],
-  ["EditPlan", "Plan was not changed"],
-  ["RestorePlanRevision", "Plan was not changed"],
-  ["SavePlan", "Plan was not changed"],
-  ["DeletePlan", "Plan was not changed"],
-  ["RevertPlan", "Plan was not changed"],
-  ["MarkImplementationStarted", "Plan was not changed"],
-]);
+export const WRITE_METHODS: ReadonlyMap<string, string> = new Map(
+  Object.entries(RPC_KINDS)
+    .filter(([, kind]) => kind.rateLimited)
+    .map(([method, kind]) => [method, kind.refusal]),
+);
 
 /**
  * The writes that can store plan text, held to the caller's write budget before they run. The
@@ -66,20 +60,17 @@ export const WRITE_METHODS: ReadonlyMap<string, string> = new Map([
  * stores no plan text; the implementation-started mark is set once per plan), though what a
  * DeletePlan or a mark stores (its change row's copy of the plan) is charged.
  */
-const BUDGETED_METHODS: ReadonlySet<string> = new Set([
-  "CreatePlan",
-  "UpdatePlan",
-  "EditPlan",
-  "RestorePlanRevision",
-  "SavePlan",
-  "RevertPlan",
-]);
+const BUDGETED_METHODS: ReadonlySet<string> = methodsWhere((kind) => kind.budgeted);
 
 /**
  * The reads whose cost grows with the plans they compare (a diff of two revisions of up to 256 KiB
- * each): held to the expensive-call limit (expensive-calls.ts), as are the writes that ask to merge.
+ * each): held to the expensive-call limit (limits/expensive-calls.ts), as are the writes that ask to merge.
  */
-const EXPENSIVE_READS: ReadonlySet<string> = new Set(["DiffPlanRevisions", "GetPlanChanges"]);
+const EXPENSIVE_READS: ReadonlySet<string> = methodsWhere((kind) => kind.expensive);
+
+function methodsWhere(pick: (kind: RpcKindOf) => boolean): ReadonlySet<string> {
+  return new Set(Object.keys(RPC_KINDS).filter((method) => pick(RPC_KINDS[method] as RpcKindOf)));
+}
 
 /**
  * The call as the scope sees it, whatever its door: grpc-js unary and server-stream calls are one as

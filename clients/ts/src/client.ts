@@ -53,6 +53,7 @@ import {
   ListTasksRequest,
   type ListTasksResponse,
   TaskServiceClient,
+  RPC_KINDS,
 } from "@taskplans/contract";
 import { TaskPlansError } from "./errors";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, withRetries } from "./retry";
@@ -199,32 +200,36 @@ interface Method {
   readonly requestId?: boolean;
 }
 
-const read = (request: Method["request"]): Method => ({ request, safe: true });
-const deduplicated = (request: Method["request"]): Method => ({ request, safe: true, requestId: true });
-const write = (request: Method["request"]): Method => ({ request, safe: false });
+// Whether a call is retried, and whether it takes a request_id, is its rpc_kind option in the proto
+// (generated into RPC_KINDS), not written here.
+const method = (name: string, request: Method["request"]): Method => {
+  const kind = RPC_KINDS[name];
+  if (kind === undefined) throw new Error(`${name} has no rpc_kind`);
+  return { request, safe: kind.retriable, requestId: kind.requestId };
+};
 
 const PLAN_METHODS: Record<Exclude<keyof PlanApi, "watchPlan" | "watch">, Method> = {
-  getPlan: read(GetPlanRequest),
-  createPlan: deduplicated(CreatePlanRequest),
-  updatePlan: deduplicated(UpdatePlanRequest),
-  editPlan: deduplicated(EditPlanRequest),
-  restorePlanRevision: deduplicated(RestorePlanRevisionRequest),
-  savePlan: write(SavePlanRequest),
-  deletePlan: write(DeletePlanRequest),
-  listPlanRevisions: read(ListPlanRevisionsRequest),
-  getPlanRevision: read(GetPlanRevisionRequest),
-  getPlanChanges: read(GetPlanChangesRequest),
-  diffPlanRevisions: read(DiffPlanRevisionsRequest),
-  revertPlan: write(RevertPlanRequest),
-  markImplementationStarted: write(MarkImplementationStartedRequest),
+  getPlan: method("GetPlan", GetPlanRequest),
+  createPlan: method("CreatePlan", CreatePlanRequest),
+  updatePlan: method("UpdatePlan", UpdatePlanRequest),
+  editPlan: method("EditPlan", EditPlanRequest),
+  restorePlanRevision: method("RestorePlanRevision", RestorePlanRevisionRequest),
+  savePlan: method("SavePlan", SavePlanRequest),
+  deletePlan: method("DeletePlan", DeletePlanRequest),
+  listPlanRevisions: method("ListPlanRevisions", ListPlanRevisionsRequest),
+  getPlanRevision: method("GetPlanRevision", GetPlanRevisionRequest),
+  getPlanChanges: method("GetPlanChanges", GetPlanChangesRequest),
+  diffPlanRevisions: method("DiffPlanRevisions", DiffPlanRevisionsRequest),
+  revertPlan: method("RevertPlan", RevertPlanRequest),
+  markImplementationStarted: method("MarkImplementationStarted", MarkImplementationStartedRequest),
 };
 
 const TASK_METHODS: Record<Exclude<keyof TaskApi, "importTask">, Method> = {
-  createTask: write(CreateTaskRequest),
-  getTask: read(GetTaskRequest),
-  deleteTask: write(DeleteTaskRequest),
-  listTasks: read(ListTasksRequest),
-  exportTask: read(ExportTaskRequest),
+  createTask: method("CreateTask", CreateTaskRequest),
+  getTask: method("GetTask", GetTaskRequest),
+  deleteTask: method("DeleteTask", DeleteTaskRequest),
+  listTasks: method("ListTasks", ListTasksRequest),
+  exportTask: method("ExportTask", ExportTaskRequest),
 };
 
 function tlsCredentials(tls: TlsOptions): ChannelCredentials {

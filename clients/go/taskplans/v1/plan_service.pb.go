@@ -2080,7 +2080,7 @@ var File_taskplans_v1_plan_service_proto protoreflect.FileDescriptor
 
 const file_taskplans_v1_plan_service_proto_rawDesc = "" +
 	"\n" +
-	"\x1ftaskplans/v1/plan_service.proto\x12\ftaskplans.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17taskplans/v1/plan.proto\"\xbb\x01\n" +
+	"\x1ftaskplans/v1/plan_service.proto\x12\ftaskplans.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17taskplans/v1/plan.proto\x1a\x1btaskplans/v1/rpc_kind.proto\"\xbb\x01\n" +
 	"\x0eGetPlanRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1b\n" +
 	"\x06offset\x18\x02 \x01(\rH\x00R\x06offset\x88\x01\x01\x12\x19\n" +
@@ -2266,27 +2266,26 @@ const file_taskplans_v1_plan_service_proto_rawDesc = "" +
 	"\x19PLAN_CHANGE_KIND_REVERTED\x10\x04\x12\x1c\n" +
 	"\x18PLAN_CHANGE_KIND_DELETED\x10\x05\x12+\n" +
 	"'PLAN_CHANGE_KIND_IMPLEMENTATION_STARTED\x10\x06\x12\x1d\n" +
-	"\x19PLAN_CHANGE_KIND_IMPORTED\x10\a2\x83\n" +
+	"\x19PLAN_CHANGE_KIND_IMPORTED\x10\a2\xea\x0e\n" +
+	"\vPlanService\x12U\n" +
+	"\aGetPlan\x12\x1c.taskplans.v1.GetPlanRequest\x1a\x1d.taskplans.v1.GetPlanResponse\"\r\xca\xf3\x18\x06\b\x01\x10\x010\x01\x90\x02\x01\x12v\n" +
 	"\n" +
-	"\vPlanService\x12K\n" +
-	"\aGetPlan\x12\x1c.taskplans.v1.GetPlanRequest\x1a\x1d.taskplans.v1.GetPlanResponse\"\x03\x90\x02\x01\x12N\n" +
+	"CreatePlan\x12\x1f.taskplans.v1.CreatePlanRequest\x1a\x1f.taskplans.v1.WritePlanResponse\"&\xca\xf3\x18\"\b\x02\x10\x01\x18\x01 \x010\x03B\x14Plan was not changedH\x01\x12v\n" +
 	"\n" +
-	"CreatePlan\x12\x1f.taskplans.v1.CreatePlanRequest\x1a\x1f.taskplans.v1.WritePlanResponse\x12N\n" +
+	"UpdatePlan\x12\x1f.taskplans.v1.UpdatePlanRequest\x1a\x1f.taskplans.v1.WritePlanResponse\"&\xca\xf3\x18\"\b\x02\x10\x01\x18\x01 \x010\x03B\x14Plan was not changedH\x01\x12r\n" +
+	"\bEditPlan\x12\x1d.taskplans.v1.EditPlanRequest\x1a\x1f.taskplans.v1.WritePlanResponse\"&\xca\xf3\x18\"\b\x02\x10\x01\x18\x01 \x010\x03B\x14Plan was not changedH\x01\x12\x92\x01\n" +
+	"\x13RestorePlanRevision\x12(.taskplans.v1.RestorePlanRevisionRequest\x1a).taskplans.v1.RestorePlanRevisionResponse\"&\xca\xf3\x18\"\b\x02\x10\x01\x18\x01 \x010\x03B\x14Plan was not changedH\x01\x12n\n" +
+	"\bSavePlan\x12\x1d.taskplans.v1.SavePlanRequest\x1a\x1f.taskplans.v1.WritePlanResponse\"\"\xca\xf3\x18\x1e\b\x02 \x010\x03B\x14Plan was not changedH\x01\x12q\n" +
 	"\n" +
-	"UpdatePlan\x12\x1f.taskplans.v1.UpdatePlanRequest\x1a\x1f.taskplans.v1.WritePlanResponse\x12J\n" +
-	"\bEditPlan\x12\x1d.taskplans.v1.EditPlanRequest\x1a\x1f.taskplans.v1.WritePlanResponse\x12j\n" +
-	"\x13RestorePlanRevision\x12(.taskplans.v1.RestorePlanRevisionRequest\x1a).taskplans.v1.RestorePlanRevisionResponse\x12J\n" +
-	"\bSavePlan\x12\x1d.taskplans.v1.SavePlanRequest\x1a\x1f.taskplans.v1.WritePlanResponse\x12O\n" +
+	"DeletePlan\x12\x1f.taskplans.v1.DeletePlanRequest\x1a .taskplans.v1.DeletePlanResponse\" \xca\xf3\x18\x1c\b\x020\x03B\x14Plan was not changedH\x01\x12s\n" +
+	"\x11ListPlanRevisions\x12&.taskplans.v1.ListPlanRevisionsRequest\x1a'.taskplans.v1.ListPlanRevisionsResponse\"\r\xca\xf3\x18\x06\b\x01\x10\x010\x01\x90\x02\x01\x12m\n" +
+	"\x0fGetPlanRevision\x12$.taskplans.v1.GetPlanRevisionRequest\x1a%.taskplans.v1.GetPlanRevisionResponse\"\r\xca\xf3\x18\x06\b\x01\x10\x010\x01\x90\x02\x01\x12\xa9\x01\n" +
+	"\x0eGetPlanChanges\x12#.taskplans.v1.GetPlanChangesRequest\x1a$.taskplans.v1.GetPlanChangesResponse\"L\xca\xf3\x18E\b\x01\x10\x01(\x010\x02:;its diff grows with the changes since the version asked for\x90\x02\x01\x12\xae\x01\n" +
+	"\x11DiffPlanRevisions\x12&.taskplans.v1.DiffPlanRevisionsRequest\x1a'.taskplans.v1.DiffPlanRevisionsResponse\"H\xca\xf3\x18A\b\x01\x10\x01(\x010\x02:7its diff grows with how far apart the two revisions are\x90\x02\x01\x12r\n" +
 	"\n" +
-	"DeletePlan\x12\x1f.taskplans.v1.DeletePlanRequest\x1a .taskplans.v1.DeletePlanResponse\x12i\n" +
-	"\x11ListPlanRevisions\x12&.taskplans.v1.ListPlanRevisionsRequest\x1a'.taskplans.v1.ListPlanRevisionsResponse\"\x03\x90\x02\x01\x12c\n" +
-	"\x0fGetPlanRevision\x12$.taskplans.v1.GetPlanRevisionRequest\x1a%.taskplans.v1.GetPlanRevisionResponse\"\x03\x90\x02\x01\x12`\n" +
-	"\x0eGetPlanChanges\x12#.taskplans.v1.GetPlanChangesRequest\x1a$.taskplans.v1.GetPlanChangesResponse\"\x03\x90\x02\x01\x12i\n" +
-	"\x11DiffPlanRevisions\x12&.taskplans.v1.DiffPlanRevisionsRequest\x1a'.taskplans.v1.DiffPlanRevisionsResponse\"\x03\x90\x02\x01\x12N\n" +
-	"\n" +
-	"RevertPlan\x12\x1f.taskplans.v1.RevertPlanRequest\x1a\x1f.taskplans.v1.WritePlanResponse\x12|\n" +
-	"\x19MarkImplementationStarted\x12..taskplans.v1.MarkImplementationStartedRequest\x1a/.taskplans.v1.MarkImplementationStartedResponse\x12G\n" +
-	"\tWatchPlan\x12\x1e.taskplans.v1.WatchPlanRequest\x1a\x18.taskplans.v1.PlanChange0\x01BDZBgithub.com/taskplans/taskplans/clients/go/taskplans/v1;taskplansv1b\x06proto3"
+	"RevertPlan\x12\x1f.taskplans.v1.RevertPlanRequest\x1a\x1f.taskplans.v1.WritePlanResponse\"\"\xca\xf3\x18\x1e\b\x02 \x010\x03B\x14Plan was not changedH\x01\x12\x9e\x01\n" +
+	"\x19MarkImplementationStarted\x12..taskplans.v1.MarkImplementationStartedRequest\x1a/.taskplans.v1.MarkImplementationStartedResponse\" \xca\xf3\x18\x1c\b\x020\x03B\x14Plan was not changedH\x01\x12\xd1\x01\n" +
+	"\tWatchPlan\x12\x1e.taskplans.v1.WatchPlanRequest\x1a\x18.taskplans.v1.PlanChange\"\x87\x01\xca\xf3\x18\x82\x01\b\x010\x04:|a stream that lasts as long as its client wants: its deliveries have their own objective (watch_delivery), its duration none0\x01BDZBgithub.com/taskplans/taskplans/clients/go/taskplans/v1;taskplansv1b\x06proto3"
 
 var (
 	file_taskplans_v1_plan_service_proto_rawDescOnce sync.Once
@@ -2416,6 +2415,7 @@ func file_taskplans_v1_plan_service_proto_init() {
 		return
 	}
 	file_taskplans_v1_plan_proto_init()
+	file_taskplans_v1_rpc_kind_proto_init()
 	file_taskplans_v1_plan_service_proto_msgTypes[0].OneofWrappers = []any{}
 	file_taskplans_v1_plan_service_proto_msgTypes[1].OneofWrappers = []any{}
 	file_taskplans_v1_plan_service_proto_msgTypes[2].OneofWrappers = []any{}

@@ -1121,7 +1121,7 @@ var File_taskplans_v1_task_proto protoreflect.FileDescriptor
 
 const file_taskplans_v1_task_proto_rawDesc = "" +
 	"\n" +
-	"\x17taskplans/v1/task.proto\x12\ftaskplans.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17taskplans/v1/plan.proto\"\x93\x01\n" +
+	"\x17taskplans/v1/task.proto\x12\ftaskplans.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17taskplans/v1/plan.proto\x1a\x1btaskplans/v1/rpc_kind.proto\"\x93\x01\n" +
 	"\x04Task\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12!\n" +
 	"\fworkspace_id\x18\x02 \x01(\tR\vworkspaceId\x12\x14\n" +
@@ -1190,18 +1190,18 @@ const file_taskplans_v1_task_proto_rawDesc = "" +
 	"\x1aIMPORT_OUTCOME_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16IMPORT_OUTCOME_CREATED\x10\x01\x12\x1c\n" +
 	"\x18IMPORT_OUTCOME_UNCHANGED\x10\x02\x12\x1e\n" +
-	"\x1aIMPORT_OUTCOME_OVERWRITTEN\x10\x032\xf8\x03\n" +
-	"\vTaskService\x12O\n" +
+	"\x1aIMPORT_OUTCOME_OVERWRITTEN\x10\x032\xa9\x06\n" +
+	"\vTaskService\x12q\n" +
 	"\n" +
-	"CreateTask\x12\x1f.taskplans.v1.CreateTaskRequest\x1a .taskplans.v1.CreateTaskResponse\x12K\n" +
-	"\aGetTask\x12\x1c.taskplans.v1.GetTaskRequest\x1a\x1d.taskplans.v1.GetTaskResponse\"\x03\x90\x02\x01\x12O\n" +
+	"CreateTask\x12\x1f.taskplans.v1.CreateTaskRequest\x1a .taskplans.v1.CreateTaskResponse\" \xca\xf3\x18\x1c\b\x020\x03B\x14Task was not createdH\x01\x12U\n" +
+	"\aGetTask\x12\x1c.taskplans.v1.GetTaskRequest\x1a\x1d.taskplans.v1.GetTaskResponse\"\r\xca\xf3\x18\x06\b\x01\x10\x010\x01\x90\x02\x01\x12q\n" +
 	"\n" +
-	"DeleteTask\x12\x1f.taskplans.v1.DeleteTaskRequest\x1a .taskplans.v1.DeleteTaskResponse\x12Q\n" +
-	"\tListTasks\x12\x1e.taskplans.v1.ListTasksRequest\x1a\x1f.taskplans.v1.ListTasksResponse\"\x03\x90\x02\x01\x12T\n" +
+	"DeleteTask\x12\x1f.taskplans.v1.DeleteTaskRequest\x1a .taskplans.v1.DeleteTaskResponse\" \xca\xf3\x18\x1c\b\x020\x03B\x14Task was not deletedH\x01\x12[\n" +
+	"\tListTasks\x12\x1e.taskplans.v1.ListTasksRequest\x1a\x1f.taskplans.v1.ListTasksResponse\"\r\xca\xf3\x18\x06\b\x01\x10\x010\x01\x90\x02\x01\x12\xa7\x01\n" +
 	"\n" +
-	"ExportTask\x12\x1f.taskplans.v1.ExportTaskRequest\x1a .taskplans.v1.ExportTaskResponse\"\x03\x90\x02\x01\x12Q\n" +
+	"ExportTask\x12\x1f.taskplans.v1.ExportTaskRequest\x1a .taskplans.v1.ExportTaskResponse\"V\xca\xf3\x18O\b\x01\x10\x010\x02:Ga page holds up to 512 KiB of revisions, however long they take to read\x90\x02\x01\x12\xd5\x01\n" +
 	"\n" +
-	"ImportTask\x12\x1f.taskplans.v1.ImportTaskRequest\x1a .taskplans.v1.ImportTaskResponse(\x01BDZBgithub.com/taskplans/taskplans/clients/go/taskplans/v1;taskplansv1b\x06proto3"
+	"ImportTask\x12\x1f.taskplans.v1.ImportTaskRequest\x1a .taskplans.v1.ImportTaskResponse\"\x81\x01\xca\xf3\x18}\b\x020\x04:woperators only: a client stream of a whole task, as long as the task is; its failures show in the import command itself(\x01BDZBgithub.com/taskplans/taskplans/clients/go/taskplans/v1;taskplansv1b\x06proto3"
 
 var (
 	file_taskplans_v1_task_proto_rawDescOnce sync.Once
@@ -1281,6 +1281,7 @@ func file_taskplans_v1_task_proto_init() {
 		return
 	}
 	file_taskplans_v1_plan_proto_init()
+	file_taskplans_v1_rpc_kind_proto_init()
 	file_taskplans_v1_task_proto_msgTypes[12].OneofWrappers = []any{}
 	file_taskplans_v1_task_proto_msgTypes[13].OneofWrappers = []any{
 		(*ImportTaskRequest_Start)(nil),

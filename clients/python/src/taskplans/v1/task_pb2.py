@@ -24,9 +24,10 @@ _sym_db = _symbol_database.Default()
 
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 from taskplans.v1 import plan_pb2 as taskplans_dot_v1_dot_plan__pb2
+from taskplans.v1 import rpc_kind_pb2 as taskplans_dot_v1_dot_rpc__kind__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17taskplans/v1/task.proto\x12\x0ctaskplans.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17taskplans/v1/plan.proto\"l\n\x04Task\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x14\n\x0cworkspace_id\x18\x02 \x01(\t\x12\r\n\x05title\x18\x03 \x01(\t\x12.\n\ncreated_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"I\n\x11\x43reateTaskRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x14\n\x0cworkspace_id\x18\x02 \x01(\t\x12\r\n\x05title\x18\x03 \x01(\t\"6\n\x12\x43reateTaskResponse\x12 \n\x04task\x18\x01 \x01(\x0b\x32\x12.taskplans.v1.Task\"!\n\x0eGetTaskRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\"3\n\x0fGetTaskResponse\x12 \n\x04task\x18\x01 \x01(\x0b\x32\x12.taskplans.v1.Task\"$\n\x11\x44\x65leteTaskRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\"\x14\n\x12\x44\x65leteTaskResponse\"O\n\x10ListTasksRequest\x12\x14\n\x0cworkspace_id\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\r\x12\x12\n\npage_token\x18\x03 \x01(\t\"O\n\x11ListTasksResponse\x12!\n\x05tasks\x18\x01 \x03(\x0b\x32\x12.taskplans.v1.Task\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"A\n\x0c\x45xportedHead\x12 \n\x04plan\x18\x01 \x01(\x0b\x32\x12.taskplans.v1.Plan\x12\x0f\n\x07\x64\x65leted\x18\x02 \x01(\x08\"U\n\x10\x45xportedRevision\x12,\n\x08revision\x18\x01 \x01(\x0b\x32\x1a.taskplans.v1.PlanRevision\x12\x13\n\x0brow_version\x18\x02 \x01(\x04\"U\n\x11\x45xportTaskRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x1d\n\x15\x61\x66ter_revision_number\x18\x02 \x01(\x04\x12\x10\n\x08snapshot\x18\x03 \x01(\t\"\xd9\x01\n\x12\x45xportTaskResponse\x12 \n\x04task\x18\x01 \x01(\x0b\x32\x12.taskplans.v1.Task\x12-\n\x04head\x18\x02 \x01(\x0b\x32\x1a.taskplans.v1.ExportedHeadH\x00\x88\x01\x01\x12\x31\n\trevisions\x18\x03 \x03(\x0b\x32\x1e.taskplans.v1.ExportedRevision\x12\x0c\n\x04more\x18\x04 \x01(\x08\x12\x10\n\x08snapshot\x18\x05 \x01(\t\x12\x16\n\x0erevision_count\x18\x06 \x01(\x04\x42\x07\n\x05_head\"\x7f\n\x11ImportTaskRequest\x12.\n\x05start\x18\x01 \x01(\x0b\x32\x1d.taskplans.v1.ImportTaskStartH\x00\x12\x32\n\trevisions\x18\x02 \x01(\x0b\x32\x1d.taskplans.v1.ImportRevisionsH\x00\x42\x06\n\x04part\"\xa7\x01\n\x0fImportTaskStart\x12 \n\x04task\x18\x01 \x01(\x0b\x32\x12.taskplans.v1.Task\x12-\n\x04head\x18\x02 \x01(\x0b\x32\x1a.taskplans.v1.ExportedHeadH\x00\x88\x01\x01\x12\x16\n\x0erevision_count\x18\x03 \x01(\x04\x12\x11\n\toverwrite\x18\x04 \x01(\x08\x12\x0f\n\x07\x64ry_run\x18\x05 \x01(\x08\x42\x07\n\x05_head\"D\n\x0fImportRevisions\x12\x31\n\trevisions\x18\x01 \x03(\x0b\x32\x1e.taskplans.v1.ExportedRevision\"}\n\x12ImportTaskResponse\x12,\n\x07outcome\x18\x01 \x01(\x0e\x32\x1b.taskplans.v1.ImportOutcome\x12\x11\n\trevisions\x18\x02 \x01(\x04\x12\x15\n\rcontent_bytes\x18\x03 \x01(\x04\x12\x0f\n\x07\x64ry_run\x18\x04 \x01(\x08*\x89\x01\n\rImportOutcome\x12\x1e\n\x1aIMPORT_OUTCOME_UNSPECIFIED\x10\x00\x12\x1a\n\x16IMPORT_OUTCOME_CREATED\x10\x01\x12\x1c\n\x18IMPORT_OUTCOME_UNCHANGED\x10\x02\x12\x1e\n\x1aIMPORT_OUTCOME_OVERWRITTEN\x10\x03\x32\xf8\x03\n\x0bTaskService\x12O\n\nCreateTask\x12\x1f.taskplans.v1.CreateTaskRequest\x1a .taskplans.v1.CreateTaskResponse\x12K\n\x07GetTask\x12\x1c.taskplans.v1.GetTaskRequest\x1a\x1d.taskplans.v1.GetTaskResponse\"\x03\x90\x02\x01\x12O\n\nDeleteTask\x12\x1f.taskplans.v1.DeleteTaskRequest\x1a .taskplans.v1.DeleteTaskResponse\x12Q\n\tListTasks\x12\x1e.taskplans.v1.ListTasksRequest\x1a\x1f.taskplans.v1.ListTasksResponse\"\x03\x90\x02\x01\x12T\n\nExportTask\x12\x1f.taskplans.v1.ExportTaskRequest\x1a .taskplans.v1.ExportTaskResponse\"\x03\x90\x02\x01\x12Q\n\nImportTask\x12\x1f.taskplans.v1.ImportTaskRequest\x1a .taskplans.v1.ImportTaskResponse(\x01\x42\x44ZBgithub.com/taskplans/taskplans/clients/go/taskplans/v1;taskplansv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17taskplans/v1/task.proto\x12\x0ctaskplans.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17taskplans/v1/plan.proto\x1a\x1btaskplans/v1/rpc_kind.proto\"l\n\x04Task\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x14\n\x0cworkspace_id\x18\x02 \x01(\t\x12\r\n\x05title\x18\x03 \x01(\t\x12.\n\ncreated_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"I\n\x11\x43reateTaskRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x14\n\x0cworkspace_id\x18\x02 \x01(\t\x12\r\n\x05title\x18\x03 \x01(\t\"6\n\x12\x43reateTaskResponse\x12 \n\x04task\x18\x01 \x01(\x0b\x32\x12.taskplans.v1.Task\"!\n\x0eGetTaskRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\"3\n\x0fGetTaskResponse\x12 \n\x04task\x18\x01 \x01(\x0b\x32\x12.taskplans.v1.Task\"$\n\x11\x44\x65leteTaskRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\"\x14\n\x12\x44\x65leteTaskResponse\"O\n\x10ListTasksRequest\x12\x14\n\x0cworkspace_id\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\r\x12\x12\n\npage_token\x18\x03 \x01(\t\"O\n\x11ListTasksResponse\x12!\n\x05tasks\x18\x01 \x03(\x0b\x32\x12.taskplans.v1.Task\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"A\n\x0c\x45xportedHead\x12 \n\x04plan\x18\x01 \x01(\x0b\x32\x12.taskplans.v1.Plan\x12\x0f\n\x07\x64\x65leted\x18\x02 \x01(\x08\"U\n\x10\x45xportedRevision\x12,\n\x08revision\x18\x01 \x01(\x0b\x32\x1a.taskplans.v1.PlanRevision\x12\x13\n\x0brow_version\x18\x02 \x01(\x04\"U\n\x11\x45xportTaskRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x1d\n\x15\x61\x66ter_revision_number\x18\x02 \x01(\x04\x12\x10\n\x08snapshot\x18\x03 \x01(\t\"\xd9\x01\n\x12\x45xportTaskResponse\x12 \n\x04task\x18\x01 \x01(\x0b\x32\x12.taskplans.v1.Task\x12-\n\x04head\x18\x02 \x01(\x0b\x32\x1a.taskplans.v1.ExportedHeadH\x00\x88\x01\x01\x12\x31\n\trevisions\x18\x03 \x03(\x0b\x32\x1e.taskplans.v1.ExportedRevision\x12\x0c\n\x04more\x18\x04 \x01(\x08\x12\x10\n\x08snapshot\x18\x05 \x01(\t\x12\x16\n\x0erevision_count\x18\x06 \x01(\x04\x42\x07\n\x05_head\"\x7f\n\x11ImportTaskRequest\x12.\n\x05start\x18\x01 \x01(\x0b\x32\x1d.taskplans.v1.ImportTaskStartH\x00\x12\x32\n\trevisions\x18\x02 \x01(\x0b\x32\x1d.taskplans.v1.ImportRevisionsH\x00\x42\x06\n\x04part\"\xa7\x01\n\x0fImportTaskStart\x12 \n\x04task\x18\x01 \x01(\x0b\x32\x12.taskplans.v1.Task\x12-\n\x04head\x18\x02 \x01(\x0b\x32\x1a.taskplans.v1.ExportedHeadH\x00\x88\x01\x01\x12\x16\n\x0erevision_count\x18\x03 \x01(\x04\x12\x11\n\toverwrite\x18\x04 \x01(\x08\x12\x0f\n\x07\x64ry_run\x18\x05 \x01(\x08\x42\x07\n\x05_head\"D\n\x0fImportRevisions\x12\x31\n\trevisions\x18\x01 \x03(\x0b\x32\x1e.taskplans.v1.ExportedRevision\"}\n\x12ImportTaskResponse\x12,\n\x07outcome\x18\x01 \x01(\x0e\x32\x1b.taskplans.v1.ImportOutcome\x12\x11\n\trevisions\x18\x02 \x01(\x04\x12\x15\n\rcontent_bytes\x18\x03 \x01(\x04\x12\x0f\n\x07\x64ry_run\x18\x04 \x01(\x08*\x89\x01\n\rImportOutcome\x12\x1e\n\x1aIMPORT_OUTCOME_UNSPECIFIED\x10\x00\x12\x1a\n\x16IMPORT_OUTCOME_CREATED\x10\x01\x12\x1c\n\x18IMPORT_OUTCOME_UNCHANGED\x10\x02\x12\x1e\n\x1aIMPORT_OUTCOME_OVERWRITTEN\x10\x03\x32\xa9\x06\n\x0bTaskService\x12q\n\nCreateTask\x12\x1f.taskplans.v1.CreateTaskRequest\x1a .taskplans.v1.CreateTaskResponse\" \xca\xf3\x18\x1c\x08\x02\x30\x03\x42\x14Task was not createdH\x01\x12U\n\x07GetTask\x12\x1c.taskplans.v1.GetTaskRequest\x1a\x1d.taskplans.v1.GetTaskResponse\"\r\x90\x02\x01\xca\xf3\x18\x06\x08\x01\x10\x01\x30\x01\x12q\n\nDeleteTask\x12\x1f.taskplans.v1.DeleteTaskRequest\x1a .taskplans.v1.DeleteTaskResponse\" \xca\xf3\x18\x1c\x08\x02\x30\x03\x42\x14Task was not deletedH\x01\x12[\n\tListTasks\x12\x1e.taskplans.v1.ListTasksRequest\x1a\x1f.taskplans.v1.ListTasksResponse\"\r\x90\x02\x01\xca\xf3\x18\x06\x08\x01\x10\x01\x30\x01\x12\xa7\x01\n\nExportTask\x12\x1f.taskplans.v1.ExportTaskRequest\x1a .taskplans.v1.ExportTaskResponse\"V\x90\x02\x01\xca\xf3\x18O\x08\x01\x10\x01\x30\x02:Ga page holds up to 512 KiB of revisions, however long they take to read\x12\xd5\x01\n\nImportTask\x12\x1f.taskplans.v1.ImportTaskRequest\x1a .taskplans.v1.ImportTaskResponse\"\x81\x01\xca\xf3\x18}\x08\x02\x30\x04:woperators only: a client stream of a whole task, as long as the task is; its failures show in the import command itself(\x01\x42\x44ZBgithub.com/taskplans/taskplans/clients/go/taskplans/v1;taskplansv1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,48 +35,54 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'taskplans.v1.task_pb2', _gl
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'ZBgithub.com/taskplans/taskplans/clients/go/taskplans/v1;taskplansv1'
+  _globals['_TASKSERVICE'].methods_by_name['CreateTask']._loaded_options = None
+  _globals['_TASKSERVICE'].methods_by_name['CreateTask']._serialized_options = b'\312\363\030\034\010\0020\003B\024Task was not createdH\001'
   _globals['_TASKSERVICE'].methods_by_name['GetTask']._loaded_options = None
-  _globals['_TASKSERVICE'].methods_by_name['GetTask']._serialized_options = b'\220\002\001'
+  _globals['_TASKSERVICE'].methods_by_name['GetTask']._serialized_options = b'\220\002\001\312\363\030\006\010\001\020\0010\001'
+  _globals['_TASKSERVICE'].methods_by_name['DeleteTask']._loaded_options = None
+  _globals['_TASKSERVICE'].methods_by_name['DeleteTask']._serialized_options = b'\312\363\030\034\010\0020\003B\024Task was not deletedH\001'
   _globals['_TASKSERVICE'].methods_by_name['ListTasks']._loaded_options = None
-  _globals['_TASKSERVICE'].methods_by_name['ListTasks']._serialized_options = b'\220\002\001'
+  _globals['_TASKSERVICE'].methods_by_name['ListTasks']._serialized_options = b'\220\002\001\312\363\030\006\010\001\020\0010\001'
   _globals['_TASKSERVICE'].methods_by_name['ExportTask']._loaded_options = None
-  _globals['_TASKSERVICE'].methods_by_name['ExportTask']._serialized_options = b'\220\002\001'
-  _globals['_IMPORTOUTCOME']._serialized_start=1608
-  _globals['_IMPORTOUTCOME']._serialized_end=1745
-  _globals['_TASK']._serialized_start=99
-  _globals['_TASK']._serialized_end=207
-  _globals['_CREATETASKREQUEST']._serialized_start=209
-  _globals['_CREATETASKREQUEST']._serialized_end=282
-  _globals['_CREATETASKRESPONSE']._serialized_start=284
-  _globals['_CREATETASKRESPONSE']._serialized_end=338
-  _globals['_GETTASKREQUEST']._serialized_start=340
-  _globals['_GETTASKREQUEST']._serialized_end=373
-  _globals['_GETTASKRESPONSE']._serialized_start=375
-  _globals['_GETTASKRESPONSE']._serialized_end=426
-  _globals['_DELETETASKREQUEST']._serialized_start=428
-  _globals['_DELETETASKREQUEST']._serialized_end=464
-  _globals['_DELETETASKRESPONSE']._serialized_start=466
-  _globals['_DELETETASKRESPONSE']._serialized_end=486
-  _globals['_LISTTASKSREQUEST']._serialized_start=488
-  _globals['_LISTTASKSREQUEST']._serialized_end=567
-  _globals['_LISTTASKSRESPONSE']._serialized_start=569
-  _globals['_LISTTASKSRESPONSE']._serialized_end=648
-  _globals['_EXPORTEDHEAD']._serialized_start=650
-  _globals['_EXPORTEDHEAD']._serialized_end=715
-  _globals['_EXPORTEDREVISION']._serialized_start=717
-  _globals['_EXPORTEDREVISION']._serialized_end=802
-  _globals['_EXPORTTASKREQUEST']._serialized_start=804
-  _globals['_EXPORTTASKREQUEST']._serialized_end=889
-  _globals['_EXPORTTASKRESPONSE']._serialized_start=892
-  _globals['_EXPORTTASKRESPONSE']._serialized_end=1109
-  _globals['_IMPORTTASKREQUEST']._serialized_start=1111
-  _globals['_IMPORTTASKREQUEST']._serialized_end=1238
-  _globals['_IMPORTTASKSTART']._serialized_start=1241
-  _globals['_IMPORTTASKSTART']._serialized_end=1408
-  _globals['_IMPORTREVISIONS']._serialized_start=1410
-  _globals['_IMPORTREVISIONS']._serialized_end=1478
-  _globals['_IMPORTTASKRESPONSE']._serialized_start=1480
-  _globals['_IMPORTTASKRESPONSE']._serialized_end=1605
-  _globals['_TASKSERVICE']._serialized_start=1748
-  _globals['_TASKSERVICE']._serialized_end=2252
+  _globals['_TASKSERVICE'].methods_by_name['ExportTask']._serialized_options = b'\220\002\001\312\363\030O\010\001\020\0010\002:Ga page holds up to 512 KiB of revisions, however long they take to read'
+  _globals['_TASKSERVICE'].methods_by_name['ImportTask']._loaded_options = None
+  _globals['_TASKSERVICE'].methods_by_name['ImportTask']._serialized_options = b'\312\363\030}\010\0020\004:woperators only: a client stream of a whole task, as long as the task is; its failures show in the import command itself'
+  _globals['_IMPORTOUTCOME']._serialized_start=1637
+  _globals['_IMPORTOUTCOME']._serialized_end=1774
+  _globals['_TASK']._serialized_start=128
+  _globals['_TASK']._serialized_end=236
+  _globals['_CREATETASKREQUEST']._serialized_start=238
+  _globals['_CREATETASKREQUEST']._serialized_end=311
+  _globals['_CREATETASKRESPONSE']._serialized_start=313
+  _globals['_CREATETASKRESPONSE']._serialized_end=367
+  _globals['_GETTASKREQUEST']._serialized_start=369
+  _globals['_GETTASKREQUEST']._serialized_end=402
+  _globals['_GETTASKRESPONSE']._serialized_start=404
+  _globals['_GETTASKRESPONSE']._serialized_end=455
+  _globals['_DELETETASKREQUEST']._serialized_start=457
+  _globals['_DELETETASKREQUEST']._serialized_end=493
+  _globals['_DELETETASKRESPONSE']._serialized_start=495
+  _globals['_DELETETASKRESPONSE']._serialized_end=515
+  _globals['_LISTTASKSREQUEST']._serialized_start=517
+  _globals['_LISTTASKSREQUEST']._serialized_end=596
+  _globals['_LISTTASKSRESPONSE']._serialized_start=598
+  _globals['_LISTTASKSRESPONSE']._serialized_end=677
+  _globals['_EXPORTEDHEAD']._serialized_start=679
+  _globals['_EXPORTEDHEAD']._serialized_end=744
+  _globals['_EXPORTEDREVISION']._serialized_start=746
+  _globals['_EXPORTEDREVISION']._serialized_end=831
+  _globals['_EXPORTTASKREQUEST']._serialized_start=833
+  _globals['_EXPORTTASKREQUEST']._serialized_end=918
+  _globals['_EXPORTTASKRESPONSE']._serialized_start=921
+  _globals['_EXPORTTASKRESPONSE']._serialized_end=1138
+  _globals['_IMPORTTASKREQUEST']._serialized_start=1140
+  _globals['_IMPORTTASKREQUEST']._serialized_end=1267
+  _globals['_IMPORTTASKSTART']._serialized_start=1270
+  _globals['_IMPORTTASKSTART']._serialized_end=1437
+  _globals['_IMPORTREVISIONS']._serialized_start=1439
+  _globals['_IMPORTREVISIONS']._serialized_end=1507
+  _globals['_IMPORTTASKRESPONSE']._serialized_start=1509
+  _globals['_IMPORTTASKRESPONSE']._serialized_end=1634
+  _globals['_TASKSERVICE']._serialized_start=1777
+  _globals['_TASKSERVICE']._serialized_end=2586
 # @@protoc_insertion_point(module_scope)
