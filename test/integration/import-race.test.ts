@@ -384,3 +384,96 @@ async function waitFor(watcher: Watcher, version: number, content: string): Prom
     if (last?.plan?.version === version && last.plan.content === content) return;
   }
 }
+
+// Issue 54, defect 7 (follow-up): an import of a task without a plan (only the task record, or a
+// plan deleted at its tombstone's version), over a task whose plan a watcher follows. The watcher is
+// told, with PLAN_CHANGE_KIND_IMPORTED and no plan (never silence, never the replaced plan), its
+// stream goes on, and the next plan written reaches it.
+describe.each(DATABASES)("an import of a task without a plan, watched ($label)", ({ dialect }) => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp(dialect);
+  });
+  afterAll(async () => {
+    await app.stop();
+  });
+
+  /** `source`'s export, as the task `taskId` (its revisions' ids made its own). */
+  async function exportAs(source: string, taskId: string): Promise<Partial<ImportTaskRequest>[]> {
+    const page = await app.tasks.exportTask({ taskId: source });
+    const head = page.head && { ...page.head, plan: { ...page.head.plan!, taskId } };
+    const revisions = page.revisions.map((r, i) => ({
+      ...r,
+      revision: { ...r.revision!, taskId, id: `${taskId.slice(-12)}-${i}` },
+    }));
+    const task = { ...page.task!, taskId };
+    return [
+      { start: { task, head, revisionCount: page.revisionCount, overwrite: true, dryRun: false } },
+      { revisions: { revisions } },
+    ];
+  }
+
+  /** A task with a plan at version 3, and its watchers: with content, without, and resumed after 1. */
+  async function watchedTask() {
+    const taskId = await app.newTask();
+    await app.plans.createPlan({ taskId, content: "# Mine\n" });
+    for (let i = 0; i < 2; i++)
+      await app.plans.updatePlan({ taskId, content: `- ${i}\n`, mode: WriteMode.WRITE_MODE_APPEND });
+    const watchers = [
+      new Watcher(app.plans.watchPlan({ taskId, includeContent: true })),
+      new Watcher(app.plans.watchPlan({ taskId })),
+      new Watcher(app.plans.watchPlan({ taskId, afterVersion: 1 })),
+    ];
+    for (const [i, w] of watchers.entries()) await w.received(i === 2 ? 2 : 1);
+    // The nth message each watcher receives next.
+    const next = async (n: number) =>
+      Promise.all(
+        watchers.map(async (w, i) => (await w.received((i === 2 ? 2 : 1) + n))[(i === 2 ? 1 : 0) + n]),
+      );
+    return { taskId, watchers, next };
+  }
+
+  const kindAndPlan = (change: PlanChange | undefined) => [change?.kind, change?.plan];
+
+  it("tells a watcher of an overwritten task that the imported task has no plan; the next plan follows", async () => {
+    const { taskId, watchers, next } = await watchedTask();
+    const bare = await app.newTask(); // a task record only
+    const imported = await app.tasks.importTask(await exportAs(bare, taskId));
+    expect(imported.outcome).toBe(ImportOutcome.IMPORT_OUTCOME_OVERWRITTEN);
+    for (const change of await next(1))
+      expect(kindAndPlan(change)).toEqual([PlanChangeKind.PLAN_CHANGE_KIND_IMPORTED, undefined]);
+    expect((await rpcError(app.plans.getPlan({ taskId }))).reason).toBe("PLAN_NOT_FOUND");
+    expect(app.events.typesFor(taskId).at(-1)).toBe("plan.deleted");
+    // The streams go on: the plan created next (version 1: the task has no HEAD) reaches each.
+    await app.plans.createPlan({ taskId, content: "# Again\n" });
+    for (const change of await next(2))
+      expect([change?.kind, change?.plan?.version]).toEqual([PlanChangeKind.PLAN_CHANGE_KIND_CREATED, 1]);
+    expect(watchers[0]!.changes.at(-1)?.plan?.content).toBe("# Again\n");
+    // A watch started afterwards: a snapshot of the new plan; one resumed after 0 gets its creation.
+    const resumed = new Watcher(app.plans.watchPlan({ taskId, afterVersion: 0 }));
+    const [first] = await resumed.received(1);
+    expect([first?.kind, first?.plan?.version]).toEqual([PlanChangeKind.PLAN_CHANGE_KIND_CREATED, 1]);
+    for (const w of [...watchers, resumed]) w.cancel();
+  });
+
+  it("tells a watcher when the imported plan is deleted (a tombstone), never the replaced plan", async () => {
+    const { taskId, watchers, next } = await watchedTask();
+    const source = await app.planWith("# Gone\n");
+    for (let i = 0; i < 4; i++)
+      await app.plans.updatePlan({
+        taskId: source.taskId,
+        content: `- ${i}\n`,
+        mode: WriteMode.WRITE_MODE_APPEND,
+      });
+    await app.plans.deletePlan({ taskId: source.taskId });
+    const imported = await app.tasks.importTask(await exportAs(source.taskId, taskId));
+    expect(imported.outcome).toBe(ImportOutcome.IMPORT_OUTCOME_OVERWRITTEN);
+    for (const change of await next(1))
+      expect(kindAndPlan(change)).toEqual([PlanChangeKind.PLAN_CHANGE_KIND_IMPORTED, undefined]);
+    // The plan recreated over the tombstone (version 6) follows on every stream.
+    await app.plans.createPlan({ taskId, content: "# Back\n" });
+    for (const change of await next(2))
+      expect([change?.kind, change?.plan?.version]).toEqual([PlanChangeKind.PLAN_CHANGE_KIND_CREATED, 7]);
+    for (const w of watchers) w.cancel();
+  });
+});
