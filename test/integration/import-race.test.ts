@@ -477,3 +477,61 @@ describe.each(DATABASES)("an import of a task without a plan, watched ($label)",
     for (const w of watchers) w.cancel();
   });
 });
+
+/** The task lock with a release that takes a while (as Redlock's does: a round trip to Redis). */
+class SlowReleaseLock implements TaskLock {
+  private readonly inner = new InProcessTaskLock();
+  constructor(private readonly releaseMs: number) {}
+
+  async withLock<T>(taskId: string, waitMs: number, work: (lease: LockLease) => Promise<T>): Promise<T> {
+    const done = await this.inner.withLock(taskId, waitMs, work);
+    await new Promise((resolve) => setTimeout(resolve, this.releaseMs));
+    return done;
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
+
+// An import's notification can reach a replica's watchers after they read the import from the
+// history themselves: its own replica tells its watchers once the lock is released (a Redis round
+// trip with Redlock), another replica hears it over Redis, and meanwhile the poll, or a read for
+// another notification, may have delivered it. The late notification must not send it again.
+describe.each(DATABASES)("a late notification of an import, watched ($label)", ({ dialect }) => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp(dialect, {
+      env: { PLAN_WATCH_POLL_INTERVAL_MS: "100" },
+      overrides: { lock: new SlowReleaseLock(600) },
+    });
+  });
+  afterAll(async () => {
+    await app.stop();
+  });
+
+  it("does not repeat the import or what followed it to a watch that already has them", async () => {
+    const taskId = await app.newTask();
+    await app.plans.createPlan({ taskId, content: "# Mine\n" });
+    const watchers = [
+      new Watcher(app.plans.watchPlan({ taskId, includeContent: true })),
+      new Watcher(app.plans.watchPlan({ taskId })),
+    ];
+    for (const w of watchers) await w.received(1);
+    // The poll delivers the import (version 100, above the task's) while its lock is being released.
+    await app.tasks.importTask(importRequests(taskId, 0));
+    await app.plans.updatePlan({ taskId, content: "- after\n", mode: WriteMode.WRITE_MODE_APPEND });
+    // One more write: anything sent again would come before it.
+    await app.plans.updatePlan({ taskId, content: "- last\n", mode: WriteMode.WRITE_MODE_APPEND });
+    for (const w of watchers) {
+      await w.received(4);
+      expect(w.changes.slice(0, 4).map((c) => [c.kind, c.plan?.version])).toEqual([
+        [PlanChangeKind.PLAN_CHANGE_KIND_SNAPSHOT, 1],
+        [PlanChangeKind.PLAN_CHANGE_KIND_IMPORTED, 100],
+        [PlanChangeKind.PLAN_CHANGE_KIND_UPDATED, 101],
+        [PlanChangeKind.PLAN_CHANGE_KIND_UPDATED, 102],
+      ]);
+      w.cancel();
+    }
+  }, 60_000);
+});
