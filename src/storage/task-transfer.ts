@@ -150,7 +150,8 @@ export interface ImportJudge {
  * one transaction at a time), reads the stored task whole, decides, and writes. A task that is
  * replaced loses every row first (change history and remembered requests included), as DeleteTask;
  * the written task's change history starts with the `imported` change (`judge.change`), a copy of
- * HEAD's content as any other change row's, counted with the history figures kept with HEAD.
+ * HEAD's content as any other change row's, counted with the history figures kept with HEAD (for a
+ * task without a plan, a row without content).
  */
 export async function importInTransaction(
   statements: WriteStatements,
@@ -172,7 +173,7 @@ export async function importInTransaction(
       await send(`DELETE FROM ${table} WHERE task_id = ?`, [taskId]);
   if (stored !== null) await send(DELETE_TASK, [taskId]);
   await send(INSERT_TASK, taskValues(bundle.task));
-  const change = bundle.head === null ? null : judge.change();
+  const change = judge.change();
   if (bundle.head !== null) insertImportedHead(statements, bundle.head, bundle.revisions, change);
   let batch: unknown[] = [];
   let rows = 0;
@@ -192,8 +193,12 @@ export async function importInTransaction(
     bytes += revision.contentBytes;
   }
   await flush();
-  if (change !== null && bundle.head !== null) {
-    const content = changeContentOf({ ...bundle.head, content: bundle.head.content });
+  if (change !== null) {
+    // A task imported without a plan records its change too (no content: there is none).
+    const content =
+      bundle.head === null
+        ? ({ form: "none" } as const)
+        : changeContentOf({ ...bundle.head, content: bundle.head.content });
     insertChange(statements, change, changeContentValues(change, content));
   }
   return { outcome, change };

@@ -52,6 +52,8 @@ interface Watch {
   readonly subscriber: ChangeSubscriber;
   /** Key of the last change delivered (or the start position). */
   position: ChangeKey;
+  /** The import whose history `position` is in (the last `imported` change delivered), if any. */
+  imported: ChangeRecord | null;
   /** Whether the feed delivers to it; until then it catches up on its own (catchUp). */
   live: boolean;
   ended: boolean;
@@ -169,7 +171,7 @@ export class ChangeHub {
       this.feeds.set(taskId, feed);
       for (const listener of this.feedListeners) listener(taskId);
     }
-    const watch: Watch = { subscriber, position: after, live: false, ended: false };
+    const watch: Watch = { subscriber, position: after, imported: null, live: false, ended: false };
     feed.watches.add(watch);
     void this.catchUp(feed, watch);
     return { cancel: () => this.remove(feed, watch) };
@@ -182,7 +184,7 @@ export class ChangeHub {
   notify(taskId: string, key: ChangeKey | null, carried: ChangeRecord | null = null): void {
     const feed = this.feeds.get(taskId);
     if (!feed) return;
-    if (carried?.kind === "imported") return this.restart(feed);
+    if (carried?.kind === "imported") return this.restart(feed, carried);
     if (carried && this.takeCarried(feed, carried)) return;
     if (key === null) {
       feed.again = true;
@@ -198,15 +200,22 @@ export class ChangeHub {
   // An import replaced the task's change history, which starts again at its `imported` change,
   // whose version may be lower than what the feed and its watches were at: they go back to the
   // start of the history and read it (with content where a watch asks for it), so every watch
-  // receives the import and what followed it; a read begun before is discarded (epoch).
-  private restart(feed: Feed): void {
+  // receives the import and what followed it; a read begun before is discarded (epoch). A watch
+  // that already received `imported` itself (read by the poll or for another notification before
+  // this one arrived: its replica publishes once the lock is released, other replicas hear it over
+  // Redis) keeps its place in the new history, so that nothing is sent to it twice.
+  private restart(feed: Feed, imported: ChangeRecord | null = null): void {
     const start: ChangeKey = { version: 0, step: 0 };
     feed.epoch++;
     if (feed.cursor !== null) feed.cursor = start;
     feed.last = null;
     feed.wanted = null;
     feed.again = true;
-    for (const watch of feed.watches) watch.position = start;
+    for (const watch of feed.watches) {
+      if (imported !== null && watch.imported !== null && sameChange(watch.imported, imported)) continue;
+      watch.position = start;
+      watch.imported = null;
+    }
     void this.read(feed);
   }
 
@@ -359,6 +368,7 @@ export class ChangeHub {
   private deliver(watch: Watch, change: StoredChange): void {
     if (watch.ended || compareChangeKeys(change, watch.position) <= 0) return;
     watch.position = { version: change.version, step: change.step };
+    if (change.kind === "imported") watch.imported = change;
     watch.subscriber.deliver(change);
   }
 
@@ -377,6 +387,17 @@ export class ChangeHub {
     feed.watches.delete(watch);
     if (feed.watches.size === 0 && this.feeds.get(feed.taskId) === feed) this.feeds.delete(feed.taskId);
   }
+}
+
+// Whether two records are the same committed change (one read back, the other carried by its
+// notification): an import's key alone may repeat, as two imports may bring the same version.
+function sameChange(a: ChangeRecord, b: ChangeRecord): boolean {
+  return (
+    compareChangeKeys(a, b) === 0 &&
+    a.kind === b.kind &&
+    a.committedAt.getTime() === b.committedAt.getTime() &&
+    a.author.name === b.author.name
+  );
 }
 
 // Whether `promise` settles within `ms` (it is not cancelled either way).

@@ -30,9 +30,12 @@ export function encodeWatchMessage(message: WatchMessage, withContent: boolean):
     };
   }
   const { change } = message;
+  // An import that leaves the task without a plan (none, or a deleted one) sends none: a deleted
+  // plan's fields would read as an empty plan.
+  const noPlan = change.kind === "imported" && change.plan.deleted;
   return {
     kind: encodeChangeKind(change.kind),
-    plan: encodePlan({ ...change.plan, content: change.content ?? "" }, withContent),
+    plan: noPlan ? undefined : encodePlan({ ...change.plan, content: change.content ?? "" }, withContent),
     revision: change.revision ?? undefined,
     author: { kind: encodeAuthorKind(change.author.kind), name: change.author.name },
     committedAt: change.committedAt,

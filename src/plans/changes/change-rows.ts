@@ -77,6 +77,32 @@ export function importedChange(
   return change("imported", plan, 0, author, at, revision);
 }
 
+/**
+ * The change an import records when the imported task has no plan (only its task record): no plan
+ * (a deleted one at version 0, which the wire sends as no plan at all), keyed after version 0 and
+ * before version 1 (step 1 of version 0), so that a watch restarted at the start of the history
+ * receives it, a watch resumed after version 0 (or from a snapshot of no plan) does not, and the plan
+ * written next, at version 1, follows it.
+ */
+export function importedWithoutPlanChange(taskId: string, author: Author, at: Date): ChangeRecord {
+  const none: ChangedPlan = {
+    taskId,
+    title: "",
+    contentBytes: 0,
+    contentChars: 0,
+    version: 0,
+    createdBy: author.kind,
+    createdAt: at,
+    updatedAt: at,
+    latestRevisionNumber: 0,
+    deleted: true,
+    implementationStartedAt: null,
+    implementationStartedBy: null,
+    implementationStartedSessionId: null,
+  };
+  return change("imported", none, 1, author, at, null);
+}
+
 function change(
   kind: ChangeKind,
   plan: ChangedPlan,

@@ -106,8 +106,11 @@ export function planEventsOf(commit: CommittedWrite): PlanEvent[] {
     case "delete-task":
       return commit.plan === null ? [] : [{ type: "plan.deleted", plan: commit.plan }];
     case "import":
-      // A whole task written at once: reported as the plan it left (created when none was stored).
+      // A whole task written at once: reported as the plan it left (created when none was stored);
+      // one that left no plan over a stored task, as a plan deleted.
       if (commit.change === null) return [];
+      if (commit.change.plan.deleted)
+        return commit.created ? [] : [{ type: "plan.deleted", plan: commit.change.plan }];
       return [{ type: commit.created ? "plan.created" : "plan.updated", plan: commit.change.plan }];
   }
 }

@@ -271,7 +271,7 @@ export type PlanCommit =
 
 /**
  * What ImportTask committed: a whole task written by the import's own statements (`created`: none
- * was stored), with the `imported` change it recorded (null for a task without a plan).
+ * was stored), with the `imported` change it recorded (changes.ts: also for a task without a plan).
  */
 export interface ImportCommit {
   readonly kind: "import";

@@ -8,7 +8,7 @@ import { planErrors } from "../errors";
 import { checkHistoryBudget, type HistoryBudget } from "../pipeline/history-budget";
 import { verifyReach } from "../pipeline/reach";
 import { resolveAuthor } from "../rules/author";
-import { importedChange } from "../changes/change-rows";
+import { importedChange, importedWithoutPlanChange } from "../changes/change-rows";
 import { summarize } from "../pipeline/events";
 import { ImportStream, type ImportStart } from "./import-stream";
 import { sameTask } from "./same-task";
@@ -159,11 +159,14 @@ export class TaskTransfer {
     }
   }
 
-  // The change an import records: the imported plan at its version, by the operator who imported it.
-  private importedChange(caller: Caller, bundle: TaskBundle): ChangeRecord | null {
+  // The change an import records, by the operator who imported it: the imported plan at its version
+  // (a deleted one when the task's plan was deleted), or, for a task imported without a plan, the
+  // change that says so. Every import that writes records one, so a watcher of the task is told.
+  private importedChange(caller: Caller, bundle: TaskBundle): ChangeRecord {
     const { head, revisions } = bundle;
-    if (head === null) return null;
+    const author = resolveAuthor(caller, undefined, "user");
+    if (head === null) return importedWithoutPlanChange(bundle.task.id, author, this.clock());
     const newest = revisions[revisions.length - 1] ?? null;
-    return importedChange(summarize(head), newest, resolveAuthor(caller, undefined, "user"), this.clock());
+    return importedChange(summarize(head), newest, author, this.clock());
   }
 }

@@ -97,7 +97,8 @@ const (
 	// plan at its imported version (which may be lower than the watcher's last one: the change history
 	// starts again at it, and the versions after it follow from it); revision is its newest revision.
 	// A client that does not know this kind treats it as a new plan: read the plan and its revisions
-	// again.
+	// again. No plan when the imported task has none, or its plan is deleted: the plan written next
+	// follows it (CREATED), and a watch resumed after it starts from a SNAPSHOT (no after_version).
 	PlanChangeKind_PLAN_CHANGE_KIND_IMPORTED PlanChangeKind = 7
 )
 
@@ -1547,7 +1548,7 @@ type PlanChange struct {
 	// What happened.
 	Kind PlanChangeKind `protobuf:"varint,1,opt,name=kind,proto3,enum=taskplans.v1.PlanChangeKind" json:"kind,omitempty"`
 	// The plan after the change; content only with include_content. Absent in a SNAPSHOT of a task
-	// without a plan.
+	// without a plan, and in an IMPORTED change of a task imported without one (or with it deleted).
 	Plan *Plan `protobuf:"bytes,2,opt,name=plan,proto3" json:"plan,omitempty"`
 	// The revision the change wrote or coalesced into (CREATED, UPDATED, REVERTED).
 	Revision *WrittenRevision `protobuf:"bytes,3,opt,name=revision,proto3,oneof" json:"revision,omitempty"`

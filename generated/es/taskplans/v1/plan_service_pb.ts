@@ -839,7 +839,7 @@ export type PlanChange = Message<"taskplans.v1.PlanChange"> & {
 
   /**
    * The plan after the change; content only with include_content. Absent in a SNAPSHOT of a task
-   * without a plan.
+   * without a plan, and in an IMPORTED change of a task imported without one (or with it deleted).
    *
    * @generated from field: taskplans.v1.Plan plan = 2;
    */
@@ -1234,7 +1234,8 @@ export enum PlanChangeKind {
    * plan at its imported version (which may be lower than the watcher's last one: the change history
    * starts again at it, and the versions after it follow from it); revision is its newest revision.
    * A client that does not know this kind treats it as a new plan: read the plan and its revisions
-   * again.
+   * again. No plan when the imported task has none, or its plan is deleted: the plan written next
+   * follows it (CREATED), and a watch resumed after it starts from a SNAPSHOT (no after_version).
    *
    * @generated from enum value: PLAN_CHANGE_KIND_IMPORTED = 7;
    */

@@ -101,7 +101,8 @@ export enum PlanChangeKind {
    * plan at its imported version (which may be lower than the watcher's last one: the change history
    * starts again at it, and the versions after it follow from it); revision is its newest revision.
    * A client that does not know this kind treats it as a new plan: read the plan and its revisions
-   * again.
+   * again. No plan when the imported task has none, or its plan is deleted: the plan written next
+   * follows it (CREATED), and a watch resumed after it starts from a SNAPSHOT (no after_version).
    */
   PLAN_CHANGE_KIND_IMPORTED = 7,
   UNRECOGNIZED = -1,
@@ -501,7 +502,7 @@ export interface PlanChange {
   kind: PlanChangeKind;
   /**
    * The plan after the change; content only with include_content. Absent in a SNAPSHOT of a task
-   * without a plan.
+   * without a plan, and in an IMPORTED change of a task imported without one (or with it deleted).
    */
   plan?:
     | Plan

@@ -70,7 +70,8 @@ class _PlanChangeKindEnumTypeWrapper(google.protobuf.internal.enum_type_wrapper.
     plan at its imported version (which may be lower than the watcher's last one: the change history
     starts again at it, and the versions after it follow from it); revision is its newest revision.
     A client that does not know this kind treats it as a new plan: read the plan and its revisions
-    again.
+    again. No plan when the imported task has none, or its plan is deleted: the plan written next
+    follows it (CREATED), and a watch resumed after it starts from a SNAPSHOT (no after_version).
     """
 
 class PlanChangeKind(_PlanChangeKind, metaclass=_PlanChangeKindEnumTypeWrapper):
@@ -95,7 +96,8 @@ PLAN_CHANGE_KIND_IMPORTED: PlanChangeKind.ValueType  # 7
 plan at its imported version (which may be lower than the watcher's last one: the change history
 starts again at it, and the versions after it follow from it); revision is its newest revision.
 A client that does not know this kind treats it as a new plan: read the plan and its revisions
-again.
+again. No plan when the imported task has none, or its plan is deleted: the plan written next
+follows it (CREATED), and a watch resumed after it starts from a SNAPSHOT (no after_version).
 """
 Global___PlanChangeKind: typing_extensions.TypeAlias = PlanChangeKind
 
@@ -844,7 +846,7 @@ class PlanChange(google.protobuf.message.Message):
     @property
     def plan(self) -> taskplans.v1.plan_pb2.Plan:
         """The plan after the change; content only with include_content. Absent in a SNAPSHOT of a task
-        without a plan.
+        without a plan, and in an IMPORTED change of a task imported without one (or with it deleted).
         """
 
     @property

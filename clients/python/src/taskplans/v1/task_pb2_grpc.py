@@ -154,7 +154,8 @@ class TaskServiceServicer(object):
         budget sets none), refused as soon as either is passed.
         The import is a write like the others: it holds the task's lock (an import and a write of the
         same task are serialized) and, when it writes, records one change of kind
-        PLAN_CHANGE_KIND_IMPORTED that every WatchPlan of the task receives.
+        PLAN_CHANGE_KIND_IMPORTED that every WatchPlan of the task receives (also when the imported task
+        has no plan: the change then carries none).
         Errors: INVALID_ARGUMENT INVALID_FIELD (a field past its rule, named in field_violations);
         INVALID_ARGUMENT IMPORT_INVALID (the stream is not one consistent task: numbering, sizes,
         counts, HEAD, plan size limit); PERMISSION_DENIED IMPORT_NOT_PERMITTED (not an operator);
