@@ -1,0 +1,128 @@
+import type { CompiledRule, CompiledRuleSet } from "./compiled-rules";
+import { defaultRuleSet } from "./compiled-rules";
+import { LINE_TARGET_REACH, type AllowlistCandidate } from "./compiled-allowlist";
+import { LineIndex, WindowCollector } from "./scan-windows";
+import type { SecretFinding } from "./secret-finding";
+import { shannonEntropy } from "./shannon-entropy";
+
+/** Options of one scan. */
+export interface ScanOptions {
+  /**
+   * Stop after this many findings (default 16): a refusal needs one, an error message lists a few,
+   * and a text made of secrets must not make the scan's output grow with it (STYLE habit 18).
+   */
+  readonly maxFindings?: number;
+  /** The rules to run (default: the vendored gitleaks set and ours, compiled once). */
+  readonly ruleSet?: CompiledRuleSet;
+}
+
+const DEFAULT_MAX_FINDINGS = 16;
+
+/**
+ * Scans a text for credentials: cloud keys, forge and chat tokens, private key blocks, connection
+ * strings with passwords (gitleaks' default rules and ours, docs/secrets.md). Pure and synchronous.
+ *
+ * Linear in the text: one keyword pass (Aho-Corasick), then each woken rule's RE2 regex (re2js:
+ * no backtracking) on merged, non-overlapping windows around its keywords, so at most the text's
+ * length per rule. Findings are in order of `start`, at most `maxFindings`, and hold no secret.
+ */
+export function scanForSecrets(text: string, options: ScanOptions = {}): SecretFinding[] {
+  const set = options.ruleSet ?? defaultRuleSet();
+  const max = options.maxFindings ?? DEFAULT_MAX_FINDINGS;
+  if (text.length === 0 || max <= 0) return [];
+  const lines = new LineIndex(text);
+  const collectors = new Map<number, WindowCollector>();
+  let line = 0;
+  set.keywords.forEach(text, (keyword, end) => {
+    const start = end - set.keywords.lengths[keyword]!;
+    // Hits come in order of `end` and a keyword holds no line break: a cursor finds the line.
+    while (lines.lineEnd(line) < end - 1) line++;
+    for (const rule of set.rulesByKeyword[keyword]!) {
+      const gate = set.rules[rule]!.gate;
+      if (gate !== undefined && !gate(text, end)) continue;
+      let collector = collectors.get(rule);
+      if (collector === undefined) {
+        collector = new WindowCollector(lines, set.rules[rule]!.reach);
+        collectors.set(rule, collector);
+      }
+      collector.add(start, end, line);
+    }
+  });
+  const findings: SecretFinding[] = [];
+  const seen = new Set<string>();
+  const order = [...collectors.keys()].sort((a, b) => a - b);
+  for (const index of order) {
+    const rule = set.rules[index]!;
+    const bounds = collectors.get(index)!.bounds;
+    for (let w = 0; w < bounds.length && findings.length < max; w += 2) {
+      scanWindow(text, lines, rule, bounds[w]!, bounds[w + 1]!, (finding) => {
+        const key = `${finding.rule}:${finding.start}:${finding.end}`;
+        if (seen.has(key) || findings.length >= max) return;
+        seen.add(key);
+        findings.push(finding);
+      });
+    }
+  }
+  return findings.sort((a, b) => a.start - b.start || a.end - b.end);
+}
+
+/** Runs one rule on text[from, to) and reports each candidate that survives entropy and allowlists. */
+function scanWindow(
+  text: string,
+  lines: LineIndex,
+  rule: CompiledRule,
+  from: number,
+  to: number,
+  report: (finding: SecretFinding) => void,
+): void {
+  const window = text.substring(from, to);
+  const matcher = rule.regex.matcher(window);
+  const groups = matcher.groupCount();
+  while (matcher.find()) {
+    let secretStart = matcher.start();
+    let secretEnd = matcher.end();
+    if (groups > 0) {
+      // gitleaks: the configured group, or the first non-empty one; the whole match if none.
+      const chosen = rule.secretGroup > 0 ? rule.secretGroup : firstNonEmptyGroup(matcher, groups);
+      if (chosen > 0) {
+        if (chosen > groups || matcher.start(chosen) < 0) continue;
+        secretStart = matcher.start(chosen);
+        secretEnd = matcher.end(chosen);
+      }
+    }
+    if (secretEnd <= secretStart) continue;
+    const secret = window.substring(secretStart, secretEnd);
+    if (rule.entropy > 0 && shannonEntropy(secret) <= rule.entropy) continue;
+    const matchStart = from + matcher.start();
+    const matchEnd = from + matcher.end();
+    const candidate: AllowlistCandidate = {
+      secret,
+      match: window.substring(matcher.start(), matcher.end()),
+      line: () => {
+        const lineFrom = Math.max(lines.lineStart(lines.lineOf(matchStart)), matchStart - LINE_TARGET_REACH);
+        const lineTo = Math.min(lines.lineEnd(lines.lineOf(matchEnd)), matchEnd + LINE_TARGET_REACH);
+        return text.substring(lineFrom, lineTo);
+      },
+    };
+    if (rule.allowlists.some((allowlist) => allowlist.allows(candidate))) continue;
+    const start = from + secretStart;
+    report({
+      rule: rule.id,
+      description: rule.description,
+      start,
+      end: from + secretEnd,
+      line: lines.lineOf(start) + 1,
+    });
+  }
+}
+
+function firstNonEmptyGroup(
+  matcher: { start(group: number): number; end(group: number): number },
+  groups: number,
+): number {
+  for (let g = 1; g <= groups; g++) {
+    const start = matcher.start(g);
+    if (start >= 0 && matcher.end(g) > start) return g;
+  }
+  return 0;
+}
