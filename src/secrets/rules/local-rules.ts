@@ -36,10 +36,12 @@ export const LOCAL_RULE_SET: VendoredRuleSet = {
 /**
  * Applied to every rule, gitleaks' ones included: values that are documentation examples, not
  * credentials. A candidate whose secret contains one of these words (ASCII case-insensitive) is not a
- * finding: AWS's documented keys end in EXAMPLE / EXAMPLEKEY, jwt.io's sample token is signed
+ * finding, nor one that ends in an ellipsis: AWS's documented keys end in EXAMPLE / EXAMPLEKEY, jwt.io's sample token is signed
  * SflKxw..., and a random secret almost never spells a whole word (docs/secrets.md).
  */
 export const HOUSE_ALLOWLIST: VendoredAllowlist = {
+  // A value cut short for display ("eyJhbGciOi...", "sk-...") is a sample, not a credential.
+  regexes: ["(?:\\.\\.\\.|\u2026)$"],
   stopwords: [
     "example",
     "sample",
