@@ -5,7 +5,8 @@ import type { VendoredAllowlist } from "./rules/vendored-rule";
 /** What an allowlist looks at for one candidate (gitleaks' `checkFindingAllowed`). */
 export interface AllowlistCandidate {
   readonly secret: string;
-  readonly match: string;
+  /** The whole match (lazily: only allowlists on the match read it). */
+  readonly match: () => string;
   /** The line(s) holding the match, clipped around it (`LINE_TARGET_REACH`). */
   readonly line: () => string;
 }
@@ -42,7 +43,7 @@ export class CompiledAllowlist {
         this.target === "line"
           ? candidate.line()
           : this.target === "match"
-            ? candidate.match
+            ? candidate.match()
             : candidate.secret;
       return this.regexes.some((r) => r.matcher(target).find());
     };

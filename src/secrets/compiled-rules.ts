@@ -1,12 +1,12 @@
 import { RE2JS } from "re2js";
 import { CompiledAllowlist } from "./compiled-allowlist";
 import { KeywordAutomaton } from "./keyword-automaton";
-import { gateOf, type HitGate } from "./hit-gates";
 import { reachOf } from "./rule-reach";
 import { GITLEAKS_RULE_SET } from "./rules/gitleaks-rules";
 import { HOUSE_ALLOWLIST, LOCAL_RULE_SET } from "./rules/local-rules";
 import type { VendoredRuleSet } from "./rules/vendored-rule";
 import type { WindowReach } from "./scan-windows";
+import { templateForm } from "./template-rules";
 
 /** A rule ready to run: its regex compiled by re2js, its allowlists with it. */
 export interface CompiledRule {
@@ -18,8 +18,10 @@ export interface CompiledRule {
   /** The rule's own allowlists, its set's global one and the house one. */
   readonly allowlists: readonly CompiledAllowlist[];
   readonly reach: WindowReach;
-  /** A cheap check a keyword hit must pass to wake the rule (hit-gates.ts). */
-  readonly gate: HitGate | undefined;
+  /** Whether a keyword hit needs an assignment operator after it to wake the rule (template-rules.ts). */
+  readonly needsOperator: boolean;
+  /** How many `[\w.-]` characters before a match belong to it (the template's dropped prefix). */
+  readonly prefixRun: number;
 }
 
 /** Every rule the scanner runs, and the keyword automaton that says where to run them. */
@@ -52,15 +54,17 @@ export function compileRuleSets(sets: readonly VendoredRuleSet[]): CompiledRuleS
         throw new Error(`secret rule ${rule.id} has no keywords`);
       }
       const index = rules.length;
+      const form = templateForm(rule.regex);
       rules.push({
         id: rule.id,
         description: rule.description,
-        regex: RE2JS.compile(rule.regex),
+        regex: RE2JS.compile(form?.pattern ?? rule.regex),
         secretGroup: rule.secretGroup ?? 0,
         entropy: rule.entropy ?? 0,
         allowlists: [...(rule.allowlists ?? []).map((a) => new CompiledAllowlist(a)), global, house],
         reach: reachOf(rule.id),
-        gate: gateOf(rule.id),
+        needsOperator: form?.needsOperator ?? false,
+        prefixRun: form?.prefixRun ?? 0,
       });
       for (const raw of new Set(rule.keywords.map((k) => k.toLowerCase()))) {
         let k = keywordIndex.get(raw);

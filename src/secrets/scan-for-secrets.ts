@@ -4,6 +4,7 @@ import { LINE_TARGET_REACH, type AllowlistCandidate } from "./compiled-allowlist
 import { LineIndex, WindowCollector } from "./scan-windows";
 import type { SecretFinding } from "./secret-finding";
 import { shannonEntropy } from "./shannon-entropy";
+import { operatorFollows, widenBack } from "./template-rules";
 
 /** Options of one scan. */
 export interface ScanOptions {
@@ -31,29 +32,11 @@ export function scanForSecrets(text: string, options: ScanOptions = {}): SecretF
   const max = options.maxFindings ?? DEFAULT_MAX_FINDINGS;
   if (text.length === 0 || max <= 0) return [];
   const lines = new LineIndex(text);
-  const collectors = new Map<number, WindowCollector>();
-  let line = 0;
-  set.keywords.forEach(text, (keyword, end) => {
-    const start = end - set.keywords.lengths[keyword]!;
-    // Hits come in order of `end` and a keyword holds no line break: a cursor finds the line.
-    while (lines.lineEnd(line) < end - 1) line++;
-    for (const rule of set.rulesByKeyword[keyword]!) {
-      const gate = set.rules[rule]!.gate;
-      if (gate !== undefined && !gate(text, end)) continue;
-      let collector = collectors.get(rule);
-      if (collector === undefined) {
-        collector = new WindowCollector(lines, set.rules[rule]!.reach);
-        collectors.set(rule, collector);
-      }
-      collector.add(start, end, line);
-    }
-  });
+  const windows = collectWindows(text, set, lines);
   const findings: SecretFinding[] = [];
   const seen = new Set<string>();
-  const order = [...collectors.keys()].sort((a, b) => a - b);
-  for (const index of order) {
+  for (const [index, bounds] of windows) {
     const rule = set.rules[index]!;
-    const bounds = collectors.get(index)!.bounds;
     for (let w = 0; w < bounds.length && findings.length < max; w += 2) {
       scanWindow(text, lines, rule, bounds[w]!, bounds[w + 1]!, (finding) => {
         const key = `${finding.rule}:${finding.start}:${finding.end}`;
@@ -64,6 +47,40 @@ export function scanForSecrets(text: string, options: ScanOptions = {}): SecretF
     }
   }
   return findings.sort((a, b) => a.start - b.start || a.end - b.end);
+}
+
+/**
+ * Where each woken rule runs: for each rule index (in increasing order), flat [start, end) pairs of
+ * disjoint windows in increasing order. Their total length is at most the text's length per rule
+ * (plus a keyword's length where two windows meet), which is what makes the scan linear: the
+ * regexes are RE2 automata, linear in what they read (test/unit/secret-linear.test.ts).
+ */
+export function collectWindows(
+  text: string,
+  set: CompiledRuleSet,
+  lines = new LineIndex(text),
+): Map<number, readonly number[]> {
+  const collectors = new Map<number, WindowCollector>();
+  let line = 0;
+  set.keywords.forEach(text, (keyword, end) => {
+    const start = end - set.keywords.lengths[keyword]!;
+    // Hits come in order of `end` and a keyword holds no line break: a cursor finds the line.
+    while (lines.lineEnd(line) < end - 1) line++;
+    for (const rule of set.rulesByKeyword[keyword]!) {
+      if (set.rules[rule]!.needsOperator && !operatorFollows(text, end)) continue;
+      let collector = collectors.get(rule);
+      if (collector === undefined) {
+        collector = new WindowCollector(lines, set.rules[rule]!.reach);
+        collectors.set(rule, collector);
+      }
+      collector.add(start, end, line);
+    }
+  });
+  const ordered = new Map<number, readonly number[]>();
+  for (const rule of [...collectors.keys()].sort((a, b) => a - b)) {
+    ordered.set(rule, collectors.get(rule)!.bounds);
+  }
+  return ordered;
 }
 
 /** Runs one rule on text[from, to) and reports each candidate that survives entropy and allowlists. */
@@ -97,7 +114,7 @@ function scanWindow(
     const matchEnd = from + matcher.end();
     const candidate: AllowlistCandidate = {
       secret,
-      match: window.substring(matcher.start(), matcher.end()),
+      match: () => text.substring(widenBack(text, matchStart, rule.prefixRun), matchEnd),
       line: () => {
         const lineFrom = Math.max(lines.lineStart(lines.lineOf(matchStart)), matchStart - LINE_TARGET_REACH);
         const lineTo = Math.min(lines.lineEnd(lines.lineOf(matchEnd)), matchEnd + LINE_TARGET_REACH);

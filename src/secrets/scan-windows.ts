@@ -91,7 +91,10 @@ export class WindowCollector {
     const to = Math.min(lines.lineEnd(line + reach.linesAfter), end + reach.charsAfter);
     const last = bounds.length - 2;
     if (last >= 0 && from <= bounds[last + 1]!) {
-      if (from < bounds[last]!) bounds[last] = from;
+      // A shorter keyword ending later can start a little earlier: widen back, never into the
+      // window before, so that windows stay disjoint (each character read once per rule).
+      const floor = last >= 2 ? bounds[last - 1]! : 0;
+      if (from < bounds[last]!) bounds[last] = Math.max(floor, from);
       if (to > bounds[last + 1]!) bounds[last + 1] = to;
       return;
     }
