@@ -62,7 +62,8 @@ export function compileRuleSets(sets: readonly VendoredRuleSet[]): CompiledRuleS
         secretGroup: rule.secretGroup ?? 0,
         entropy: rule.entropy ?? 0,
         allowlists: [...(rule.allowlists ?? []).map((a) => new CompiledAllowlist(a)), global, house],
-        reach: reachOf(rule.id),
+        // A template rule's match starts at its name (its leading prefix dropped): little before.
+        reach: form === undefined ? reachOf(rule.id) : narrowBefore(reachOf(rule.id)),
         needsOperator: form?.needsOperator ?? false,
         prefixRun: form?.prefixRun ?? 0,
       });
@@ -83,6 +84,13 @@ export function compileRuleSets(sets: readonly VendoredRuleSet[]): CompiledRuleS
     rulesByKeyword,
     version: sets.map((s) => `${s.source} ${s.version}`).join(" + "),
   };
+}
+
+/** Characters before a keyword hit a template rule's window keeps (the rest of its name). */
+const TEMPLATE_CHARS_BEFORE = 32;
+
+function narrowBefore(reach: WindowReach): WindowReach {
+  return { ...reach, charsBefore: Math.min(reach.charsBefore, TEMPLATE_CHARS_BEFORE) };
 }
 
 let compiled: CompiledRuleSet | undefined;

@@ -8,7 +8,9 @@ import { DEFAULT_REACH, type WindowReach } from "./scan-windows";
  */
 const WIDER_REACH: Readonly<Record<string, WindowReach>> = Object.freeze({
   // `password:` then the value on the next line (its `[\s'"]{0,3}` can cross one line break).
-  "generic-api-key": { linesBefore: 0, linesAfter: 1, charsBefore: 512, charsAfter: 512 },
+  // Its match starts at the keyword's word (template-rules.ts) and its value is at most 150
+  // characters, or one unbroken base64 run (cut at 256: still found, its range shorter).
+  "generic-api-key": { linesBefore: 0, linesAfter: 1, charsBefore: 16, charsAfter: 256 },
   // -----BEGIN ... PRIVATE KEY----- to its END line: a 8192-bit RSA key is about 6.5 KiB of PEM.
   "private-key": { linesBefore: 0, linesAfter: Infinity, charsBefore: 128, charsAfter: 16 * 1024 },
   // A base64 JWT wrapped over lines.
