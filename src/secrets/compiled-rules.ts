@@ -54,7 +54,7 @@ export function compileRuleSets(sets: readonly VendoredRuleSet[]): CompiledRuleS
         throw new Error(`secret rule ${rule.id} has no keywords`);
       }
       const index = rules.length;
-      const form = templateForm(rule.regex);
+      const form = templateForm(rule.regex, rule.keywords);
       rules.push({
         id: rule.id,
         description: rule.description,

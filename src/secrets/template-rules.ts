@@ -1,3 +1,5 @@
+import { RE2JS } from "re2js";
+
 /**
  * gitleaks generates about a hundred of its rules from one template (cmd/generate/config/utils):
  *
@@ -22,6 +24,8 @@ const PREFIXES: readonly (readonly [string, string, number])[] = [
   ["[\\w.-]{0,50}?(?i:[\\w.-]{0,50}?", "(?i:", 100],
 ];
 const OPERATOR_GROUP = "(?:=|>|:{1,3}=|\\|\\||:|=>|\\?=|,)";
+/** What follows the name in the template: up to 20 characters of the name's tail, quotes. */
+const NAME_END = "(?:[ \\t\\w.-]{0,20})[\\s'\"]{0,3}";
 
 /** Characters after a keyword's end in which a template rule needs its operator (23 + a name's tail). */
 export const OPERATOR_REACH = 64;
@@ -36,19 +40,23 @@ export interface TemplateForm {
   readonly needsOperator: boolean;
 }
 
-/** The template form of a pattern, or undefined if it is not one of the template's. */
-export function templateForm(pattern: string): TemplateForm | undefined {
+/**
+ * The template form of a pattern, or undefined if it is not one of the template's or if one of its
+ * keywords is not its name (new-relic's `nrak`, lob's `test_`: keywords found in the value, after
+ * the operator, which the operator check and the narrow window would miss).
+ */
+export function templateForm(pattern: string, keywords: readonly string[]): TemplateForm | undefined {
   if (!pattern.includes(OPERATOR_GROUP) || hasTopLevelAlternation(pattern)) return undefined;
   for (const [prefix, replacement, run] of PREFIXES) {
-    if (pattern.startsWith(prefix)) {
-      return {
-        pattern: replacement + pattern.slice(prefix.length),
-        prefixRun: run,
-        needsOperator: true,
-      };
-    }
+    if (!pattern.startsWith(prefix)) continue;
+    const rest = pattern.slice(prefix.length);
+    const lead = rest.indexOf(NAME_END);
+    if (lead <= 0) return undefined;
+    const name = RE2JS.compile(`(?i)^(?:${rest.slice(0, lead)})$`);
+    if (keywords.length === 0 || !keywords.every((k) => name.matcher(k).find())) return undefined;
+    return { pattern: replacement + rest, prefixRun: run, needsOperator: true };
   }
-  return { pattern, prefixRun: 0, needsOperator: true };
+  return undefined;
 }
 
 /** Whether a pattern has a `|` outside every group and character class. */
