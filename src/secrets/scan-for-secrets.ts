@@ -32,18 +32,35 @@ export function scanForSecrets(text: string, options: ScanOptions = {}): SecretF
   const max = options.maxFindings ?? DEFAULT_MAX_FINDINGS;
   if (text.length === 0 || max <= 0) return [];
   const lines = new LineIndex(text);
-  const windows = collectWindows(text, set, lines);
+  const collectors = collectHits(text, set, lines);
   const findings: SecretFinding[] = [];
   const seen = new Set<string>();
-  for (const [index, bounds] of windows) {
+  const report = (finding: SecretFinding): void => {
+    const key = `${finding.rule}:${finding.start}:${finding.end}`;
+    if (seen.has(key) || findings.length >= max) return;
+    seen.add(key);
+    findings.push(finding);
+  };
+  for (const [index, collector] of collectors) {
     const rule = set.rules[index]!;
+    const { bounds, hits } = collector;
+    if (rule.needsOperator && hits.length / 2 <= text.length / ANCHORED_HIT_DENSITY) {
+      // A template rule's match starts at its name, which is a keyword: try a match anchored at
+      // each hit (a few dozen characters each) instead of searching its whole lines.
+      let covered = 0;
+      for (let h = 0; h < hits.length && findings.length < max; h += 2) {
+        const start = hits[h]!;
+        if (start < covered) continue;
+        const to = Math.min(
+          lines.lineEnd(hits[h + 1]! + rule.reach.linesAfter),
+          start + rule.reach.charsAfter,
+        );
+        covered = Math.max(covered, scanWindow(text, lines, rule, start, to, report, true));
+      }
+      continue;
+    }
     for (let w = 0; w < bounds.length && findings.length < max; w += 2) {
-      scanWindow(text, lines, rule, bounds[w]!, bounds[w + 1]!, (finding) => {
-        const key = `${finding.rule}:${finding.start}:${finding.end}`;
-        if (seen.has(key) || findings.length >= max) return;
-        seen.add(key);
-        findings.push(finding);
-      });
+      scanWindow(text, lines, rule, bounds[w]!, bounds[w + 1]!, report, false);
     }
   }
   return findings.sort((a, b) => a.start - b.start || a.end - b.end);
@@ -60,6 +77,20 @@ export function collectWindows(
   set: CompiledRuleSet,
   lines = new LineIndex(text),
 ): Map<number, readonly number[]> {
+  const ordered = new Map<number, readonly number[]>();
+  for (const [rule, collector] of collectHits(text, set, lines)) ordered.set(rule, collector.bounds);
+  return ordered;
+}
+
+/**
+ * A template rule is tried anchored at each hit while its hits are at most one per this many
+ * characters (each try reads at most `charsAfter`, 256 to 512: at most 32x the text in all); denser,
+ * it searches its merged windows like any rule (at most the text once).
+ */
+const ANCHORED_HIT_DENSITY = 16;
+
+/** Each woken rule's hits and merged windows, by rule index in increasing order. */
+function collectHits(text: string, set: CompiledRuleSet, lines: LineIndex): Map<number, WindowCollector> {
   const collectors = new Map<number, WindowCollector>();
   let line = 0;
   set.keywords.forEach(text, (keyword, end) => {
@@ -76,14 +107,16 @@ export function collectWindows(
       collector.add(start, end, line);
     }
   });
-  const ordered = new Map<number, readonly number[]>();
-  for (const rule of [...collectors.keys()].sort((a, b) => a - b)) {
-    ordered.set(rule, collectors.get(rule)!.bounds);
-  }
+  const ordered = new Map<number, WindowCollector>();
+  for (const rule of [...collectors.keys()].sort((a, b) => a - b)) ordered.set(rule, collectors.get(rule)!);
   return ordered;
 }
 
-/** Runs one rule on text[from, to) and reports each candidate that survives entropy and allowlists. */
+/**
+ * Runs one rule on text[from, to) (`anchored`: one match starting at `from`, else every match) and
+ * reports each candidate that survives entropy and allowlists. Returns where the last match ended
+ * (`from` if none).
+ */
 function scanWindow(
   text: string,
   lines: LineIndex,
@@ -91,11 +124,14 @@ function scanWindow(
   from: number,
   to: number,
   report: (finding: SecretFinding) => void,
-): void {
+  anchored: boolean,
+): number {
   const window = text.substring(from, to);
   const matcher = rule.regex.matcher(window);
   const groups = matcher.groupCount();
-  while (matcher.find()) {
+  let lastEnd = from;
+  while (anchored ? lastEnd === from && matcher.lookingAt() : matcher.find()) {
+    lastEnd = from + Math.max(matcher.end(), 1);
     let secretStart = matcher.start();
     let secretEnd = matcher.end();
     if (groups > 0) {
@@ -131,6 +167,7 @@ function scanWindow(
       line: lines.lineOf(start) + 1,
     });
   }
+  return lastEnd;
 }
 
 function firstNonEmptyGroup(

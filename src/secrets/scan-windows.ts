@@ -78,6 +78,8 @@ export class LineIndex {
 export class WindowCollector {
   /** Flat [start, end) pairs. */
   readonly bounds: number[] = [];
+  /** Flat [start, line] pairs of the hits themselves, in order (for anchored rules). */
+  readonly hits: number[] = [];
 
   constructor(
     private readonly lines: LineIndex,
@@ -87,6 +89,7 @@ export class WindowCollector {
   /** Adds the window around a hit at [start, end) on 0-based line `line`. */
   add(start: number, end: number, line: number): void {
     const { reach, lines, bounds } = this;
+    this.hits.push(start, line);
     const from = Math.max(lines.lineStart(line - reach.linesBefore), start - reach.charsBefore);
     const to = Math.min(lines.lineEnd(line + reach.linesAfter), end + reach.charsAfter);
     const last = bounds.length - 2;

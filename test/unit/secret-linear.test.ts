@@ -75,6 +75,12 @@ describe("secret scan: linear by construction", () => {
     expect(texts).toBeGreaterThan(1000);
   });
 
+  it("a template rule tried at each hit reads at most 512 characters per try (32x the text at most)", () => {
+    const templated = set.rules.filter((rule) => rule.needsOperator);
+    expect(templated.length).toBeGreaterThan(80);
+    for (const rule of templated) expect(rule.reach.charsAfter).toBeLessThanOrEqual(512);
+  });
+
   it("the total work grows with the text, not faster: 4x the text, at most 4x the windows", () => {
     const unit = "- [ ] rotate the api key: key=value token: abc secret = x password:\n";
     const small = windowVolume(fill(unit, 64 * KIB)).total;
