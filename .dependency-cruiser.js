@@ -50,17 +50,17 @@ module.exports = {
       name: "no-relative-import-across-packages",
       severity: "error",
       comment:
-        "A workspace (generated/ = @taskplans/contract, clients/ts/ = @taskplans/client, mcp/ = @taskplans/mcp, cli/ = @taskplans/cli) is imported by its package name, never by a relative path into its tree: each packs and installs alone (STYLE.md habit 13).",
-      from: { path: "^(generated|clients/ts|mcp|cli)/" },
+        "A workspace (tls/ = @taskplans/tls, generated/ = @taskplans/contract, clients/ts/ = @taskplans/client, mcp/ = @taskplans/mcp, cli/ = @taskplans/cli) is imported by its package name, never by a relative path into its tree: each packs and installs alone (STYLE.md habit 13).",
+      from: { path: "^(tls|generated|clients/ts|mcp|cli)/" },
       to: { pathNot: "^$1/", dependencyTypesNot: ["aliased"] },
     },
     {
       name: "no-relative-import-of-a-workspace",
       severity: "error",
       comment:
-        "The service (src/, and its test/, bench/, scripts/) imports a workspace by its package name (@taskplans/contract, @taskplans/client, @taskplans/mcp, @taskplans/cli), never by a relative path into its tree.",
+        "The service (src/, and its test/, bench/, scripts/) imports a workspace by its package name (@taskplans/tls, @taskplans/contract, @taskplans/client, @taskplans/mcp, @taskplans/cli), never by a relative path into its tree.",
       from: { path: "^(src|test|bench|scripts)/" },
-      to: { path: "^(generated|clients/ts|mcp|cli)/", dependencyTypesNot: ["aliased"] },
+      to: { path: "^(tls|generated|clients/ts|mcp|cli)/", dependencyTypesNot: ["aliased"] },
     },
     {
       name: "server-never-imports-a-client",
@@ -80,7 +80,8 @@ module.exports = {
     },
   ],
   options: {
-    includeOnly: "^(src|test|bench|scripts|generated|clients/ts/src|clients/conformance/ts|mcp/src|cli/src)/",
+    includeOnly:
+      "^(src|test|bench|scripts|tls/src|generated|clients/ts/src|clients/conformance/ts|mcp/src|cli/src)/",
     exclude: { path: "(^|/)(dist|dist-bench|node_modules)/" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },

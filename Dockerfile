@@ -13,11 +13,14 @@ COPY clients/ts/package.json ./clients/ts/
 COPY mcp/package.json ./mcp/
 COPY cli/package.json ./cli/
 COPY generated/package.json ./generated/
+COPY tls/package.json ./tls/
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json tsconfig.console.json ./
 COPY proto ./proto
-# The contract (@taskplans/contract): generated code, its codec, the descriptor sets.
+# The contract (@taskplans/contract): generated code, its codec, the descriptor sets; and
+# @taskplans/tls, the certificate reloading the service shares with the MCP server.
 COPY generated ./generated
+COPY tls ./tls
 COPY src ./src
 # The plan console: its page (src/console/page) bundled by esbuild into dist/console by `npm run build`.
 COPY scripts/build-console.mjs ./scripts/
@@ -40,6 +43,9 @@ COPY --from=build /app/dist ./dist
 COPY --from=build /app/generated/package.json ./generated/package.json
 COPY --from=build /app/generated/dist ./generated/dist
 COPY --from=build /app/generated/descriptors ./generated/descriptors
+# @taskplans/tls, which node_modules/@taskplans/tls links to: its manifest and build.
+COPY --from=build /app/tls/package.json ./tls/package.json
+COPY --from=build /app/tls/dist ./tls/dist
 # The only writable path besides /tmp: the embedded database (mount a volume, or use MySQL).
 RUN mkdir -p /app/var && chown 10001:10001 /app/var
 USER 10001:10001

@@ -32,6 +32,7 @@ export default tseslint.config(
       "mcp/dist/",
       "cli/dist/",
       "clients/ts/dist/",
+      "tls/dist/",
       "clients/python/",
       "node_modules/",
       "var/",
@@ -70,30 +71,24 @@ export default tseslint.config(
     rules: { "no-restricted-syntax": "off" },
   },
   {
-    // A write's command and decision are pure (DESIGN.md, STYLE.md 11): the request's checks, what
-    // it reads and how it decides, with no port that does I/O, no pipeline and no logging.
-    files: [
-      "src/plans/*-command.ts",
-      "src/plans/*-write.ts",
-      "src/plans/rules/validate.ts",
-      "src/plans/pipeline/history-budget.ts",
-      "src/plans/writes/content-commit.ts",
-      "src/plans/rules/compose.ts",
-    ],
+    // A write's request, decision and commit are pure (DESIGN.md, STYLE.md 11): the request's checks,
+    // what it reads and how it decides, with no port that does I/O, no pipeline and no logging; so
+    // are the rules they rest on.
+    files: ["src/plans/writes/*.ts", "src/plans/rules/*.ts", "src/plans/pipeline/history-budget.ts"],
     rules: layer(PLANS_PATHS, [
       { group: PLANS_PATTERNS, message: "plans/ never imports an adapter, the wire or the generated tree" },
       {
         group: [
-          "./ports/plan-store",
-          "./ports/task-lock",
-          "./ports/broadcast",
-          "./write-pipeline",
-          "./*-service",
+          "**/ports/plan-store",
+          "**/ports/task-lock",
+          "**/ports/broadcast",
+          "**/pipeline/write-pipeline",
+          "**/*-service",
         ],
         message: "commands and decisions are pure: the pipeline does the I/O",
       },
       {
-        group: ["../observability/*", "pino"],
+        group: ["**/observability/*", "pino"],
         message: "commands and decisions are pure: no logging or metrics",
       },
     ]),
@@ -189,6 +184,8 @@ export default tseslint.config(
     ),
   },
   {
+    // Configuration and identity stand below the service: of the workspaces, only @taskplans/tls
+    // (the setting files and ConfigError the configuration is read with).
     files: ["src/auth/**/*.ts", "src/config/**/*.ts"],
     rules: layer(
       ["@grpc/grpc-js", "typeorm"],
@@ -200,6 +197,7 @@ export default tseslint.config(
         "**/generated/**",
         "**/clients/**",
         "@taskplans/*",
+        "!@taskplans/tls",
       ],
     ),
   },

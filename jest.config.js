@@ -15,6 +15,7 @@ const swc = [
 /** The workspaces by name, from source (as tsconfig.json's paths): tests need no build of them. */
 const moduleNameMapper = {
   "^@taskplans/contract$": "<rootDir>/generated/index.ts",
+  "^@taskplans/tls$": "<rootDir>/tls/src/index.ts",
   "^@taskplans/client$": "<rootDir>/clients/ts/src/index.ts",
   "^@taskplans/mcp$": "<rootDir>/mcp/src/index.ts",
   "^@taskplans/cli$": "<rootDir>/cli/src/index.ts",

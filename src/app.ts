@@ -5,7 +5,7 @@ import type { Logger } from "pino";
 import { type JwksFetchOutcome, jwksKeySet } from "./auth/jwks-key-set";
 import { createTokenVerifier, type TokenVerifier } from "./auth/token-verifier";
 import type { AuthConfig, Config, TlsFilesConfig } from "./config/config";
-import { readSettingFile } from "./config/setting-file";
+import { readSettingFile, watchTlsFiles } from "@taskplans/tls";
 import { authenticator } from "./grpc/authenticate";
 import { startHealthMonitor } from "./grpc/health/health-monitor";
 import { planHandlers } from "./grpc/plan-handlers";
@@ -41,7 +41,6 @@ import {
 import { startMetricsServer } from "./observability/metrics-server";
 import { tracedBroadcast, tracedLock, tracedMetrics } from "./observability/traced-ports";
 import { startTracingSdk } from "./observability/tracing-sdk";
-import { watchTlsFiles } from "./tls/tls-files";
 import { changesListener, type EventSink, eventsListener } from "./plans/pipeline/events";
 import { LogEventSink } from "./plans/pipeline/log-event-sink";
 import { ChangeQueries } from "./plans/change-queries";

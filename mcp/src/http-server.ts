@@ -11,9 +11,7 @@ import type { TaskPlansClient } from "@taskplans/client";
 import { type AuthDiscovery, challenge, resourceUrlOf, serveMetadata, tokenVerifier } from "./auth-discovery";
 import { McpHttpSessions } from "./http-sessions";
 import { readJsonBody } from "./request-body";
-import { ListenError } from "./tls/listen-error";
-import { httpsServer } from "./tls/https-server";
-import type { TlsSource } from "./tls/tls-files";
+import { httpsServer, ListenError, type TlsSource } from "@taskplans/tls";
 import { createPlanMcpServer } from "./mcp-server";
 import { guardRequests } from "./request-guard";
 

@@ -2,7 +2,7 @@
 import { parseArgs } from "node:util";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import pino from "pino";
-import { type TlsSource, watchTlsFiles } from "./tls/tls-files";
+import { type TlsSource, watchTlsFiles } from "@taskplans/tls";
 import type { AuthDiscovery } from "./auth-discovery";
 import { startMcpHttpServer } from "./http-server";
 import { createPlanMcpServer } from "./mcp-server";

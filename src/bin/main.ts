@@ -1,7 +1,6 @@
 import { startApp } from "../app";
 import { loadConfig } from "../config/config";
-import { ConfigError } from "../config/config-error";
-import { ListenError } from "../config/listen-error";
+import { ConfigError, ListenError } from "@taskplans/tls";
 import { routeGrpcLogs } from "../grpc/grpc-logs";
 import { UnsafeSqlModeError } from "../storage/data-source";
 import { createLogger } from "../logger";

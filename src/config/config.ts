@@ -1,7 +1,6 @@
 import { isIP } from "node:net";
 import { z } from "zod";
-import { ConfigError } from "./config-error";
-import type { SettingFile } from "./setting-file";
+import { ConfigError, type TlsFilesConfig } from "@taskplans/tls";
 
 /** Typed, validated service configuration (see docs/configuration.md). */
 export interface Config {
@@ -99,13 +98,8 @@ export interface TracingConfig {
   readonly serviceVersion: string;
 }
 
-/** PEM files of a TLS listener; each path is named with the setting it came from, for error messages. */
-export interface TlsFilesConfig {
-  readonly certFile: SettingFile;
-  readonly keyFile: SettingFile;
-  /** With a client CA, clients must present a certificate it signed (mTLS). */
-  readonly clientCaFile: SettingFile | null;
-}
+/** PEM files of a TLS listener (@taskplans/tls); each path is named with its setting, for error messages. */
+export type { TlsFilesConfig } from "@taskplans/tls";
 
 /** The HTTP listener's bounds on what its clients can hold (docs/http.md "Limits"). */
 export interface HttpLimitsConfig {

@@ -1,7 +1,7 @@
 import { Server, ServerCredentials } from "@grpc/grpc-js";
 import { ReflectionService } from "@grpc/reflection";
 import type { HealthImplementation } from "grpc-health-check";
-import { ListenError } from "../config/listen-error";
+import { ListenError } from "@taskplans/tls";
 import { PlanServiceService, type PlanServiceServer } from "@taskplans/contract";
 import { TaskServiceService, type TaskServiceServer } from "@taskplans/contract";
 import { reflectionPackage, serviceSchema } from "./descriptors";

@@ -1,5 +1,5 @@
 import { experimental, ServerCredentials } from "@grpc/grpc-js";
-import type { TlsMaterial, TlsSource } from "../tls/tls-files";
+import type { TlsMaterial, TlsSource } from "@taskplans/tls";
 
 type CertificateProvider = Parameters<typeof experimental.createCertificateProviderServerCredentials>[0];
 type IdentityListener = Parameters<CertificateProvider["addIdentityCertificateListener"]>[0];

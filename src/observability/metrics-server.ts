@@ -1,9 +1,7 @@
 import { createServer, type RequestListener } from "node:http";
 import type { Registry } from "prom-client";
-import { ListenError } from "../config/listen-error";
+import { httpsServer, ListenError, type TlsSource } from "@taskplans/tls";
 import type { EdgeGuard } from "../http/edge-guard";
-import { httpsServer } from "../tls/https-server";
-import type { TlsSource } from "../tls/tls-files";
 
 /**
  * Serves GET /metrics (Prometheus text format) on its own address (PLAN_METRICS_ADDRESS), apart from

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../../src/config/config";
-import { ConfigError } from "../../src/config/config-error";
+import { ConfigError } from "@taskplans/tls";
 
 describe("loadConfig", () => {
   it("defaults to the embedded database on 127.0.0.1:50051 without auth", () => {

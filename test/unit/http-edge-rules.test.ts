@@ -1,5 +1,5 @@
 import { loadConfig } from "../../src/config/config";
-import { ConfigError } from "../../src/config/config-error";
+import { ConfigError } from "@taskplans/tls";
 import {
   hostAllowed,
   hostAllowList,

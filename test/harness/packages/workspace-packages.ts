@@ -11,6 +11,7 @@ const ROOT = repoRoot();
 
 /** Each workspace's folder and package name, in dependency order (the contract first). */
 export const WORKSPACES = [
+  { dir: "tls", name: "@taskplans/tls" },
   { dir: "generated", name: "@taskplans/contract" },
   { dir: "clients/ts", name: "@taskplans/client" },
   { dir: "mcp", name: "@taskplans/mcp" },

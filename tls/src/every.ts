@@ -1,5 +1,3 @@
-// A copy of the service's src/background/periodic.ts (`every` only): this package ships alone, and
-// test/unit/mcp-tls-copies.test.ts keeps the copy in step with the service's.
 /**
  * Background work that must never starve serving: a pass runs, then the next one is scheduled
  * `intervalMs` after it ended, so passes never overlap and ticks that fall due during a long pass do

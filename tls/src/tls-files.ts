@@ -1,12 +1,9 @@
-// A copy of the service's src/tls/tls-files.ts (its TlsFilesConfig declared here): this package ships alone, and
-// test/unit/mcp-tls-copies.test.ts keeps the copy in step with the service's.
 import { createPrivateKey, X509Certificate } from "node:crypto";
 import { createSecureContext } from "node:tls";
-import type { Logger } from "pino";
-import { every } from "./periodic";
-import { ConfigError } from "./config-error";
-import { readSettingFile, type SettingFile } from "./setting-file";
 import { validityProblem, type ValidityProblem } from "./certificate-validity";
+import { ConfigError } from "./config-error";
+import { every } from "./every";
+import { readSettingFile, type SettingFile } from "./setting-file";
 
 /** The files a listener serves: certificate chain and key, and (for mTLS) the CA that signs clients. */
 export interface TlsFilesConfig {
@@ -14,6 +11,13 @@ export interface TlsFilesConfig {
   readonly keyFile: SettingFile;
   /** With a client CA, clients must present a certificate it signed (mTLS). */
   readonly clientCaFile: SettingFile | null;
+}
+
+/** What the watcher logs (a pino logger is one): a reload, and each distinct problem once. */
+export interface TlsLogger {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+  error(fields: object, message: string): void;
 }
 
 /** A checked certificate chain, its private key and (for mTLS) the CA bundle that signs clients. */
@@ -48,7 +52,7 @@ export interface TlsSource {
 export function watchTlsFiles(
   files: TlsFilesConfig,
   intervalMs: number,
-  logger: Logger,
+  logger: TlsLogger,
   onReload: (outcome: TlsReloadOutcome) => void = () => undefined,
 ): TlsSource {
   let raw = readRaw(files);
