@@ -1,16 +1,17 @@
 import { randomUUID } from "node:crypto";
-import type { Tracer } from "@opentelemetry/api";
 import { HealthImplementation } from "grpc-health-check";
 import type { Logger } from "pino";
 import { type JwksFetchOutcome, jwksKeySet } from "./auth/jwks-key-set";
 import { createTokenVerifier, type TokenVerifier } from "./auth/token-verifier";
 import type { AuthConfig, Config, TlsFilesConfig } from "./config/config";
 import { readSettingFile, watchTlsFiles } from "@taskplans/tls";
+import { startChangeFeed } from "./composition/change-feed";
+import { startHttpDoors } from "./composition/http-doors";
+import { openStore } from "./composition/open-store";
 import { authenticator } from "./grpc/authenticate";
 import { startHealthMonitor } from "./grpc/health/health-monitor";
 import { planHandlers } from "./grpc/plan-handlers";
-import { bind, buildGrpcServer, MAX_MESSAGE_BYTES, rawDefinitions } from "./grpc/server";
-import { startHttpListener } from "./http/http-listener";
+import { bind, buildGrpcServer, rawDefinitions } from "./grpc/server";
 import { es } from "@taskplans/contract";
 import { ServingConditions } from "./grpc/health/serving-conditions";
 import { serverCredentials } from "./grpc/tls-credentials";
@@ -22,24 +23,10 @@ import { writeBudget } from "./grpc/limits/write-budget";
 import { writeRateLimit } from "./grpc/limits/write-rate-limit";
 import { InProcessTaskLock } from "./locking/in-process-task-lock";
 import { RedlockTaskLock } from "./locking/redlock-task-lock";
-import { redisBroadcast } from "./locking/redis-broadcast";
-import type { Broadcast } from "./plans/ports/broadcast";
 import type { TaskLock } from "./plans/ports/task-lock";
-import { bearerTokenOf } from "./auth/bearer-header";
-import { CspReportIntake } from "./console/csp-report-intake";
-import { edgeGuard } from "./http/edge-guard";
-import { httpEdgeCounters } from "./observability/http-edge-metrics";
 import { createLogger } from "./logger";
-import {
-  connectionReplacements,
-  createMetrics,
-  databaseGauges,
-  edgeCounters,
-  watchGauges,
-  expensiveCallsGauge,
-} from "./observability/metrics";
-import { startMetricsServer } from "./observability/metrics-server";
-import { tracedBroadcast, tracedLock, tracedMetrics } from "./observability/traced-ports";
+import { createMetrics, edgeCounters, watchGauges, expensiveCallsGauge } from "./observability/metrics";
+import { tracedLock, tracedMetrics } from "./observability/traced-ports";
 import { startTracingSdk } from "./observability/tracing-sdk";
 import { changesListener, type EventSink, eventsListener } from "./plans/pipeline/events";
 import { LogEventSink } from "./plans/pipeline/log-event-sink";
@@ -48,16 +35,6 @@ import { PlanQueries } from "./plans/plan-queries";
 import { PlanService } from "./plans/plan-service";
 import { TaskService } from "./plans/task-service";
 import { WritePipeline } from "./plans/pipeline/write-pipeline";
-import { createDataSource, dialectOf, refuseUnsafeSqlMode } from "./storage/data-source";
-import { DEFAULT_CHECKPOINT_SETTINGS } from "./storage/wal-checkpointer";
-import { runMigrations } from "./storage/migrations-runner";
-import { poolStats } from "./storage/pool-stats";
-import { TypeOrmPlanStore } from "./storage/typeorm-plan-store";
-import { DEFAULT_WRITE_CONNECTIONS } from "./storage/transaction";
-import { walFileBytes } from "./storage/wal-file-bytes";
-import { broadcastChangeBus, localChangeBus } from "./watch/change-bus";
-import { ChangeHub } from "./watch/change-hub";
-import { ChangePruner, DEFAULT_PRUNE_BOUNDS, EMBEDDED_PRUNE_BOUNDS } from "./watch/change-pruner";
 import { WatchService } from "./watch/watch-service";
 
 /** A started service. */
@@ -90,26 +67,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
     watchTlsFiles(files, config.tlsReloadIntervalMs, logger, (outcome) => edge.tlsReload(outcome));
   const grpcTls = config.grpcTls ? tlsFiles(config.grpcTls) : null;
   const metricsTls = config.metricsTls ? tlsFiles(config.metricsTls) : null;
-  const dataSource = createDataSource(config.databaseUrl, { poolSize: config.databasePoolSize });
-  await dataSource.initialize();
-  await refuseUnsafeSqlMode(dataSource);
-  if (config.migrateOnStart) await runMigrations(dataSource, { lockWaitMs: config.migrationLockWaitMs });
-  const dialect = dialectOf(config.databaseUrl);
-  // Read at scrape time: the MySQL pool's connections, the embedded database's log file.
-  databaseGauges(registry, { pool: () => poolStats(dataSource), walBytes: walFileBytes(dataSource) });
-  const store = new TypeOrmPlanStore(dataSource, dialect, {
-    // A write's transaction outlives a holder that stopped acting by no more than its lease.
-    writeConnections: {
-      holdSeconds: config.redis ? config.redis.leaseMs / 1000 : DEFAULT_WRITE_CONNECTIONS.holdSeconds,
-      onReplaced: connectionReplacements(registry),
-    },
-    revisionContentAtHead: config.revisionContentAtHead,
-    walCheckpoints: {
-      settings: DEFAULT_CHECKPOINT_SETTINGS,
-      onFailure: (reason) =>
-        logger.error({ reason }, "background WAL checkpoints stopped; commits checkpoint the log again"),
-    },
-  });
+  const { store, dialect } = await openStore(config, logger, registry);
   // Tracing off: no SDK, no decorators, nothing per call.
   const traces = config.tracing ? startTracingSdk(config.tracing) : null;
   const tracer = traces?.tracing.tracer ?? null;
@@ -119,35 +77,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
   const lock = tracer ? tracedLock(plainLock, tracer) : plainLock;
   const clock = overrides.clock ?? (() => new Date());
   const metrics = tracer ? tracedMetrics(plainMetrics, tracer, dialect) : plainMetrics;
-  // Changes: recorded by every write's transaction, announced after commit (over Redis when
-  // replicas share it), fanned out to this replica's watchers, pruned in the background.
-  const hub = new ChangeHub(store, logger, config.changes.pollIntervalMs);
-  const bus =
-    config.changes.notifyUrls.length > 0
-      ? broadcastChangeBus(
-          hub,
-          traced(
-            redisBroadcast(
-              { urls: config.changes.notifyUrls, keyPrefix: config.redis?.keyPrefix ?? "taskplans" },
-              logger,
-            ),
-            tracer,
-          ),
-        )
-      : localChangeBus(hub);
-  const pruner = new ChangePruner(
-    store,
-    {
-      maxAgeMs: config.changes.maxAgeMs,
-      maxVersions: config.changes.maxVersions,
-      intervalMs: config.changes.pruneIntervalMs,
-    },
-    logger,
-    clock,
-    dialect === "sqlite" ? EMBEDDED_PRUNE_BOUNDS : DEFAULT_PRUNE_BOUNDS,
-    (rows) => metrics.changesPruned(rows),
-    (pass) => metrics.changesPrunePass(pass.complete),
-  );
+  const { hub, bus, pruner } = startChangeFeed(config, { store, logger, clock, dialect, metrics, tracer });
   const writes = new WritePipeline({
     store,
     lock,
@@ -228,55 +158,23 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
     maxConcurrentStreams: config.maxConcurrentStreams,
   });
   const port = await bind(server, config.grpcAddress, serverCredentials(grpcTls));
-  // The HTTP door: the same handlers (and call scope) over Connect and gRPC-Web, and the console.
   const definitions = rawDefinitions();
-  // Every request of the HTTP door and /metrics passes its listener's Host and Origin rules first;
-  // the console's CSP reports are rate-limited, follow auth and are logged within bounds.
-  const httpEdge = httpEdgeCounters(registry);
-  const guardOf = (listener: "http" | "metrics", address: string) =>
-    edgeGuard({
-      listener,
-      address,
-      allowedHosts: config.httpAllowedHosts,
-      corsOrigins: config.httpCorsOrigins,
-      logger,
-      onRefused: (rule) => httpEdge.refused(listener, rule),
-    });
-  const cspReports = new CspReportIntake({
-    authenticate: verifier
-      ? async (authorization) =>
-          Boolean(await verifier.verify(bearerTokenOf(authorization === undefined ? [] : [authorization])))
-      : null,
+  const doors = await startHttpDoors(config, {
+    registry,
     logger,
-    count: (outcome) => httpEdge.cspReport(outcome),
+    verifier,
+    services: [
+      { service: es.PlanService, definition: definitions.plans, handlers: services.plans },
+      { service: es.TaskService, definition: definitions.tasks, handlers: services.tasks },
+    ],
+    grpcTls,
+    metricsTls,
   });
-  const httpGuard = config.httpAddress ? guardOf("http", config.httpAddress) : null;
-  const http =
-    config.httpAddress && httpGuard
-      ? await startHttpListener({
-          address: config.httpAddress,
-          services: [
-            { service: es.PlanService, definition: definitions.plans, handlers: services.plans },
-            { service: es.TaskService, definition: definitions.tasks, handlers: services.tasks },
-          ],
-          readMaxBytes: MAX_MESSAGE_BYTES,
-          corsOrigins: config.httpCorsOrigins,
-          limits: config.httpLimits,
-          tls: grpcTls,
-          logger,
-          edge: httpGuard,
-          cspReports,
-        })
-      : null;
-  const metricsGuard = config.metricsAddress ? guardOf("metrics", config.metricsAddress) : null;
-  const metricsServer = config.metricsAddress
-    ? await startMetricsServer(registry, config.metricsAddress, metricsTls, metricsGuard)
-    : null;
   const monitor = startHealthMonitor(() => store.ping(), serving, config.healthIntervalMs, logger);
   logger.info(
     {
       port,
-      httpPort: http?.port ?? null,
+      httpPort: doors.httpPort,
       database: dialect,
       lock: config.redis ? "redlock" : "in-process",
       auth: verifier !== null,
@@ -289,21 +187,19 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
   let stopping: Promise<void> | null = null;
   return {
     port,
-    httpPort: http?.port ?? null,
-    metricsPort: metricsServer?.port ?? null,
+    httpPort: doors.httpPort,
+    metricsPort: doors.metricsPort,
     stop() {
       stopping ??= (async () => {
         monitor.stop();
         pruner.stop();
-        cspReports.close();
-        httpGuard?.close();
-        metricsGuard?.close();
+        doors.stopGuards();
         // Streams never end on their own: end them (UNAVAILABLE WATCH_DRAINING, resume elsewhere)
         // so that draining waits only for unary calls.
         hub.close();
-        await Promise.all([drain(server, config.shutdownDrainMs), http?.close(config.shutdownDrainMs)]);
+        await Promise.all([drain(server, config.shutdownDrainMs), doors.closeDoor(config.shutdownDrainMs)]);
         await bus.close();
-        await metricsServer?.close();
+        await doors.closeMetrics();
         grpcTls?.stop();
         metricsTls?.stop();
         await lock.close();
@@ -342,6 +238,3 @@ function verifierOf(
   void keys.prefetch();
   return createTokenVerifier(auth, (header) => keys.keysFor(header));
 }
-
-const traced = (broadcast: Broadcast, tracer: Tracer | null): Broadcast =>
-  tracer ? tracedBroadcast(broadcast, tracer) : broadcast;

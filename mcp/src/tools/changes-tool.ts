@@ -2,9 +2,9 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { AuthorKind, type GetPlanChangesResponse, PlanChangeKind } from "@taskplans/client";
-import type { PlanGateway } from "./plan-gateway";
-import type { TaskRun } from "./tool-results";
-import { texts } from "./tool-texts";
+import type { PlanGateway } from "../plan-gateway";
+import type { TaskRun } from "../tool-results";
+import { texts } from "../tool-texts";
 
 /**
  * Registers get_task_plan_changes: what changed since a version the agent read, so that recovering

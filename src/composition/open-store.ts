@@ -1,0 +1,44 @@
+import type { Logger } from "pino";
+import type { Registry } from "prom-client";
+import type { Config } from "../config/config";
+import { connectionReplacements, databaseGauges } from "../observability/metrics";
+import { createDataSource, dialectOf, refuseUnsafeSqlMode } from "../storage/data-source";
+import type { Dialect } from "../storage/sql-dialect";
+import { runMigrations } from "../storage/migrations-runner";
+import { poolStats } from "../storage/pool-stats";
+import { DEFAULT_WRITE_CONNECTIONS } from "../storage/transaction";
+import { TypeOrmPlanStore } from "../storage/typeorm-plan-store";
+import { DEFAULT_CHECKPOINT_SETTINGS } from "../storage/wal-checkpointer";
+import { walFileBytes } from "../storage/wal-file-bytes";
+
+/**
+ * The start's database step: the connection (refused in an unsafe SQL mode), the migrations when
+ * PLAN_MIGRATE_ON_START says so, the pool and log-file gauges read at scrape time, and the store.
+ */
+export async function openStore(
+  config: Config,
+  logger: Logger,
+  registry: Registry,
+): Promise<{ readonly store: TypeOrmPlanStore; readonly dialect: Dialect }> {
+  const dataSource = createDataSource(config.databaseUrl, { poolSize: config.databasePoolSize });
+  await dataSource.initialize();
+  await refuseUnsafeSqlMode(dataSource);
+  if (config.migrateOnStart) await runMigrations(dataSource, { lockWaitMs: config.migrationLockWaitMs });
+  const dialect = dialectOf(config.databaseUrl);
+  // Read at scrape time: the MySQL pool's connections, the embedded database's log file.
+  databaseGauges(registry, { pool: () => poolStats(dataSource), walBytes: walFileBytes(dataSource) });
+  const store = new TypeOrmPlanStore(dataSource, dialect, {
+    // A write's transaction outlives a holder that stopped acting by no more than its lease.
+    writeConnections: {
+      holdSeconds: config.redis ? config.redis.leaseMs / 1000 : DEFAULT_WRITE_CONNECTIONS.holdSeconds,
+      onReplaced: connectionReplacements(registry),
+    },
+    revisionContentAtHead: config.revisionContentAtHead,
+    walCheckpoints: {
+      settings: DEFAULT_CHECKPOINT_SETTINGS,
+      onFailure: (reason) =>
+        logger.error({ reason }, "background WAL checkpoints stopped; commits checkpoint the log again"),
+    },
+  });
+  return { store, dialect };
+}
