@@ -169,6 +169,29 @@ describe.each(DATABASES)("merging a stale write, on $label", ({ dialect }) => {
     expect(await planState(app.plans, big)).toEqual(bigBefore);
   });
 
+  // Issue 56: the write two parties make most often at once, two ticks of neighbouring boxes.
+  it("ticking the box next to the one another writer ticked merges, both ticks kept", async () => {
+    const { taskId } = await app.planWith("# Plan\n- [ ] a\n- [ ] b\n- [ ] c\n- [ ] d\n");
+    await app.plans.editPlan({
+      taskId,
+      expectedVersion: 1,
+      oldText: "- [ ] c",
+      newText: "- [x] c",
+      author: person,
+    });
+    const written = await app.plans.editPlan({
+      taskId,
+      expectedVersion: 1,
+      oldText: "- [ ] d",
+      newText: "- [x] d",
+      merge: true,
+      author: agent,
+    });
+    expect([written.merge, written.plan?.version]).toEqual([{ fromVersion: 1, toVersion: 2 }, 3]);
+    const { plan } = await app.plans.getPlan({ taskId });
+    expect(plan?.content).toBe("# Plan\n- [ ] a\n- [ ] b\n- [x] c\n- [x] d\n");
+  });
+
   // Each merge is prepared before the task's lock, on a read of its own; a writer whose read is
   // overtaken by another's commit prepares again on the new state (write-pipeline.ts prepared).
   it("six stale writers merging at once each land once, on the state before them", async () => {

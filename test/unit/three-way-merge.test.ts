@@ -29,11 +29,11 @@ describe("three-way merge of a stale write, rule by rule", () => {
       merged("A\nb\nC\n"),
     ],
     [
-      "both edit adjacent lines: a conflict, as in diff3 and git",
+      "both edit neighbouring lines: both kept (diff3 and git would call it a conflict)",
       "a\nb\nc\n",
       "A\nb\nc\n",
       "a\nB\nc\n",
-      conflict(0, ["a\n", "b\n"], ["A\n", "b\n"], ["a\n", "B\n"]),
+      merged("A\nB\nc\n"),
     ],
     [
       "both edit the same line differently",
@@ -50,11 +50,11 @@ describe("three-way merge of a stale write, rule by rule", () => {
       merged("a\nX\nc\n"),
     ],
     [
-      "both append different lines at the end: a conflict",
+      "both append different lines at the end: theirs, then ours",
       "a\n",
       "a\nours\n",
       "a\ntheirs\n",
-      conflict(1, [], ["ours\n"], ["theirs\n"]),
+      merged("a\ntheirs\nours\n"),
     ],
     [
       "both append the same line at the end: taken once",
@@ -128,11 +128,53 @@ describe("three-way merge of a stale write, rule by rule", () => {
       merged("a\nb\nc\n"),
     ],
     [
-      "appending after a last line without newline touches it",
+      "appending after a last line without newline changes that line: a neighbour's edit is kept",
       "a\nb",
       "A\nb",
       "a\nb\nc",
-      conflict(0, ["a\n", "b"], ["A\n", "b"], ["a\n", "b\n", "c"]),
+      merged("A\nb\nc"),
+    ],
+    [
+      "both append at the end, theirs without a final newline: a conflict (the lines would join)",
+      "a\n",
+      "a\nours\n",
+      "a\ntheirs",
+      conflict(1, [], ["ours\n"], ["theirs"]),
+    ],
+    [
+      "ours ends the document without a newline where theirs appends after it: a conflict",
+      "a\nb\n",
+      "a\nX",
+      "a\nb\nt\n",
+      conflict(1, ["b\n"], ["X"], ["b\n"]),
+    ],
+    [
+      "one deletes a line next to the other's change: both kept",
+      "a\nb\nc\n",
+      "a\nc\n",
+      "a\nb\nC\n",
+      merged("a\nC\n"),
+    ],
+    [
+      "an insertion next to the other's replacement: before it, and after it",
+      "a\nb\nc\n",
+      "a\nnew\nb\nc\nend\n",
+      "a\nB\nc\n",
+      merged("a\nnew\nB\nc\nend\n"),
+    ],
+    [
+      "an insertion inside the other's replaced lines: a conflict",
+      "a\nb\nc\nd\n",
+      "a\nb\nnew\nc\nd\n",
+      "a\nX\nY\nd\n",
+      conflict(1, ["b\n", "c\n"], ["b\n", "new\n", "c\n"], ["X\n", "Y\n"]),
+    ],
+    [
+      "neighbouring ticks of a checklist (issue 56), CRLF lines",
+      "# Plan\r\n- [ ] a\r\n- [ ] b\r\n- [ ] c\r\n- [ ] d\r\n",
+      "# Plan\r\n- [ ] a\r\n- [ ] b\r\n- [ ] c\r\n- [x] d\r\n",
+      "# Plan\r\n- [ ] a\r\n- [ ] b\r\n- [x] c\r\n- [ ] d\r\n",
+      merged("# Plan\r\n- [ ] a\r\n- [ ] b\r\n- [x] c\r\n- [x] d\r\n"),
     ],
     [
       "Unicode White_Space is significant (NBSP vs space)",
@@ -156,11 +198,11 @@ describe("three-way merge of a stale write, rule by rule", () => {
       conflict(0, ["a\n"], ["a \n"], ["a\t\n"]),
     ],
     [
-      "empty base, different documents: a conflict",
+      "empty base, different documents: theirs, then ours (two appends)",
       "",
       "ours\n",
       "theirs\n",
-      conflict(0, [], ["ours\n"], ["theirs\n"]),
+      merged("theirs\nours\n"),
     ],
     ["empty base, the same document: taken once", "", "same\n", "same\n", merged("same\n")],
     ["empty base, only theirs wrote", "", "", "theirs\n", merged("theirs\n")],
@@ -291,6 +333,39 @@ describe("three-way merge, properties", () => {
           );
         },
       ),
+      { numRuns: 500 },
+    );
+  });
+
+  it("two writers ticking distinct boxes of one checklist (neighbours included) always merge, both ticks kept", () => {
+    const checklist = fc
+      .array(fc.boolean(), { minLength: 2, maxLength: 30 })
+      .chain((ticked) =>
+        fc.tuple(
+          fc.constant(ticked),
+          fc.uniqueArray(fc.nat({ max: ticked.length - 1 }), { minLength: 2, maxLength: 2 }),
+          fc.constantFrom("\n", "\r\n"),
+          fc.boolean(),
+        ),
+      );
+    fc.assert(
+      fc.property(checklist, ([ticked, [i, j], eol, noFinalNewline]) => {
+        const doc = (boxes: readonly boolean[]) => {
+          const text = ["# Plan" + eol, ...boxes.map((x, k) => `- [${x ? "x" : " "}] item ${k}${eol}`)].join(
+            "",
+          );
+          return noFinalNewline ? text.slice(0, -eol.length) : text;
+        };
+        const toggled = (...at: number[]) => ticked.map((x, k) => (at.includes(k) ? !x : x));
+        const base = doc(ticked);
+        for (const [ours, theirs] of [
+          [doc(toggled(i as number)), doc(toggled(j as number))],
+          [doc(toggled(j as number)), doc(toggled(i as number))],
+        ])
+          expect(mergeThreeWay(base, ours as string, theirs as string)).toEqual(
+            merged(doc(toggled(i as number, j as number))),
+          );
+      }),
       { numRuns: 500 },
     );
   });

@@ -7,14 +7,21 @@ import { DIFF_MAX_EDIT_LENGTH } from "./unified-diff";
  * The line-based three-way merge of a stale write (proto: "Merging a stale write"; ADR 0008), pure.
  * Lines as plan-lines.ts splits them: compared exactly, terminators included, nothing normalized
  * (Unicode White_Space is significant like any character). Each side's changes against the base
- * come from jsdiff's line diff (Myers); the merge of the two is diff3's:
+ * come from jsdiff's line diff (Myers); the two are merged by diff3's rule with one difference
+ * made for plans (issue 56), where the writes two parties make at once are mostly edits of
+ * neighbouring lines (two ticked boxes of a checklist):
  * - a change is a base range [start, end) one side replaced with its lines (an insertion: start = end);
- * - changes of the two sides whose base ranges overlap or touch (one ends where the other starts)
- *   form one region, extended until no change of either side touches it;
+ * - changes of the two sides whose base ranges overlap form one region, extended until no change of
+ *   either side overlaps it. Ranges that only touch (one ends where the other starts) do not overlap,
+ *   so changes to neighbouring lines merge (diff3 and git make them one region and a conflict);
+ *   an insertion overlaps a replaced range only strictly inside it, and an insertion at the start or
+ *   end of the other side's replacement goes before or after it;
  * - a region changed by one side only takes that side's lines; changed by both, it takes their lines
- *   once when both give the same lines, else it is a conflict.
- * So a clean merge keeps every line theirs added: a region takes theirs' lines whenever theirs
- * changed it (test/unit/three-way-merge.test.ts checks it on random inputs).
+ *   once when both give the same lines; two different insertions at the same place (both appending
+ *   at the end, the common case) take theirs' lines, then ours, the order an append after theirs
+ *   would give; any other region both changed differently is a conflict.
+ * So a clean merge keeps every line theirs added or changed: a region takes theirs' lines whenever
+ * theirs changed it (test/unit/three-way-merge.test.ts checks it on random inputs).
  */
 
 /** One conflicting region: the base lines from `baseStart` (0-based) and each side's lines there. */
@@ -102,30 +109,35 @@ function mergeLines(lines: MergeLines, oursParts: Parts, theirsParts: Parts): Me
   let o = 0;
   let t = 0;
   while (o < oursChanges.length || t < theirsChanges.length) {
-    // The region starts at the earliest change left and grows while a change of either side touches it.
+    // The region starts at the earliest change left and grows while a change of either side overlaps it.
     const first = earliest(oursChanges[o], theirsChanges[t]);
+    const start = first.start;
     let end = first.end;
     const oursIn: Change[] = [];
     const theirsIn: Change[] = [];
     for (let grew = true; grew;) {
       grew = false;
-      for (; o < oursChanges.length && (oursChanges[o] as Change).start <= end; o++, grew = true) {
+      for (; o < oursChanges.length && overlaps(oursChanges[o] as Change, start, end); o++, grew = true) {
         oursIn.push(oursChanges[o] as Change);
         end = Math.max(end, (oursChanges[o] as Change).end);
       }
-      for (; t < theirsChanges.length && (theirsChanges[t] as Change).start <= end; t++, grew = true) {
+      for (; t < theirsChanges.length && overlaps(theirsChanges[t] as Change, start, end); t++, grew = true) {
         theirsIn.push(theirsChanges[t] as Change);
         end = Math.max(end, (theirsChanges[t] as Change).end);
       }
     }
-    const start = first.start;
     out.push(...baseLines.slice(copied, start));
     copied = end;
     const region = baseLines.slice(start, end);
     const oursRegion = applyChanges(region, start, oursIn);
     const theirsRegion = applyChanges(region, start, theirsIn);
-    if (oursIn.length === 0 || sameLines(oursRegion, theirsRegion)) out.push(...theirsRegion);
-    else if (theirsIn.length === 0) out.push(...oursRegion);
+    let taken: string[] | null = null;
+    if (oursIn.length === 0 || sameLines(oursRegion, theirsRegion)) taken = theirsRegion;
+    else if (theirsIn.length === 0) taken = oursRegion;
+    else if (start === end) taken = [...theirsRegion, ...oursRegion]; // two insertions at one place
+    // A line without its terminator can only end the document: lines after it would join it.
+    const more = o < oursChanges.length || t < theirsChanges.length || end < baseLines.length;
+    if (taken !== null && !(more && endsUnterminated(taken)) && !joinsUnterminated(taken)) out.push(...taken);
     else conflicts.push({ baseStart: start, base: region, ours: oursRegion, theirs: theirsRegion });
   }
   if (conflicts.length > 0) return { merged: false, conflicts, tooDifferent: false };
@@ -157,10 +169,21 @@ function changesOf(parts: Parts): Change[] | null {
   return changes;
 }
 
+// The change that starts first; at one place an insertion comes first (it goes before the lines
+// the other replaces there).
 function earliest(a: Change | undefined, b: Change | undefined): Change {
   if (a === undefined) return b as Change;
   if (b === undefined) return a;
-  return b.start < a.start ? b : a;
+  return b.start < a.start || (b.start === a.start && b.end < a.end) ? b : a;
+}
+
+// Whether a change belongs to the region [start, end): its range overlaps the region's. A region
+// that is an insertion (start = end) holds only the insertions at its place; an insertion belongs to
+// a replaced range only strictly inside it; ranges that only touch stay apart.
+function overlaps(change: Change, start: number, end: number): boolean {
+  if (start === end) return change.start === start && change.end === start;
+  if (change.start === change.end) return change.start > start && change.start < end;
+  return change.start < end;
 }
 
 // The region's lines (base lines from `offset`) with a side's changes in it applied.
@@ -173,6 +196,17 @@ function applyChanges(region: readonly string[], offset: number, changes: readon
   }
   out.push(...region.slice(at));
   return out;
+}
+
+function endsUnterminated(lines: readonly string[]): boolean {
+  const last = lines[lines.length - 1];
+  return last !== undefined && !last.endsWith("\n");
+}
+
+// Whether a line other than the last lacks its terminator (theirs' insertion ending the document
+// without one, followed by ours'): the lines would run together.
+function joinsUnterminated(lines: readonly string[]): boolean {
+  return lines.slice(0, -1).some((line) => !line.endsWith("\n"));
 }
 
 function sameLines(a: readonly string[], b: readonly string[]): boolean {

@@ -336,18 +336,25 @@ class CreatePlanRequest(google.protobuf.message.Message):
       lock, base = the content at expected_version (derived exactly, as GetPlanChanges derives it;
       when it cannot be, OUT_OF_RANGE HISTORY_UNAVAILABLE and nothing is written), ours = the caller's
       result applied to base (a replace's or create's content; an edit applied to base, its old_text
-      counted in base), theirs = the current content. A line-based three-way merge (diff3) of the three:
+      counted in base), theirs = the current content. A line-based three-way merge of the three
+      (diff3's, with neighbouring lines kept apart: the writes two parties make at once are mostly
+      ticks of neighbouring checkboxes):
       - lines are compared exactly, each with its terminator ("\\n", or "\\r\\n" kept as it is): nothing
         is normalized, so a line changed only in its line ending is a changed line, and Unicode
         White_Space (U+00A0, U+3000, trailing spaces...) is significant like any character;
       - a last line without a line terminator is a line of its own ("end" differs from "end\\n");
+      - the two sides' changes conflict only where they change the same base lines: changes to
+        neighbouring lines (one ticks "- [ ] c", the other "- [ ] d" just below it) both apply, unlike
+        diff3 and git; a line inserted right before or after the lines the other side replaced goes
+        before or after them; one inserted strictly inside them conflicts;
       - a region changed by one side only takes that side's lines; a region both sides changed
         identically (the same lines added at the same place, the same line removed) is taken once;
-      - a region both sides changed differently is a conflict: lines added at the same place by both
-        with different text, an edit of a line the other side removed, and changes to adjacent lines
-        with no unchanged line between them (as in diff3 and git). Changes separated by at least one
-        unchanged line merge cleanly; an empty base (a plan created empty by an editor) makes any two
-        different documents conflict.
+      - different lines added at the same place by both (both appending at the end, the usual case)
+        are kept, theirs first, then yours: the order an append after theirs would give. Also an
+        empty base (a plan created empty by an editor): theirs, then yours. Unless theirs ends the
+        document without a line terminator, which yours would run into: a conflict;
+      - any other region both sides changed differently is a conflict (an edit of a line the other
+        side removed or changed otherwise).
       - the merge never drops a line the others added: every line theirs adds relative to base is in
         the result, in order, or the write is refused as a conflict.
       A clean merge is committed as one write of the merged document: a new revision (never coalesced,
