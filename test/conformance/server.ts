@@ -71,7 +71,6 @@ async function main(): Promise<void> {
         handle,
       )
     : createHttpServer(handle);
-  server.keepAliveTimeout = Number(process.env.CONFORMANCE_KEEPALIVE_MS ?? 5000);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as AddressInfo).port;
   writeDelimited(
