@@ -65,12 +65,15 @@ if [ ${#java_missing[@]} -gt 0 ]; then
   fi
 fi
 
-# 3. helm, for the chart tests, and grpcurl, for the TLS test: built from source with `go install`
-#    into the tool cache (about 2 minutes each, once per machine). Pinned tools for code generation
+# 3. helm, for the chart tests, grpcurl, for the TLS test, and the reference clients nobody here
+#    wrote (grpc-health-probe; connectconformance, Connect's conformance runner): built from source
+#    with `go install` into the tool cache (about 2 minutes each, once per machine). Pinned tools for code generation
 #    are installed there too (scripts/generate.sh), and Python environments for the client tests
 #    (test/harness/packages/client-packages.ts).
 ensure_helm
 ensure_grpcurl
+ensure_grpc_health_probe
+ensure_connectconformance
 
 # 4. Node dependencies, pinned by package-lock.json; installed only when node_modules does not hold
 #    exactly what the lockfile pins (an `npm ci` from the README, or an earlier run, already did it;

@@ -50,6 +50,20 @@ ensure_grpcurl() {
   ensure_go_tool grpcurl github.com/fullstorydev/grpcurl/cmd/grpcurl "$GRPCURL_VERSION"
 }
 
+# grpc-health-probe, the probe Kubernetes users run against gRPC services: the reference-clients tests
+# run it against the plain, TLS and mTLS ports (test/integration/health-probe.test.ts).
+GRPC_HEALTH_PROBE_VERSION=v0.4.63
+ensure_grpc_health_probe() {
+  ensure_go_tool grpc-health-probe github.com/grpc-ecosystem/grpc-health-probe "$GRPC_HEALTH_PROBE_VERSION"
+}
+
+# connectconformance, Connect's conformance runner: its reference clients test the HTTP door's direct
+# paths (test/integration/connect-conformance.test.ts).
+CONNECT_CONFORMANCE_VERSION=v1.0.7
+ensure_connectconformance() {
+  ensure_go_tool connectconformance connectrpc.com/conformance/cmd/connectconformance "$CONNECT_CONFORMANCE_VERSION"
+}
+
 PROTOC_GEN_GO_VERSION=v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION=v1.6.2
 ensure_codegen_tools() {

@@ -9,6 +9,7 @@ import {
 } from "@bufbuild/protobuf";
 import type { EventEmitter } from "node:events";
 import type {
+  Metadata,
   handleClientStreamingCall,
   handleServerStreamingCall,
   handleUnaryCall,
@@ -19,11 +20,10 @@ import type {
   UntypedHandleCall,
 } from "@grpc/grpc-js";
 import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
-import type { ScopedCall } from "../grpc/call-scope";
 import type { ReceivedRequest } from "../grpc/wire/received-request";
 import type { Receiving } from "./direct-request";
 import { connectErrorOf, type GrpcFailure } from "./connect-error";
-import { scopedCallOf } from "./grpc-call";
+import { type HttpScopedCall, scopedCallOf } from "./grpc-call";
 import { ResponseStream } from "./response-stream";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any generated method definition
@@ -45,16 +45,17 @@ export interface DoorService {
  */
 export interface UnaryEndpoint extends Receiving {
   readonly method: DescMethodUnary;
-  call(request: ReceivedRequest<unknown>, scoped: ScopedCall): Promise<Message>;
+  call(request: ReceivedRequest<unknown>, scoped: HttpScopedCall): Promise<Message>;
 }
 
 /**
- * The server side of a grpc-js server-stream call as WatchPlan's handler uses it: `write` (with a
- * callback once the message is taken), an "error" event to end the call with a failure, and a
- * "cancelled" event it emits when the client goes away.
+ * The server side of a grpc-js server-stream call as a handler uses it: `write` (with a callback
+ * once the message is taken), an "error" event to end the call with a failure, `end()` to end it
+ * with success (and its trailers; WatchPlan never does), and a "cancelled" event it emits when the
+ * client goes away.
  */
-export type StreamCall = ScopedCall &
-  EventEmitter & { write(bytes: Uint8Array, written?: () => void): boolean };
+export type StreamCall = HttpScopedCall &
+  EventEmitter & { write(bytes: Uint8Array, written?: () => void): boolean; end(trailer?: Metadata): void };
 
 /**
  * A server-streaming method as the direct path (connect-stream.ts) opens it: the request as the
@@ -99,7 +100,7 @@ export function serveOverConnect(
     const answer = (value: unknown) => fromBinary(method.output, grpc.responseSerialize(value) as Uint8Array);
     if (method.methodKind === "unary") {
       const unary = method as DescMethodUnary;
-      const call = (request: ReceivedRequest<unknown>, scoped: ScopedCall) =>
+      const call = (request: ReceivedRequest<unknown>, scoped: HttpScopedCall) =>
         unaryCall(handler as handleUnaryCall<unknown, unknown>, request, scoped, answer);
       router.rpc(unary, (request: Message, context: HandlerContext) =>
         call(received(request), scopedCallOf(context)),
@@ -112,8 +113,9 @@ export function serveOverConnect(
           Object.assign(call, { request }) as unknown as ServerWritableStream<unknown, unknown>,
         );
       router.rpc(streaming, (request: Message, context: HandlerContext) => {
-        const stream = new ResponseStream(method.output, context.signal);
-        open(received(request), Object.assign(stream, scopedCallOf(context)));
+        const scoped = scopedCallOf(context);
+        const stream = new ResponseStream(method.output, context.signal, scoped.sendTrailer);
+        open(received(request), Object.assign(stream, scoped));
         return stream.messages();
       });
       endpoints.streams.push({ method: streaming, input: method.input, receive, open });
@@ -138,17 +140,33 @@ export function serveOverConnect(
 function unaryCall(
   handler: handleUnaryCall<unknown, unknown>,
   request: unknown,
-  scoped: ScopedCall,
+  scoped: HttpScopedCall,
   answer: (value: unknown) => Message,
 ): Promise<Message> {
   // The scoped call is this call's own (grpc-call.ts builds one per call): it becomes the grpc-js call.
   const call = Object.assign(scoped, { request }) as unknown as ServerUnaryCall<unknown, unknown>;
   return new Promise((resolve, reject) => {
-    handler(call, (error, value) => {
-      if (error) reject(connectErrorOf(error as GrpcFailure));
-      else resolve(answer(value));
-    });
+    handler(call, (error, value, trailer) => settle(scoped, error, value, trailer, answer, resolve, reject));
   });
+}
+
+/**
+ * A grpc-js handler's answer as Connect's: its trailers (of the callback, or of the error, as grpc-js
+ * sends them) sent as the protocol's trailers, then the answer or the error.
+ */
+function settle(
+  scoped: HttpScopedCall,
+  error: unknown,
+  value: unknown,
+  trailer: Metadata | undefined,
+  answer: (value: unknown) => Message,
+  resolve: (message: Message) => void,
+  reject: (error: unknown) => void,
+): void {
+  const failure = error as GrpcFailure | null;
+  scoped.sendTrailer(failure ? failure.metadata : trailer);
+  if (failure) reject(connectErrorOf(failure));
+  else resolve(answer(value));
 }
 
 /** Each message of a client stream handed over as the gRPC port's deserializer would (see above). */
@@ -169,11 +187,11 @@ function clientStreamCall(
   context: HandlerContext,
   answer: (value: unknown) => Message,
 ): Promise<Message> {
-  const call = { ...scopedCallOf(context), [Symbol.asyncIterator]: () => requests[Symbol.asyncIterator]() };
+  const scoped = scopedCallOf(context);
+  const call = { ...scoped, [Symbol.asyncIterator]: () => requests[Symbol.asyncIterator]() };
   return new Promise((resolve, reject) => {
-    handler(call as unknown as ServerReadableStream<unknown, unknown>, (error, value) => {
-      if (error) reject(connectErrorOf(error as GrpcFailure));
-      else resolve(answer(value));
-    });
+    handler(call as unknown as ServerReadableStream<unknown, unknown>, (error, value, trailer) =>
+      settle(scoped, error, value, trailer, answer, resolve, reject),
+    );
   });
 }

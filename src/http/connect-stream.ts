@@ -9,6 +9,7 @@ import {
   type MethodSerializationLookup,
   pipe,
   type Serialization,
+  transformDecompressEnvelope,
   transformParseEnvelope,
   transformSplitEnvelope,
 } from "@connectrpc/connect/protocol";
@@ -20,7 +21,9 @@ import {
   parseContentType,
   parseTimeout,
 } from "@connectrpc/connect/protocol-connect";
+import type { Metadata } from "@grpc/grpc-js";
 import { connectErrorOf, type GrpcFailure } from "./connect-error";
+import { forEachTrailer } from "./grpc-call";
 import type { StreamEndpoint } from "./connect-routes";
 import {
   closeIfUnread,
@@ -95,7 +98,7 @@ export class DirectStream {
       res,
       headers,
       (bytes) => this.envelopeOf(bytes, binary),
-      (error) => encodeEnvelope(endStreamFlag, this.endStream.serialize({ metadata: new Headers(), error })),
+      (error, metadata) => encodeEnvelope(endStreamFlag, this.endStream.serialize({ metadata, error })),
     );
     const arrived = Date.now();
     try {
@@ -106,6 +109,8 @@ export class DirectStream {
       const input = pipe(
         req.iterator({ destroyOnReturn: false }) as AsyncIterable<Uint8Array>,
         transformSplitEnvelope(this.options.readMaxBytes),
+        // No compression was negotiated: a message flagged compressed is refused, as the router does.
+        transformDecompressEnvelope(null, this.options.readMaxBytes),
         transformParseEnvelope<Uint8Array>(AS_SENT, endStreamFlag),
       );
       const request = directReceived(
@@ -117,7 +122,11 @@ export class DirectStream {
       // The client may have gone while its request was read: nothing is opened for it.
       if (stream.ended) return;
       const timeoutMs = remainingMs(arrived, timeout.timeoutMs);
-      this.endpoint.open(request, Object.assign(stream, directScopedCall(req, peer, timeoutMs, headers)));
+      // The handler's trailers are the end-stream message's metadata.
+      const scoped = directScopedCall(req, peer, timeoutMs, headers, (key, value) =>
+        stream.trailer.set(key, value),
+      );
+      this.endpoint.open(request, Object.assign(stream, scoped));
       stream.opened(timeoutMs);
     } catch (thrown) {
       closeIfUnread(req, res);
@@ -170,7 +179,8 @@ async function onlyMessage(input: AsyncIterable<Uint8Array>): Promise<Uint8Array
 /**
  * The grpc-js server-stream call (connect-routes.ts StreamCall, without its scope) over one HTTP
  * response: messages written as envelopes, an "error" from the handler ends the stream with
- * Connect's end-stream message carrying it, and "cancelled" is emitted when the client goes away or
+ * Connect's end-stream message carrying it, `end()` ends it with success (either with the handler's
+ * trailers as the end-stream's metadata), and "cancelled" is emitted when the client goes away or
  * the protocol's timeout passes (which then ends the stream deadline_exceeded, as gRPC does). It is
  * its WatchPlan stream's transport too (watch-outbox.ts): a message being written holds its bytes
  * and its envelope (shared by every stream of the same change, JSON up to 6 bytes a character), and
@@ -180,16 +190,21 @@ async function onlyMessage(input: AsyncIterable<Uint8Array>): Promise<Uint8Array
 class EnvelopeStream extends EventEmitter {
   /** The stream is over: finished, or its client went away. */
   ended = false;
+  /** The trailers the handler sent: the end-stream message's metadata. */
+  readonly trailer = new Headers();
   private deadline: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly res: ServerResponse,
     private readonly headers: Record<string, string>,
     private readonly envelope: (bytes: Uint8Array) => Uint8Array,
-    private readonly endStream: (error: ConnectError | undefined) => Uint8Array,
+    private readonly endStream: (error: ConnectError | undefined, trailer: Headers) => Uint8Array,
   ) {
     super();
-    this.on("error", (failure: GrpcFailure) => this.finish(connectErrorOf(failure)));
+    this.on("error", (failure: GrpcFailure) => {
+      forEachTrailer(failure.metadata, (key, value) => this.trailer.set(key, value));
+      this.finish(connectErrorOf(failure));
+    });
     res.once("close", () => {
       if (this.ended) return;
       this.ended = true;
@@ -252,13 +267,19 @@ class EnvelopeStream extends EventEmitter {
     return this.res.write(envelope, () => written());
   }
 
+  /** The handler ends the stream with success (grpc-js's `end()`), with its trailers. */
+  end(trailer?: Metadata): void {
+    forEachTrailer(trailer, (key, value) => this.trailer.set(key, value));
+    this.finish();
+  }
+
   /** Ends the stream: the end-stream message, with the error if any. */
   finish(error?: ConnectError): void {
     if (this.ended) return;
     this.ended = true;
     this.clearDeadline();
     this.head();
-    this.res.end(this.endStream(error));
+    this.res.end(this.endStream(error, this.trailer));
   }
 
   private head(): void {

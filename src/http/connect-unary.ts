@@ -122,7 +122,14 @@ export class DirectUnary {
       if (timeout.error) throw timeout.error;
       const bytes = exchange.query ? messageOf(exchange.query) : await bodyOf(req, this.options.readMaxBytes);
       const request = directReceived(this.endpoint, this.serialization.getI(false), bytes, exchange.binary);
-      const scoped = directScopedCall(req, peer, remainingMs(arrived, timeout.timeoutMs), headers);
+      // Connect's unary trailers are headers named `trailer-<name>`.
+      const scoped = directScopedCall(
+        req,
+        peer,
+        remainingMs(arrived, timeout.timeoutMs),
+        headers,
+        (key, value) => (headers[`trailer-${key}`] = value),
+      );
       body = this.serialization.getO(exchange.binary).serialize(await this.endpoint.call(request, scoped));
     } catch (thrown) {
       const error =

@@ -16,10 +16,9 @@ import {
   createMethodSerializationLookup,
   type Serialization,
 } from "@connectrpc/connect/protocol";
-import type { ScopedCall } from "../grpc/call-scope";
 import { ReceivedRequest } from "../grpc/wire/received-request";
 import { RequestError } from "../grpc/wire/request-error";
-import { scopedCall } from "./grpc-call";
+import { type HttpScopedCall, scopedCall } from "./grpc-call";
 import { forEachHeader } from "./node-request";
 
 /** The router's settings the direct paths honour alike (connect-handler.ts passes the same). */
@@ -64,19 +63,24 @@ export function serializationOf(method: DescMethod, options: DirectOptions) {
   return createMethodSerializationLookup(method, options.binaryOptions, options.jsonOptions, options);
 }
 
-/** A direct path's call as the call scope sees it; what the scope sends goes to `responseHeaders`. */
+/**
+ * A direct path's call as the call scope sees it; what the scope sends goes to `responseHeaders`,
+ * the handler's trailers to `setTrailer`.
+ */
 export function directScopedCall(
   req: IncomingMessage,
   peer: string,
   timeoutMs: number | undefined,
   responseHeaders: Record<string, string>,
-): ScopedCall {
+  setTrailer: (key: string, value: string) => void,
+): HttpScopedCall {
   return scopedCall({
     protocol: "connect",
     peer,
     timeoutMs,
     forEachHeader: (visit) => forEachHeader(req, visit),
     setResponseHeader: (key, value) => (responseHeaders[key] = value),
+    setResponseTrailer: setTrailer,
   });
 }
 

@@ -6,6 +6,7 @@ import {
 } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
+import type { Registry } from "@bufbuild/protobuf";
 import { cors as connectCors } from "@connectrpc/connect";
 import cors from "cors";
 import type { CspReportIntake } from "../console/csp-report-intake";
@@ -19,6 +20,24 @@ import type { Logger } from "pino";
 
 // Connect's JSON serialization takes its text decoder from the JSON options (not in their type).
 const STRICT_UTF8 = { textDecoder: new TextDecoder("utf-8", { fatal: true }) } as object;
+
+/**
+ * The protocols and settings the door's router and direct paths serve with (connect-handler.ts):
+ * Connect and gRPC-Web, not gRPC (the gRPC port's); the body limit; strict JSON. The conformance
+ * server (test/conformance/server.ts) mounts its service with the same, and the registry its
+ * messages' google.protobuf.Any fields need in JSON (the door's messages have none).
+ */
+export function doorProtocols(readMaxBytes: number, types?: Registry) {
+  return {
+    grpc: false,
+    grpcWeb: true,
+    connect: true,
+    readMaxBytes,
+    // An unknown field is refused INVALID_ARGUMENT naming it; so is a body that is not UTF-8 (a
+    // lenient decoder would store U+FFFD where the gRPC port refuses INVALID_UTF8).
+    jsonOptions: { ignoreUnknownFields: false, ...STRICT_UTF8, ...(types ? { registry: types } : {}) },
+  };
+}
 
 /** What the HTTP listener needs: the routes, and its settings (docs/configuration.md). */
 export interface HttpListenerOptions {
@@ -57,13 +76,7 @@ export async function startHttpListener(options: HttpListenerOptions): Promise<H
   const connect = connectHandler({
     logger: options.logger,
     services: options.services,
-    grpc: false,
-    grpcWeb: true,
-    connect: true,
-    readMaxBytes: options.readMaxBytes,
-    // An unknown field is refused INVALID_ARGUMENT naming it; so is a body that is not UTF-8 (a
-    // lenient decoder would store U+FFFD where the gRPC port refuses INVALID_UTF8).
-    jsonOptions: { ignoreUnknownFields: false, ...STRICT_UTF8 },
+    ...doorProtocols(options.readMaxBytes),
   });
   const allowCors =
     options.corsOrigins.length > 0

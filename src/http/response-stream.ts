@@ -1,5 +1,6 @@
 import { EventEmitter } from "node:events";
 import { fromBinary, type DescMessage, type Message } from "@bufbuild/protobuf";
+import type { Metadata } from "@grpc/grpc-js";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { connectErrorOf, type GrpcFailure } from "./connect-error";
 
@@ -8,8 +9,9 @@ import { connectErrorOf, type GrpcFailure } from "./connect-error";
 const decoded = new WeakMap<Uint8Array, Message>();
 
 /**
- * The server-stream side of a grpc-js call, as WatchPlan's handler uses it (write with a callback
- * once the message is taken, an "error" to end the call, "cancelled" when the client goes), read by
+ * The server-stream side of a grpc-js call, as a handler uses it (write with a callback once the
+ * message is taken, an "error" to end the call, `end()` to end it with success, "cancelled" when the
+ * client goes; the trailers of an error or of `end()` go to `sendTrailer`), read by
  * Connect as an async iterable of messages. A write's callback fires when Connect takes the message
  * for its client, so the handler's outbox (watch-outbox.ts) sees a slow HTTP client as it sees a slow
  * gRPC one.
@@ -17,14 +19,17 @@ const decoded = new WeakMap<Uint8Array, Message>();
 export class ResponseStream extends EventEmitter {
   private readonly queue: { bytes: Uint8Array; written: () => void }[] = [];
   private failure: GrpcFailure | null = null;
+  private ended = false;
   private wake: (() => void) | null = null;
 
   constructor(
     private readonly output: DescMessage,
     private readonly signal: AbortSignal,
+    private readonly sendTrailer: (trailer: Metadata | undefined) => void,
   ) {
     super();
     this.on("error", (failure: GrpcFailure) => {
+      this.sendTrailer(failure.metadata);
       this.failure = failure;
       this.wake?.();
     });
@@ -42,6 +47,13 @@ export class ResponseStream extends EventEmitter {
     return true;
   }
 
+  /** The handler ends the stream with success: the messages written so far are sent, then its end. */
+  end(trailer?: Metadata): void {
+    this.sendTrailer(trailer);
+    this.ended = true;
+    this.wake?.();
+  }
+
   async *messages(): AsyncGenerator<Message> {
     for (;;) {
       const next = this.queue.shift();
@@ -56,6 +68,7 @@ export class ResponseStream extends EventEmitter {
         continue;
       }
       if (this.failure) throw connectErrorOf(this.failure);
+      if (this.ended) return;
       if (this.signal.aborted) {
         // The protocol's timeout passed: the stream ends deadline_exceeded, as over gRPC.
         const reason: unknown = this.signal.reason;
