@@ -127,7 +127,7 @@ main() {
   # The service: the Dockerfile as shipped, on the files it copies.
   build_image localhost/taskplans:test taskplans .node-base "$ROOT" "$ROOT/Dockerfile" \
     "$ROOT/package.json" "$ROOT/package-lock.json" "$ROOT/tsconfig.json" "$ROOT/tsconfig.build.json" \
-    "$ROOT/proto" "$ROOT/generated" "$ROOT/clients/ts/package.json" "$ROOT/mcp/package.json" "$ROOT/cli/package.json" "$ROOT/src" >/dev/null
+    "$ROOT/proto" "$ROOT/generated" "$ROOT/tls" "$ROOT/clients/ts/package.json" "$ROOT/mcp/package.json" "$ROOT/cli/package.json" "$ROOT/src" >/dev/null
   previous_release
   [ -n "$made_cni" ] && rm -rf /etc/cni
   ls -1 "$KUBE_IMAGES"

@@ -31,6 +31,8 @@ beforeAll(async () => {
     "tsconfig.console.json",
     "scripts",
     "src",
+    // The workspaces the build compiles first (tsc -b tls generated).
+    "tls",
     "generated",
     "proto",
     "clients",
