@@ -126,6 +126,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
     streams: () => hub.watchCount,
     queuedBytes: () => watchBuffers.queuedBytes,
     writingBytes: () => watchBuffers.writingBytes,
+    readingBytes: () => watchBuffers.readingBytes,
   });
   const services = {
     plans: planHandlers(

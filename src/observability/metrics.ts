@@ -150,11 +150,13 @@ export interface WatchFigures {
   streams(): number;
   queuedBytes(): number;
   writingBytes(): number;
+  readingBytes(): number;
 }
 
 /**
  * Gauges of this replica's WatchPlan streams: how many, and the bytes held for their clients
- * (queued behind the message being written, and being written; grpc/watch/watch-buffers.ts).
+ * (queued behind the message being written, being written, and kept for a message being read;
+ * grpc/watch/watch-buffers.ts).
  */
 export function watchGauges(registry: Registry, figures: WatchFigures): void {
   new Gauge({
@@ -167,12 +169,13 @@ export function watchGauges(registry: Registry, figures: WatchFigures): void {
   });
   new Gauge({
     name: "taskplans_watch_buffer_bytes",
-    help: "Bytes held for WatchPlan clients: queued (bounded by PLAN_WATCH_BUFFER_BYTES) or being written",
+    help: "Bytes held for WatchPlan clients, all states together bounded by PLAN_WATCH_BUFFER_BYTES: queued, being written, or kept for a message being read",
     labelNames: ["state"],
     registers: [registry],
     collect() {
       this.set({ state: "queued" }, figures.queuedBytes());
       this.set({ state: "writing" }, figures.writingBytes());
+      this.set({ state: "reading" }, figures.readingBytes());
     },
   });
 }

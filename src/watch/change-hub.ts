@@ -15,6 +15,11 @@ export interface ChangeSource {
   watchedTaskStates(taskIds: readonly string[]): Promise<Map<string, ChangeKey | null>>;
 }
 
+/** Room kept for a message while it is read (and sent): let go with `release()`. */
+export interface KeptRoom {
+  release(): void;
+}
+
 /** One stream's end of a subscription. */
 export interface ChangeSubscriber {
   /** Whether the changes it receives must carry the plan content. */
@@ -27,11 +32,12 @@ export interface ChangeSubscriber {
    */
   drained(): Promise<void> | null;
   /**
-   * Whether the stream has room now for one more change (the replica's watch memory, watch-buffers.ts).
-   * A catch-up asks before each read of the history, and ends the subscription `no-room` instead of
-   * reading what could not be sent.
+   * Room in the replica's watch memory (watch-buffers.ts) for one more change, kept for it until
+   * released; null when there is none. A catch-up takes it before each read of the history and lets
+   * it go once the page is delivered, and ends the subscription `no-room` instead of reading what
+   * could not be sent.
    */
-  room?(): boolean;
+  room?(): KeptRoom | null;
   /** The subscription ended: the task was deleted, reading failed, or the hub closed. */
   end(reason: SubscriptionEnd): void;
 }
@@ -284,17 +290,26 @@ export class ChangeHub {
     if (pending && !(await settlesWithin(pending, PAGE_HOLD_MS)))
       return { kind: "stalled", drained: pending };
     if (watch.ended) return { kind: "ended" };
-    if (watch.subscriber.room && !watch.subscriber.room()) {
+    const room = watch.subscriber.room ? watch.subscriber.room() : NO_ROOM_KEPT;
+    if (room === null) {
       this.end(feed, watch, { kind: "no-room" });
       return { kind: "ended" };
     }
+    try {
+      return await this.deliverPage(feed, watch, limit, pending !== null);
+    } finally {
+      room.release();
+    }
+  }
+
+  // Reads one page of the watch's history and delivers it at its client's pace.
+  private async deliverPage(feed: Feed, watch: Watch, limit: number, taken: boolean): Promise<PageOutcome> {
     const page = await this.source.readChanges(
       feed.taskId,
       watch.position,
       limit,
       watch.subscriber.withContent,
     );
-    let taken = pending !== null;
     for (const change of page) {
       const drained = watch.subscriber.drained();
       if (drained && !(await settlesWithin(drained, PAGE_HOLD_MS))) return { kind: "stalled", drained };
@@ -388,6 +403,9 @@ export class ChangeHub {
     if (feed.watches.size === 0 && this.feeds.get(feed.taskId) === feed) this.feeds.delete(feed.taskId);
   }
 }
+
+// A subscriber that keeps no room (a test's, or one that holds nothing per message).
+const NO_ROOM_KEPT: KeptRoom = { release: () => {} };
 
 // Whether two records are the same committed change (one read back, the other carried by its
 // notification): an import's key alone may repeat, as two imports may bring the same version.

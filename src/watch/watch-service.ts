@@ -5,7 +5,7 @@ import { reachableTask } from "../plans/pipeline/reach";
 import { requireId } from "../plans/rules/validate";
 import type { PlanStore } from "../plans/ports/plan-store";
 import type { ChangeKey, HeadRecord, StoredChange } from "../plans/ports/records";
-import type { ChangeHub, Subscription, SubscriptionEnd } from "./change-hub";
+import type { ChangeHub, KeptRoom, Subscription, SubscriptionEnd } from "./change-hub";
 
 /** What a watch sends: the snapshot it starts with (without after_version), then changes. */
 export type WatchMessage =
@@ -17,8 +17,11 @@ export interface WatchStream {
   send(message: WatchMessage): void;
   /** null when the client has been sent everything; else resolves once it has (or the stream ended). */
   drained(): Promise<void> | null;
-  /** Whether it has room now for one more message (`withContent`: one with a plan of the largest size). */
-  room?(withContent: boolean): boolean;
+  /**
+   * Room for one more message (`withContent`: one with a plan of the largest size), kept for it until
+   * released or sent; null when there is none.
+   */
+  room?(withContent: boolean): KeptRoom | null;
   /** Ends the stream with an error (a PlanError, or anything else as INTERNAL). */
   fail(error: unknown): void;
 }
@@ -56,11 +59,16 @@ export class WatchService {
       checkResumable(after, head?.version ?? 0, oldest);
       position = afterVersion(after);
     } else {
-      // A snapshot with content is read only for a stream that can take it.
-      if (request.includeContent && stream.room && !stream.room(true)) throw planErrors.watchTooSlow(null);
-      const head = await this.store.getHead(taskId);
-      stream.send({ kind: "snapshot", plan: head && !head.deleted ? head : null, at: this.clock() });
-      position = afterSnapshot(head);
+      // A snapshot with content is read only for a stream that can take it, in room kept for it.
+      const room = request.includeContent && stream.room ? stream.room(true) : null;
+      if (request.includeContent && stream.room && room === null) throw planErrors.watchTooSlow(null);
+      try {
+        const head = await this.store.getHead(taskId);
+        stream.send({ kind: "snapshot", plan: head && !head.deleted ? head : null, at: this.clock() });
+        position = afterSnapshot(head);
+      } finally {
+        room?.release();
+      }
     }
     let last = position.version;
     let subscription: Subscription | null = null;
@@ -68,7 +76,7 @@ export class WatchService {
     subscription = this.hub.watch(taskId, position, {
       withContent: request.includeContent,
       drained: () => stream.drained(),
-      ...(stream.room ? { room: () => stream.room?.(request.includeContent) ?? true } : {}),
+      ...(stream.room ? { room: () => stream.room?.(request.includeContent) ?? null } : {}),
       deliver: (change) => {
         if (gap) return;
         // An import starts the task's history again at its own version (which may be lower).

@@ -23,6 +23,12 @@ const REPLICA_BOUND = 256 * MiB;
 // The largest plan whose JSON is the longest: every character a control character, which Connect
 // JSON writes as a 6-byte escape (\u0001), so a 256 KiB plan is a 1.5 MiB message.
 const PLAN_LIMIT = 262_144;
+/**
+ * How many tasks the hundreds of streams below resume on, each with VERSIONS versions (more than
+ * the sockets' buffers absorb, so each stream stalls on a message of its own task).
+ */
+const PLANS = 64;
+const VERSIONS = 5;
 const worstPlan = (n: number) => {
   const head = `# Plan ${n}\n`;
   return head + "\u0001".repeat(PLAN_LIMIT - head.length);
@@ -122,6 +128,7 @@ describe("WatchPlan memory with clients that never read", () => {
     for (let i = 0; i < 50 && (await metric(replica, "taskplans_watch_streams")) > 0; i++) await settle(100);
     expect(await metric(replica, "taskplans_watch_streams")).toBe(0);
     expect(await metric(replica, "taskplans_watch_buffer_bytes", '{state="writing"}')).toBe(0);
+    expect(await metric(replica, "taskplans_watch_buffer_bytes", '{state="reading"}')).toBe(0);
   }, 180_000);
 
   it("a connection may hold PLAN_GRPC_MAX_CONCURRENT_STREAMS streams (100 by default), announced in its HTTP/2 settings", async () => {
@@ -151,16 +158,21 @@ describe.each([
   afterAll(async () => stop?.());
 
   it(`${streams} streams of the worst JSON plan keep the replica under its stated bound, and a bystander's GetPlan is answered`, async () => {
-    const taskId = randomId("task");
-    await client.tasks.createTask({ taskId, workspaceId: "ws-1", title: "a task" });
-    await client.plans.createPlan({ taskId, content: worstPlan(0) });
-    for (let n = 1; n < 5; n++)
-      await client.plans.updatePlan({
-        taskId,
-        content: worstPlan(n),
-        mode: WriteMode.WRITE_MODE_REPLACE,
-        expectedVersion: n,
-      });
+    // Streams of one plan share its bytes and its JSON form (encode-change.ts sharedBytes): spread
+    // over PLANS tasks, their JSON forms are more than the budget holds, so it must evict.
+    const taskIds = Array.from({ length: PLANS }, () => randomId("task"));
+    for (const [t, taskId] of taskIds.entries()) {
+      await client.tasks.createTask({ taskId, workspaceId: "ws-1", title: "a task" });
+      await client.plans.createPlan({ taskId, content: worstPlan(t * VERSIONS) });
+      for (let n = 1; n < VERSIONS; n++)
+        await client.plans.updatePlan({
+          taskId,
+          content: worstPlan(t * VERSIONS + n),
+          mode: WriteMode.WRITE_MODE_REPLACE,
+          expectedVersion: n,
+        });
+    }
+    const taskId = taskIds[0] as string;
     const bystander = randomId("task");
     await client.tasks.createTask({ taskId: bystander, workspaceId: "ws-1", title: "another task" });
     await client.plans.createPlan({ taskId: bystander, content: "# Another plan\n" });
@@ -168,22 +180,27 @@ describe.each([
     const quietMs = await getPlanMs(client, bystander);
     const before = rss(replica.pid);
 
-    const request = { taskId, afterVersion: 0, includeContent: true };
+    const request = (i: number) => ({
+      taskId: taskIds[i % PLANS] as string,
+      afterVersion: 0,
+      includeContent: true,
+    });
     const http: { close(): Promise<void> }[] = [];
     const grpc: StalledWatches[] = [];
     try {
       if (connections === streams)
-        http.push(await openStalledHttpWatches(replica.httpPort, streams, request));
+        for (let i = 0; i < PLANS; i++)
+          http.push(await openStalledHttpWatches(replica.httpPort, streams / PLANS, request(i)));
       else
         for (let c = 0; c < connections; c++)
-          grpc.push(await openStalledWatches(replica.port, streams / connections, request));
+          grpc.push(await openStalledWatches(replica.port, streams / connections, request(c)));
       // Long enough for every stream to have been served and stalled (the old code's RSS grew all along).
-      // And the task goes on changing: every stream is offered the live changes too.
+      // And a task goes on changing: its streams are offered the live changes too.
       await settle(2_000);
-      for (let n = 5; n < 8; n++)
+      for (let n = VERSIONS; n < VERSIONS + 3; n++)
         await client.plans.updatePlan({
           taskId,
-          content: worstPlan(n),
+          content: worstPlan(PLANS * VERSIONS + n),
           mode: WriteMode.WRITE_MODE_REPLACE,
           expectedVersion: n,
         });
@@ -204,6 +221,7 @@ describe.each([
       );
       expect(grown).toBeLessThan(REPLICA_BOUND);
       expect(writing).toBeLessThanOrEqual(64 * MiB);
+      expect(cut).toBeGreaterThan(0); // the budget was full: it evicted
       expect(duringMs).toBeLessThan(Math.max(20 * quietMs, 50));
       expect((await client.plans.getPlan({ taskId: bystander })).plan?.content).toBe("# Another plan\n");
     } finally {

@@ -155,6 +155,45 @@ describe("ChangeHub", () => {
     hub.close();
   });
 
+  it("a catch-up keeps its stream's room for each read and lets it go after the page, read or failed; without room it reads nothing and ends no-room", async () => {
+    const source = new MemorySource(() => 0.9);
+    for (let i = 0; i < 10; i++) source.commit();
+    const hub = new ChangeHub(source, logger, 60_000);
+    let kept = 0;
+    let taken = 0;
+    const reading = recorder();
+    const room = () => {
+      taken += 1;
+      kept += 1;
+      let released = false;
+      return { release: () => void (released || ((released = true), (kept -= 1))) };
+    };
+    hub.watch("t", { version: 0, step: 1 }, { ...reading.subscriber, room });
+    await turns(200);
+    expect(reading.keys).toHaveLength(10);
+    expect(taken).toBeGreaterThan(0);
+    expect(kept).toBe(0);
+
+    const failing = new MemorySource(() => 0.9);
+    failing.commit();
+    failing.readChanges = () => Promise.reject(new Error("the database went away"));
+    const hub2 = new ChangeHub(failing, logger, 60_000);
+    const failed = recorder();
+    hub2.watch("t", { version: 0, step: 1 }, { ...failed.subscriber, room });
+    await turns(50);
+    expect(failed.end?.kind).toBe("read-failed");
+    expect(kept).toBe(0);
+
+    const full = recorder();
+    const readsBefore = source.reads;
+    hub.watch("t", { version: 0, step: 1 }, { ...full.subscriber, room: () => null });
+    await turns(50);
+    expect(full.end).toEqual({ kind: "no-room" });
+    expect([full.keys, source.reads]).toEqual([[], readsBefore]);
+    hub.close();
+    hub2.close();
+  });
+
   it("watches of one task share the feed's reads once live", async () => {
     const source = new MemorySource(() => 0);
     const hub = new ChangeHub(source, logger, 60_000);

@@ -96,6 +96,26 @@ describe("WatchOutbox", () => {
     expect(buffers.streamCount).toBe(2);
   });
 
+  it("room kept for a message being read counts against the budget until it is released or the message offered, so streams that start together read no more than it holds", () => {
+    const buffers = new WatchBuffers(2_500);
+    const [a, b, c] = [transport(), transport(), transport()].map(
+      (t) => new WatchOutbox(t, { messages: 10, bytes: 10_000 }, buffers, never),
+    );
+    const [roomA, roomB] = [a?.room(1_000), b?.room(1_000)];
+    expect([roomA, roomB].every((room) => room !== null)).toBe(true);
+    expect(buffers.readingBytes).toBe(2_000);
+    expect(c?.room(1_000)).toBeNull(); // a third read at once would pass the budget: it is not done
+    expect(a?.offer(message(800), 1)).toBe(true); // the message read: its room is given back for it
+    expect([buffers.readingBytes, buffers.writingBytes]).toEqual([1_000, 800]);
+    roomA?.release(); // released after its message went: nothing is freed twice
+    expect(buffers.readingBytes).toBe(1_000);
+    roomB?.release(); // b read nothing after all (its history had no more)
+    expect(buffers.readingBytes).toBe(0);
+    expect(c?.room(1_000)).not.toBeNull();
+    c?.close(); // the stream ended while it read
+    expect(buffers.readingBytes).toBe(0);
+  });
+
   it("the replica's queues are shared: a message queued by several streams counts once, and a full replica refuses", () => {
     const buffers = new WatchBuffers(450); // 3 x 50 being written, and the queues
     const shared = message(200);

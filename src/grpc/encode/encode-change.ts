@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { AuthorKind } from "@taskplans/contract";
 import { PlanChange, PlanChangeKind } from "@taskplans/contract";
 import type { ChangeKind, StoredChange } from "../../plans/ports/records";
@@ -45,17 +46,46 @@ export function encodeWatchMessage(message: WatchMessage, withContent: boolean):
 // One change goes to every watcher of its task on this replica: encode it once per form.
 const encoded = new WeakMap<StoredChange, { with?: Buffer; without?: Buffer }>();
 
-/** The wire bytes of a watch message (a change's are shared by every stream that sends it). */
+/**
+ * The wire bytes of a watch message: a change's are shared by every stream that sends it, and a
+ * large message equal to one another stream holds is that one's (sharedBytes).
+ */
 export function watchMessageBytes(message: WatchMessage, withContent: boolean): Buffer {
   if (message.kind === "snapshot")
-    return Buffer.from(PlanChange.encode(encodeWatchMessage(message, withContent)).finish());
+    return sharedBytes(Buffer.from(PlanChange.encode(encodeWatchMessage(message, withContent)).finish()));
   const forms = encoded.get(message.change) ?? {};
   const key = withContent ? "with" : "without";
   let bytes = forms[key];
   if (!bytes) {
-    bytes = Buffer.from(PlanChange.encode(encodeWatchMessage(message, withContent)).finish());
+    bytes = sharedBytes(Buffer.from(PlanChange.encode(encodeWatchMessage(message, withContent)).finish()));
     forms[key] = bytes;
     encoded.set(message.change, forms);
   }
+  return bytes;
+}
+
+/** From this size on, a message is looked up among those the replica's streams hold. */
+export const SHARED_FROM_BYTES = 64 * 1024;
+// The large messages held now, by the digest of their bytes; an entry goes with its message.
+const held = new Map<string, WeakRef<Buffer>>();
+const forget = new FinalizationRegistry<string>((digest) => {
+  if (held.get(digest)?.deref() === undefined) held.delete(digest);
+});
+
+/**
+ * `bytes`, or the equal message another stream holds. Streams that read the same version on their
+ * own (catch-ups of one task, snapshots of one head) then hold one copy, and every door's form of it
+ * is made once and counted once (connect-stream.ts envelopes, watch-buffers.ts): hundreds of
+ * streams resuming together no longer each encode a 1.8 MiB JSON form of the same plan, which the
+ * allocator kept as resident memory long after it was freed (issue 54). Equal bytes are checked
+ * byte for byte, not only by digest.
+ */
+export function sharedBytes(bytes: Buffer): Buffer {
+  if (bytes.length < SHARED_FROM_BYTES) return bytes;
+  const digest = createHash("sha256").update(bytes).digest("base64");
+  const known = held.get(digest)?.deref();
+  if (known?.equals(bytes)) return known;
+  held.set(digest, new WeakRef(bytes));
+  forget.register(bytes, digest);
   return bytes;
 }

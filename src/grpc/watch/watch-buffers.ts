@@ -19,11 +19,11 @@ export const STUCK_MS = 1_000;
 /**
  * What this replica holds for its WatchPlan streams, both doors together: messages queued behind
  * the one a stream is writing, and the message each stream is writing in the form its door holds it
- * (gRPC's framed copy, Connect's JSON envelope), all under one budget (`limitBytes`,
- * PLAN_WATCH_BUFFER_BYTES), and the streams themselves under a cap (`maxStreams`). A held part is
- * counted once however many streams hold it: every watcher of a task shares the bytes of a live
- * change (encode-change.ts), so counting it per stream would cut readers for memory that is not
- * there. When a stream needs room the budget lacks, the streams whose message has waited longest
+ * (gRPC's framed copy, Connect's JSON envelope), and room kept for a message while it is read and
+ * encoded, all under one budget (`limitBytes`, PLAN_WATCH_BUFFER_BYTES), and the streams themselves
+ * under a cap (`maxStreams`). A held part is counted once however many streams hold it: every
+ * watcher of a task shares the bytes of a live change (encode-change.ts), so counting it per stream
+ * would cut readers for memory that is not there. When a stream needs room the budget lacks, the streams whose message has waited longest
  * for their client (at least STUCK_MS) are evicted until it fits; if none can be, the stream asking
  * is refused (and ends WATCH_TOO_SLOW). A client that never reads therefore holds its share only
  * until someone else needs it.
@@ -31,6 +31,7 @@ export const STUCK_MS = 1_000;
 export class WatchBuffers {
   private readonly queued = new Held();
   private readonly writing = new Held();
+  private readonly reading = new Held();
   private readonly holders = new Set<BudgetHolder>();
 
   constructor(
@@ -48,6 +49,11 @@ export class WatchBuffers {
   /** Bytes of the messages being written (in their doors' form), over all streams. */
   get writingBytes(): number {
     return this.writing.bytes;
+  }
+
+  /** Room kept for messages being read and encoded (a catch-up's read, a snapshot), over all streams. */
+  get readingBytes(): number {
+    return this.reading.bytes;
   }
 
   /** The clock stuck times are measured on (ms). */
@@ -79,12 +85,26 @@ export class WatchBuffers {
    */
   reserve(holds: readonly Hold[], requester: BudgetHolder): boolean {
     for (;;) {
-      if (this.queued.bytes + this.writing.bytes + this.needed(holds) <= this.limitBytes) return true;
+      const held = this.queued.bytes + this.writing.bytes + this.reading.bytes;
+      if (held + this.needed(holds) <= this.limitBytes) return true;
       const victim = this.longestStuck(requester);
       if (victim === null) return false;
       this.holders.delete(victim);
       victim.evict();
     }
+  }
+
+  /**
+   * Keeps room (already reserved) for a message while it is read and encoded: the reads of many
+   * streams that start together are then bounded by the budget too, not only what they send.
+   */
+  keep(hold: Hold): void {
+    this.reading.add(hold);
+  }
+
+  /** The message kept room for was sent, or will not be: its room is free. */
+  free(hold: Hold): void {
+    this.reading.remove(hold);
   }
 
   queue(holds: readonly Hold[]): void {

@@ -43,6 +43,7 @@ export class WatchOutbox implements BudgetHolder {
   private closed = false;
   private gone = false;
   private handed: number | null = null;
+  private readonly kept = new Set<Hold>();
 
   constructor(
     private readonly transport: WatchTransport,
@@ -72,6 +73,7 @@ export class WatchOutbox implements BudgetHolder {
    */
   offer(bytes: Buffer, version: number | null): boolean {
     if (this.closed) return false;
+    this.freeKept();
     if (this.writing === null) return this.hand({ bytes, version, holds: [] });
     const holds = [{ key: bytes, bytes: bytes.length }];
     const room =
@@ -86,12 +88,18 @@ export class WatchOutbox implements BudgetHolder {
   }
 
   /**
-   * Whether the replica's budget has room for a message holding `bytes` (evicting stuck streams
-   * if needed), so that the work of reading and encoding one is not done for a stream that would
-   * be refused it.
+   * Room in the replica's budget for a message holding `bytes` (evicting stuck streams if needed),
+   * kept until `release()` or until the stream offers its next message (the one it was kept for), so
+   * that the work of reading and encoding one is not done for a stream that would be refused it, nor
+   * by more streams at once than the budget holds; null when there is none.
    */
-  room(bytes: number): boolean {
-    return !this.closed && this.buffers.reserve([{ key: {}, bytes }], this);
+  room(bytes: number): { release(): void } | null {
+    if (this.closed) return null;
+    const hold = { key: {}, bytes };
+    if (!this.buffers.reserve([hold], this) || this.closed) return null;
+    this.buffers.keep(hold);
+    this.kept.add(hold);
+    return { release: () => this.free(hold) };
   }
 
   /** null when every message offered has been written; else resolves once it has (or the outbox closed). */
@@ -104,6 +112,7 @@ export class WatchOutbox implements BudgetHolder {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.freeKept();
     for (const message of this.queue) this.buffers.unqueue(message.holds);
     this.queue.length = 0;
     this.queuedBytes = 0;
@@ -125,6 +134,15 @@ export class WatchOutbox implements BudgetHolder {
     if (this.gone) return;
     this.abandon();
     this.cut(true);
+  }
+
+  private free(hold: Hold): void {
+    if (this.kept.delete(hold)) this.buffers.free(hold);
+  }
+
+  // The room kept for a message being read: the message is here (or never will be).
+  private freeKept(): void {
+    for (const hold of this.kept) this.free(hold);
   }
 
   private hand(message: Outgoing): boolean {
