@@ -512,6 +512,7 @@ describe("MCP server over the generated gRPC client", () => {
       expect(totals["refusal, full read, edit"]).toBeGreaterThan(200 * 1024);
       expect(totals["refusal, changes since V, edit"]).toBeLessThanOrEqual(2048);
       expect(totals["edit with merge=true"]).toBeLessThanOrEqual(2048);
+      expect(totals["neighbouring tick, edit with merge=true"]).toBeLessThanOrEqual(1024);
     });
 
     it("a merge conflict writes nothing and shows the conflicting lines, with the next action in tool names", async () => {

@@ -1,3 +1,4 @@
+import { MergeMethod } from "@taskplans/contract";
 import { rpcError } from "../harness/calls/rpc";
 import { planState } from "../harness/model/plan-state";
 import { DATABASES, startTestApp, type TestApp } from "../harness/servers/test-app";
@@ -41,6 +42,7 @@ describe.each(DATABASES)("merging a stale write, on $label", ({ dialect }) => {
       author: agent,
     });
     expect(written.merge).toEqual({ fromVersion: 1, toVersion: 2 });
+    expect(written.mergeMethod).toBe(MergeMethod.MERGE_METHOD_EDIT_REAPPLIED);
     expect([written.plan?.version, written.revision?.coalesced]).toEqual([3, false]);
     const { plan } = await app.plans.getPlan({ taskId });
     expect(plan?.content).toBe("# Plan\n\n- [x] one\n- [ ] two\n- [ ] three\n- [x] four\n");
@@ -66,6 +68,7 @@ describe.each(DATABASES)("merging a stale write, on $label", ({ dialect }) => {
       merge: true,
     });
     expect(replaced.merge).toEqual({ fromVersion: 1, toVersion: 2 });
+    expect(replaced.mergeMethod).toBe(MergeMethod.MERGE_METHOD_LINES);
     const created = await app.plans.createPlan({
       taskId,
       expectedVersion: 2,
@@ -86,7 +89,7 @@ describe.each(DATABASES)("merging a stale write, on $label", ({ dialect }) => {
       content: `${PLAN}- [ ] five\n`,
       merge: true,
     });
-    expect([written.merge, written.plan?.version]).toEqual([undefined, 2]);
+    expect([written.merge, written.mergeMethod, written.plan?.version]).toEqual([undefined, undefined, 2]);
   });
 
   it("a conflict is ABORTED MERGE_CONFLICT with the regions, and writes nothing", async () => {
@@ -188,22 +191,91 @@ describe.each(DATABASES)("merging a stale write, on $label", ({ dialect }) => {
       author: agent,
     });
     expect([written.merge, written.plan?.version]).toEqual([{ fromVersion: 1, toVersion: 2 }, 3]);
+    expect(written.mergeMethod).toBe(MergeMethod.MERGE_METHOD_EDIT_REAPPLIED);
     const { plan } = await app.plans.getPlan({ taskId });
     expect(plan?.content).toBe("# Plan\n- [ ] a\n- [ ] b\n- [x] c\n- [x] d\n");
+    // The same tick sent as a whole document is line-merged: neighbouring lines merge.
+    const replaced = await app.plans.updatePlan({
+      taskId,
+      expectedVersion: 2,
+      content: "# Plan\n- [ ] a\n- [x] b\n- [x] c\n- [ ] d\n",
+      merge: true,
+      author: agent,
+    });
+    expect([replaced.merge, replaced.mergeMethod]).toEqual([
+      { fromVersion: 2, toVersion: 3 },
+      MergeMethod.MERGE_METHOD_LINES,
+    ]);
+    expect((await app.plans.getPlan({ taskId })).plan?.content).toBe(
+      "# Plan\n- [ ] a\n- [x] b\n- [x] c\n- [x] d\n",
+    );
+  });
+
+  it("a stale edit whose old_text is still unique is re-applied, even on a line the other writer changed too", async () => {
+    const { taskId } = await app.planWith("# Plan\n- [ ] write the migration\n- [ ] test it\n");
+    await app.plans.editPlan({
+      taskId,
+      expectedVersion: 1,
+      oldText: "the migration\n",
+      newText: "the migration (owner: Ada)\n",
+      author: person,
+    });
+    const written = await app.plans.editPlan({
+      taskId,
+      expectedVersion: 1,
+      oldText: "- [ ] write",
+      newText: "- [x] write",
+      merge: true,
+      author: agent,
+    });
+    expect([written.merge, written.mergeMethod, written.plan?.version]).toEqual([
+      { fromVersion: 1, toVersion: 2 },
+      MergeMethod.MERGE_METHOD_EDIT_REAPPLIED,
+      3,
+    ]);
+    const { plan } = await app.plans.getPlan({ taskId });
+    expect(plan?.content).toBe("# Plan\n- [x] write the migration (owner: Ada)\n- [ ] test it\n");
+    const { revision } = await app.plans.getPlanRevision({ taskId, revisionId: written.revision?.id ?? "" });
+    expect([revision?.merge, revision?.authorName]).toEqual([{ fromVersion: 1, toVersion: 2 }, "planner"]);
+  });
+
+  it("a stale edit whose old_text is now ambiguous falls back to the line merge, and its conflict writes nothing", async () => {
+    const { taskId } = await app.planWith("# Plan\n- [ ] a\n- [ ] d\n");
+    // The other writer moved "- [ ] d" up and left a longer item where it was: "- [ ] d" occurs twice.
+    await app.plans.updatePlan({
+      taskId,
+      expectedVersion: 1,
+      content: "# Plan\n- [ ] d\n- [ ] a\n- [ ] d later\n",
+      author: person,
+    });
+    const before = await planState(app.plans, taskId);
+    const failure = await rpcError(
+      app.plans.editPlan({
+        taskId,
+        expectedVersion: 1,
+        oldText: "- [ ] d",
+        newText: "- [x] d",
+        merge: true,
+        author: agent,
+      }),
+    );
+    expect([failure.code, failure.reason]).toEqual([10, "MERGE_CONFLICT"]);
+    expect(await planState(app.plans, taskId)).toEqual(before);
   });
 
   // Each merge is prepared before the task's lock, on a read of its own; a writer whose read is
   // overtaken by another's commit prepares again on the new state (write-pipeline.ts prepared).
+  // Whole documents, so that each is line-merged (a stale edit would be re-applied instead).
   it("six stale writers merging at once each land once, on the state before them", async () => {
     const items = ["a", "b", "c", "d", "e", "f"];
-    const { taskId } = await app.planWith(`# Plan\n\n${items.map((i) => `- [ ] ${i}\n`).join("\n")}`);
+    const plan = `# Plan\n\n${items.map((i) => `- [ ] ${i}\n`).join("\n")}`;
+    const { taskId } = await app.planWith(plan);
     const written = await Promise.all(
       items.map((item) =>
-        app.client().plans.editPlan({
+        app.client().plans.updatePlan({
           taskId,
           expectedVersion: 1,
-          oldText: `- [ ] ${item}`,
-          newText: `- [x] ${item}`,
+          content: plan.replace(`- [ ] ${item}`, `- [x] ${item}`),
           merge: true,
           author: agent,
         }),
@@ -216,8 +288,8 @@ describe.each(DATABASES)("merging a stale write, on $label", ({ dialect }) => {
       const version = w.plan?.version ?? 0;
       expect(w.merge ?? null).toEqual(version === 2 ? null : { fromVersion: 1, toVersion: version - 1 });
     }
-    const { plan } = await app.plans.getPlan({ taskId });
-    expect(plan?.content).toBe(`# Plan\n\n${items.map((i) => `- [x] ${i}\n`).join("\n")}`);
+    const stored = (await app.plans.getPlan({ taskId })).plan;
+    expect(stored?.content).toBe(`# Plan\n\n${items.map((i) => `- [x] ${i}\n`).join("\n")}`);
   });
 
   it("a retry with the same request_id answers the merged write again and writes nothing", async () => {

@@ -3,6 +3,7 @@ import type {
   AuthorKind as DomainAuthorKind,
   HeadRecord,
   MergeMarker,
+  MergeMethod,
   RevisionMeta,
   RevisionRecord,
   TaskRecord,
@@ -11,6 +12,7 @@ import {
   type Author,
   AuthorKind,
   type MergeMarker as MergeMarkerMessage,
+  MergeMethod as MergeMethodMessage,
   type Plan,
   type PlanRevision,
   WriteMode,
@@ -100,8 +102,14 @@ export function encodeWriteResult(result: WriteResult): WritePlanResponse {
     revision: result.revision,
     truncation: result.truncation ?? undefined,
     merge: encodeMergeMarker(result.merge),
+    mergeMethod: result.mergeMethod ? MERGE_METHOD[result.mergeMethod] : undefined,
   };
 }
+
+const MERGE_METHOD: Readonly<Record<MergeMethod, MergeMethodMessage>> = {
+  lines: MergeMethodMessage.MERGE_METHOD_LINES,
+  edit: MergeMethodMessage.MERGE_METHOD_EDIT_REAPPLIED,
+};
 
 export function encodeAuthorKind(kind: DomainAuthorKind): AuthorKind {
   return kind === "agent" ? AuthorKind.AUTHOR_KIND_AGENT : AuthorKind.AUTHOR_KIND_USER;

@@ -153,6 +153,13 @@ export interface MergeMarker {
   readonly toVersion: number;
 }
 
+/**
+ * How a stale write was merged (told in its answer, not kept on the revision): `lines`, the
+ * line-based three-way merge; `edit`, an exact edit whose old_text occurs exactly once in the
+ * current content, re-applied there (writes/stale-merge.ts reappliedEdit).
+ */
+export type MergeMethod = "lines" | "edit";
+
 /** Revision metadata (everything but the content). */
 export interface RevisionMeta {
   readonly id: string;

@@ -1,4 +1,11 @@
-import type { ContentChange, HeadWrite, MergeMarker, PlanCommit, RevisionMeta } from "../ports/records";
+import type {
+  ContentChange,
+  HeadWrite,
+  MergeMarker,
+  MergeMethod,
+  PlanCommit,
+  RevisionMeta,
+} from "../ports/records";
 import type { Author } from "../rules/author";
 import { contentChange } from "../changes/change-rows";
 import { historyAllowance } from "../pipeline/history-budget";
@@ -39,6 +46,8 @@ export interface WriteResult {
   readonly truncation: Truncation | null;
   /** The versions a merged write merged over (absent or null: it did not merge). */
   readonly merge?: MergeMarker | null;
+  /** How it merged (stale-merge.ts MergeMethod; absent or null: it did not merge). */
+  readonly mergeMethod?: MergeMethod | null;
 }
 
 /** Reported when an acknowledged reduction was stored. */
@@ -63,9 +72,11 @@ export function commitContent(
     readonly revertOfRevisionId: string | null;
     readonly truncation: Truncation | null;
     readonly merge?: MergeMarker | null;
+    readonly mergeMethod?: MergeMethod | null;
   },
 ): Decision<WriteResult> {
   const merge = write.merge ?? null;
+  const mergeMethod = write.mergeMethod ?? null;
   const { live, latest } = state;
   const title = write.title || live?.title || limits.defaultTitle;
   const { bytes: contentBytes, chars: contentChars } = write.content;
@@ -149,6 +160,6 @@ export function commitContent(
   return {
     commit,
     stored: { planBytes: contentBytes, coalesced: coalesce },
-    result: { plan, revision: written, truncation: write.truncation, merge },
+    result: { plan, revision: written, truncation: write.truncation, merge, mergeMethod },
   };
 }

@@ -9,8 +9,8 @@ import {
 } from "./content-commit";
 import { applyExactEdit } from "../rules/exact-edit";
 import { planErrors } from "../errors";
-import { mergeBaseVersion, mergedContent, type Premerged, premerge } from "./stale-merge";
-import type { LockedHead, MergeMarker, ReadKind } from "../ports/records";
+import { mergeBaseVersion, type MergedContent, mergedContent, type Premerged, premerge } from "./stale-merge";
+import type { LockedHead, ReadKind } from "../ports/records";
 import { isSuspiciousReduction } from "../rules/reduction";
 import type { RequestKey } from "../pipeline/idempotency";
 import { checkSize, type WriteMode } from "../rules/validate";
@@ -121,7 +121,7 @@ export function decideReplace(
   if (merged === null) checkVersion(write, state);
   const content = wholeContent(merged?.content ?? write.content);
   if (merged !== null) checkMerged(content);
-  return commitNew(write, state, env, content, judgeReduction(write, state, content), merged?.marker ?? null);
+  return commitNew(write, state, env, content, judgeReduction(write, state, content), merged);
 }
 
 /**
@@ -144,7 +144,7 @@ export function decideEdit(
     content = wholeContent(edited);
     checkMerged(content);
   }
-  return commitNew(write, state, env, content, judgeReduction(write, state, content), merged?.marker ?? null);
+  return commitNew(write, state, env, content, judgeReduction(write, state, content), merged);
 }
 
 // What a write's own document met before the lock, its merged (or edited) document meets here:
@@ -185,8 +185,9 @@ function commitNew(
   env: WriteEnv,
   content: StoredContent,
   truncation: Truncation | null,
-  merge: MergeMarker | null = null,
+  merged: MergedContent | null = null,
 ): Decision<WriteResult> {
+  const merge = merged?.marker ?? null;
   return commitContent(state, env, {
     title: write.title,
     content,
@@ -197,6 +198,7 @@ function commitNew(
     revertOfRevisionId: null,
     truncation,
     merge,
+    mergeMethod: merged?.method ?? null,
   });
 }
 

@@ -1,7 +1,7 @@
 import { planErrors } from "../errors";
-import { applyExactEdit } from "../rules/exact-edit";
+import { applyExactEdit, countOccurrences } from "../rules/exact-edit";
 import { renderConflicts } from "../changes/merge-conflicts";
-import type { HeadRecord, MergeMarker, VersionContent } from "../ports/records";
+import type { HeadRecord, MergeMarker, MergeMethod, VersionContent } from "../ports/records";
 import { type MergeResult, mergeThreeWay, mergeThreeWaySliced } from "../changes/three-way-merge";
 import { PreparationStale, type WriteSnapshot, type WriteState } from "../pipeline/write-command";
 
@@ -15,10 +15,11 @@ export interface MergeRequest {
   readonly content: string;
 }
 
-/** The content a merged write stores, and the versions it merged over. */
+/** The content a merged write stores, the versions it merged over, and how it merged. */
 export interface MergedContent {
   readonly content: string;
   readonly marker: MergeMarker;
+  readonly method: MergeMethod;
 }
 
 /**
@@ -55,6 +56,9 @@ export async function premerge(write: MergeRequest, snapshot: WriteSnapshot): Pr
     return { texts: null, result: null };
   }
   if (texts === null) return { texts: null, result: null };
+  // An edit that re-applies needs no line merge (if it no longer does under the lock, the decision
+  // finds nothing prepared and the pipeline prepares again).
+  if (reappliedEdit(write, texts.theirs) !== null) return { texts, result: null };
   return { texts, result: await mergeThreeWaySliced(texts.base, texts.ours, texts.theirs) };
 }
 
@@ -63,8 +67,10 @@ export async function premerge(write: MergeRequest, snapshot: WriteSnapshot): Pr
  * does not merge (merge not asked, no live plan, or expected_version current: an ordinary write).
  * Otherwise base = the content at expected_version as read under the lock (HISTORY_UNAVAILABLE when
  * it could not be derived), ours = the caller's document, or its edit applied to the base (old_text
- * counted there: EDIT_TEXT_NOT_FOUND / EDIT_TEXT_NOT_UNIQUE), theirs = the current content; a
- * conflict is MERGE_CONFLICT with the bounded regions. The caller then holds the merged content to
+ * counted there: EDIT_TEXT_NOT_FOUND / EDIT_TEXT_NOT_UNIQUE), theirs = the current content. An edit
+ * whose old_text occurs exactly once in theirs too is re-applied there (method `edit`: what a fresh
+ * edit after a re-read would do); any other write is line-merged (method `lines`), a conflict being
+ * MERGE_CONFLICT with the bounded regions. The caller then holds the merged content to
  * every rule of an ordinary write of it. The merge itself is `premerged`'s, prepared before the lock;
  * when that merged other texts (a write landed in between) the decision throws PreparationStale
  * and the pipeline prepares again. Only a write never prepared (its snapshot read failed, or a
@@ -80,6 +86,9 @@ export function mergedContent(
   const texts = mergeTexts(write, live, atVersion);
   if (texts === null || live === null || expected === undefined) return null;
   const { base, ours, theirs } = texts;
+  const marker = { fromVersion: expected, toVersion: live.version };
+  const reapplied = reappliedEdit(write, theirs);
+  if (reapplied !== null) return { content: reapplied, marker, method: "edit" };
   let result: MergeResult;
   if (premerged === null) result = mergeThreeWay(base, ours, theirs);
   else if (premerged.result !== null && sameTexts(premerged.texts, texts)) result = premerged.result;
@@ -94,7 +103,21 @@ export function mergedContent(
       tooDifferent,
     );
   }
-  return { content: result.content, marker: { fromVersion: expected, toVersion: live.version } };
+  return { content: result.content, marker, method: "lines" };
+}
+
+/**
+ * A stale exact edit re-applied to the current content `theirs`: null unless it is an edit whose
+ * old_text occurs there exactly once (it occurred exactly once in the content the caller read too,
+ * or mergeTexts refused it already, so the caller never edits text it did not see). Linear in the
+ * plan and old_text (countOccurrences).
+ */
+export function reappliedEdit(write: MergeRequest, theirs: string): string | null {
+  if (write.mode !== "edit") return null;
+  const oldText = write.oldText ?? "";
+  const { count, first } = countOccurrences(theirs, oldText);
+  if (count !== 1) return null;
+  return theirs.slice(0, first) + write.content + theirs.slice(first + oldText.length);
 }
 
 /** The three texts of a merge: the base, the caller's side and the current content. */

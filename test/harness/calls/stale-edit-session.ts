@@ -10,15 +10,22 @@ import { createPlanMcpServer } from "@taskplans/mcp";
  * message per line over stdio, the newline not counted) it sends and receives. The agent reads a
  * checklist plan of `size` bytes at version V; another writer ticks one box (one line of about 40
  * bytes changes);
- * the agent's one-line edit, still based on V, then recovers one of three ways. Used by
+ * the agent's one-line edit, still based on V, then recovers one of three ways, or is the tick of
+ * the neighbouring box, sent with merge=true. Used by
  * bench/changes/ (figures) and test/integration/mcp.test.ts (the 2 KiB target, bytes only).
  */
 export type RecoveryPath =
-  "refusal, full read, edit" | "refusal, changes since V, edit" | "edit with merge=true";
+  | "refusal, full read, edit"
+  | "refusal, changes since V, edit"
+  | "edit with merge=true"
+  | "neighbouring tick, edit with merge=true";
 export const RECOVERY_PATHS: readonly RecoveryPath[] = [
   "refusal, full read, edit",
   "refusal, changes since V, edit",
   "edit with merge=true",
+  // Issue 56: the agent ticks the box right below the one the other writer ticked (a line merge
+  // refused it as one region; a stale exact edit is now re-applied).
+  "neighbouring tick, edit with merge=true",
 ];
 
 /** Bytes the agent sent and received, and the tool calls it made. */
@@ -100,10 +107,15 @@ export async function staleEditSession(
       newText: ticked.replace("- [ ] ", "- [x] "),
       author: { kind: 2, name: "Ana" },
     });
-    // The agent's one-line edit, based on V: a line away from the ticked one.
-    const mine = lineOf(content, Math.max(6, Math.floor(content.split("\n").length / 2)));
-    const edit = { old_text: mine, new_text: `${mine} - in progress (agent)` };
-    if (path === "edit with merge=true") {
+    // The agent's one-line edit, based on V: a line away from the ticked one, or (neighbouring
+    // tick) the tick of the box right below it.
+    const neighbour = path === "neighbouring tick, edit with merge=true";
+    const mine = lineOf(content, neighbour ? 4 : Math.max(6, Math.floor(content.split("\n").length / 2)));
+    const edit = {
+      old_text: mine,
+      new_text: neighbour ? mine.replace("- [ ] ", "- [x] ") : `${mine} - in progress (agent)`,
+    };
+    if (path === "edit with merge=true" || neighbour) {
       await call("edit_task_plan", { ...edit, expected_version: version, merge: true });
     } else {
       await call("edit_task_plan", { ...edit, expected_version: version }); // refused: VERSION_MISMATCH

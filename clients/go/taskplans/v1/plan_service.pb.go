@@ -75,6 +75,60 @@ func (RestoreStatus) EnumDescriptor() ([]byte, []int) {
 	return file_taskplans_v1_plan_service_proto_rawDescGZIP(), []int{0}
 }
 
+// How a stale write was merged (WritePlanResponse.merge_method).
+type MergeMethod int32
+
+const (
+	// The write did not merge.
+	MergeMethod_MERGE_METHOD_UNSPECIFIED MergeMethod = 0
+	// The line-based three-way merge of the write's document with the current content.
+	MergeMethod_MERGE_METHOD_LINES MergeMethod = 1
+	// An EditPlan whose old_text occurs exactly once in the current content (as in the version it
+	// was based on): the replacement was applied there, as a fresh edit after a re-read would be.
+	MergeMethod_MERGE_METHOD_EDIT_REAPPLIED MergeMethod = 2
+)
+
+// Enum value maps for MergeMethod.
+var (
+	MergeMethod_name = map[int32]string{
+		0: "MERGE_METHOD_UNSPECIFIED",
+		1: "MERGE_METHOD_LINES",
+		2: "MERGE_METHOD_EDIT_REAPPLIED",
+	}
+	MergeMethod_value = map[string]int32{
+		"MERGE_METHOD_UNSPECIFIED":    0,
+		"MERGE_METHOD_LINES":          1,
+		"MERGE_METHOD_EDIT_REAPPLIED": 2,
+	}
+)
+
+func (x MergeMethod) Enum() *MergeMethod {
+	p := new(MergeMethod)
+	*p = x
+	return p
+}
+
+func (x MergeMethod) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (MergeMethod) Descriptor() protoreflect.EnumDescriptor {
+	return file_taskplans_v1_plan_service_proto_enumTypes[1].Descriptor()
+}
+
+func (MergeMethod) Type() protoreflect.EnumType {
+	return &file_taskplans_v1_plan_service_proto_enumTypes[1]
+}
+
+func (x MergeMethod) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use MergeMethod.Descriptor instead.
+func (MergeMethod) EnumDescriptor() ([]byte, []int) {
+	return file_taskplans_v1_plan_service_proto_rawDescGZIP(), []int{1}
+}
+
 // What a PlanChange reports.
 type PlanChangeKind int32
 
@@ -137,11 +191,11 @@ func (x PlanChangeKind) String() string {
 }
 
 func (PlanChangeKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_taskplans_v1_plan_service_proto_enumTypes[1].Descriptor()
+	return file_taskplans_v1_plan_service_proto_enumTypes[2].Descriptor()
 }
 
 func (PlanChangeKind) Type() protoreflect.EnumType {
-	return &file_taskplans_v1_plan_service_proto_enumTypes[1]
+	return &file_taskplans_v1_plan_service_proto_enumTypes[2]
 }
 
 func (x PlanChangeKind) Number() protoreflect.EnumNumber {
@@ -150,7 +204,7 @@ func (x PlanChangeKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use PlanChangeKind.Descriptor instead.
 func (PlanChangeKind) EnumDescriptor() ([]byte, []int) {
-	return file_taskplans_v1_plan_service_proto_rawDescGZIP(), []int{1}
+	return file_taskplans_v1_plan_service_proto_rawDescGZIP(), []int{2}
 }
 
 // Request of PlanService.GetPlan.
@@ -926,7 +980,10 @@ type WritePlanResponse struct {
 	Truncation *Truncation `protobuf:"bytes,3,opt,name=truncation,proto3,oneof" json:"truncation,omitempty"`
 	// Present only when the write merged (merge set and expected_version stale): the versions it
 	// merged over. The written revision carries the same marker (PlanRevision.merge).
-	Merge         *MergeMarker `protobuf:"bytes,4,opt,name=merge,proto3,oneof" json:"merge,omitempty"`
+	Merge *MergeMarker `protobuf:"bytes,4,opt,name=merge,proto3,oneof" json:"merge,omitempty"`
+	// Present with merge: how the stale write was merged (see "Merging a stale write"). Absent when
+	// the write did not merge. Told in this answer only; the revision keeps no record of it.
+	MergeMethod   *MergeMethod `protobuf:"varint,5,opt,name=merge_method,json=mergeMethod,proto3,enum=taskplans.v1.MergeMethod,oneof" json:"merge_method,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -987,6 +1044,13 @@ func (x *WritePlanResponse) GetMerge() *MergeMarker {
 		return x.Merge
 	}
 	return nil
+}
+
+func (x *WritePlanResponse) GetMergeMethod() MergeMethod {
+	if x != nil && x.MergeMethod != nil {
+		return *x.MergeMethod
+	}
+	return MergeMethod_MERGE_METHOD_UNSPECIFIED
 }
 
 // Request of PlanService.DeletePlan.
@@ -2166,16 +2230,18 @@ const file_taskplans_v1_plan_service_proto_rawDesc = "" +
 	"\x05title\x18\x02 \x01(\tH\x00R\x05title\x88\x01\x01\x12\x18\n" +
 	"\acontent\x18\x03 \x01(\tR\acontent\x12,\n" +
 	"\x06author\x18\x04 \x01(\v2\x14.taskplans.v1.AuthorR\x06authorB\b\n" +
-	"\x06_title\"\x84\x02\n" +
+	"\x06_title\"\xd8\x02\n" +
 	"\x11WritePlanResponse\x12&\n" +
 	"\x04plan\x18\x01 \x01(\v2\x12.taskplans.v1.PlanR\x04plan\x129\n" +
 	"\brevision\x18\x02 \x01(\v2\x1d.taskplans.v1.WrittenRevisionR\brevision\x12=\n" +
 	"\n" +
 	"truncation\x18\x03 \x01(\v2\x18.taskplans.v1.TruncationH\x00R\n" +
 	"truncation\x88\x01\x01\x124\n" +
-	"\x05merge\x18\x04 \x01(\v2\x19.taskplans.v1.MergeMarkerH\x01R\x05merge\x88\x01\x01B\r\n" +
+	"\x05merge\x18\x04 \x01(\v2\x19.taskplans.v1.MergeMarkerH\x01R\x05merge\x88\x01\x01\x12A\n" +
+	"\fmerge_method\x18\x05 \x01(\x0e2\x19.taskplans.v1.MergeMethodH\x02R\vmergeMethod\x88\x01\x01B\r\n" +
 	"\v_truncationB\b\n" +
-	"\x06_merge\"q\n" +
+	"\x06_mergeB\x0f\n" +
+	"\r_merge_method\"q\n" +
 	"\x11DeletePlanRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12.\n" +
 	"\x10expected_version\x18\x02 \x01(\x04H\x00R\x0fexpectedVersion\x88\x01\x01B\x13\n" +
@@ -2258,7 +2324,11 @@ const file_taskplans_v1_plan_service_proto_rawDesc = "" +
 	"\rRestoreStatus\x12\x1e\n" +
 	"\x1aRESTORE_STATUS_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17RESTORE_STATUS_RESTORED\x10\x01\x12\"\n" +
-	"\x1eRESTORE_STATUS_ALREADY_CURRENT\x10\x02*\x96\x02\n" +
+	"\x1eRESTORE_STATUS_ALREADY_CURRENT\x10\x02*d\n" +
+	"\vMergeMethod\x12\x1c\n" +
+	"\x18MERGE_METHOD_UNSPECIFIED\x10\x00\x12\x16\n" +
+	"\x12MERGE_METHOD_LINES\x10\x01\x12\x1f\n" +
+	"\x1bMERGE_METHOD_EDIT_REAPPLIED\x10\x02*\x96\x02\n" +
 	"\x0ePlanChangeKind\x12 \n" +
 	"\x1cPLAN_CHANGE_KIND_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19PLAN_CHANGE_KIND_SNAPSHOT\x10\x01\x12\x1c\n" +
@@ -2300,114 +2370,116 @@ func file_taskplans_v1_plan_service_proto_rawDescGZIP() []byte {
 	return file_taskplans_v1_plan_service_proto_rawDescData
 }
 
-var file_taskplans_v1_plan_service_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_taskplans_v1_plan_service_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
 var file_taskplans_v1_plan_service_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_taskplans_v1_plan_service_proto_goTypes = []any{
 	(RestoreStatus)(0),                        // 0: taskplans.v1.RestoreStatus
-	(PlanChangeKind)(0),                       // 1: taskplans.v1.PlanChangeKind
-	(*GetPlanRequest)(nil),                    // 2: taskplans.v1.GetPlanRequest
-	(*GetPlanResponse)(nil),                   // 3: taskplans.v1.GetPlanResponse
-	(*EditPlanRequest)(nil),                   // 4: taskplans.v1.EditPlanRequest
-	(*RestorePlanRevisionRequest)(nil),        // 5: taskplans.v1.RestorePlanRevisionRequest
-	(*RestorePlanRevisionResponse)(nil),       // 6: taskplans.v1.RestorePlanRevisionResponse
-	(*CreatePlanRequest)(nil),                 // 7: taskplans.v1.CreatePlanRequest
-	(*UpdatePlanRequest)(nil),                 // 8: taskplans.v1.UpdatePlanRequest
-	(*SavePlanRequest)(nil),                   // 9: taskplans.v1.SavePlanRequest
-	(*WritePlanResponse)(nil),                 // 10: taskplans.v1.WritePlanResponse
-	(*DeletePlanRequest)(nil),                 // 11: taskplans.v1.DeletePlanRequest
-	(*DeletePlanResponse)(nil),                // 12: taskplans.v1.DeletePlanResponse
-	(*ListPlanRevisionsRequest)(nil),          // 13: taskplans.v1.ListPlanRevisionsRequest
-	(*ListPlanRevisionsResponse)(nil),         // 14: taskplans.v1.ListPlanRevisionsResponse
-	(*GetPlanRevisionRequest)(nil),            // 15: taskplans.v1.GetPlanRevisionRequest
-	(*GetPlanRevisionResponse)(nil),           // 16: taskplans.v1.GetPlanRevisionResponse
-	(*RevertPlanRequest)(nil),                 // 17: taskplans.v1.RevertPlanRequest
-	(*MarkImplementationStartedRequest)(nil),  // 18: taskplans.v1.MarkImplementationStartedRequest
-	(*MarkImplementationStartedResponse)(nil), // 19: taskplans.v1.MarkImplementationStartedResponse
-	(*WatchPlanRequest)(nil),                  // 20: taskplans.v1.WatchPlanRequest
-	(*PlanChange)(nil),                        // 21: taskplans.v1.PlanChange
-	(*GetPlanChangesRequest)(nil),             // 22: taskplans.v1.GetPlanChangesRequest
-	(*GetPlanChangesResponse)(nil),            // 23: taskplans.v1.GetPlanChangesResponse
-	(*PlanDiff)(nil),                          // 24: taskplans.v1.PlanDiff
-	(*PlanChangeSummary)(nil),                 // 25: taskplans.v1.PlanChangeSummary
-	(*DiffPlanRevisionsRequest)(nil),          // 26: taskplans.v1.DiffPlanRevisionsRequest
-	(*DiffPlanRevisionsResponse)(nil),         // 27: taskplans.v1.DiffPlanRevisionsResponse
-	(*Plan)(nil),                              // 28: taskplans.v1.Plan
-	(*Author)(nil),                            // 29: taskplans.v1.Author
-	(*WrittenRevision)(nil),                   // 30: taskplans.v1.WrittenRevision
-	(WriteMode)(0),                            // 31: taskplans.v1.WriteMode
-	(*Truncation)(nil),                        // 32: taskplans.v1.Truncation
-	(*MergeMarker)(nil),                       // 33: taskplans.v1.MergeMarker
-	(*PlanRevision)(nil),                      // 34: taskplans.v1.PlanRevision
-	(*timestamppb.Timestamp)(nil),             // 35: google.protobuf.Timestamp
+	(MergeMethod)(0),                          // 1: taskplans.v1.MergeMethod
+	(PlanChangeKind)(0),                       // 2: taskplans.v1.PlanChangeKind
+	(*GetPlanRequest)(nil),                    // 3: taskplans.v1.GetPlanRequest
+	(*GetPlanResponse)(nil),                   // 4: taskplans.v1.GetPlanResponse
+	(*EditPlanRequest)(nil),                   // 5: taskplans.v1.EditPlanRequest
+	(*RestorePlanRevisionRequest)(nil),        // 6: taskplans.v1.RestorePlanRevisionRequest
+	(*RestorePlanRevisionResponse)(nil),       // 7: taskplans.v1.RestorePlanRevisionResponse
+	(*CreatePlanRequest)(nil),                 // 8: taskplans.v1.CreatePlanRequest
+	(*UpdatePlanRequest)(nil),                 // 9: taskplans.v1.UpdatePlanRequest
+	(*SavePlanRequest)(nil),                   // 10: taskplans.v1.SavePlanRequest
+	(*WritePlanResponse)(nil),                 // 11: taskplans.v1.WritePlanResponse
+	(*DeletePlanRequest)(nil),                 // 12: taskplans.v1.DeletePlanRequest
+	(*DeletePlanResponse)(nil),                // 13: taskplans.v1.DeletePlanResponse
+	(*ListPlanRevisionsRequest)(nil),          // 14: taskplans.v1.ListPlanRevisionsRequest
+	(*ListPlanRevisionsResponse)(nil),         // 15: taskplans.v1.ListPlanRevisionsResponse
+	(*GetPlanRevisionRequest)(nil),            // 16: taskplans.v1.GetPlanRevisionRequest
+	(*GetPlanRevisionResponse)(nil),           // 17: taskplans.v1.GetPlanRevisionResponse
+	(*RevertPlanRequest)(nil),                 // 18: taskplans.v1.RevertPlanRequest
+	(*MarkImplementationStartedRequest)(nil),  // 19: taskplans.v1.MarkImplementationStartedRequest
+	(*MarkImplementationStartedResponse)(nil), // 20: taskplans.v1.MarkImplementationStartedResponse
+	(*WatchPlanRequest)(nil),                  // 21: taskplans.v1.WatchPlanRequest
+	(*PlanChange)(nil),                        // 22: taskplans.v1.PlanChange
+	(*GetPlanChangesRequest)(nil),             // 23: taskplans.v1.GetPlanChangesRequest
+	(*GetPlanChangesResponse)(nil),            // 24: taskplans.v1.GetPlanChangesResponse
+	(*PlanDiff)(nil),                          // 25: taskplans.v1.PlanDiff
+	(*PlanChangeSummary)(nil),                 // 26: taskplans.v1.PlanChangeSummary
+	(*DiffPlanRevisionsRequest)(nil),          // 27: taskplans.v1.DiffPlanRevisionsRequest
+	(*DiffPlanRevisionsResponse)(nil),         // 28: taskplans.v1.DiffPlanRevisionsResponse
+	(*Plan)(nil),                              // 29: taskplans.v1.Plan
+	(*Author)(nil),                            // 30: taskplans.v1.Author
+	(*WrittenRevision)(nil),                   // 31: taskplans.v1.WrittenRevision
+	(WriteMode)(0),                            // 32: taskplans.v1.WriteMode
+	(*Truncation)(nil),                        // 33: taskplans.v1.Truncation
+	(*MergeMarker)(nil),                       // 34: taskplans.v1.MergeMarker
+	(*PlanRevision)(nil),                      // 35: taskplans.v1.PlanRevision
+	(*timestamppb.Timestamp)(nil),             // 36: google.protobuf.Timestamp
 }
 var file_taskplans_v1_plan_service_proto_depIdxs = []int32{
-	28, // 0: taskplans.v1.GetPlanResponse.plan:type_name -> taskplans.v1.Plan
-	29, // 1: taskplans.v1.EditPlanRequest.author:type_name -> taskplans.v1.Author
-	29, // 2: taskplans.v1.RestorePlanRevisionRequest.author:type_name -> taskplans.v1.Author
+	29, // 0: taskplans.v1.GetPlanResponse.plan:type_name -> taskplans.v1.Plan
+	30, // 1: taskplans.v1.EditPlanRequest.author:type_name -> taskplans.v1.Author
+	30, // 2: taskplans.v1.RestorePlanRevisionRequest.author:type_name -> taskplans.v1.Author
 	0,  // 3: taskplans.v1.RestorePlanRevisionResponse.status:type_name -> taskplans.v1.RestoreStatus
-	28, // 4: taskplans.v1.RestorePlanRevisionResponse.plan:type_name -> taskplans.v1.Plan
-	30, // 5: taskplans.v1.RestorePlanRevisionResponse.revision:type_name -> taskplans.v1.WrittenRevision
-	29, // 6: taskplans.v1.CreatePlanRequest.author:type_name -> taskplans.v1.Author
-	31, // 7: taskplans.v1.CreatePlanRequest.mode:type_name -> taskplans.v1.WriteMode
-	31, // 8: taskplans.v1.UpdatePlanRequest.mode:type_name -> taskplans.v1.WriteMode
-	29, // 9: taskplans.v1.UpdatePlanRequest.author:type_name -> taskplans.v1.Author
-	29, // 10: taskplans.v1.SavePlanRequest.author:type_name -> taskplans.v1.Author
-	28, // 11: taskplans.v1.WritePlanResponse.plan:type_name -> taskplans.v1.Plan
-	30, // 12: taskplans.v1.WritePlanResponse.revision:type_name -> taskplans.v1.WrittenRevision
-	32, // 13: taskplans.v1.WritePlanResponse.truncation:type_name -> taskplans.v1.Truncation
-	33, // 14: taskplans.v1.WritePlanResponse.merge:type_name -> taskplans.v1.MergeMarker
-	34, // 15: taskplans.v1.ListPlanRevisionsResponse.revisions:type_name -> taskplans.v1.PlanRevision
-	34, // 16: taskplans.v1.GetPlanRevisionResponse.revision:type_name -> taskplans.v1.PlanRevision
-	29, // 17: taskplans.v1.RevertPlanRequest.author:type_name -> taskplans.v1.Author
-	28, // 18: taskplans.v1.MarkImplementationStartedResponse.plan:type_name -> taskplans.v1.Plan
-	1,  // 19: taskplans.v1.PlanChange.kind:type_name -> taskplans.v1.PlanChangeKind
-	28, // 20: taskplans.v1.PlanChange.plan:type_name -> taskplans.v1.Plan
-	30, // 21: taskplans.v1.PlanChange.revision:type_name -> taskplans.v1.WrittenRevision
-	29, // 22: taskplans.v1.PlanChange.author:type_name -> taskplans.v1.Author
-	35, // 23: taskplans.v1.PlanChange.committed_at:type_name -> google.protobuf.Timestamp
-	28, // 24: taskplans.v1.GetPlanChangesResponse.plan:type_name -> taskplans.v1.Plan
-	24, // 25: taskplans.v1.GetPlanChangesResponse.diff:type_name -> taskplans.v1.PlanDiff
-	25, // 26: taskplans.v1.GetPlanChangesResponse.changes:type_name -> taskplans.v1.PlanChangeSummary
-	1,  // 27: taskplans.v1.PlanChangeSummary.kind:type_name -> taskplans.v1.PlanChangeKind
-	29, // 28: taskplans.v1.PlanChangeSummary.author:type_name -> taskplans.v1.Author
-	35, // 29: taskplans.v1.PlanChangeSummary.committed_at:type_name -> google.protobuf.Timestamp
-	30, // 30: taskplans.v1.PlanChangeSummary.revision:type_name -> taskplans.v1.WrittenRevision
-	34, // 31: taskplans.v1.DiffPlanRevisionsResponse.from_revision:type_name -> taskplans.v1.PlanRevision
-	34, // 32: taskplans.v1.DiffPlanRevisionsResponse.to_revision:type_name -> taskplans.v1.PlanRevision
-	24, // 33: taskplans.v1.DiffPlanRevisionsResponse.diff:type_name -> taskplans.v1.PlanDiff
-	2,  // 34: taskplans.v1.PlanService.GetPlan:input_type -> taskplans.v1.GetPlanRequest
-	7,  // 35: taskplans.v1.PlanService.CreatePlan:input_type -> taskplans.v1.CreatePlanRequest
-	8,  // 36: taskplans.v1.PlanService.UpdatePlan:input_type -> taskplans.v1.UpdatePlanRequest
-	4,  // 37: taskplans.v1.PlanService.EditPlan:input_type -> taskplans.v1.EditPlanRequest
-	5,  // 38: taskplans.v1.PlanService.RestorePlanRevision:input_type -> taskplans.v1.RestorePlanRevisionRequest
-	9,  // 39: taskplans.v1.PlanService.SavePlan:input_type -> taskplans.v1.SavePlanRequest
-	11, // 40: taskplans.v1.PlanService.DeletePlan:input_type -> taskplans.v1.DeletePlanRequest
-	13, // 41: taskplans.v1.PlanService.ListPlanRevisions:input_type -> taskplans.v1.ListPlanRevisionsRequest
-	15, // 42: taskplans.v1.PlanService.GetPlanRevision:input_type -> taskplans.v1.GetPlanRevisionRequest
-	22, // 43: taskplans.v1.PlanService.GetPlanChanges:input_type -> taskplans.v1.GetPlanChangesRequest
-	26, // 44: taskplans.v1.PlanService.DiffPlanRevisions:input_type -> taskplans.v1.DiffPlanRevisionsRequest
-	17, // 45: taskplans.v1.PlanService.RevertPlan:input_type -> taskplans.v1.RevertPlanRequest
-	18, // 46: taskplans.v1.PlanService.MarkImplementationStarted:input_type -> taskplans.v1.MarkImplementationStartedRequest
-	20, // 47: taskplans.v1.PlanService.WatchPlan:input_type -> taskplans.v1.WatchPlanRequest
-	3,  // 48: taskplans.v1.PlanService.GetPlan:output_type -> taskplans.v1.GetPlanResponse
-	10, // 49: taskplans.v1.PlanService.CreatePlan:output_type -> taskplans.v1.WritePlanResponse
-	10, // 50: taskplans.v1.PlanService.UpdatePlan:output_type -> taskplans.v1.WritePlanResponse
-	10, // 51: taskplans.v1.PlanService.EditPlan:output_type -> taskplans.v1.WritePlanResponse
-	6,  // 52: taskplans.v1.PlanService.RestorePlanRevision:output_type -> taskplans.v1.RestorePlanRevisionResponse
-	10, // 53: taskplans.v1.PlanService.SavePlan:output_type -> taskplans.v1.WritePlanResponse
-	12, // 54: taskplans.v1.PlanService.DeletePlan:output_type -> taskplans.v1.DeletePlanResponse
-	14, // 55: taskplans.v1.PlanService.ListPlanRevisions:output_type -> taskplans.v1.ListPlanRevisionsResponse
-	16, // 56: taskplans.v1.PlanService.GetPlanRevision:output_type -> taskplans.v1.GetPlanRevisionResponse
-	23, // 57: taskplans.v1.PlanService.GetPlanChanges:output_type -> taskplans.v1.GetPlanChangesResponse
-	27, // 58: taskplans.v1.PlanService.DiffPlanRevisions:output_type -> taskplans.v1.DiffPlanRevisionsResponse
-	10, // 59: taskplans.v1.PlanService.RevertPlan:output_type -> taskplans.v1.WritePlanResponse
-	19, // 60: taskplans.v1.PlanService.MarkImplementationStarted:output_type -> taskplans.v1.MarkImplementationStartedResponse
-	21, // 61: taskplans.v1.PlanService.WatchPlan:output_type -> taskplans.v1.PlanChange
-	48, // [48:62] is the sub-list for method output_type
-	34, // [34:48] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	29, // 4: taskplans.v1.RestorePlanRevisionResponse.plan:type_name -> taskplans.v1.Plan
+	31, // 5: taskplans.v1.RestorePlanRevisionResponse.revision:type_name -> taskplans.v1.WrittenRevision
+	30, // 6: taskplans.v1.CreatePlanRequest.author:type_name -> taskplans.v1.Author
+	32, // 7: taskplans.v1.CreatePlanRequest.mode:type_name -> taskplans.v1.WriteMode
+	32, // 8: taskplans.v1.UpdatePlanRequest.mode:type_name -> taskplans.v1.WriteMode
+	30, // 9: taskplans.v1.UpdatePlanRequest.author:type_name -> taskplans.v1.Author
+	30, // 10: taskplans.v1.SavePlanRequest.author:type_name -> taskplans.v1.Author
+	29, // 11: taskplans.v1.WritePlanResponse.plan:type_name -> taskplans.v1.Plan
+	31, // 12: taskplans.v1.WritePlanResponse.revision:type_name -> taskplans.v1.WrittenRevision
+	33, // 13: taskplans.v1.WritePlanResponse.truncation:type_name -> taskplans.v1.Truncation
+	34, // 14: taskplans.v1.WritePlanResponse.merge:type_name -> taskplans.v1.MergeMarker
+	1,  // 15: taskplans.v1.WritePlanResponse.merge_method:type_name -> taskplans.v1.MergeMethod
+	35, // 16: taskplans.v1.ListPlanRevisionsResponse.revisions:type_name -> taskplans.v1.PlanRevision
+	35, // 17: taskplans.v1.GetPlanRevisionResponse.revision:type_name -> taskplans.v1.PlanRevision
+	30, // 18: taskplans.v1.RevertPlanRequest.author:type_name -> taskplans.v1.Author
+	29, // 19: taskplans.v1.MarkImplementationStartedResponse.plan:type_name -> taskplans.v1.Plan
+	2,  // 20: taskplans.v1.PlanChange.kind:type_name -> taskplans.v1.PlanChangeKind
+	29, // 21: taskplans.v1.PlanChange.plan:type_name -> taskplans.v1.Plan
+	31, // 22: taskplans.v1.PlanChange.revision:type_name -> taskplans.v1.WrittenRevision
+	30, // 23: taskplans.v1.PlanChange.author:type_name -> taskplans.v1.Author
+	36, // 24: taskplans.v1.PlanChange.committed_at:type_name -> google.protobuf.Timestamp
+	29, // 25: taskplans.v1.GetPlanChangesResponse.plan:type_name -> taskplans.v1.Plan
+	25, // 26: taskplans.v1.GetPlanChangesResponse.diff:type_name -> taskplans.v1.PlanDiff
+	26, // 27: taskplans.v1.GetPlanChangesResponse.changes:type_name -> taskplans.v1.PlanChangeSummary
+	2,  // 28: taskplans.v1.PlanChangeSummary.kind:type_name -> taskplans.v1.PlanChangeKind
+	30, // 29: taskplans.v1.PlanChangeSummary.author:type_name -> taskplans.v1.Author
+	36, // 30: taskplans.v1.PlanChangeSummary.committed_at:type_name -> google.protobuf.Timestamp
+	31, // 31: taskplans.v1.PlanChangeSummary.revision:type_name -> taskplans.v1.WrittenRevision
+	35, // 32: taskplans.v1.DiffPlanRevisionsResponse.from_revision:type_name -> taskplans.v1.PlanRevision
+	35, // 33: taskplans.v1.DiffPlanRevisionsResponse.to_revision:type_name -> taskplans.v1.PlanRevision
+	25, // 34: taskplans.v1.DiffPlanRevisionsResponse.diff:type_name -> taskplans.v1.PlanDiff
+	3,  // 35: taskplans.v1.PlanService.GetPlan:input_type -> taskplans.v1.GetPlanRequest
+	8,  // 36: taskplans.v1.PlanService.CreatePlan:input_type -> taskplans.v1.CreatePlanRequest
+	9,  // 37: taskplans.v1.PlanService.UpdatePlan:input_type -> taskplans.v1.UpdatePlanRequest
+	5,  // 38: taskplans.v1.PlanService.EditPlan:input_type -> taskplans.v1.EditPlanRequest
+	6,  // 39: taskplans.v1.PlanService.RestorePlanRevision:input_type -> taskplans.v1.RestorePlanRevisionRequest
+	10, // 40: taskplans.v1.PlanService.SavePlan:input_type -> taskplans.v1.SavePlanRequest
+	12, // 41: taskplans.v1.PlanService.DeletePlan:input_type -> taskplans.v1.DeletePlanRequest
+	14, // 42: taskplans.v1.PlanService.ListPlanRevisions:input_type -> taskplans.v1.ListPlanRevisionsRequest
+	16, // 43: taskplans.v1.PlanService.GetPlanRevision:input_type -> taskplans.v1.GetPlanRevisionRequest
+	23, // 44: taskplans.v1.PlanService.GetPlanChanges:input_type -> taskplans.v1.GetPlanChangesRequest
+	27, // 45: taskplans.v1.PlanService.DiffPlanRevisions:input_type -> taskplans.v1.DiffPlanRevisionsRequest
+	18, // 46: taskplans.v1.PlanService.RevertPlan:input_type -> taskplans.v1.RevertPlanRequest
+	19, // 47: taskplans.v1.PlanService.MarkImplementationStarted:input_type -> taskplans.v1.MarkImplementationStartedRequest
+	21, // 48: taskplans.v1.PlanService.WatchPlan:input_type -> taskplans.v1.WatchPlanRequest
+	4,  // 49: taskplans.v1.PlanService.GetPlan:output_type -> taskplans.v1.GetPlanResponse
+	11, // 50: taskplans.v1.PlanService.CreatePlan:output_type -> taskplans.v1.WritePlanResponse
+	11, // 51: taskplans.v1.PlanService.UpdatePlan:output_type -> taskplans.v1.WritePlanResponse
+	11, // 52: taskplans.v1.PlanService.EditPlan:output_type -> taskplans.v1.WritePlanResponse
+	7,  // 53: taskplans.v1.PlanService.RestorePlanRevision:output_type -> taskplans.v1.RestorePlanRevisionResponse
+	11, // 54: taskplans.v1.PlanService.SavePlan:output_type -> taskplans.v1.WritePlanResponse
+	13, // 55: taskplans.v1.PlanService.DeletePlan:output_type -> taskplans.v1.DeletePlanResponse
+	15, // 56: taskplans.v1.PlanService.ListPlanRevisions:output_type -> taskplans.v1.ListPlanRevisionsResponse
+	17, // 57: taskplans.v1.PlanService.GetPlanRevision:output_type -> taskplans.v1.GetPlanRevisionResponse
+	24, // 58: taskplans.v1.PlanService.GetPlanChanges:output_type -> taskplans.v1.GetPlanChangesResponse
+	28, // 59: taskplans.v1.PlanService.DiffPlanRevisions:output_type -> taskplans.v1.DiffPlanRevisionsResponse
+	11, // 60: taskplans.v1.PlanService.RevertPlan:output_type -> taskplans.v1.WritePlanResponse
+	20, // 61: taskplans.v1.PlanService.MarkImplementationStarted:output_type -> taskplans.v1.MarkImplementationStartedResponse
+	22, // 62: taskplans.v1.PlanService.WatchPlan:output_type -> taskplans.v1.PlanChange
+	49, // [49:63] is the sub-list for method output_type
+	35, // [35:49] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_taskplans_v1_plan_service_proto_init() }
@@ -2436,7 +2508,7 @@ func file_taskplans_v1_plan_service_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_taskplans_v1_plan_service_proto_rawDesc), len(file_taskplans_v1_plan_service_proto_rawDesc)),
-			NumEnums:      2,
+			NumEnums:      3,
 			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,

@@ -80,6 +80,52 @@ export function restoreStatusToJSON(object: RestoreStatus): string {
   }
 }
 
+/** How a stale write was merged (WritePlanResponse.merge_method). */
+export enum MergeMethod {
+  /** MERGE_METHOD_UNSPECIFIED - The write did not merge. */
+  MERGE_METHOD_UNSPECIFIED = 0,
+  /** MERGE_METHOD_LINES - The line-based three-way merge of the write's document with the current content. */
+  MERGE_METHOD_LINES = 1,
+  /**
+   * MERGE_METHOD_EDIT_REAPPLIED - An EditPlan whose old_text occurs exactly once in the current content (as in the version it
+   * was based on): the replacement was applied there, as a fresh edit after a re-read would be.
+   */
+  MERGE_METHOD_EDIT_REAPPLIED = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function mergeMethodFromJSON(object: any): MergeMethod {
+  switch (object) {
+    case 0:
+    case "MERGE_METHOD_UNSPECIFIED":
+      return MergeMethod.MERGE_METHOD_UNSPECIFIED;
+    case 1:
+    case "MERGE_METHOD_LINES":
+      return MergeMethod.MERGE_METHOD_LINES;
+    case 2:
+    case "MERGE_METHOD_EDIT_REAPPLIED":
+      return MergeMethod.MERGE_METHOD_EDIT_REAPPLIED;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return MergeMethod.UNRECOGNIZED;
+  }
+}
+
+export function mergeMethodToJSON(object: MergeMethod): string {
+  switch (object) {
+    case MergeMethod.MERGE_METHOD_UNSPECIFIED:
+      return "MERGE_METHOD_UNSPECIFIED";
+    case MergeMethod.MERGE_METHOD_LINES:
+      return "MERGE_METHOD_LINES";
+    case MergeMethod.MERGE_METHOD_EDIT_REAPPLIED:
+      return "MERGE_METHOD_EDIT_REAPPLIED";
+    case MergeMethod.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 /** What a PlanChange reports. */
 export enum PlanChangeKind {
   /** PLAN_CHANGE_KIND_UNSPECIFIED - Never sent. */
@@ -402,7 +448,14 @@ export interface WritePlanResponse {
    * Present only when the write merged (merge set and expected_version stale): the versions it
    * merged over. The written revision carries the same marker (PlanRevision.merge).
    */
-  merge?: MergeMarker | undefined;
+  merge?:
+    | MergeMarker
+    | undefined;
+  /**
+   * Present with merge: how the stale write was merged (see "Merging a stale write"). Absent when
+   * the write did not merge. Told in this answer only; the revision keeps no record of it.
+   */
+  mergeMethod?: MergeMethod | undefined;
 }
 
 /** Request of PlanService.DeletePlan. */
@@ -1992,7 +2045,7 @@ export const SavePlanRequest: MessageFns<SavePlanRequest> = {
 };
 
 function createBaseWritePlanResponse(): WritePlanResponse {
-  return { plan: undefined, revision: undefined, truncation: undefined, merge: undefined };
+  return { plan: undefined, revision: undefined, truncation: undefined, merge: undefined, mergeMethod: undefined };
 }
 
 export const WritePlanResponse: MessageFns<WritePlanResponse> = {
@@ -2008,6 +2061,9 @@ export const WritePlanResponse: MessageFns<WritePlanResponse> = {
     }
     if (message.merge !== undefined) {
       MergeMarker.encode(message.merge, writer.uint32(34).fork()).join();
+    }
+    if (message.mergeMethod !== undefined) {
+      writer.uint32(40).int32(message.mergeMethod);
     }
     return writer;
   },
@@ -2057,6 +2113,14 @@ export const WritePlanResponse: MessageFns<WritePlanResponse> = {
             message.merge = MergeMarker.decode(reader, reader.uint32());
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.mergeMethod = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2075,6 +2139,11 @@ export const WritePlanResponse: MessageFns<WritePlanResponse> = {
       revision: isSet(object.revision) ? WrittenRevision.fromJSON(object.revision) : undefined,
       truncation: isSet(object.truncation) ? Truncation.fromJSON(object.truncation) : undefined,
       merge: isSet(object.merge) ? MergeMarker.fromJSON(object.merge) : undefined,
+      mergeMethod: isSet(object.mergeMethod)
+        ? mergeMethodFromJSON(object.mergeMethod)
+        : isSet(object.merge_method)
+        ? mergeMethodFromJSON(object.merge_method)
+        : undefined,
     };
   },
 
@@ -2091,6 +2160,9 @@ export const WritePlanResponse: MessageFns<WritePlanResponse> = {
     }
     if (message.merge !== undefined) {
       obj.merge = MergeMarker.toJSON(message.merge);
+    }
+    if (message.mergeMethod !== undefined) {
+      obj.mergeMethod = mergeMethodToJSON(message.mergeMethod);
     }
     return obj;
   },
@@ -2110,6 +2182,7 @@ export const WritePlanResponse: MessageFns<WritePlanResponse> = {
     message.merge = (object.merge !== undefined && object.merge !== null)
       ? MergeMarker.fromPartial(object.merge)
       : undefined;
+    message.mergeMethod = object.mergeMethod ?? undefined;
     return message;
   },
 };

@@ -45,6 +45,34 @@ RESTORE_STATUS_ALREADY_CURRENT: RestoreStatus.ValueType  # 2
 """The plan already equalled the revision; nothing was written and the version is unchanged."""
 Global___RestoreStatus: typing_extensions.TypeAlias = RestoreStatus
 
+class _MergeMethod:
+    ValueType = typing.NewType("ValueType", builtins.int)
+    V: typing_extensions.TypeAlias = ValueType
+
+class _MergeMethodEnumTypeWrapper(google.protobuf.internal.enum_type_wrapper._EnumTypeWrapper[_MergeMethod.ValueType], builtins.type):
+    DESCRIPTOR: google.protobuf.descriptor.EnumDescriptor
+    MERGE_METHOD_UNSPECIFIED: _MergeMethod.ValueType  # 0
+    """The write did not merge."""
+    MERGE_METHOD_LINES: _MergeMethod.ValueType  # 1
+    """The line-based three-way merge of the write's document with the current content."""
+    MERGE_METHOD_EDIT_REAPPLIED: _MergeMethod.ValueType  # 2
+    """An EditPlan whose old_text occurs exactly once in the current content (as in the version it
+    was based on): the replacement was applied there, as a fresh edit after a re-read would be.
+    """
+
+class MergeMethod(_MergeMethod, metaclass=_MergeMethodEnumTypeWrapper):
+    """How a stale write was merged (WritePlanResponse.merge_method)."""
+
+MERGE_METHOD_UNSPECIFIED: MergeMethod.ValueType  # 0
+"""The write did not merge."""
+MERGE_METHOD_LINES: MergeMethod.ValueType  # 1
+"""The line-based three-way merge of the write's document with the current content."""
+MERGE_METHOD_EDIT_REAPPLIED: MergeMethod.ValueType  # 2
+"""An EditPlan whose old_text occurs exactly once in the current content (as in the version it
+was based on): the replacement was applied there, as a fresh edit after a re-read would be.
+"""
+Global___MergeMethod: typing_extensions.TypeAlias = MergeMethod
+
 class _PlanChangeKind:
     ValueType = typing.NewType("ValueType", builtins.int)
     V: typing_extensions.TypeAlias = ValueType
@@ -336,9 +364,14 @@ class CreatePlanRequest(google.protobuf.message.Message):
       lock, base = the content at expected_version (derived exactly, as GetPlanChanges derives it;
       when it cannot be, OUT_OF_RANGE HISTORY_UNAVAILABLE and nothing is written), ours = the caller's
       result applied to base (a replace's or create's content; an edit applied to base, its old_text
-      counted in base), theirs = the current content. A line-based three-way merge of the three
-      (diff3's, with neighbouring lines kept apart: the writes two parties make at once are mostly
-      ticks of neighbouring checkboxes):
+      counted in base), theirs = the current content. An EditPlan whose old_text occurs exactly once
+      in theirs as well is re-applied there instead: the replacement made at that one occurrence of
+      the current content, exactly what a fresh edit after a re-read would do
+      (WritePlanResponse.merge_method MERGE_METHOD_EDIT_REAPPLIED); where old_text now occurs zero or
+      several times, the edit applied to base is line-merged like any other write. The line merge
+      (merge_method MERGE_METHOD_LINES; a replace's or create's always) is a line-based three-way
+      merge of the three (diff3's, with neighbouring lines kept apart: the writes two parties make
+      at once are mostly ticks of neighbouring checkboxes):
       - lines are compared exactly, each with its terminator ("\\n", or "\\r\\n" kept as it is): nothing
         is normalized, so a line changed only in its line ending is a changed line, and Unicode
         White_Space (U+00A0, U+3000, trailing spaces...) is significant like any character;
@@ -563,6 +596,11 @@ class WritePlanResponse(google.protobuf.message.Message):
     REVISION_FIELD_NUMBER: builtins.int
     TRUNCATION_FIELD_NUMBER: builtins.int
     MERGE_FIELD_NUMBER: builtins.int
+    MERGE_METHOD_FIELD_NUMBER: builtins.int
+    merge_method: Global___MergeMethod.ValueType
+    """Present with merge: how the stale write was merged (see "Merging a stale write"). Absent when
+    the write did not merge. Told in this answer only; the revision keeps no record of it.
+    """
     @property
     def plan(self) -> taskplans.v1.plan_pb2.Plan:
         """The plan after the write, without content (content_bytes and content_chars give its size)."""
@@ -588,11 +626,14 @@ class WritePlanResponse(google.protobuf.message.Message):
         revision: taskplans.v1.plan_pb2.WrittenRevision | None = ...,
         truncation: taskplans.v1.plan_pb2.Truncation | None = ...,
         merge: taskplans.v1.plan_pb2.MergeMarker | None = ...,
+        merge_method: Global___MergeMethod.ValueType | None = ...,
     ) -> None: ...
-    def HasField(self, field_name: typing.Literal["_merge", b"_merge", "_truncation", b"_truncation", "merge", b"merge", "plan", b"plan", "revision", b"revision", "truncation", b"truncation"]) -> builtins.bool: ...
-    def ClearField(self, field_name: typing.Literal["_merge", b"_merge", "_truncation", b"_truncation", "merge", b"merge", "plan", b"plan", "revision", b"revision", "truncation", b"truncation"]) -> None: ...
+    def HasField(self, field_name: typing.Literal["_merge", b"_merge", "_merge_method", b"_merge_method", "_truncation", b"_truncation", "merge", b"merge", "merge_method", b"merge_method", "plan", b"plan", "revision", b"revision", "truncation", b"truncation"]) -> builtins.bool: ...
+    def ClearField(self, field_name: typing.Literal["_merge", b"_merge", "_merge_method", b"_merge_method", "_truncation", b"_truncation", "merge", b"merge", "merge_method", b"merge_method", "plan", b"plan", "revision", b"revision", "truncation", b"truncation"]) -> None: ...
     @typing.overload
     def WhichOneof(self, oneof_group: typing.Literal["_merge", b"_merge"]) -> typing.Literal["merge"] | None: ...
+    @typing.overload
+    def WhichOneof(self, oneof_group: typing.Literal["_merge_method", b"_merge_method"]) -> typing.Literal["merge_method"] | None: ...
     @typing.overload
     def WhichOneof(self, oneof_group: typing.Literal["_truncation", b"_truncation"]) -> typing.Literal["truncation"] | None: ...
 
