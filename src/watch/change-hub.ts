@@ -1,4 +1,5 @@
 import { every } from "../background/periodic";
+import { loopTurns } from "../plans/changes/loop-turns";
 import type { Logger } from "pino";
 import {
   compareChangeKeys,
@@ -302,18 +303,26 @@ export class ChangeHub {
     }
   }
 
-  // Reads one page of the watch's history and delivers it at its client's pace.
+  // Reads one page of the watch's history and delivers it at its client's pace. With content, its
+  // read and each change it delivers (which the stream then encodes: up to 1.8 MiB of Connect JSON
+  // for the largest plan) wait for a turn of the event loop of their own (loopTurns, shared with
+  // diffs and merges), so that hundreds of streams catching up at once take one such step per turn
+  // and a bystander's call is served between any two of them.
   private async deliverPage(feed: Feed, watch: Watch, limit: number, taken: boolean): Promise<PageOutcome> {
+    const { withContent } = watch.subscriber;
+    if (withContent) await loopTurns.turn();
+    if (watch.ended) return { kind: "ended" };
     const page = await this.source.readChanges(
       feed.taskId,
       watch.position,
       limit,
-      watch.subscriber.withContent,
+      withContent,
     );
     for (const change of page) {
       const drained = watch.subscriber.drained();
       if (drained && !(await settlesWithin(drained, PAGE_HOLD_MS))) return { kind: "stalled", drained };
       taken ||= drained !== null;
+      if (withContent) await loopTurns.turn();
       if (watch.ended) return { kind: "ended" };
       this.deliver(watch, change);
     }

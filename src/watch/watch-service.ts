@@ -1,5 +1,6 @@
 import type { Caller } from "../auth/caller";
 import { afterSnapshot, afterVersion, checkResumable } from "../plans/changes/change-rows";
+import { loopTurns } from "../plans/changes/loop-turns";
 import { PlanError, planErrors } from "../plans/errors";
 import { reachableTask } from "../plans/pipeline/reach";
 import { requireId } from "../plans/rules/validate";
@@ -63,6 +64,8 @@ export class WatchService {
       const room = request.includeContent && stream.room ? stream.room(true) : null;
       if (request.includeContent && stream.room && room === null) throw planErrors.watchTooSlow(null);
       try {
+        // Its read and encoding wait for a turn of the loop of their own, as a catch-up's do (change-hub.ts).
+        if (request.includeContent) await loopTurns.turn();
         const head = await this.store.getHead(taskId);
         stream.send({ kind: "snapshot", plan: head && !head.deleted ? head : null, at: this.clock() });
         position = afterSnapshot(head);

@@ -31,5 +31,5 @@ export class LoopTurns {
   }
 }
 
-/** The process's one event loop, shared by every diff and merge. */
+/** The process's one event loop, shared by every diff and merge, and by watches catching up with content. */
 export const loopTurns = new LoopTurns();
