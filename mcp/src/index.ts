@@ -8,5 +8,11 @@ export { type HttpAllowList, loopbackAllowList, MAX_BODY_BYTES, startMcpHttpServ
 export { connectPlanService, type PlanGateway } from "./plan-gateway";
 export { guardRequests, MAX_PARAMS_DEPTH } from "./request-guard";
 export { CONFIGURE_TOKEN, fromGrpcError } from "./tool-results";
+export {
+  aliasesOf,
+  aliasTable,
+  normalizeArguments,
+  type NormalizedArguments,
+} from "./tools/argument-aliases";
 export { MAX_SESSIONS, SESSION_IDLE_MS } from "./http-sessions";
 export { MAX_SUBSCRIPTIONS } from "./plan-subscriptions";
