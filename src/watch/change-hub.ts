@@ -312,12 +312,7 @@ export class ChangeHub {
     const { withContent } = watch.subscriber;
     if (withContent) await loopTurns.turn();
     if (watch.ended) return { kind: "ended" };
-    const page = await this.source.readChanges(
-      feed.taskId,
-      watch.position,
-      limit,
-      withContent,
-    );
+    const page = await this.source.readChanges(feed.taskId, watch.position, limit, withContent);
     for (const change of page) {
       const drained = watch.subscriber.drained();
       if (drained && !(await settlesWithin(drained, PAGE_HOLD_MS))) return { kind: "stalled", drained };
