@@ -111,11 +111,17 @@ export function conflictRegions(regions: string, conflicts: string): string {
   return `Conflicting regions (${regions}): your lines after "<<<<<<< yours", the lines you read after "||||||| base", the current lines after "=======".\n${conflicts}`;
 }
 
-/** What an acknowledgement adds when the service merged a stale write. */
-export function mergedNote(fromVersion: number, toVersion: number): string {
+/**
+ * What an acknowledgement adds when the service merged a stale write (`reapplied`: an edit whose
+ * old_text still occurred exactly once, applied to the current plan instead of line-merged).
+ */
+export function mergedNote(fromVersion: number, toVersion: number, reapplied = false): string {
   const others =
     fromVersion + 1 === toVersion ? `version ${toVersion}` : `versions ${fromVersion + 1}..${toVersion}`;
-  return `Merged: your change was based on version ${fromVersion}; the changes others made in ${others} were kept (merged over versions ${fromVersion}..${toVersion}). Read them with get_task_plan_changes since_version=${fromVersion} if you need them.`;
+  const how = reapplied
+    ? " Your old_text still occurred exactly once, so your edit was applied to the current plan."
+    : "";
+  return `Merged: your change was based on version ${fromVersion}; the changes others made in ${others} were kept (merged over versions ${fromVersion}..${toVersion}).${how} Read them with get_task_plan_changes since_version=${fromVersion} if you need them.`;
 }
 
 /** The acknowledged-reduction warning (REQ-006.7/006.8, updated by seed 003). */

@@ -1,6 +1,6 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
-import { WriteMode } from "@taskplans/client";
+import { MergeMethod, WriteMode } from "@taskplans/client";
 import type { PlanGateway } from "../plan-gateway";
 import { acknowledge, rejected, type TaskRun } from "../tool-results";
 import { mergedNote, reductionWarning, texts } from "../tool-texts";
@@ -147,11 +147,18 @@ export function registerWriteTools(server: McpServer, plans: PlanGateway, withTa
 function warningOf(written: {
   truncation?: { priorChars: number; newChars: number; priorRevisionNumber: number };
   merge?: { fromVersion: number; toVersion: number };
+  mergeMethod?: MergeMethod;
 }): string {
   const t = written.truncation;
   const m = written.merge;
   return [
-    m ? mergedNote(m.fromVersion, m.toVersion) : "",
+    m
+      ? mergedNote(
+          m.fromVersion,
+          m.toVersion,
+          written.mergeMethod === MergeMethod.MERGE_METHOD_EDIT_REAPPLIED,
+        )
+      : "",
     t ? reductionWarning(t.priorChars, t.newChars, t.priorRevisionNumber) : "",
   ]
     .filter(Boolean)
