@@ -540,6 +540,182 @@ describe("a right-to-left override in a name or title reverses nothing", () => {
   });
 });
 
+/**
+ * Every <input> under `root`, as what a user and a reader of the markup see: its attributes' names
+ * (sorted), its type, whether it is disabled and checked, and the text after it (a task item's text).
+ */
+function inputsUnder(page: Page, root: string): Promise<unknown[]> {
+  return page.$$eval(`${root} input`, (inputs) =>
+    inputs.map((input) => {
+      const box = input as unknown as { type: string; disabled: boolean; checked: boolean } & typeof input;
+      return {
+        attributes: box.getAttributeNames().sort(),
+        type: box.type,
+        disabled: box.disabled,
+        checked: box.checked,
+        text: (box.nextSibling?.textContent ?? "").trim(),
+      };
+    }),
+  );
+}
+
+/** A task-list item's box as the console must make it: a disabled checkbox, nothing else on it. */
+const box = (checked: boolean, text: string) => ({
+  attributes: checked ? ["checked", "disabled", "type"] : ["disabled", "type"],
+  type: "checkbox",
+  disabled: true,
+  checked,
+  text,
+});
+
+describe("a plan's checklist", () => {
+  it("shows each task-list item as a disabled checkbox with its state, code as code, and the progress beside the version, live", async () => {
+    const taskId = await newTask();
+    const content = [
+      "# Release",
+      "",
+      "- [x] write the migration",
+      "- [ ] run it on staging",
+      "  - [X] back up staging",
+      "  - [ ] restore drill",
+      "* [ ] announce",
+      "",
+      "1. [x] ordered done",
+      "",
+      "```",
+      "- [x] in a fence",
+      "```",
+      "",
+      "    - [ ] indented code",
+      "",
+      "We ship when [x] is done.",
+      "",
+    ].join("\n");
+    await client.plans.createPlan({ taskId, title: "Checklist", content, author: agent("planner") });
+    const { page, errors } = await newPage();
+    await page.goto(`${base}/console/#task=${taskId}`);
+    await waitForText(page, "#plan-meta", "version 1");
+    await waitForText(page, REAL_ROWS, "planner");
+    const boxes = [
+      box(true, "write the migration"),
+      box(false, "run it on staging"),
+      box(true, "back up staging"),
+      box(false, "restore drill"),
+      box(false, "announce"),
+      box(true, "ordered done"),
+    ];
+    const seen: Record<string, unknown> = {
+      meta: /^version 1 · 3 of 6 done · \d+ bytes · /.test((await page.textContent("#plan-meta")) ?? ""),
+      boxes: await settled(() => inputsUnder(page, PLAN), boxes),
+      code: await texts(page, `${PLAN} pre code`),
+      midLine: await shows(page, PLAN, "We ship when [x] is done."),
+    };
+    // A click changes nothing: the boxes are read-only (the console writes nothing).
+    for (const input of await page.$$(`${PLAN} input`))
+      await input.click({ force: true, noWaitAfter: true }).catch(() => undefined);
+    seen.afterClicks = await inputsUnder(page, PLAN);
+    await page.screenshot({ path: join(shots, "checklist.png"), fullPage: true });
+    // Another client ticks "announce": the box and the progress follow, without a reload.
+    await client.plans.savePlan({
+      taskId,
+      content: content.replace("* [ ] announce", "* [x] announce"),
+      author: agent("builder"),
+    });
+    seen.liveMeta = await shows(page, "#plan-meta", "version 2 · 4 of 6 done · ");
+    seen.liveBoxes = await settled(
+      async () => ((await inputsUnder(page, PLAN)) as { checked: boolean }[]).map((b) => b.checked),
+      [true, false, true, false, true, true],
+    );
+    // A revision opened on its own shows its boxes the same way.
+    await page.click(`${REAL_ROWS}[data-revision="1"] button`);
+    await waitForText(page, "#revision-title", "Revision #1");
+    seen.revisionBoxes = await settled(() => inputsUnder(page, "#revision-content"), boxes);
+    seen.errors = errors;
+    expect(seen).toEqual({
+      meta: true,
+      boxes,
+      code: ["- [x] in a fence\n", "- [ ] indented code\n"],
+      midLine: true,
+      afterClicks: boxes,
+      liveMeta: true,
+      liveBoxes: [true, false, true, false, true, true],
+      revisionBoxes: boxes,
+      errors: [],
+    });
+  });
+
+  it("a plan's raw inputs (text, handlers, autofocus, a forged placeholder) are text: the only inputs are the items' own disabled boxes, and nothing runs", async () => {
+    const taskId = await newTask();
+    const raws = [
+      `<input type="text" value="typed" name="task">`,
+      `<input type="checkbox" onclick="window.__pwned='click'" checked>`,
+      `<input checked autofocus onfocus="window.__pwned='focus'">`,
+      `<input type="image" src="x" onerror="window.__pwned='image'">`,
+      `<span class="task-box task-done"></span>`,
+    ];
+    const content = [
+      "# Hostile boxes",
+      "",
+      ...raws.flatMap((raw) => [raw, ""]),
+      `Inline: <input autofocus onfocus="window.__pwned='inline-focus'"> and <input type=checkbox form=open-form>.`,
+      "",
+      `- [ ] <input type="checkbox" checked onclick="window.__pwned='item'" id="plan-meta"> raw input in an item`,
+      `- [x] <span class="task-box task-done"></span> forged placeholder in an item`,
+      `- [x] ticked <img src=x onerror="window.__pwned='img'">`,
+      "",
+    ].join("\n");
+    await client.plans.createPlan({ taskId, title: "Hostile boxes", content, author: agent("mallory") });
+    const { page, errors } = await newPage();
+    await page.goto(`${base}/console/#task=${taskId}`);
+    await waitForText(page, "#plan-meta", "version 1");
+    await waitForText(page, REAL_ROWS, "mallory");
+    await page.click(`${REAL_ROWS}[data-revision="1"] button`);
+    await waitForText(page, "#revision-title", "Revision #1");
+    const boxes = [
+      box(
+        false,
+        `<input type="checkbox" checked onclick="window.__pwned='item'" id="plan-meta"> raw input in an item`,
+      ),
+      box(true, `<span class="task-box task-done"></span> forged placeholder in an item`),
+      box(true, `ticked <img src=x onerror="window.__pwned='img'">`),
+    ];
+    const seen: Record<string, unknown> = {
+      boxes: await settled(() => inputsUnder(page, PLAN), boxes),
+      revisionBoxes: await inputsUnder(page, "#revision-content"),
+      meta: /^version 1 · 2 of 3 done · /.test((await page.textContent("#plan-meta")) ?? ""),
+      // autofocus took no focus into the plan.
+      focusInPlan: await page.evaluate(
+        `Boolean(document.activeElement && document.activeElement.closest(${JSON.stringify(PLAN)}))`,
+      ),
+      rawShown:
+        (await page.innerText(PLAN)).includes(raws[0] ?? "-") &&
+        (await page.innerText(PLAN)).includes(raws[2] ?? "-"),
+    };
+    // Focus and click every input there is; none runs anything, in this same document.
+    await page.evaluate("window.__sameDocument = true");
+    for (const input of await page.$$(`${PLAN} input, #revision-content input`)) {
+      await input.focus().catch(() => undefined);
+      await input.click({ force: true, noWaitAfter: true }).catch(() => undefined);
+    }
+    seen.ran = [await windowFlag(page, "__pwned"), await windowFlag(page, "__sameDocument")];
+    seen.afterClicks = await inputsUnder(page, PLAN);
+    seen.pageMeta = await page.$$eval("[id='plan-meta']", (found) => found.length);
+    seen.errors = errors;
+    await page.screenshot({ path: join(shots, "hostile-checklist.png"), fullPage: true });
+    expect(seen).toEqual({
+      boxes,
+      revisionBoxes: boxes,
+      meta: true,
+      focusInPlan: false,
+      rawShown: true,
+      ran: [undefined, true],
+      afterClicks: boxes,
+      pageMeta: 1,
+      errors: [],
+    });
+  });
+});
+
 describe("the status line names a writer only when there is one", () => {
   it("a task without a plan is watched from a snapshot, which names nobody; the plan's creation then names its author and is listed", async () => {
     const taskId = await newTask();

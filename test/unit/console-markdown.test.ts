@@ -1,4 +1,5 @@
 import { MAX_NESTING, markdownHtml } from "../../src/console/page/markdown-html";
+import { checklistProgress } from "../../src/plans/rules/checklist-progress";
 
 // The console's markdown rules (docs/console.md, "Rendering rules"), on the HTML marked makes before
 // the sanitizer; test/integration/console-hostile.test.ts checks what Chromium then shows.
@@ -88,5 +89,59 @@ describe("nesting", () => {
     expect(markdownHtml("> quote\n>> nested\n\n- a\n  - b\n")).toBe(
       "<blockquote>\n<p>quote</p>\n<blockquote>\n<p>nested</p>\n</blockquote>\n</blockquote>\n<ul>\n<li>a<ul>\n<li>b</li>\n</ul>\n</li>\n</ul>\n",
     );
+  });
+});
+
+describe("task-list items", () => {
+  const BOX = '<span class="task-box"></span> ';
+  const DONE = '<span class="task-box task-done"></span> ';
+
+  it("render a placeholder for each box, ticked or not, which markdown.ts makes a disabled checkbox", () => {
+    expect(markdownHtml("- [x] done\n- [X] done too\n- [ ] open\n")).toBe(
+      `<ul>\n<li>${DONE}done</li>\n<li>${DONE}done too</li>\n<li>${BOX}open</li>\n</ul>\n`,
+    );
+    expect(markdownHtml("1. [ ] a\n   - [x] b\n")).toBe(
+      `<ol>\n<li>${BOX}a<ul>\n<li>${DONE}b</li>\n</ul>\n</li>\n</ol>\n`,
+    );
+  });
+
+  it("make no <input> of marked's own, and a box in code stays code", () => {
+    const html = markdownHtml("- [x] a\n\n```\n- [x] code\n```\n\n    - [ ] indented\n\n`- [x]` span\n");
+    expect(html).not.toMatch(/<input/i);
+    expect(html).toContain("<pre><code>- [x] code\n</code></pre>");
+    expect(html).toContain("<code>- [x]</code> span");
+    expect(html.split('class="task-box').length - 1).toBe(1);
+  });
+
+  it.each([
+    `<input type="text" value="x" name="task">`,
+    `<input type="checkbox" onclick="window.__pwned = 1" checked>`,
+    `<input checked autofocus onfocus="window.__pwned = 1">`,
+    `- [ ] <input type="checkbox" checked onclick="x()"> an item with a raw input`,
+    `<span class="task-box task-done"></span> a forged placeholder`,
+  ])("raw HTML of an input or a placeholder is text: %s", (raw) => {
+    const html = markdownHtml(`${raw}\n\n<p>${raw}</p>\n`);
+    expect(html).not.toMatch(/<input/i);
+    expect(html).toContain("&#60;");
+    // The one placeholder is that of the item's own "- [ ]"; the forged one is text.
+    expect(html.split("<span").length - 1).toBe(raw.startsWith("- [ ]") ? 1 : 0);
+  });
+
+  it.each([
+    ["a checklist", "- [x] a\n- [ ] b\n  - [X] c\n"],
+    ["loose, ordered and quoted", "1. [x] a\n\n2. [ ] b\n\n> * [x] q\n"],
+    ["code and HTML around", "```\n- [x] c\n```\n<div>\n- [x] h\n</div>\n\n- [ ] real\n    - [x] nested\n"],
+    ["not boxes", "- [y] a\n- [x]\n- `[x]` a\ntext [x]\n[x] no list\n"],
+    ["CRLF", "- [x] a\r\n- [ ] b\r\n"],
+    ["past the nesting limit", `${"- ".repeat(MAX_NESTING + 4)}[x] deep\n${"> ".repeat(40)}- [x] deep\n`],
+    [
+      "to the nesting limit",
+      Array.from({ length: MAX_NESTING }, (_, i) => `${"  ".repeat(i)}- [x] ${i}\n`).join(""),
+    ],
+  ])("%s: the console shows a box for each item checklistProgress counts, and no other", (_name, plan) => {
+    const html = markdownHtml(plan);
+    const boxes = html.split('class="task-box').length - 1;
+    const ticked = html.split('class="task-box task-done"').length - 1;
+    expect({ checked: ticked, total: boxes }).toEqual(checklistProgress(plan));
   });
 });

@@ -3,6 +3,7 @@ import {
   diffSummary,
   formatBytes,
   formatTime,
+  progressLabel,
   type RevisionLike,
   revisionRows,
   taskIdFromHash,
@@ -113,6 +114,14 @@ describe("the console's small formats", () => {
       "1,234,567 bytes",
     ]);
     expect([formatTime(at(0, 999_000_000)), formatTime(undefined)]).toEqual(["1970-01-01T00:00:00Z", ""]);
+  });
+
+  it("show a checklist's progress, and none for a plan without one", () => {
+    expect([
+      progressLabel({ checked: 3, total: 7 }),
+      progressLabel({ checked: 0, total: 1 }),
+      progressLabel({ checked: 0, total: 0 }),
+    ]).toEqual(["3 of 7 done", "0 of 1 done", null]);
   });
 
   it("read the task id from the address's fragment (#task=...), decoded", () => {

@@ -1,17 +1,24 @@
-import { Marked, Tokenizer, type Tokens } from "marked";
+import { Marked, type Tokens } from "marked";
+import { PLAN_MARKDOWN } from "../../plans/rules/plan-markdown";
 
 // A plan's markdown as HTML, before sanitizing (markdown.ts): pure, no DOM, unit-tested in Node
-// (test/unit/console-markdown.test.ts). Two rules make the console show what the plan says, no more
-// and no less (docs/console.md, "Rendering rules"):
+// (test/unit/console-markdown.test.ts). The markdown is read by the plan's own rules
+// (src/plans/rules/plan-markdown.ts: GFM, containers nested at most MAX_NESTING deep, deeper markers
+// shown as text), those the checklist progress counts with. Two rules make the console show what the
+// plan says, no more and no less (docs/console.md, "Rendering rules"):
 // - Raw HTML in a plan is shown as the text it is, never parsed: an unclosed <style>, <xmp>,
 //   <plaintext>, <template> or <!-- cannot swallow the lines after it, and a plan cannot name
 //   (id, name) or hide anything. The one exception is a line break, <br>, which cannot hold text.
-// - Containers nest at most MAX_NESTING deep (blockquotes and lists in blocks; emphasis, strike and
-//   links inline): marked tokenizes them recursively, and a line of 2,000 '>' overflowed its stack.
-//   Deeper markers are shown as text.
+// - A task-list item's box is no HTML of the plan's: marked's checkbox token becomes an empty
+//   placeholder, <span class="task-box"> (with "task-done" when ticked), which markdown.ts replaces
+//   after sanitizing with a disabled checkbox it makes itself. The sanitizer lets no <input> through.
 
-/** How deep blockquotes, lists, emphasis and links may nest before the rest is shown as text. */
-export const MAX_NESTING = 16;
+export { MAX_NESTING } from "../../plans/rules/plan-markdown";
+
+/** The class of a task-list item's placeholder, and of a ticked one's (markdown.ts makes the box). */
+export const TASK_BOX_CLASS = "task-box";
+/** The class a ticked task-list item's placeholder carries besides TASK_BOX_CLASS. */
+export const TASK_DONE_CLASS = "task-done";
 
 const LINE_BREAK = /^<br\s*\/?>$/i;
 
@@ -19,46 +26,16 @@ function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-let depth = 0;
-
-/**
- * marked's own tokenizer for a construct it tokenizes recursively, counting the depth around it (the
- * wrapper runs with marked's tokenizer as `this`). At the limit the construct is not recognised, so
- * marked reads its markers as text.
- */
-function nested<A extends unknown[], T>(
-  tokenize: (this: Tokenizer, ...args: A) => T,
-): (this: Tokenizer, ...args: A) => T | undefined {
-  return function (this: Tokenizer, ...args: A): T | undefined {
-    if (depth >= MAX_NESTING) return undefined;
-    depth += 1;
-    try {
-      return tokenize.apply(this, args);
-    } finally {
-      depth -= 1;
-    }
-  };
-}
-
-const original = Tokenizer.prototype;
-
-const markdown = new Marked({
-  async: false,
-  gfm: true,
-  tokenizer: {
-    blockquote: nested(original.blockquote),
-    list: nested(original.list),
-    emStrong: nested(original.emStrong),
-    del: nested(original.del),
-    link: nested(original.link),
-    reflink: nested(original.reflink),
-  },
+const markdown = new Marked(PLAN_MARKDOWN, {
   renderer: {
     html({ text, block }: Tokens.HTML | Tokens.Tag): string {
       if (!block && LINE_BREAK.test(text)) return "<br>";
       const shown = escapeHtml(text);
       // A block of raw HTML keeps its lines, as code does; inline HTML stays in its sentence.
       return block ? `<pre class="raw-html"><code>${shown.replace(/\n+$/, "")}</code></pre>\n` : shown;
+    },
+    checkbox({ checked }: Tokens.Checkbox): string {
+      return `<span class="${TASK_BOX_CLASS}${checked ? ` ${TASK_DONE_CLASS}` : ""}"></span> `;
     },
   },
 });

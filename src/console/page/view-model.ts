@@ -72,6 +72,14 @@ export function formatBytes(bytes: bigint | number): string {
 }
 
 /**
+ * A plan's checklist progress as the plan's line shows it, "3 of 7 done", or null for a plan without
+ * a checklist (no task-list item), which shows none.
+ */
+export function progressLabel(progress: { readonly checked: number; readonly total: number }): string | null {
+  return progress.total === 0 ? null : `${progress.checked} of ${progress.total} done`;
+}
+
+/**
  * The rows of a revision list (newest first, as ListPlanRevisions gives them). A revision that was
  * updated after it was created took a coalesced write; a revert names the revision it copies by number
  * when that revision is in the list.

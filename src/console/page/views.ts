@@ -1,8 +1,9 @@
+import { checklistProgress } from "../../plans/rules/checklist-progress";
 import type { ShownError } from "./api";
 import type { PlanDiffView, PlanView, RevisionView } from "./contract";
 import { agentText, textElement, ui } from "./dom";
 import { renderMarkdown } from "./markdown";
-import { diffLines, diffSummary, formatBytes, formatTime, revisionRows } from "./view-model";
+import { diffLines, diffSummary, formatBytes, formatTime, progressLabel, revisionRows } from "./view-model";
 
 // Everything the page shows of a plan, its revisions and diffs. Agent text (titles, authors, diff
 // lines) goes in as text, titles and authors isolated (agentText); only markdown.ts renders HTML,
@@ -23,13 +24,18 @@ export function showStatus(...parts: (string | Node)[]): void {
   ui.status.replaceChildren(...parts);
 }
 
-/** The plan: title, version and size, and its content rendered (null: the task has no plan). */
+/**
+ * The plan: title, version, checklist progress ("3 of 7 done", when it has task-list items) and size,
+ * and its content rendered (null: the task has no plan). The progress is counted here from the
+ * content shown, by the rules it is rendered with (checklistProgress).
+ */
 export function showPlan(plan: PlanView | null): void {
   ui.task.hidden = false;
   ui.planTitle.replaceChildren(plan ? agentText(plan.title) : "No plan");
+  const progress = plan ? progressLabel(checklistProgress(plan.content)) : null;
   ui.planMeta.textContent = plan
-    ? `version ${plan.version} · ${formatBytes(plan.contentBytes)} · ${plan.contentChars} characters · ` +
-      `updated ${formatTime(plan.updatedAt)} · revision #${plan.latestRevisionNumber}`
+    ? `version ${plan.version} · ${progress ? `${progress} · ` : ""}${formatBytes(plan.contentBytes)} · ` +
+      `${plan.contentChars} characters · updated ${formatTime(plan.updatedAt)} · revision #${plan.latestRevisionNumber}`
     : "the task has no plan (yet, or it was deleted)";
   renderMarkdown(ui.planContent, plan ? plan.content : "");
 }

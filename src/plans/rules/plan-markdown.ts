@@ -1,0 +1,54 @@
+import { type MarkedExtension, Tokenizer } from "marked";
+
+// The markdown rules of a plan, shared by every reader of its structure: the console renders with
+// them (src/console/page/markdown-html.ts) and the checklist progress counts with them
+// (checklist-progress.ts), so a box the console shows is a box counted, and no other. Pure: marked's
+// lexer, no DOM, no I/O.
+//
+// Containers nest at most MAX_NESTING deep (blockquotes and lists in blocks; emphasis, strike and links
+// inline): marked tokenizes them recursively, and a line of 2,000 '>' overflowed its stack. Deeper
+// markers are read as text.
+
+/** How deep blockquotes, lists, emphasis and links may nest before the rest is read as text. */
+export const MAX_NESTING = 16;
+
+let depth = 0;
+
+/**
+ * marked's own tokenizer for a construct it tokenizes recursively, counting the depth around it (the
+ * wrapper runs with marked's tokenizer as `this`). At the limit the construct is not recognised, so
+ * marked reads its markers as text. marked is synchronous here, so one counter serves every instance.
+ */
+function nested<A extends unknown[], T>(
+  tokenize: (this: Tokenizer, ...args: A) => T,
+): (this: Tokenizer, ...args: A) => T | undefined {
+  return function (this: Tokenizer, ...args: A): T | undefined {
+    if (depth >= MAX_NESTING) return undefined;
+    depth += 1;
+    try {
+      return tokenize.apply(this, args);
+    } finally {
+      depth -= 1;
+    }
+  };
+}
+
+const original = Tokenizer.prototype;
+
+/**
+ * The marked extension of a plan's markdown: GitHub-flavoured (task lists, tables, strike),
+ * synchronous, nesting bounded by MAX_NESTING. Give it to `new Marked(PLAN_MARKDOWN, ...)`; a
+ * renderer of its own may follow it.
+ */
+export const PLAN_MARKDOWN: MarkedExtension = Object.freeze({
+  async: false,
+  gfm: true,
+  tokenizer: {
+    blockquote: nested(original.blockquote),
+    list: nested(original.list),
+    emStrong: nested(original.emStrong),
+    del: nested(original.del),
+    link: nested(original.link),
+    reflink: nested(original.reflink),
+  },
+});
