@@ -13,7 +13,7 @@ export function acknowledge(out: Output, response: WritePlanResponse): void {
     ? ` revision ${ack.revision.number}${ack.revision.coalesced ? " (coalesced)" : ""}`
     : "";
   const merged = ack.merge
-    ? ` merged with versions ${ack.merge.from_version + 1}..${ack.merge.to_version}`
+    ? ` merged with versions ${ack.merge.from_version + 1}..${ack.merge.to_version} (${ack.merge.method === "edit" ? "edit re-applied" : "lines merged"})`
     : "";
   out.line(`${ack.task_id} version ${ack.version} ${ack.content_bytes} bytes${revision}${merged}`);
 }

@@ -1,6 +1,7 @@
 import {
   type Author,
   AuthorKind,
+  MergeMethod,
   type Plan,
   type PlanChangeKind,
   planChangeKindToJSON,
@@ -66,7 +67,11 @@ export const writeJson = (response: WritePlanResponse) => ({
   content_chars: response.plan?.contentChars ?? 0,
   revision: writtenRevisionJson(response.revision),
   merge: response.merge
-    ? { from_version: response.merge.fromVersion, to_version: response.merge.toVersion }
+    ? {
+        from_version: response.merge.fromVersion,
+        to_version: response.merge.toVersion,
+        method: response.mergeMethod === MergeMethod.MERGE_METHOD_EDIT_REAPPLIED ? "edit" : "lines",
+      }
     : null,
   truncation: response.truncation
     ? { prior_chars: response.truncation.priorChars, new_chars: response.truncation.newChars }

@@ -240,12 +240,12 @@ describe.each(DATABASES)("merging a stale write, on $label", ({ dialect }) => {
   });
 
   it("a stale edit whose old_text is now ambiguous falls back to the line merge, and its conflict writes nothing", async () => {
-    const { taskId } = await app.planWith("# Plan\n- [ ] a\n- [ ] d\n");
-    // The other writer moved "- [ ] d" up and left a longer item where it was: "- [ ] d" occurs twice.
+    const { taskId } = await app.planWith("# Plan\n- [ ] a\n- [ ] b\n- [ ] c\n- [ ] d\n");
+    // The other writer put a "- [ ] d" first and changed the old one: "- [ ] d" occurs twice.
     await app.plans.updatePlan({
       taskId,
       expectedVersion: 1,
-      content: "# Plan\n- [ ] d\n- [ ] a\n- [ ] d later\n",
+      content: "# Plan\n- [ ] d\n- [ ] a\n- [ ] b\n- [ ] c\n- [ ] d later\n",
       author: person,
     });
     const before = await planState(app.plans, taskId);

@@ -184,7 +184,9 @@ describe("planctl, the packed CLI installed into an empty project and run agains
       "--merge",
     ]);
     expect(merged.stdout).toMatch(
-      new RegExp(`^${taskId} version 3 \\d+ bytes revision \\d+ merged with versions 2\\.\\.2\\n$`),
+      new RegExp(
+        `^${taskId} version 3 \\d+ bytes revision \\d+ merged with versions 2\\.\\.2 \\(edit re-applied\\)\\n$`,
+      ),
     );
     expect((await run(["get", taskId])).stdout).toBe("# Plan\n- 1\n- two\n- three\n\n- four\n");
     const conflict = await run(["replace", taskId, "-", "--expected-version", "2", "--merge"], {
