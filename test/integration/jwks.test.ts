@@ -322,7 +322,8 @@ describe("a JWK Set answer cut off mid-body or trickled (PLAN_AUTH_JWKS_TIMEOUT_
 
   it.each([
     ["cut-off", "closed the connection before the body ended"],
-    ["trickle", `did not send its document within ${TIMEOUT_MS} ms`],
+    // The time left of the fetch's deadline when it starts: TIMEOUT_MS, or a few ms less under load.
+    ["trickle", "did not send its document within"],
   ] as const)(
     "%s: the fetch fails within the timeout (the call is refused, not left waiting), is logged and counted, and the next fetch verifies the new key",
     async (fault, logged) => {
