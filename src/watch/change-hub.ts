@@ -408,8 +408,8 @@ export class ChangeHub {
   }
 }
 
-// A subscriber that keeps no room (a test's, or one that holds nothing per message).
-const NO_ROOM_KEPT: KeptRoom = { release: () => {} };
+/** Nothing kept, nothing to let go: a subscriber without room to keep, or a message without content. */
+export const NO_ROOM_KEPT: KeptRoom = { release: () => {} };
 
 // Whether two records are the same committed change (one read back, the other carried by its
 // notification): an import's key alone may repeat, as two imports may bring the same version.

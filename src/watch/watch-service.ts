@@ -6,7 +6,13 @@ import { reachableTask } from "../plans/pipeline/reach";
 import { requireId } from "../plans/rules/validate";
 import type { PlanStore } from "../plans/ports/plan-store";
 import type { ChangeKey, HeadRecord, StoredChange } from "../plans/ports/records";
-import type { ChangeHub, KeptRoom, Subscription, SubscriptionEnd } from "./change-hub";
+import {
+  type ChangeHub,
+  type KeptRoom,
+  NO_ROOM_KEPT,
+  type Subscription,
+  type SubscriptionEnd,
+} from "./change-hub";
 
 /** What a watch sends: the snapshot it starts with (without after_version), then changes. */
 export type WatchMessage =
@@ -61,8 +67,8 @@ export class WatchService {
       position = afterVersion(after);
     } else {
       // A snapshot with content is read only for a stream that can take it, in room kept for it.
-      const room = request.includeContent && stream.room ? stream.room(true) : null;
-      if (request.includeContent && stream.room && room === null) throw planErrors.watchTooSlow(null);
+      const room = request.includeContent && stream.room ? stream.room(true) : NO_ROOM_KEPT;
+      if (room === null) throw planErrors.watchTooSlow(null);
       try {
         // Its read and encoding wait for a turn of the loop of their own, as a catch-up's do (change-hub.ts).
         if (request.includeContent) await loopTurns.turn();
@@ -70,7 +76,7 @@ export class WatchService {
         stream.send({ kind: "snapshot", plan: head && !head.deleted ? head : null, at: this.clock() });
         position = afterSnapshot(head);
       } finally {
-        room?.release();
+        room.release();
       }
     }
     let last = position.version;

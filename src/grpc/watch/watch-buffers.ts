@@ -23,9 +23,9 @@ export const STUCK_MS = 1_000;
  * encoded, all under one budget (`limitBytes`, PLAN_WATCH_BUFFER_BYTES), and the streams themselves
  * under a cap (`maxStreams`). A held part is counted once however many streams hold it: every
  * watcher of a task shares the bytes of a live change (encode-change.ts), so counting it per stream
- * would cut readers for memory that is not there. When a stream needs room the budget lacks, the streams whose message has waited longest
- * for their client (at least STUCK_MS) are evicted until it fits; if none can be, the stream asking
- * is refused (and ends WATCH_TOO_SLOW). A client that never reads therefore holds its share only
+ * would cut readers for memory that is not there. When a stream needs room the budget lacks, the
+ * streams whose message has waited longest for their client (at least STUCK_MS) are evicted until
+ * it fits; if none can be, the stream asking is refused (and ends WATCH_TOO_SLOW). A client that never reads therefore holds its share only
  * until someone else needs it.
  */
 export class WatchBuffers {
