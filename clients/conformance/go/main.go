@@ -608,11 +608,12 @@ func changesAndMerge(client *taskplans.Client) {
 		r, err := plans.EditPlan(bg, &v1.EditPlanRequest{TaskId: task, ExpectedVersion: proto.Uint64(since),
 			OldText: "Kept across replicas.", NewText: "Kept across replicas, merged.", Merge: proto.Bool(true)})
 		pairs, err := written(r, err)
-		return append(pairs, field{"merged", mergedOver(r.GetMerge())}), err
+		return append(pairs, field{"merged", mergedOver(r.GetMerge())},
+			field{"merge_method", strings.TrimPrefix(r.GetMergeMethod().String(), "MERGE_METHOD_")}), err
 	})
 	conflicting := func() (*v1.WritePlanResponse, error) {
 		return plans.EditPlan(bg, &v1.EditPlanRequest{TaskId: task, ExpectedVersion: proto.Uint64(since),
-			OldText: "retried fragment", NewText: "retried twice", Merge: proto.Bool(true)})
+			OldText: "retried fragment\n", NewText: "retried twice\n", Merge: proto.Bool(true)})
 	}
 	step("merge_conflict", func() ([]field, error) { return written(conflicting()) })
 	step("merge_conflict_typed", func() ([]field, error) {

@@ -406,13 +406,14 @@ def changes_and_merge(client):
     def merged_edit():
         r = client.edit_plan(ps.EditPlanRequest(task_id=TASK, expected_version=since, old_text="Kept across replicas.",
                                                 new_text="Kept across replicas, merged.", merge=True))
-        return written(r) + [("merged", merged_over(r.merge, r.HasField("merge")))]
+        method = ps.MergeMethod.Name(r.merge_method).removeprefix("MERGE_METHOD_")
+        return written(r) + [("merged", merged_over(r.merge, r.HasField("merge"))), ("merge_method", method)]
 
     step("merged_edit", merged_edit)
 
     def conflicting():
-        return client.edit_plan(ps.EditPlanRequest(task_id=TASK, expected_version=since, old_text="retried fragment",
-                                                   new_text="retried twice", merge=True))
+        return client.edit_plan(ps.EditPlanRequest(task_id=TASK, expected_version=since, old_text="retried fragment\n",
+                                                   new_text="retried twice\n", merge=True))
 
     step("merge_conflict", lambda: written(conflicting()))
 

@@ -14,6 +14,7 @@ import {
   type PlanWatch,
   taskPlansErrorOf,
   type PlanChange,
+  mergeMethodToJSON,
   planChangeKindToJSON,
   type PlanRevision,
   RestoreStatus,
@@ -554,13 +555,17 @@ async function changesAndMerge(): Promise<void> {
       newText: "Kept across replicas, merged.",
       merge: true,
     });
-    return [...written(r), ["merged", `${r.merge?.fromVersion ?? "-"}..${r.merge?.toVersion ?? "-"}`]];
+    return [
+      ...written(r),
+      ["merged", `${r.merge?.fromVersion ?? "-"}..${r.merge?.toVersion ?? "-"}`],
+      ["merge_method", mergeMethodToJSON(r.mergeMethod ?? 0).replace("MERGE_METHOD_", "")],
+    ];
   });
   const conflicting = {
     taskId: task,
     expectedVersion: since,
-    oldText: "retried fragment",
-    newText: "retried twice",
+    oldText: "retried fragment\n",
+    newText: "retried twice\n",
     merge: true,
   };
   await step("merge_conflict", async () => written(await plans.editPlan(conflicting)));

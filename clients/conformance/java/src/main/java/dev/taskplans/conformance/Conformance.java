@@ -680,14 +680,15 @@ public final class Conformance {
                   .build());
       List<Field> pairs = new ArrayList<>(written(r));
       pairs.add(new Field("merged", mergedOver(r.hasMerge(), r.getMerge())));
+      pairs.add(new Field("merge_method", r.getMergeMethod().name().replaceFirst("^MERGE_METHOD_", "")));
       return pairs;
     });
     EditPlanRequest conflicting =
         EditPlanRequest.newBuilder()
             .setTaskId(TASK)
             .setExpectedVersion(since)
-            .setOldText("retried fragment")
-            .setNewText("retried twice")
+            .setOldText("retried fragment\n")
+            .setNewText("retried twice\n")
             .setMerge(true)
             .build();
     step("merge_conflict", () -> written(plans.editPlan(conflicting)));
