@@ -216,8 +216,11 @@ type Plan struct {
 	ImplementationStartedBy *string `protobuf:"bytes,12,opt,name=implementation_started_by,json=implementationStartedBy,proto3,oneof" json:"implementation_started_by,omitempty"`
 	// Session that first marked implementation as started, if any.
 	ImplementationStartedSessionId *string `protobuf:"bytes,13,opt,name=implementation_started_session_id,json=implementationStartedSessionId,proto3,oneof" json:"implementation_started_session_id,omitempty"`
-	unknownFields                  protoimpl.UnknownFields
-	sizeCache                      protoimpl.SizeCache
+	// How much of the plan's checklist is done, counted when the content was written. Absent on a
+	// plan written before the service counted it (until `migrate` counts it, or its next write).
+	Checklist     *ChecklistProgress `protobuf:"bytes,14,opt,name=checklist,proto3,oneof" json:"checklist,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Plan) Reset() {
@@ -341,6 +344,71 @@ func (x *Plan) GetImplementationStartedSessionId() string {
 	return ""
 }
 
+func (x *Plan) GetChecklist() *ChecklistProgress {
+	if x != nil {
+		return x.Checklist
+	}
+	return nil
+}
+
+// A plan's checklist progress: its task-list items ("- [ ] ..." and "- [x] ..." in any list, nested
+// ones and those in block quotes included), counted by the markdown rules the console renders the plan
+// with (GitHub-flavoured: an item in a code block, in raw HTML or in the middle of a line is not one).
+// Counted once, when the content is written; reading it costs nothing.
+type ChecklistProgress struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Items ticked ("[x]" or "[X]").
+	Checked uint64 `protobuf:"varint,1,opt,name=checked,proto3" json:"checked,omitempty"`
+	// Items, ticked or not (0: the plan has no checklist).
+	Total         uint64 `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChecklistProgress) Reset() {
+	*x = ChecklistProgress{}
+	mi := &file_taskplans_v1_plan_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChecklistProgress) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChecklistProgress) ProtoMessage() {}
+
+func (x *ChecklistProgress) ProtoReflect() protoreflect.Message {
+	mi := &file_taskplans_v1_plan_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChecklistProgress.ProtoReflect.Descriptor instead.
+func (*ChecklistProgress) Descriptor() ([]byte, []int) {
+	return file_taskplans_v1_plan_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ChecklistProgress) GetChecked() uint64 {
+	if x != nil {
+		return x.Checked
+	}
+	return 0
+}
+
+func (x *ChecklistProgress) GetTotal() uint64 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
 // One snapshot in a task's plan history. Revisions survive plan deletion.
 type PlanRevision struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -376,14 +444,17 @@ type PlanRevision struct {
 	RevisionVersion string `protobuf:"bytes,13,opt,name=revision_version,json=revisionVersion,proto3" json:"revision_version,omitempty"`
 	// Set when the revision was written by a merge of a stale write (see PlanService, "Merging a
 	// stale write"). Such revisions are never coalesced into.
-	Merge         *MergeMarker `protobuf:"bytes,14,opt,name=merge,proto3,oneof" json:"merge,omitempty"`
+	Merge *MergeMarker `protobuf:"bytes,14,opt,name=merge,proto3,oneof" json:"merge,omitempty"`
+	// The checklist progress of the revision's content (see Plan.checklist); absent on a revision
+	// written before the service counted it.
+	Checklist     *ChecklistProgress `protobuf:"bytes,15,opt,name=checklist,proto3,oneof" json:"checklist,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PlanRevision) Reset() {
 	*x = PlanRevision{}
-	mi := &file_taskplans_v1_plan_proto_msgTypes[2]
+	mi := &file_taskplans_v1_plan_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -395,7 +466,7 @@ func (x *PlanRevision) String() string {
 func (*PlanRevision) ProtoMessage() {}
 
 func (x *PlanRevision) ProtoReflect() protoreflect.Message {
-	mi := &file_taskplans_v1_plan_proto_msgTypes[2]
+	mi := &file_taskplans_v1_plan_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -408,7 +479,7 @@ func (x *PlanRevision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanRevision.ProtoReflect.Descriptor instead.
 func (*PlanRevision) Descriptor() ([]byte, []int) {
-	return file_taskplans_v1_plan_proto_rawDescGZIP(), []int{2}
+	return file_taskplans_v1_plan_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *PlanRevision) GetId() string {
@@ -509,6 +580,13 @@ func (x *PlanRevision) GetMerge() *MergeMarker {
 	return nil
 }
 
+func (x *PlanRevision) GetChecklist() *ChecklistProgress {
+	if x != nil {
+		return x.Checklist
+	}
+	return nil
+}
+
 // Marks a write that was merged: based on from_version (the caller's expected_version), it was
 // merged with the changes others made in versions from_version + 1 .. to_version (the version
 // current when it was written; the merged write's own version is to_version + 1).
@@ -524,7 +602,7 @@ type MergeMarker struct {
 
 func (x *MergeMarker) Reset() {
 	*x = MergeMarker{}
-	mi := &file_taskplans_v1_plan_proto_msgTypes[3]
+	mi := &file_taskplans_v1_plan_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -536,7 +614,7 @@ func (x *MergeMarker) String() string {
 func (*MergeMarker) ProtoMessage() {}
 
 func (x *MergeMarker) ProtoReflect() protoreflect.Message {
-	mi := &file_taskplans_v1_plan_proto_msgTypes[3]
+	mi := &file_taskplans_v1_plan_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -549,7 +627,7 @@ func (x *MergeMarker) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MergeMarker.ProtoReflect.Descriptor instead.
 func (*MergeMarker) Descriptor() ([]byte, []int) {
-	return file_taskplans_v1_plan_proto_rawDescGZIP(), []int{3}
+	return file_taskplans_v1_plan_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *MergeMarker) GetFromVersion() uint64 {
@@ -581,7 +659,7 @@ type WrittenRevision struct {
 
 func (x *WrittenRevision) Reset() {
 	*x = WrittenRevision{}
-	mi := &file_taskplans_v1_plan_proto_msgTypes[4]
+	mi := &file_taskplans_v1_plan_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -593,7 +671,7 @@ func (x *WrittenRevision) String() string {
 func (*WrittenRevision) ProtoMessage() {}
 
 func (x *WrittenRevision) ProtoReflect() protoreflect.Message {
-	mi := &file_taskplans_v1_plan_proto_msgTypes[4]
+	mi := &file_taskplans_v1_plan_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -606,7 +684,7 @@ func (x *WrittenRevision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WrittenRevision.ProtoReflect.Descriptor instead.
 func (*WrittenRevision) Descriptor() ([]byte, []int) {
-	return file_taskplans_v1_plan_proto_rawDescGZIP(), []int{4}
+	return file_taskplans_v1_plan_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *WrittenRevision) GetId() string {
@@ -645,7 +723,7 @@ type Truncation struct {
 
 func (x *Truncation) Reset() {
 	*x = Truncation{}
-	mi := &file_taskplans_v1_plan_proto_msgTypes[5]
+	mi := &file_taskplans_v1_plan_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -657,7 +735,7 @@ func (x *Truncation) String() string {
 func (*Truncation) ProtoMessage() {}
 
 func (x *Truncation) ProtoReflect() protoreflect.Message {
-	mi := &file_taskplans_v1_plan_proto_msgTypes[5]
+	mi := &file_taskplans_v1_plan_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -670,7 +748,7 @@ func (x *Truncation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Truncation.ProtoReflect.Descriptor instead.
 func (*Truncation) Descriptor() ([]byte, []int) {
-	return file_taskplans_v1_plan_proto_rawDescGZIP(), []int{5}
+	return file_taskplans_v1_plan_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Truncation) GetPriorChars() uint64 {
@@ -701,7 +779,7 @@ const file_taskplans_v1_plan_proto_rawDesc = "" +
 	"\x17taskplans/v1/plan.proto\x12\ftaskplans.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"J\n" +
 	"\x06Author\x12,\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x18.taskplans.v1.AuthorKindR\x04kind\x12\x12\n" +
-	"\x04name\x18\x02 \x01(\tR\x04name\"\xce\x05\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"\xa0\x06\n" +
 	"\x04Plan\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12\x18\n" +
@@ -719,10 +797,16 @@ const file_taskplans_v1_plan_proto_rawDesc = "" +
 	" \x01(\x04R\x14latestRevisionNumber\x12[\n" +
 	"\x19implementation_started_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampH\x00R\x17implementationStartedAt\x88\x01\x01\x12?\n" +
 	"\x19implementation_started_by\x18\f \x01(\tH\x01R\x17implementationStartedBy\x88\x01\x01\x12N\n" +
-	"!implementation_started_session_id\x18\r \x01(\tH\x02R\x1eimplementationStartedSessionId\x88\x01\x01B\x1c\n" +
+	"!implementation_started_session_id\x18\r \x01(\tH\x02R\x1eimplementationStartedSessionId\x88\x01\x01\x12B\n" +
+	"\tchecklist\x18\x0e \x01(\v2\x1f.taskplans.v1.ChecklistProgressH\x03R\tchecklist\x88\x01\x01B\x1c\n" +
 	"\x1a_implementation_started_atB\x1c\n" +
 	"\x1a_implementation_started_byB$\n" +
-	"\"_implementation_started_session_id\"\xe9\x04\n" +
+	"\"_implementation_started_session_idB\f\n" +
+	"\n" +
+	"_checklist\"C\n" +
+	"\x11ChecklistProgress\x12\x18\n" +
+	"\achecked\x18\x01 \x01(\x04R\achecked\x12\x14\n" +
+	"\x05total\x18\x02 \x01(\x04R\x05total\"\xbb\x05\n" +
 	"\fPlanRevision\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
 	"\atask_id\x18\x02 \x01(\tR\x06taskId\x12'\n" +
@@ -742,9 +826,12 @@ const file_taskplans_v1_plan_proto_rawDesc = "" +
 	"\n" +
 	"updated_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12)\n" +
 	"\x10revision_version\x18\r \x01(\tR\x0frevisionVersion\x124\n" +
-	"\x05merge\x18\x0e \x01(\v2\x19.taskplans.v1.MergeMarkerH\x01R\x05merge\x88\x01\x01B\x18\n" +
+	"\x05merge\x18\x0e \x01(\v2\x19.taskplans.v1.MergeMarkerH\x01R\x05merge\x88\x01\x01\x12B\n" +
+	"\tchecklist\x18\x0f \x01(\v2\x1f.taskplans.v1.ChecklistProgressH\x02R\tchecklist\x88\x01\x01B\x18\n" +
 	"\x16_revert_of_revision_idB\b\n" +
-	"\x06_merge\"O\n" +
+	"\x06_mergeB\f\n" +
+	"\n" +
+	"_checklist\"O\n" +
 	"\vMergeMarker\x12!\n" +
 	"\ffrom_version\x18\x01 \x01(\x04R\vfromVersion\x12\x1d\n" +
 	"\n" +
@@ -782,32 +869,35 @@ func file_taskplans_v1_plan_proto_rawDescGZIP() []byte {
 }
 
 var file_taskplans_v1_plan_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_taskplans_v1_plan_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_taskplans_v1_plan_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_taskplans_v1_plan_proto_goTypes = []any{
 	(WriteMode)(0),                // 0: taskplans.v1.WriteMode
 	(AuthorKind)(0),               // 1: taskplans.v1.AuthorKind
 	(*Author)(nil),                // 2: taskplans.v1.Author
 	(*Plan)(nil),                  // 3: taskplans.v1.Plan
-	(*PlanRevision)(nil),          // 4: taskplans.v1.PlanRevision
-	(*MergeMarker)(nil),           // 5: taskplans.v1.MergeMarker
-	(*WrittenRevision)(nil),       // 6: taskplans.v1.WrittenRevision
-	(*Truncation)(nil),            // 7: taskplans.v1.Truncation
-	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
+	(*ChecklistProgress)(nil),     // 4: taskplans.v1.ChecklistProgress
+	(*PlanRevision)(nil),          // 5: taskplans.v1.PlanRevision
+	(*MergeMarker)(nil),           // 6: taskplans.v1.MergeMarker
+	(*WrittenRevision)(nil),       // 7: taskplans.v1.WrittenRevision
+	(*Truncation)(nil),            // 8: taskplans.v1.Truncation
+	(*timestamppb.Timestamp)(nil), // 9: google.protobuf.Timestamp
 }
 var file_taskplans_v1_plan_proto_depIdxs = []int32{
-	1, // 0: taskplans.v1.Author.kind:type_name -> taskplans.v1.AuthorKind
-	8, // 1: taskplans.v1.Plan.created_at:type_name -> google.protobuf.Timestamp
-	8, // 2: taskplans.v1.Plan.updated_at:type_name -> google.protobuf.Timestamp
-	8, // 3: taskplans.v1.Plan.implementation_started_at:type_name -> google.protobuf.Timestamp
-	1, // 4: taskplans.v1.PlanRevision.author_kind:type_name -> taskplans.v1.AuthorKind
-	8, // 5: taskplans.v1.PlanRevision.created_at:type_name -> google.protobuf.Timestamp
-	8, // 6: taskplans.v1.PlanRevision.updated_at:type_name -> google.protobuf.Timestamp
-	5, // 7: taskplans.v1.PlanRevision.merge:type_name -> taskplans.v1.MergeMarker
-	8, // [8:8] is the sub-list for method output_type
-	8, // [8:8] is the sub-list for method input_type
-	8, // [8:8] is the sub-list for extension type_name
-	8, // [8:8] is the sub-list for extension extendee
-	0, // [0:8] is the sub-list for field type_name
+	1,  // 0: taskplans.v1.Author.kind:type_name -> taskplans.v1.AuthorKind
+	9,  // 1: taskplans.v1.Plan.created_at:type_name -> google.protobuf.Timestamp
+	9,  // 2: taskplans.v1.Plan.updated_at:type_name -> google.protobuf.Timestamp
+	9,  // 3: taskplans.v1.Plan.implementation_started_at:type_name -> google.protobuf.Timestamp
+	4,  // 4: taskplans.v1.Plan.checklist:type_name -> taskplans.v1.ChecklistProgress
+	1,  // 5: taskplans.v1.PlanRevision.author_kind:type_name -> taskplans.v1.AuthorKind
+	9,  // 6: taskplans.v1.PlanRevision.created_at:type_name -> google.protobuf.Timestamp
+	9,  // 7: taskplans.v1.PlanRevision.updated_at:type_name -> google.protobuf.Timestamp
+	6,  // 8: taskplans.v1.PlanRevision.merge:type_name -> taskplans.v1.MergeMarker
+	4,  // 9: taskplans.v1.PlanRevision.checklist:type_name -> taskplans.v1.ChecklistProgress
+	10, // [10:10] is the sub-list for method output_type
+	10, // [10:10] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_taskplans_v1_plan_proto_init() }
@@ -816,14 +906,14 @@ func file_taskplans_v1_plan_proto_init() {
 		return
 	}
 	file_taskplans_v1_plan_proto_msgTypes[1].OneofWrappers = []any{}
-	file_taskplans_v1_plan_proto_msgTypes[2].OneofWrappers = []any{}
+	file_taskplans_v1_plan_proto_msgTypes[3].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_taskplans_v1_plan_proto_rawDesc), len(file_taskplans_v1_plan_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   6,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

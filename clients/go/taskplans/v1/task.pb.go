@@ -91,7 +91,11 @@ type Task struct {
 	// Human-readable task title (at most 1,000 code points; may be empty).
 	Title string `protobuf:"bytes,3,opt,name=title,proto3" json:"title,omitempty"`
 	// When the task was created.
-	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// The checklist progress of the task's plan (Plan.checklist), so that a list of tasks shows which
+	// are done without reading a plan: absent when the task has no plan (or it was deleted), or its plan
+	// was written before the service counted it. Set in ListTasks' and GetTask's answers.
+	Checklist     *ChecklistProgress `protobuf:"bytes,5,opt,name=checklist,proto3,oneof" json:"checklist,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -150,6 +154,13 @@ func (x *Task) GetTitle() string {
 func (x *Task) GetCreatedAt() *timestamppb.Timestamp {
 	if x != nil {
 		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *Task) GetChecklist() *ChecklistProgress {
+	if x != nil {
+		return x.Checklist
 	}
 	return nil
 }
@@ -1121,13 +1132,16 @@ var File_taskplans_v1_task_proto protoreflect.FileDescriptor
 
 const file_taskplans_v1_task_proto_rawDesc = "" +
 	"\n" +
-	"\x17taskplans/v1/task.proto\x12\ftaskplans.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17taskplans/v1/plan.proto\x1a\x1btaskplans/v1/rpc_kind.proto\"\x93\x01\n" +
+	"\x17taskplans/v1/task.proto\x12\ftaskplans.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17taskplans/v1/plan.proto\x1a\x1btaskplans/v1/rpc_kind.proto\"\xe5\x01\n" +
 	"\x04Task\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12!\n" +
 	"\fworkspace_id\x18\x02 \x01(\tR\vworkspaceId\x12\x14\n" +
 	"\x05title\x18\x03 \x01(\tR\x05title\x129\n" +
 	"\n" +
-	"created_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"e\n" +
+	"created_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12B\n" +
+	"\tchecklist\x18\x05 \x01(\v2\x1f.taskplans.v1.ChecklistProgressH\x00R\tchecklist\x88\x01\x01B\f\n" +
+	"\n" +
+	"_checklist\"e\n" +
 	"\x11CreateTaskRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12!\n" +
 	"\fworkspace_id\x18\x02 \x01(\tR\vworkspaceId\x12\x14\n" +
@@ -1237,42 +1251,44 @@ var file_taskplans_v1_task_proto_goTypes = []any{
 	(*ImportRevisions)(nil),       // 16: taskplans.v1.ImportRevisions
 	(*ImportTaskResponse)(nil),    // 17: taskplans.v1.ImportTaskResponse
 	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
-	(*Plan)(nil),                  // 19: taskplans.v1.Plan
-	(*PlanRevision)(nil),          // 20: taskplans.v1.PlanRevision
+	(*ChecklistProgress)(nil),     // 19: taskplans.v1.ChecklistProgress
+	(*Plan)(nil),                  // 20: taskplans.v1.Plan
+	(*PlanRevision)(nil),          // 21: taskplans.v1.PlanRevision
 }
 var file_taskplans_v1_task_proto_depIdxs = []int32{
 	18, // 0: taskplans.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	1,  // 1: taskplans.v1.CreateTaskResponse.task:type_name -> taskplans.v1.Task
-	1,  // 2: taskplans.v1.GetTaskResponse.task:type_name -> taskplans.v1.Task
-	1,  // 3: taskplans.v1.ListTasksResponse.tasks:type_name -> taskplans.v1.Task
-	19, // 4: taskplans.v1.ExportedHead.plan:type_name -> taskplans.v1.Plan
-	20, // 5: taskplans.v1.ExportedRevision.revision:type_name -> taskplans.v1.PlanRevision
-	1,  // 6: taskplans.v1.ExportTaskResponse.task:type_name -> taskplans.v1.Task
-	10, // 7: taskplans.v1.ExportTaskResponse.head:type_name -> taskplans.v1.ExportedHead
-	11, // 8: taskplans.v1.ExportTaskResponse.revisions:type_name -> taskplans.v1.ExportedRevision
-	15, // 9: taskplans.v1.ImportTaskRequest.start:type_name -> taskplans.v1.ImportTaskStart
-	16, // 10: taskplans.v1.ImportTaskRequest.revisions:type_name -> taskplans.v1.ImportRevisions
-	1,  // 11: taskplans.v1.ImportTaskStart.task:type_name -> taskplans.v1.Task
-	10, // 12: taskplans.v1.ImportTaskStart.head:type_name -> taskplans.v1.ExportedHead
-	11, // 13: taskplans.v1.ImportRevisions.revisions:type_name -> taskplans.v1.ExportedRevision
-	0,  // 14: taskplans.v1.ImportTaskResponse.outcome:type_name -> taskplans.v1.ImportOutcome
-	2,  // 15: taskplans.v1.TaskService.CreateTask:input_type -> taskplans.v1.CreateTaskRequest
-	4,  // 16: taskplans.v1.TaskService.GetTask:input_type -> taskplans.v1.GetTaskRequest
-	6,  // 17: taskplans.v1.TaskService.DeleteTask:input_type -> taskplans.v1.DeleteTaskRequest
-	8,  // 18: taskplans.v1.TaskService.ListTasks:input_type -> taskplans.v1.ListTasksRequest
-	12, // 19: taskplans.v1.TaskService.ExportTask:input_type -> taskplans.v1.ExportTaskRequest
-	14, // 20: taskplans.v1.TaskService.ImportTask:input_type -> taskplans.v1.ImportTaskRequest
-	3,  // 21: taskplans.v1.TaskService.CreateTask:output_type -> taskplans.v1.CreateTaskResponse
-	5,  // 22: taskplans.v1.TaskService.GetTask:output_type -> taskplans.v1.GetTaskResponse
-	7,  // 23: taskplans.v1.TaskService.DeleteTask:output_type -> taskplans.v1.DeleteTaskResponse
-	9,  // 24: taskplans.v1.TaskService.ListTasks:output_type -> taskplans.v1.ListTasksResponse
-	13, // 25: taskplans.v1.TaskService.ExportTask:output_type -> taskplans.v1.ExportTaskResponse
-	17, // 26: taskplans.v1.TaskService.ImportTask:output_type -> taskplans.v1.ImportTaskResponse
-	21, // [21:27] is the sub-list for method output_type
-	15, // [15:21] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	19, // 1: taskplans.v1.Task.checklist:type_name -> taskplans.v1.ChecklistProgress
+	1,  // 2: taskplans.v1.CreateTaskResponse.task:type_name -> taskplans.v1.Task
+	1,  // 3: taskplans.v1.GetTaskResponse.task:type_name -> taskplans.v1.Task
+	1,  // 4: taskplans.v1.ListTasksResponse.tasks:type_name -> taskplans.v1.Task
+	20, // 5: taskplans.v1.ExportedHead.plan:type_name -> taskplans.v1.Plan
+	21, // 6: taskplans.v1.ExportedRevision.revision:type_name -> taskplans.v1.PlanRevision
+	1,  // 7: taskplans.v1.ExportTaskResponse.task:type_name -> taskplans.v1.Task
+	10, // 8: taskplans.v1.ExportTaskResponse.head:type_name -> taskplans.v1.ExportedHead
+	11, // 9: taskplans.v1.ExportTaskResponse.revisions:type_name -> taskplans.v1.ExportedRevision
+	15, // 10: taskplans.v1.ImportTaskRequest.start:type_name -> taskplans.v1.ImportTaskStart
+	16, // 11: taskplans.v1.ImportTaskRequest.revisions:type_name -> taskplans.v1.ImportRevisions
+	1,  // 12: taskplans.v1.ImportTaskStart.task:type_name -> taskplans.v1.Task
+	10, // 13: taskplans.v1.ImportTaskStart.head:type_name -> taskplans.v1.ExportedHead
+	11, // 14: taskplans.v1.ImportRevisions.revisions:type_name -> taskplans.v1.ExportedRevision
+	0,  // 15: taskplans.v1.ImportTaskResponse.outcome:type_name -> taskplans.v1.ImportOutcome
+	2,  // 16: taskplans.v1.TaskService.CreateTask:input_type -> taskplans.v1.CreateTaskRequest
+	4,  // 17: taskplans.v1.TaskService.GetTask:input_type -> taskplans.v1.GetTaskRequest
+	6,  // 18: taskplans.v1.TaskService.DeleteTask:input_type -> taskplans.v1.DeleteTaskRequest
+	8,  // 19: taskplans.v1.TaskService.ListTasks:input_type -> taskplans.v1.ListTasksRequest
+	12, // 20: taskplans.v1.TaskService.ExportTask:input_type -> taskplans.v1.ExportTaskRequest
+	14, // 21: taskplans.v1.TaskService.ImportTask:input_type -> taskplans.v1.ImportTaskRequest
+	3,  // 22: taskplans.v1.TaskService.CreateTask:output_type -> taskplans.v1.CreateTaskResponse
+	5,  // 23: taskplans.v1.TaskService.GetTask:output_type -> taskplans.v1.GetTaskResponse
+	7,  // 24: taskplans.v1.TaskService.DeleteTask:output_type -> taskplans.v1.DeleteTaskResponse
+	9,  // 25: taskplans.v1.TaskService.ListTasks:output_type -> taskplans.v1.ListTasksResponse
+	13, // 26: taskplans.v1.TaskService.ExportTask:output_type -> taskplans.v1.ExportTaskResponse
+	17, // 27: taskplans.v1.TaskService.ImportTask:output_type -> taskplans.v1.ImportTaskResponse
+	22, // [22:28] is the sub-list for method output_type
+	16, // [16:22] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_taskplans_v1_task_proto_init() }
@@ -1282,6 +1298,7 @@ func file_taskplans_v1_task_proto_init() {
 	}
 	file_taskplans_v1_plan_proto_init()
 	file_taskplans_v1_rpc_kind_proto_init()
+	file_taskplans_v1_task_proto_msgTypes[0].OneofWrappers = []any{}
 	file_taskplans_v1_task_proto_msgTypes[12].OneofWrappers = []any{}
 	file_taskplans_v1_task_proto_msgTypes[13].OneofWrappers = []any{
 		(*ImportTaskRequest_Start)(nil),

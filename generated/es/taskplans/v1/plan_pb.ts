@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file taskplans/v1/plan.proto.
  */
 export const file_taskplans_v1_plan: GenFile = /*@__PURE__*/
-  fileDesc("Chd0YXNrcGxhbnMvdjEvcGxhbi5wcm90bxIMdGFza3BsYW5zLnYxIj4KBkF1dGhvchImCgRraW5kGAEgASgOMhgudGFza3BsYW5zLnYxLkF1dGhvcktpbmQSDAoEbmFtZRgCIAEoCSKIBAoEUGxhbhIPCgd0YXNrX2lkGAEgASgJEg0KBXRpdGxlGAIgASgJEg8KB2NvbnRlbnQYAyABKAkSFQoNY29udGVudF9ieXRlcxgEIAEoBBIVCg1jb250ZW50X2NoYXJzGAUgASgEEg8KB3ZlcnNpb24YBiABKAQSEgoKY3JlYXRlZF9ieRgHIAEoCRIuCgpjcmVhdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIeChZsYXRlc3RfcmV2aXNpb25fbnVtYmVyGAogASgEEkIKGWltcGxlbWVudGF0aW9uX3N0YXJ0ZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSACIAQESJgoZaW1wbGVtZW50YXRpb25fc3RhcnRlZF9ieRgMIAEoCUgBiAEBEi4KIWltcGxlbWVudGF0aW9uX3N0YXJ0ZWRfc2Vzc2lvbl9pZBgNIAEoCUgCiAEBQhwKGl9pbXBsZW1lbnRhdGlvbl9zdGFydGVkX2F0QhwKGl9pbXBsZW1lbnRhdGlvbl9zdGFydGVkX2J5QiQKIl9pbXBsZW1lbnRhdGlvbl9zdGFydGVkX3Nlc3Npb25faWQixwMKDFBsYW5SZXZpc2lvbhIKCgJpZBgBIAEoCRIPCgd0YXNrX2lkGAIgASgJEhcKD3JldmlzaW9uX251bWJlchgDIAEoBBINCgV0aXRsZRgEIAEoCRIPCgdjb250ZW50GAUgASgJEhUKDWNvbnRlbnRfYnl0ZXMYBiABKAQSFQoNY29udGVudF9jaGFycxgHIAEoBBItCgthdXRob3Jfa2luZBgIIAEoDjIYLnRhc2twbGFucy52MS5BdXRob3JLaW5kEhMKC2F1dGhvcl9uYW1lGAkgASgJEiIKFXJldmVydF9vZl9yZXZpc2lvbl9pZBgKIAEoCUgAiAEBEi4KCmNyZWF0ZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhgKEHJldmlzaW9uX3ZlcnNpb24YDSABKAkSLQoFbWVyZ2UYDiABKAsyGS50YXNrcGxhbnMudjEuTWVyZ2VNYXJrZXJIAYgBAUIYChZfcmV2ZXJ0X29mX3JldmlzaW9uX2lkQggKBl9tZXJnZSI3CgtNZXJnZU1hcmtlchIUCgxmcm9tX3ZlcnNpb24YASABKAQSEgoKdG9fdmVyc2lvbhgCIAEoBCJACg9Xcml0dGVuUmV2aXNpb24SCgoCaWQYASABKAkSDgoGbnVtYmVyGAIgASgEEhEKCWNvYWxlc2NlZBgDIAEoCCJTCgpUcnVuY2F0aW9uEhMKC3ByaW9yX2NoYXJzGAEgASgEEhEKCW5ld19jaGFycxgCIAEoBBIdChVwcmlvcl9yZXZpc2lvbl9udW1iZXIYAyABKAQqVgoJV3JpdGVNb2RlEhoKFldSSVRFX01PREVfVU5TUEVDSUZJRUQQABIWChJXUklURV9NT0RFX1JFUExBQ0UQARIVChFXUklURV9NT0RFX0FQUEVORBACKlYKCkF1dGhvcktpbmQSGwoXQVVUSE9SX0tJTkRfVU5TUEVDSUZJRUQQABIVChFBVVRIT1JfS0lORF9BR0VOVBABEhQKEEFVVEhPUl9LSU5EX1VTRVIQAkJEWkJnaXRodWIuY29tL3Rhc2twbGFucy90YXNrcGxhbnMvY2xpZW50cy9nby90YXNrcGxhbnMvdjE7dGFza3BsYW5zdjFiBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("Chd0YXNrcGxhbnMvdjEvcGxhbi5wcm90bxIMdGFza3BsYW5zLnYxIj4KBkF1dGhvchImCgRraW5kGAEgASgOMhgudGFza3BsYW5zLnYxLkF1dGhvcktpbmQSDAoEbmFtZRgCIAEoCSLPBAoEUGxhbhIPCgd0YXNrX2lkGAEgASgJEg0KBXRpdGxlGAIgASgJEg8KB2NvbnRlbnQYAyABKAkSFQoNY29udGVudF9ieXRlcxgEIAEoBBIVCg1jb250ZW50X2NoYXJzGAUgASgEEg8KB3ZlcnNpb24YBiABKAQSEgoKY3JlYXRlZF9ieRgHIAEoCRIuCgpjcmVhdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIeChZsYXRlc3RfcmV2aXNpb25fbnVtYmVyGAogASgEEkIKGWltcGxlbWVudGF0aW9uX3N0YXJ0ZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSACIAQESJgoZaW1wbGVtZW50YXRpb25fc3RhcnRlZF9ieRgMIAEoCUgBiAEBEi4KIWltcGxlbWVudGF0aW9uX3N0YXJ0ZWRfc2Vzc2lvbl9pZBgNIAEoCUgCiAEBEjcKCWNoZWNrbGlzdBgOIAEoCzIfLnRhc2twbGFucy52MS5DaGVja2xpc3RQcm9ncmVzc0gDiAEBQhwKGl9pbXBsZW1lbnRhdGlvbl9zdGFydGVkX2F0QhwKGl9pbXBsZW1lbnRhdGlvbl9zdGFydGVkX2J5QiQKIl9pbXBsZW1lbnRhdGlvbl9zdGFydGVkX3Nlc3Npb25faWRCDAoKX2NoZWNrbGlzdCIzChFDaGVja2xpc3RQcm9ncmVzcxIPCgdjaGVja2VkGAEgASgEEg0KBXRvdGFsGAIgASgEIo4ECgxQbGFuUmV2aXNpb24SCgoCaWQYASABKAkSDwoHdGFza19pZBgCIAEoCRIXCg9yZXZpc2lvbl9udW1iZXIYAyABKAQSDQoFdGl0bGUYBCABKAkSDwoHY29udGVudBgFIAEoCRIVCg1jb250ZW50X2J5dGVzGAYgASgEEhUKDWNvbnRlbnRfY2hhcnMYByABKAQSLQoLYXV0aG9yX2tpbmQYCCABKA4yGC50YXNrcGxhbnMudjEuQXV0aG9yS2luZBITCgthdXRob3JfbmFtZRgJIAEoCRIiChVyZXZlcnRfb2ZfcmV2aXNpb25faWQYCiABKAlIAIgBARIuCgpjcmVhdGVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYChByZXZpc2lvbl92ZXJzaW9uGA0gASgJEi0KBW1lcmdlGA4gASgLMhkudGFza3BsYW5zLnYxLk1lcmdlTWFya2VySAGIAQESNwoJY2hlY2tsaXN0GA8gASgLMh8udGFza3BsYW5zLnYxLkNoZWNrbGlzdFByb2dyZXNzSAKIAQFCGAoWX3JldmVydF9vZl9yZXZpc2lvbl9pZEIICgZfbWVyZ2VCDAoKX2NoZWNrbGlzdCI3CgtNZXJnZU1hcmtlchIUCgxmcm9tX3ZlcnNpb24YASABKAQSEgoKdG9fdmVyc2lvbhgCIAEoBCJACg9Xcml0dGVuUmV2aXNpb24SCgoCaWQYASABKAkSDgoGbnVtYmVyGAIgASgEEhEKCWNvYWxlc2NlZBgDIAEoCCJTCgpUcnVuY2F0aW9uEhMKC3ByaW9yX2NoYXJzGAEgASgEEhEKCW5ld19jaGFycxgCIAEoBBIdChVwcmlvcl9yZXZpc2lvbl9udW1iZXIYAyABKAQqVgoJV3JpdGVNb2RlEhoKFldSSVRFX01PREVfVU5TUEVDSUZJRUQQABIWChJXUklURV9NT0RFX1JFUExBQ0UQARIVChFXUklURV9NT0RFX0FQUEVORBACKlYKCkF1dGhvcktpbmQSGwoXQVVUSE9SX0tJTkRfVU5TUEVDSUZJRUQQABIVChFBVVRIT1JfS0lORF9BR0VOVBABEhQKEEFVVEhPUl9LSU5EX1VTRVIQAkJEWkJnaXRodWIuY29tL3Rhc2twbGFucy90YXNrcGxhbnMvY2xpZW50cy9nby90YXNrcGxhbnMvdjE7dGFza3BsYW5zdjFiBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * The author of a write. Without auth the request's author is used; with auth the verified token
@@ -141,6 +141,14 @@ export type Plan = Message<"taskplans.v1.Plan"> & {
    * @generated from field: optional string implementation_started_session_id = 13;
    */
   implementationStartedSessionId?: string | undefined;
+
+  /**
+   * How much of the plan's checklist is done, counted when the content was written. Absent on a
+   * plan written before the service counted it (until `migrate` counts it, or its next write).
+   *
+   * @generated from field: optional taskplans.v1.ChecklistProgress checklist = 14;
+   */
+  checklist?: ChecklistProgress | undefined;
 };
 
 /**
@@ -149,6 +157,37 @@ export type Plan = Message<"taskplans.v1.Plan"> & {
  */
 export const PlanSchema: GenMessage<Plan> = /*@__PURE__*/
   messageDesc(file_taskplans_v1_plan, 1);
+
+/**
+ * A plan's checklist progress: its task-list items ("- [ ] ..." and "- [x] ..." in any list, nested
+ * ones and those in block quotes included), counted by the markdown rules the console renders the plan
+ * with (GitHub-flavoured: an item in a code block, in raw HTML or in the middle of a line is not one).
+ * Counted once, when the content is written; reading it costs nothing.
+ *
+ * @generated from message taskplans.v1.ChecklistProgress
+ */
+export type ChecklistProgress = Message<"taskplans.v1.ChecklistProgress"> & {
+  /**
+   * Items ticked ("[x]" or "[X]").
+   *
+   * @generated from field: uint64 checked = 1;
+   */
+  checked: bigint;
+
+  /**
+   * Items, ticked or not (0: the plan has no checklist).
+   *
+   * @generated from field: uint64 total = 2;
+   */
+  total: bigint;
+};
+
+/**
+ * Describes the message taskplans.v1.ChecklistProgress.
+ * Use `create(ChecklistProgressSchema)` to create a new message.
+ */
+export const ChecklistProgressSchema: GenMessage<ChecklistProgress> = /*@__PURE__*/
+  messageDesc(file_taskplans_v1_plan, 2);
 
 /**
  * One snapshot in a task's plan history. Revisions survive plan deletion.
@@ -258,6 +297,14 @@ export type PlanRevision = Message<"taskplans.v1.PlanRevision"> & {
    * @generated from field: optional taskplans.v1.MergeMarker merge = 14;
    */
   merge?: MergeMarker | undefined;
+
+  /**
+   * The checklist progress of the revision's content (see Plan.checklist); absent on a revision
+   * written before the service counted it.
+   *
+   * @generated from field: optional taskplans.v1.ChecklistProgress checklist = 15;
+   */
+  checklist?: ChecklistProgress | undefined;
 };
 
 /**
@@ -265,7 +312,7 @@ export type PlanRevision = Message<"taskplans.v1.PlanRevision"> & {
  * Use `create(PlanRevisionSchema)` to create a new message.
  */
 export const PlanRevisionSchema: GenMessage<PlanRevision> = /*@__PURE__*/
-  messageDesc(file_taskplans_v1_plan, 2);
+  messageDesc(file_taskplans_v1_plan, 3);
 
 /**
  * Marks a write that was merged: based on from_version (the caller's expected_version), it was
@@ -295,7 +342,7 @@ export type MergeMarker = Message<"taskplans.v1.MergeMarker"> & {
  * Use `create(MergeMarkerSchema)` to create a new message.
  */
 export const MergeMarkerSchema: GenMessage<MergeMarker> = /*@__PURE__*/
-  messageDesc(file_taskplans_v1_plan, 3);
+  messageDesc(file_taskplans_v1_plan, 4);
 
 /**
  * The revision a write created or coalesced into.
@@ -330,7 +377,7 @@ export type WrittenRevision = Message<"taskplans.v1.WrittenRevision"> & {
  * Use `create(WrittenRevisionSchema)` to create a new message.
  */
 export const WrittenRevisionSchema: GenMessage<WrittenRevision> = /*@__PURE__*/
-  messageDesc(file_taskplans_v1_plan, 4);
+  messageDesc(file_taskplans_v1_plan, 5);
 
 /**
  * Reported when an acknowledged reduction was stored (see acknowledge_reduction).
@@ -365,7 +412,7 @@ export type Truncation = Message<"taskplans.v1.Truncation"> & {
  * Use `create(TruncationSchema)` to create a new message.
  */
 export const TruncationSchema: GenMessage<Truncation> = /*@__PURE__*/
-  messageDesc(file_taskplans_v1_plan, 5);
+  messageDesc(file_taskplans_v1_plan, 6);
 
 /**
  * How an agent write composes the stored plan (REQ-TASKS-PLAN-APPEND-001).

@@ -151,7 +151,27 @@ export interface Plan {
     | string
     | undefined;
   /** Session that first marked implementation as started, if any. */
-  implementationStartedSessionId?: string | undefined;
+  implementationStartedSessionId?:
+    | string
+    | undefined;
+  /**
+   * How much of the plan's checklist is done, counted when the content was written. Absent on a
+   * plan written before the service counted it (until `migrate` counts it, or its next write).
+   */
+  checklist?: ChecklistProgress | undefined;
+}
+
+/**
+ * A plan's checklist progress: its task-list items ("- [ ] ..." and "- [x] ..." in any list, nested
+ * ones and those in block quotes included), counted by the markdown rules the console renders the plan
+ * with (GitHub-flavoured: an item in a code block, in raw HTML or in the middle of a line is not one).
+ * Counted once, when the content is written; reading it costs nothing.
+ */
+export interface ChecklistProgress {
+  /** Items ticked ("[x]" or "[X]"). */
+  checked: number;
+  /** Items, ticked or not (0: the plan has no checklist). */
+  total: number;
 }
 
 /** One snapshot in a task's plan history. Revisions survive plan deletion. */
@@ -202,7 +222,14 @@ export interface PlanRevision {
    * Set when the revision was written by a merge of a stale write (see PlanService, "Merging a
    * stale write"). Such revisions are never coalesced into.
    */
-  merge?: MergeMarker | undefined;
+  merge?:
+    | MergeMarker
+    | undefined;
+  /**
+   * The checklist progress of the revision's content (see Plan.checklist); absent on a revision
+   * written before the service counted it.
+   */
+  checklist?: ChecklistProgress | undefined;
 }
 
 /**
@@ -337,6 +364,7 @@ function createBasePlan(): Plan {
     implementationStartedAt: undefined,
     implementationStartedBy: undefined,
     implementationStartedSessionId: undefined,
+    checklist: undefined,
   };
 }
 
@@ -380,6 +408,9 @@ export const Plan: MessageFns<Plan> = {
     }
     if (message.implementationStartedSessionId !== undefined) {
       writer.uint32(106).string(message.implementationStartedSessionId);
+    }
+    if (message.checklist !== undefined) {
+      ChecklistProgress.encode(message.checklist, writer.uint32(114).fork()).join();
     }
     return writer;
   },
@@ -501,6 +532,14 @@ export const Plan: MessageFns<Plan> = {
             message.implementationStartedSessionId = reader.string();
             continue;
           }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.checklist = ChecklistProgress.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -568,6 +607,7 @@ export const Plan: MessageFns<Plan> = {
         : isSet(object.implementation_started_session_id)
         ? globalThis.String(object.implementation_started_session_id)
         : undefined,
+      checklist: isSet(object.checklist) ? ChecklistProgress.fromJSON(object.checklist) : undefined,
     };
   },
 
@@ -612,6 +652,9 @@ export const Plan: MessageFns<Plan> = {
     if (message.implementationStartedSessionId !== undefined) {
       obj.implementationStartedSessionId = message.implementationStartedSessionId;
     }
+    if (message.checklist !== undefined) {
+      obj.checklist = ChecklistProgress.toJSON(message.checklist);
+    }
     return obj;
   },
 
@@ -633,6 +676,94 @@ export const Plan: MessageFns<Plan> = {
     message.implementationStartedAt = object.implementationStartedAt ?? undefined;
     message.implementationStartedBy = object.implementationStartedBy ?? undefined;
     message.implementationStartedSessionId = object.implementationStartedSessionId ?? undefined;
+    message.checklist = (object.checklist !== undefined && object.checklist !== null)
+      ? ChecklistProgress.fromPartial(object.checklist)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseChecklistProgress(): ChecklistProgress {
+  return { checked: 0, total: 0 };
+}
+
+export const ChecklistProgress: MessageFns<ChecklistProgress> = {
+  encode(message: ChecklistProgress, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.checked !== 0) {
+      writer.uint32(8).uint64(message.checked);
+    }
+    if (message.total !== 0) {
+      writer.uint32(16).uint64(message.total);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ChecklistProgress {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseChecklistProgress();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.checked = longToNumber(reader.uint64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.total = longToNumber(reader.uint64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ChecklistProgress {
+    return {
+      checked: isSet(object.checked) ? globalThis.Number(object.checked) : 0,
+      total: isSet(object.total) ? globalThis.Number(object.total) : 0,
+    };
+  },
+
+  toJSON(message: ChecklistProgress): unknown {
+    const obj: any = {};
+    if (message.checked !== 0) {
+      obj.checked = Math.round(message.checked);
+    }
+    if (message.total !== 0) {
+      obj.total = Math.round(message.total);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ChecklistProgress>, I>>(base?: I): ChecklistProgress {
+    return ChecklistProgress.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ChecklistProgress>, I>>(object: I): ChecklistProgress {
+    const message = createBaseChecklistProgress();
+    message.checked = object.checked ?? 0;
+    message.total = object.total ?? 0;
     return message;
   },
 };
@@ -653,6 +784,7 @@ function createBasePlanRevision(): PlanRevision {
     updatedAt: undefined,
     revisionVersion: "",
     merge: undefined,
+    checklist: undefined,
   };
 }
 
@@ -699,6 +831,9 @@ export const PlanRevision: MessageFns<PlanRevision> = {
     }
     if (message.merge !== undefined) {
       MergeMarker.encode(message.merge, writer.uint32(114).fork()).join();
+    }
+    if (message.checklist !== undefined) {
+      ChecklistProgress.encode(message.checklist, writer.uint32(122).fork()).join();
     }
     return writer;
   },
@@ -828,6 +963,14 @@ export const PlanRevision: MessageFns<PlanRevision> = {
             message.merge = MergeMarker.decode(reader, reader.uint32());
             continue;
           }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.checklist = ChecklistProgress.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -896,6 +1039,7 @@ export const PlanRevision: MessageFns<PlanRevision> = {
         ? globalThis.String(object.revision_version)
         : "",
       merge: isSet(object.merge) ? MergeMarker.fromJSON(object.merge) : undefined,
+      checklist: isSet(object.checklist) ? ChecklistProgress.fromJSON(object.checklist) : undefined,
     };
   },
 
@@ -943,6 +1087,9 @@ export const PlanRevision: MessageFns<PlanRevision> = {
     if (message.merge !== undefined) {
       obj.merge = MergeMarker.toJSON(message.merge);
     }
+    if (message.checklist !== undefined) {
+      obj.checklist = ChecklistProgress.toJSON(message.checklist);
+    }
     return obj;
   },
 
@@ -966,6 +1113,9 @@ export const PlanRevision: MessageFns<PlanRevision> = {
     message.revisionVersion = object.revisionVersion ?? "";
     message.merge = (object.merge !== undefined && object.merge !== null)
       ? MergeMarker.fromPartial(object.merge)
+      : undefined;
+    message.checklist = (object.checklist !== undefined && object.checklist !== null)
+      ? ChecklistProgress.fromPartial(object.checklist)
       : undefined;
     return message;
   },

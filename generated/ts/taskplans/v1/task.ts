@@ -21,7 +21,7 @@ import {
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
 import { Timestamp } from "../../google/protobuf/timestamp";
-import { Plan, PlanRevision } from "./plan";
+import { ChecklistProgress, Plan, PlanRevision } from "./plan";
 
 export const protobufPackage = "taskplans.v1";
 
@@ -92,7 +92,15 @@ export interface Task {
   /** Human-readable task title (at most 1,000 code points; may be empty). */
   title: string;
   /** When the task was created. */
-  createdAt?: Date | undefined;
+  createdAt?:
+    | Date
+    | undefined;
+  /**
+   * The checklist progress of the task's plan (Plan.checklist), so that a list of tasks shows which
+   * are done without reading a plan: absent when the task has no plan (or it was deleted), or its plan
+   * was written before the service counted it. Set in ListTasks' and GetTask's answers.
+   */
+  checklist?: ChecklistProgress | undefined;
 }
 
 /** Request of TaskService.CreateTask. */
@@ -264,7 +272,7 @@ export interface ImportTaskResponse {
 }
 
 function createBaseTask(): Task {
-  return { taskId: "", workspaceId: "", title: "", createdAt: undefined };
+  return { taskId: "", workspaceId: "", title: "", createdAt: undefined, checklist: undefined };
 }
 
 export const Task: MessageFns<Task> = {
@@ -280,6 +288,9 @@ export const Task: MessageFns<Task> = {
     }
     if (message.createdAt !== undefined) {
       Timestamp.encode(toTimestamp(message.createdAt), writer.uint32(34).fork()).join();
+    }
+    if (message.checklist !== undefined) {
+      ChecklistProgress.encode(message.checklist, writer.uint32(42).fork()).join();
     }
     return writer;
   },
@@ -329,6 +340,14 @@ export const Task: MessageFns<Task> = {
             message.createdAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.checklist = ChecklistProgress.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -359,6 +378,7 @@ export const Task: MessageFns<Task> = {
         : isSet(object.created_at)
         ? fromJsonTimestamp(object.created_at)
         : undefined,
+      checklist: isSet(object.checklist) ? ChecklistProgress.fromJSON(object.checklist) : undefined,
     };
   },
 
@@ -376,6 +396,9 @@ export const Task: MessageFns<Task> = {
     if (message.createdAt !== undefined) {
       obj.createdAt = message.createdAt.toISOString();
     }
+    if (message.checklist !== undefined) {
+      obj.checklist = ChecklistProgress.toJSON(message.checklist);
+    }
     return obj;
   },
 
@@ -388,6 +411,9 @@ export const Task: MessageFns<Task> = {
     message.workspaceId = object.workspaceId ?? "";
     message.title = object.title ?? "";
     message.createdAt = object.createdAt ?? undefined;
+    message.checklist = (object.checklist !== undefined && object.checklist !== null)
+      ? ChecklistProgress.fromPartial(object.checklist)
+      : undefined;
     return message;
   },
 };

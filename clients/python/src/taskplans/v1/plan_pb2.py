@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17taskplans/v1/plan.proto\x12\x0ctaskplans.v1\x1a\x1fgoogle/protobuf/timestamp.proto\">\n\x06\x41uthor\x12&\n\x04kind\x18\x01 \x01(\x0e\x32\x18.taskplans.v1.AuthorKind\x12\x0c\n\x04name\x18\x02 \x01(\t\"\x88\x04\n\x04Plan\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x03 \x01(\t\x12\x15\n\rcontent_bytes\x18\x04 \x01(\x04\x12\x15\n\rcontent_chars\x18\x05 \x01(\x04\x12\x0f\n\x07version\x18\x06 \x01(\x04\x12\x12\n\ncreated_by\x18\x07 \x01(\t\x12.\n\ncreated_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x1e\n\x16latest_revision_number\x18\n \x01(\x04\x12\x42\n\x19implementation_started_at\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.TimestampH\x00\x88\x01\x01\x12&\n\x19implementation_started_by\x18\x0c \x01(\tH\x01\x88\x01\x01\x12.\n!implementation_started_session_id\x18\r \x01(\tH\x02\x88\x01\x01\x42\x1c\n\x1a_implementation_started_atB\x1c\n\x1a_implementation_started_byB$\n\"_implementation_started_session_id\"\xc7\x03\n\x0cPlanRevision\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0f\n\x07task_id\x18\x02 \x01(\t\x12\x17\n\x0frevision_number\x18\x03 \x01(\x04\x12\r\n\x05title\x18\x04 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x05 \x01(\t\x12\x15\n\rcontent_bytes\x18\x06 \x01(\x04\x12\x15\n\rcontent_chars\x18\x07 \x01(\x04\x12-\n\x0b\x61uthor_kind\x18\x08 \x01(\x0e\x32\x18.taskplans.v1.AuthorKind\x12\x13\n\x0b\x61uthor_name\x18\t \x01(\t\x12\"\n\x15revert_of_revision_id\x18\n \x01(\tH\x00\x88\x01\x01\x12.\n\ncreated_at\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x18\n\x10revision_version\x18\r \x01(\t\x12-\n\x05merge\x18\x0e \x01(\x0b\x32\x19.taskplans.v1.MergeMarkerH\x01\x88\x01\x01\x42\x18\n\x16_revert_of_revision_idB\x08\n\x06_merge\"7\n\x0bMergeMarker\x12\x14\n\x0c\x66rom_version\x18\x01 \x01(\x04\x12\x12\n\nto_version\x18\x02 \x01(\x04\"@\n\x0fWrittenRevision\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06number\x18\x02 \x01(\x04\x12\x11\n\tcoalesced\x18\x03 \x01(\x08\"S\n\nTruncation\x12\x13\n\x0bprior_chars\x18\x01 \x01(\x04\x12\x11\n\tnew_chars\x18\x02 \x01(\x04\x12\x1d\n\x15prior_revision_number\x18\x03 \x01(\x04*V\n\tWriteMode\x12\x1a\n\x16WRITE_MODE_UNSPECIFIED\x10\x00\x12\x16\n\x12WRITE_MODE_REPLACE\x10\x01\x12\x15\n\x11WRITE_MODE_APPEND\x10\x02*V\n\nAuthorKind\x12\x1b\n\x17\x41UTHOR_KIND_UNSPECIFIED\x10\x00\x12\x15\n\x11\x41UTHOR_KIND_AGENT\x10\x01\x12\x14\n\x10\x41UTHOR_KIND_USER\x10\x02\x42\x44ZBgithub.com/taskplans/taskplans/clients/go/taskplans/v1;taskplansv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17taskplans/v1/plan.proto\x12\x0ctaskplans.v1\x1a\x1fgoogle/protobuf/timestamp.proto\">\n\x06\x41uthor\x12&\n\x04kind\x18\x01 \x01(\x0e\x32\x18.taskplans.v1.AuthorKind\x12\x0c\n\x04name\x18\x02 \x01(\t\"\xcf\x04\n\x04Plan\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x03 \x01(\t\x12\x15\n\rcontent_bytes\x18\x04 \x01(\x04\x12\x15\n\rcontent_chars\x18\x05 \x01(\x04\x12\x0f\n\x07version\x18\x06 \x01(\x04\x12\x12\n\ncreated_by\x18\x07 \x01(\t\x12.\n\ncreated_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x1e\n\x16latest_revision_number\x18\n \x01(\x04\x12\x42\n\x19implementation_started_at\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.TimestampH\x00\x88\x01\x01\x12&\n\x19implementation_started_by\x18\x0c \x01(\tH\x01\x88\x01\x01\x12.\n!implementation_started_session_id\x18\r \x01(\tH\x02\x88\x01\x01\x12\x37\n\tchecklist\x18\x0e \x01(\x0b\x32\x1f.taskplans.v1.ChecklistProgressH\x03\x88\x01\x01\x42\x1c\n\x1a_implementation_started_atB\x1c\n\x1a_implementation_started_byB$\n\"_implementation_started_session_idB\x0c\n\n_checklist\"3\n\x11\x43hecklistProgress\x12\x0f\n\x07\x63hecked\x18\x01 \x01(\x04\x12\r\n\x05total\x18\x02 \x01(\x04\"\x8e\x04\n\x0cPlanRevision\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0f\n\x07task_id\x18\x02 \x01(\t\x12\x17\n\x0frevision_number\x18\x03 \x01(\x04\x12\r\n\x05title\x18\x04 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x05 \x01(\t\x12\x15\n\rcontent_bytes\x18\x06 \x01(\x04\x12\x15\n\rcontent_chars\x18\x07 \x01(\x04\x12-\n\x0b\x61uthor_kind\x18\x08 \x01(\x0e\x32\x18.taskplans.v1.AuthorKind\x12\x13\n\x0b\x61uthor_name\x18\t \x01(\t\x12\"\n\x15revert_of_revision_id\x18\n \x01(\tH\x00\x88\x01\x01\x12.\n\ncreated_at\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x18\n\x10revision_version\x18\r \x01(\t\x12-\n\x05merge\x18\x0e \x01(\x0b\x32\x19.taskplans.v1.MergeMarkerH\x01\x88\x01\x01\x12\x37\n\tchecklist\x18\x0f \x01(\x0b\x32\x1f.taskplans.v1.ChecklistProgressH\x02\x88\x01\x01\x42\x18\n\x16_revert_of_revision_idB\x08\n\x06_mergeB\x0c\n\n_checklist\"7\n\x0bMergeMarker\x12\x14\n\x0c\x66rom_version\x18\x01 \x01(\x04\x12\x12\n\nto_version\x18\x02 \x01(\x04\"@\n\x0fWrittenRevision\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06number\x18\x02 \x01(\x04\x12\x11\n\tcoalesced\x18\x03 \x01(\x08\"S\n\nTruncation\x12\x13\n\x0bprior_chars\x18\x01 \x01(\x04\x12\x11\n\tnew_chars\x18\x02 \x01(\x04\x12\x1d\n\x15prior_revision_number\x18\x03 \x01(\x04*V\n\tWriteMode\x12\x1a\n\x16WRITE_MODE_UNSPECIFIED\x10\x00\x12\x16\n\x12WRITE_MODE_REPLACE\x10\x01\x12\x15\n\x11WRITE_MODE_APPEND\x10\x02*V\n\nAuthorKind\x12\x1b\n\x17\x41UTHOR_KIND_UNSPECIFIED\x10\x00\x12\x15\n\x11\x41UTHOR_KIND_AGENT\x10\x01\x12\x14\n\x10\x41UTHOR_KIND_USER\x10\x02\x42\x44ZBgithub.com/taskplans/taskplans/clients/go/taskplans/v1;taskplansv1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,20 +33,22 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'taskplans.v1.plan_pb2', _gl
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'ZBgithub.com/taskplans/taskplans/clients/go/taskplans/v1;taskplansv1'
-  _globals['_WRITEMODE']._serialized_start=1327
-  _globals['_WRITEMODE']._serialized_end=1413
-  _globals['_AUTHORKIND']._serialized_start=1415
-  _globals['_AUTHORKIND']._serialized_end=1501
+  _globals['_WRITEMODE']._serialized_start=1522
+  _globals['_WRITEMODE']._serialized_end=1608
+  _globals['_AUTHORKIND']._serialized_start=1610
+  _globals['_AUTHORKIND']._serialized_end=1696
   _globals['_AUTHOR']._serialized_start=74
   _globals['_AUTHOR']._serialized_end=136
   _globals['_PLAN']._serialized_start=139
-  _globals['_PLAN']._serialized_end=659
-  _globals['_PLANREVISION']._serialized_start=662
-  _globals['_PLANREVISION']._serialized_end=1117
-  _globals['_MERGEMARKER']._serialized_start=1119
-  _globals['_MERGEMARKER']._serialized_end=1174
-  _globals['_WRITTENREVISION']._serialized_start=1176
-  _globals['_WRITTENREVISION']._serialized_end=1240
-  _globals['_TRUNCATION']._serialized_start=1242
-  _globals['_TRUNCATION']._serialized_end=1325
+  _globals['_PLAN']._serialized_end=730
+  _globals['_CHECKLISTPROGRESS']._serialized_start=732
+  _globals['_CHECKLISTPROGRESS']._serialized_end=783
+  _globals['_PLANREVISION']._serialized_start=786
+  _globals['_PLANREVISION']._serialized_end=1312
+  _globals['_MERGEMARKER']._serialized_start=1314
+  _globals['_MERGEMARKER']._serialized_end=1369
+  _globals['_WRITTENREVISION']._serialized_start=1371
+  _globals['_WRITTENREVISION']._serialized_end=1435
+  _globals['_TRUNCATION']._serialized_start=1437
+  _globals['_TRUNCATION']._serialized_end=1520
 # @@protoc_insertion_point(module_scope)

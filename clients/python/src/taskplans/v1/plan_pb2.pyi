@@ -113,6 +113,7 @@ class Plan(google.protobuf.message.Message):
     IMPLEMENTATION_STARTED_AT_FIELD_NUMBER: builtins.int
     IMPLEMENTATION_STARTED_BY_FIELD_NUMBER: builtins.int
     IMPLEMENTATION_STARTED_SESSION_ID_FIELD_NUMBER: builtins.int
+    CHECKLIST_FIELD_NUMBER: builtins.int
     task_id: builtins.str
     """Task the plan belongs to."""
     title: builtins.str
@@ -148,6 +149,12 @@ class Plan(google.protobuf.message.Message):
     def implementation_started_at(self) -> google.protobuf.timestamp_pb2.Timestamp:
         """When implementation was first marked as started, if it was."""
 
+    @property
+    def checklist(self) -> Global___ChecklistProgress:
+        """How much of the plan's checklist is done, counted when the content was written. Absent on a
+        plan written before the service counted it (until `migrate` counts it, or its next write).
+        """
+
     def __init__(
         self,
         *,
@@ -164,9 +171,12 @@ class Plan(google.protobuf.message.Message):
         implementation_started_at: google.protobuf.timestamp_pb2.Timestamp | None = ...,
         implementation_started_by: builtins.str | None = ...,
         implementation_started_session_id: builtins.str | None = ...,
+        checklist: Global___ChecklistProgress | None = ...,
     ) -> None: ...
-    def HasField(self, field_name: typing.Literal["_implementation_started_at", b"_implementation_started_at", "_implementation_started_by", b"_implementation_started_by", "_implementation_started_session_id", b"_implementation_started_session_id", "created_at", b"created_at", "implementation_started_at", b"implementation_started_at", "implementation_started_by", b"implementation_started_by", "implementation_started_session_id", b"implementation_started_session_id", "updated_at", b"updated_at"]) -> builtins.bool: ...
-    def ClearField(self, field_name: typing.Literal["_implementation_started_at", b"_implementation_started_at", "_implementation_started_by", b"_implementation_started_by", "_implementation_started_session_id", b"_implementation_started_session_id", "content", b"content", "content_bytes", b"content_bytes", "content_chars", b"content_chars", "created_at", b"created_at", "created_by", b"created_by", "implementation_started_at", b"implementation_started_at", "implementation_started_by", b"implementation_started_by", "implementation_started_session_id", b"implementation_started_session_id", "latest_revision_number", b"latest_revision_number", "task_id", b"task_id", "title", b"title", "updated_at", b"updated_at", "version", b"version"]) -> None: ...
+    def HasField(self, field_name: typing.Literal["_checklist", b"_checklist", "_implementation_started_at", b"_implementation_started_at", "_implementation_started_by", b"_implementation_started_by", "_implementation_started_session_id", b"_implementation_started_session_id", "checklist", b"checklist", "created_at", b"created_at", "implementation_started_at", b"implementation_started_at", "implementation_started_by", b"implementation_started_by", "implementation_started_session_id", b"implementation_started_session_id", "updated_at", b"updated_at"]) -> builtins.bool: ...
+    def ClearField(self, field_name: typing.Literal["_checklist", b"_checklist", "_implementation_started_at", b"_implementation_started_at", "_implementation_started_by", b"_implementation_started_by", "_implementation_started_session_id", b"_implementation_started_session_id", "checklist", b"checklist", "content", b"content", "content_bytes", b"content_bytes", "content_chars", b"content_chars", "created_at", b"created_at", "created_by", b"created_by", "implementation_started_at", b"implementation_started_at", "implementation_started_by", b"implementation_started_by", "implementation_started_session_id", b"implementation_started_session_id", "latest_revision_number", b"latest_revision_number", "task_id", b"task_id", "title", b"title", "updated_at", b"updated_at", "version", b"version"]) -> None: ...
+    @typing.overload
+    def WhichOneof(self, oneof_group: typing.Literal["_checklist", b"_checklist"]) -> typing.Literal["checklist"] | None: ...
     @typing.overload
     def WhichOneof(self, oneof_group: typing.Literal["_implementation_started_at", b"_implementation_started_at"]) -> typing.Literal["implementation_started_at"] | None: ...
     @typing.overload
@@ -175,6 +185,32 @@ class Plan(google.protobuf.message.Message):
     def WhichOneof(self, oneof_group: typing.Literal["_implementation_started_session_id", b"_implementation_started_session_id"]) -> typing.Literal["implementation_started_session_id"] | None: ...
 
 Global___Plan: typing_extensions.TypeAlias = Plan
+
+@typing.final
+class ChecklistProgress(google.protobuf.message.Message):
+    """A plan's checklist progress: its task-list items ("- [ ] ..." and "- [x] ..." in any list, nested
+    ones and those in block quotes included), counted by the markdown rules the console renders the plan
+    with (GitHub-flavoured: an item in a code block, in raw HTML or in the middle of a line is not one).
+    Counted once, when the content is written; reading it costs nothing.
+    """
+
+    DESCRIPTOR: google.protobuf.descriptor.Descriptor
+
+    CHECKED_FIELD_NUMBER: builtins.int
+    TOTAL_FIELD_NUMBER: builtins.int
+    checked: builtins.int
+    """Items ticked ("[x]" or "[X]")."""
+    total: builtins.int
+    """Items, ticked or not (0: the plan has no checklist)."""
+    def __init__(
+        self,
+        *,
+        checked: builtins.int = ...,
+        total: builtins.int = ...,
+    ) -> None: ...
+    def ClearField(self, field_name: typing.Literal["checked", b"checked", "total", b"total"]) -> None: ...
+
+Global___ChecklistProgress: typing_extensions.TypeAlias = ChecklistProgress
 
 @typing.final
 class PlanRevision(google.protobuf.message.Message):
@@ -196,6 +232,7 @@ class PlanRevision(google.protobuf.message.Message):
     UPDATED_AT_FIELD_NUMBER: builtins.int
     REVISION_VERSION_FIELD_NUMBER: builtins.int
     MERGE_FIELD_NUMBER: builtins.int
+    CHECKLIST_FIELD_NUMBER: builtins.int
     id: builtins.str
     """Revision id (UUID), unique across tasks."""
     task_id: builtins.str
@@ -239,6 +276,12 @@ class PlanRevision(google.protobuf.message.Message):
         stale write"). Such revisions are never coalesced into.
         """
 
+    @property
+    def checklist(self) -> Global___ChecklistProgress:
+        """The checklist progress of the revision's content (see Plan.checklist); absent on a revision
+        written before the service counted it.
+        """
+
     def __init__(
         self,
         *,
@@ -256,9 +299,12 @@ class PlanRevision(google.protobuf.message.Message):
         updated_at: google.protobuf.timestamp_pb2.Timestamp | None = ...,
         revision_version: builtins.str = ...,
         merge: Global___MergeMarker | None = ...,
+        checklist: Global___ChecklistProgress | None = ...,
     ) -> None: ...
-    def HasField(self, field_name: typing.Literal["_merge", b"_merge", "_revert_of_revision_id", b"_revert_of_revision_id", "created_at", b"created_at", "merge", b"merge", "revert_of_revision_id", b"revert_of_revision_id", "updated_at", b"updated_at"]) -> builtins.bool: ...
-    def ClearField(self, field_name: typing.Literal["_merge", b"_merge", "_revert_of_revision_id", b"_revert_of_revision_id", "author_kind", b"author_kind", "author_name", b"author_name", "content", b"content", "content_bytes", b"content_bytes", "content_chars", b"content_chars", "created_at", b"created_at", "id", b"id", "merge", b"merge", "revert_of_revision_id", b"revert_of_revision_id", "revision_number", b"revision_number", "revision_version", b"revision_version", "task_id", b"task_id", "title", b"title", "updated_at", b"updated_at"]) -> None: ...
+    def HasField(self, field_name: typing.Literal["_checklist", b"_checklist", "_merge", b"_merge", "_revert_of_revision_id", b"_revert_of_revision_id", "checklist", b"checklist", "created_at", b"created_at", "merge", b"merge", "revert_of_revision_id", b"revert_of_revision_id", "updated_at", b"updated_at"]) -> builtins.bool: ...
+    def ClearField(self, field_name: typing.Literal["_checklist", b"_checklist", "_merge", b"_merge", "_revert_of_revision_id", b"_revert_of_revision_id", "author_kind", b"author_kind", "author_name", b"author_name", "checklist", b"checklist", "content", b"content", "content_bytes", b"content_bytes", "content_chars", b"content_chars", "created_at", b"created_at", "id", b"id", "merge", b"merge", "revert_of_revision_id", b"revert_of_revision_id", "revision_number", b"revision_number", "revision_version", b"revision_version", "task_id", b"task_id", "title", b"title", "updated_at", b"updated_at"]) -> None: ...
+    @typing.overload
+    def WhichOneof(self, oneof_group: typing.Literal["_checklist", b"_checklist"]) -> typing.Literal["checklist"] | None: ...
     @typing.overload
     def WhichOneof(self, oneof_group: typing.Literal["_merge", b"_merge"]) -> typing.Literal["merge"] | None: ...
     @typing.overload

@@ -61,6 +61,7 @@ class Task(google.protobuf.message.Message):
     WORKSPACE_ID_FIELD_NUMBER: builtins.int
     TITLE_FIELD_NUMBER: builtins.int
     CREATED_AT_FIELD_NUMBER: builtins.int
+    CHECKLIST_FIELD_NUMBER: builtins.int
     task_id: builtins.str
     """Caller-chosen id: 1 to 128 printable ASCII characters, no whitespace."""
     workspace_id: builtins.str
@@ -73,6 +74,13 @@ class Task(google.protobuf.message.Message):
     def created_at(self) -> google.protobuf.timestamp_pb2.Timestamp:
         """When the task was created."""
 
+    @property
+    def checklist(self) -> taskplans.v1.plan_pb2.ChecklistProgress:
+        """The checklist progress of the task's plan (Plan.checklist), so that a list of tasks shows which
+        are done without reading a plan: absent when the task has no plan (or it was deleted), or its plan
+        was written before the service counted it. Set in ListTasks' and GetTask's answers.
+        """
+
     def __init__(
         self,
         *,
@@ -80,9 +88,11 @@ class Task(google.protobuf.message.Message):
         workspace_id: builtins.str = ...,
         title: builtins.str = ...,
         created_at: google.protobuf.timestamp_pb2.Timestamp | None = ...,
+        checklist: taskplans.v1.plan_pb2.ChecklistProgress | None = ...,
     ) -> None: ...
-    def HasField(self, field_name: typing.Literal["created_at", b"created_at"]) -> builtins.bool: ...
-    def ClearField(self, field_name: typing.Literal["created_at", b"created_at", "task_id", b"task_id", "title", b"title", "workspace_id", b"workspace_id"]) -> None: ...
+    def HasField(self, field_name: typing.Literal["_checklist", b"_checklist", "checklist", b"checklist", "created_at", b"created_at"]) -> builtins.bool: ...
+    def ClearField(self, field_name: typing.Literal["_checklist", b"_checklist", "checklist", b"checklist", "created_at", b"created_at", "task_id", b"task_id", "title", b"title", "workspace_id", b"workspace_id"]) -> None: ...
+    def WhichOneof(self, oneof_group: typing.Literal["_checklist", b"_checklist"]) -> typing.Literal["checklist"] | None: ...
 
 Global___Task: typing_extensions.TypeAlias = Task
 
