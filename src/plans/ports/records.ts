@@ -37,6 +37,8 @@ export interface HeadRecord {
    */
   readonly trimmedChars?: number | null;
   readonly trimmedBytes?: number | null;
+  /** The content's checklist progress, counted when it was written; null on a row written before. */
+  readonly checklist: StoredChecklist | null;
 }
 
 /** How much of a plan's checklist is done (rules/checklist-progress.ts counts it). */
@@ -61,6 +63,11 @@ export interface ChecklistCount extends ChecklistProgress {
  */
 export interface StoredChecklist extends ChecklistProgress {
   readonly openEnd: boolean;
+}
+
+/** A task as a read of tasks gives it: with its live plan's checklist progress (null: no plan, or not counted). */
+export interface ListedTask extends TaskRecord {
+  readonly checklist: ChecklistProgress | null;
 }
 
 /** A HEAD row without its content. */
@@ -201,6 +208,8 @@ export interface RevisionMeta {
   readonly rowVersion: number;
   /** Set on the revision of a merged write (never coalesced into); absent or null otherwise. */
   readonly merge?: MergeMarker | null;
+  /** The content's checklist progress, counted when it was written; absent or null on a row written before. */
+  readonly checklist?: ChecklistProgress | null;
 }
 
 /** A revision with its content. */

@@ -1,14 +1,13 @@
 import * as marked from "marked";
 import type { MarkedExtension, Token, Tokens } from "marked";
-import type { ChecklistCount, ChecklistProgress, StoredChecklist } from "../ports/records";
-import { composeAppend } from "./compose";
+import type { ChecklistCount, ChecklistProgress } from "../ports/records";
 import { PLAN_MARKDOWN } from "./plan-markdown";
 
 /**
  * A counter of task-list items by `extension`'s rules, made from the marked module. The counter is
  * marked's lexer reading blocks only: whether a list item is a task, and whether it is ticked, is
  * decided by the list tokenizer from the item's lines; the inline text of paragraphs, items and cells
- * (emphasis, links, code spans) decides nothing about blocks, so it is queued and never read here
+ * (emphasis, links, code spans) decides nothing about blocks, so it is queued and never lexed here
  * (the slowest inline shapes, 250 KiB of nested emphasis, take a few hundred ms to lex in full).
  *
  * Self-contained (it uses nothing but its parameters), because it also runs from its source text in
@@ -20,8 +19,11 @@ export function checklistCounterOf(
   extension: MarkedExtension,
 ): (markdown: string) => ChecklistCount {
   const instance = new markedModule.Marked(extension);
+  // The inline work is queued as marked queues it (its block tokenizers amend the queue's last
+  // entry as a paragraph grows: an override of the queuing broke on a lazy continuation line), and
+  // the queue is then never read.
   class BlockLexer extends markedModule.Lexer {
-    override inline(_src: string, tokens: Token[] = []): Token[] {
+    override inlineTokens(_src: string, tokens: Token[] = []): Token[] {
       return tokens;
     }
   }
@@ -62,41 +64,4 @@ export const countChecklist = checklistCounterOf(marked, PLAN_MARKDOWN);
 export function checklistProgress(markdown: string): ChecklistProgress {
   const { checked, total } = countChecklist(markdown);
   return { checked, total };
-}
-
-/** The item appended (as an append composes) to learn whether a text ends open. */
-export const END_PROBE = "- [ ] end";
-
-/** What to count to learn `content`'s stored checklist in one pass: it, then END_PROBE appended. */
-export function probedText(content: string): string {
-  return composeAppend(content, END_PROBE);
-}
-
-/**
- * `probedText(content)`'s count read back: when the probe stayed an item of its own at the end, the
- * content ends closed and its progress is the count without the probe; null when the probe was taken
- * into the content's last block (it ends open: count the content alone, then `openEnd` is true).
- */
-export function closedChecklist(probed: ChecklistCount): StoredChecklist | null {
-  if (probed.lastItem?.trimEnd() !== END_PROBE) return null;
-  return { checked: probed.checked, total: probed.total - 1, openEnd: false };
-}
-
-/**
- * The stored checklist after an append of `fragment` (already without its leading blank lines, as
- * compose.ts keeps it) to content whose stored checklist is `stored` (null: not counted), from the
- * fragment's own: their sum, when the result is the stored blocks then the fragment's (the content
- * is empty, or it ends closed and the fragment's first line is not indented, which after the blank
- * line of the separator could continue the content's last list item or code block). Null when the
- * result must be counted whole.
- */
-export function appendedChecklist(
-  stored: StoredChecklist | null,
-  storedEmpty: boolean,
-  fragment: string,
-  own: StoredChecklist,
-): StoredChecklist | null {
-  if (storedEmpty) return own;
-  if (stored === null || stored.openEnd || /^[ \t]/.test(fragment)) return null;
-  return { checked: stored.checked + own.checked, total: stored.total + own.total, openEnd: own.openEnd };
 }
