@@ -124,6 +124,14 @@ export interface WriteCommand<K extends ReadKind, R> {
    * PreparationStale when that is not what the preparation read.
    */
   readonly prepare?: (snapshot: WriteSnapshot | null) => Promise<void>;
+  /**
+   * Counts, under the task's lock but before the transaction (holding no database connection, so
+   * that on SQLite no other task's write waits for it), the checklist of the content the decision
+   * is likely to store, on `counter` (which the decision then counts with): a text the request
+   * holds, or an edit of the plan `read` gives. Never a rule: a failure is ignored, and the decision
+   * counts what it stores.
+   */
+  readonly precount?: (counter: ChecklistCounter, read: () => Promise<HeadRecord | null>) => Promise<unknown>;
   decide(
     state: WriteState<K>,
     env: WriteEnv,

@@ -1,3 +1,4 @@
+import { CountCache } from "./checklist-cache";
 import type { ChecklistCounter } from "../ports/checklist-counter";
 import type { Logger } from "pino";
 import type { Caller } from "../../auth/caller";
@@ -80,6 +81,8 @@ export class WritePipeline {
     if (reaching) await reaching;
     if ("refusal" in write) throw write.refusal;
     const { kind } = write;
+    // The write's counts, those made before its transaction kept for its decision.
+    const counts = new CountCache(this.deps.checklist);
     try {
       const run = () =>
         this.underLock(taskId, call, (lease) => {
@@ -90,10 +93,13 @@ export class WritePipeline {
             coalesceWindowMs: settings.coalesceWindowMs,
             historyBudget: settings.historyBudget,
             newId: this.deps.newId,
-            checklist: this.deps.checklist,
+            checklist: counts,
           });
           const locked = { caller: call.caller, lease, env };
-          return store.inTransaction((tx) => writeUnderLock(tx, write, locked));
+          const precounted = write.precount?.(counts, () => store.getHead(taskId)).catch(() => undefined);
+          return (precounted ?? Promise.resolve()).then(() =>
+            store.inTransaction((tx) => writeUnderLock(tx, write, locked)),
+          );
         });
       const outcome = write.prepare ? await this.prepared(write, run) : await run();
       if ("unchanged" in outcome) {

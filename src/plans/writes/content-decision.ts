@@ -7,10 +7,13 @@ import {
   type WriteResult,
   wholeContent,
 } from "./content-commit";
-import { applyExactEdit } from "../rules/exact-edit";
+import { applyExactEdit, countOccurrences } from "../rules/exact-edit";
+import { dropLeadingBlankLines } from "../rules/compose";
+import type { ChecklistCounter } from "../ports/checklist-counter";
+import { storedChecklistOf } from "./checklist-count";
 import { planErrors } from "../errors";
 import { mergeBaseVersion, type MergedContent, mergedContent, type Premerged, premerge } from "./stale-merge";
-import type { LockedHead, ReadKind } from "../ports/records";
+import type { HeadRecord, LockedHead, ReadKind } from "../ports/records";
 import { isSuspiciousReduction } from "../rules/reduction";
 import type { RequestKey } from "../pipeline/idempotency";
 import { checkSize, type WriteMode } from "../rules/validate";
@@ -59,6 +62,8 @@ export function commandOf(taskId: string, checked: CheckedContent): WriteCommand
       reads: "metadata",
       request,
       readFailed: (cause) => planErrors.planReadFailed("append", cause),
+      // The fragment as the append adds it (compose.ts): what its checklist is counted on.
+      precount: (counter) => storedChecklistOf(dropLeadingBlankLines(write.content), counter),
       decide: (state, env) => decideAppend(write, state, env),
     };
     return append;
@@ -69,6 +74,7 @@ export function commandOf(taskId: string, checked: CheckedContent): WriteCommand
       kind: "save",
       reads: "metadata",
       request,
+      precount: (counter) => storedChecklistOf(write.content, counter),
       decide: (state, env) => decideSave(write, state, env),
     };
     return save;
@@ -88,12 +94,27 @@ export function commandOf(taskId: string, checked: CheckedContent): WriteCommand
         premerged = snapshot === null ? null : await premerge(write, snapshot);
       },
     }),
+    precount: (counter, read) =>
+      write.mode === "edit" ? precountEdit(write, counter, read) : storedChecklistOf(write.content, counter),
     decide: (state, env) =>
       write.mode === "edit"
         ? decideEdit(write, state, env, premerged)
         : decideReplace(write, state, env, premerged),
   };
   return replace;
+}
+
+// An edit's result on the plan as read under the lock, before the transaction (the decision reads
+// the same plan, the lock held): counted when the old text occurs there once, as the edit needs.
+async function precountEdit(
+  write: ContentWrite,
+  counter: ChecklistCounter,
+  read: () => Promise<HeadRecord | null>,
+): Promise<void> {
+  const head = await read();
+  const oldText = write.oldText ?? "";
+  if (head === null || head.deleted || countOccurrences(head.content, oldText).count !== 1) return;
+  await storedChecklistOf(applyExactEdit(head.content, oldText, write.content), counter);
 }
 
 /** An editor save: creates or replaces, judged by nothing but its own size (checked before the lock). */
