@@ -1,7 +1,9 @@
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type InstalledPlanctl, installPlanctl } from "../harness/packages/planctl";
+import { stopProcess, waitFor } from "../harness/servers/processes";
 import { randomId, startTestApp, type TestApp } from "../harness/servers/test-app";
 
 // planctl shows the checklist progress the service counted (issue 56, item 3): the packed CLI
@@ -126,5 +128,22 @@ describe("planctl with a plan's checklist progress (packed CLI, real server)", (
       [plain]: { checked: 0, total: 0 },
       [empty]: "absent",
     });
+  });
+
+  it("watch prints the progress after each change of a plan with a checklist", async () => {
+    const taskId = await task(randomId("ws"), "watched");
+    await run(["create-plan", taskId], { input: PLAN });
+    const watcher = spawn(cli.bin, ["watch", taskId, "--after", "1"], {
+      env: { ...cli.env, PATH: process.env.PATH },
+    });
+    let printed = "";
+    watcher.stdout.on("data", (chunk: Buffer) => (printed += chunk.toString()));
+    try {
+      await run(["edit", taskId, "--old", "- [ ] b", "--new", "- [x] b", "--expected-version", "1"]);
+      await waitFor("the tick", async () => printed.includes("\n"), 20_000);
+      expect(printed).toMatch(/ version 2 updated by .+ revision 2 \d+ bytes checklist 2 of 3 done\n$/);
+    } finally {
+      await stopProcess(watcher);
+    }
   });
 });
