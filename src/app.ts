@@ -1,3 +1,4 @@
+import { ChecklistThread } from "./threads/checklist-thread";
 import { randomUUID } from "node:crypto";
 import { HealthImplementation } from "grpc-health-check";
 import type { Logger } from "pino";
@@ -78,6 +79,8 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
   const clock = overrides.clock ?? (() => new Date());
   const metrics = tracer ? tracedMetrics(plainMetrics, tracer, dialect) : plainMetrics;
   const { hub, bus, pruner } = startChangeFeed(config, { store, logger, clock, dialect, metrics, tracer });
+  // Every written content's checklist is counted here, large ones on a thread of their own.
+  const checklist = new ChecklistThread();
   const writes = new WritePipeline({
     store,
     lock,
@@ -93,6 +96,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
     },
     clock,
     newId: randomUUID,
+    checklist,
     logger,
     metrics,
   });
@@ -147,6 +151,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
         new Set(config.operatorSubjects),
         { maxRevisions: config.historyMaxRevisions, maxBytes: config.historyMaxBytes },
         writes,
+        checklist,
         clock,
       ),
       deps,
@@ -205,6 +210,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
         metricsTls?.stop();
         await lock.close();
         await store.close();
+        await checklist.close();
         await traces?.shutdown(); // exports the spans still batched
         logger.info("stopped");
       })();

@@ -1,6 +1,6 @@
 import { type Caller, reachesWorkspace } from "../auth/caller";
 import type { PlanStore } from "./ports/plan-store";
-import type { TaskRecord } from "./ports/records";
+import type { ListedTask, TaskRecord } from "./ports/records";
 import { StorageConflictError } from "./ports/store-errors";
 import { planErrors } from "./errors";
 import { deleteTaskCommand } from "./writes/history-request";
@@ -46,7 +46,7 @@ export class TaskService {
   }
 
   /** A task the caller reaches. */
-  async getTask(caller: Caller, taskId: string): Promise<TaskRecord> {
+  async getTask(caller: Caller, taskId: string): Promise<ListedTask> {
     return reachableTask(this.store, caller, requireId("task_id", taskId));
   }
 

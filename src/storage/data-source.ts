@@ -17,6 +17,7 @@ import { ChangeStoredBytes1765000000000 } from "./migrations/1765000000000-chang
 import { HistoryUsage1765100000000 } from "./migrations/1765100000000-history-usage";
 import { RevisionLocality1765200000000 } from "./migrations/1765200000000-revision-locality";
 import { RevisionMergeMarker1765300000000 } from "./migrations/1765300000000-revision-merge-marker";
+import { ChecklistProgress1765400000000 } from "./migrations/1765400000000-checklist-progress";
 import { WriteRequestEntity } from "./tables/write-requests";
 
 /**
@@ -44,6 +45,7 @@ export function createDataSource(url: string, options: { poolSize: number }): Da
       HistoryUsage1765100000000,
       RevisionLocality1765200000000,
       RevisionMergeMarker1765300000000,
+      ChecklistProgress1765400000000,
     ],
     migrationsTableName: "schema_migrations",
     synchronize: false,

@@ -24,10 +24,11 @@ import {
   revisionWithContent,
   updateRevision,
 } from "./tables/revisions";
-import { cellsOf, type Query, type Row, selectList } from "./tables/row";
+import { cellsOf, type Query, type Row, selectList, verifySize } from "./tables/row";
 import { DELETE_TASK, TASK_COLUMNS, taskFromRow } from "./tables/tasks";
 import { findRequest, rememberRequest } from "./tables/write-requests";
 import type { WriteStatements } from "./transaction";
+import { utf8Length } from "../text/unicode";
 
 /**
  * The locked task: a write transaction's locking read, and the order in which its decision becomes
@@ -124,6 +125,16 @@ export class SqlLockedWrite<K extends ReadKind> implements LockedWrite<K> {
 
   verifyStoredContent(): Promise<void> {
     return verifyStoredContent(this.statements.send, this.sql, this.state.task.id);
+  }
+
+  async storedContent(): Promise<string> {
+    const head = this.state.head;
+    if (head === null || head.deleted) return "";
+    if (head.content !== null) return head.content;
+    const { rows } = await this.statements.send(SELECT_HEAD_CONTENT, [this.state.task.id]);
+    const content = (rows[0] as { content: string } | undefined)?.content ?? "";
+    verifySize(utf8Length(content), head.contentBytes, { taskId: head.taskId, row: "plan" });
+    return content;
   }
 
   async commit(commit: PlanCommit, remember: Remember | null): Promise<CommittedUsage> {

@@ -5,7 +5,7 @@ import type {
   RevisionRecord,
   TaskBundle,
   TaskExportPage,
-  TaskRecord,
+  ListedTask,
 } from "../plans/ports/records";
 import { trimmedLengths } from "../text/unicode";
 import { changeContentOf, changeContentValues } from "./devices/prefix-changes";
@@ -13,7 +13,16 @@ import { insertChange } from "./tables/changes";
 import { headFromRow, insertHead, SELECT_HEAD } from "./tables/heads";
 import { REVISION_CONTENT, REVISION_META_COLUMNS, revisionFromRow, revisionValues } from "./tables/revisions";
 import { cellsOf, placeholders, type Query, type Row } from "./tables/row";
-import { DELETE_TASK, INSERT_TASK, SELECT_TASK, TASK_COLUMNS, taskFromRow, taskValues } from "./tables/tasks";
+import {
+  DELETE_TASK,
+  INSERT_TASK,
+  LISTED_TASK_COLUMNS,
+  LISTED_TASK_FROM,
+  listedTaskFromRow,
+  SELECT_TASK,
+  taskFromRow,
+  taskValues,
+} from "./tables/tasks";
 import type { SqlDialect } from "./sql-dialect";
 import type { WriteStatements } from "./transaction";
 
@@ -113,23 +122,24 @@ export async function listTasks(
   workspaceId: string | null,
   afterId: string,
   limit: number,
-): Promise<TaskRecord[]> {
+): Promise<ListedTask[]> {
   if (workspaces !== "all" && workspaces.size === 0) return [];
-  const conditions = ["id > ?"];
+  const conditions = ["t.id > ?"];
   const parameters: unknown[] = [afterId];
   if (workspaceId !== null) {
-    conditions.push("workspace_id = ?");
+    conditions.push("t.workspace_id = ?");
     parameters.push(workspaceId);
   }
   if (workspaces !== "all") {
-    conditions.push(`workspace_id IN (${placeholders(workspaces.size)})`);
+    conditions.push(`t.workspace_id IN (${placeholders(workspaces.size)})`);
     parameters.push(...workspaces);
   }
   const rows = (await query(
-    `SELECT ${TASK_COLUMNS.join(", ")} FROM tasks WHERE ${conditions.join(" AND ")} ORDER BY id LIMIT ?`,
+    `SELECT ${LISTED_TASK_COLUMNS} FROM ${LISTED_TASK_FROM} WHERE ${conditions.join(" AND ")}` +
+      " ORDER BY t.id LIMIT ?",
     [...parameters, limit],
   )) as Row[];
-  return rows.map((row) => taskFromRow(cellsOf(row, "")));
+  return rows.map((row) => listedTaskFromRow(cellsOf(row, "")));
 }
 
 // Revisions per INSERT: one statement carries at most about this much content, so that no packet

@@ -12,6 +12,7 @@ import type {
   StoredChange,
   TaskBundle,
   TaskExportPage,
+  ListedTask,
   TaskRecord,
 } from "../plans/ports/records";
 import { type ImportJudge, importInTransaction, listTasks, readExportPage } from "./task-transfer";
@@ -21,7 +22,7 @@ import { SqlWriteTx } from "./locked-task";
 import { headFromRow, SELECT_HEAD } from "./tables/heads";
 import { listRevisions, revisionWithContent } from "./tables/revisions";
 import { cellsOf, type Query, type Row } from "./tables/row";
-import { INSERT_TASK, SELECT_TASK, taskFromRow, taskValues } from "./tables/tasks";
+import { INSERT_TASK, listedTaskFromRow, SELECT_LISTED_TASK, taskValues } from "./tables/tasks";
 import { noQueue, SerialQueue } from "./serial-queue";
 import { classifyCommitFailure, classifyStorageError } from "./storage-errors";
 import { type UnitOfWork, unitOfWork } from "./transaction";
@@ -71,10 +72,10 @@ export class TypeOrmPlanStore implements PlanStore {
         : null;
   }
 
-  getTask(taskId: string): Promise<TaskRecord | null> {
+  getTask(taskId: string): Promise<ListedTask | null> {
     return this.guard(async () => {
-      const [row] = (await this.query(SELECT_TASK, [taskId])) as Row[];
-      return row ? taskFromRow(cellsOf(row, "")) : null;
+      const [row] = (await this.query(SELECT_LISTED_TASK, [taskId])) as Row[];
+      return row ? listedTaskFromRow(cellsOf(row, "")) : null;
     });
   }
 
@@ -152,7 +153,7 @@ export class TypeOrmPlanStore implements PlanStore {
     workspaceId: string | null,
     afterId: string,
     limit: number,
-  ): Promise<TaskRecord[]> {
+  ): Promise<ListedTask[]> {
     return this.guard(() => listTasks(this.query, workspaces, workspaceId, afterId, limit));
   }
 

@@ -57,6 +57,7 @@ const change = (taskId: string, version: number): ChangeRecord => ({
     implementationStartedAt: null,
     implementationStartedBy: null,
     implementationStartedSessionId: null,
+    checklist: null,
   },
   revision: { id: "r", number: 1, coalesced: true },
   author: { kind: "agent", name: "a" },

@@ -21,6 +21,7 @@ const change: ChangeRecord = {
     implementationStartedAt: new Date(1_700_000_000_123),
     implementationStartedBy: "ci",
     implementationStartedSessionId: "s-1",
+    checklist: null,
   },
   revision: null,
   author: { kind: "user", name: "ci" },

@@ -26,6 +26,7 @@ const plan: ChangedPlan = {
   implementationStartedAt: null,
   implementationStartedBy: null,
   implementationStartedSessionId: null,
+  checklist: null,
 };
 const author = { kind: "agent" as const, name: "Agent" };
 const at = new Date(5_000);

@@ -30,6 +30,9 @@ const CASES: readonly (readonly [string, string, number, number])[] = [
   ["raw HTML around items: the block is HTML", "<div>\n- [x] in html\n</div>\n\n- [x] after\n", 1, 1],
   ["CRLF lines", "# Plan\r\n\r\n- [x] a\r\n- [ ] b\r\n  - [X] c\r\n", 2, 3],
   ["CRLF code fence", "```\r\n- [x] code\r\n```\r\n- [ ] real\r\n", 0, 1],
+  // Found by the append differential (checklist-append.test.ts): counted as no checklist before.
+  ["an item with a lazy continuation line", "- [ ] a\n-->\n- [x] b\ncontinued\n", 1, 2],
+  ["a paragraph continued after a box", "- [x] a\n\n  more of a\nand lazily\n", 1, 1],
 ];
 
 describe("checklistProgress", () => {

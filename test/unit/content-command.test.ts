@@ -4,13 +4,14 @@ import { decideCommand, type TestState } from "../harness/model/decide-content";
 import { limits } from "../../src/plans/rules/limits";
 import type { Write, WriteEnv } from "../../src/plans/pipeline/write-command";
 import { reasonOf } from "../harness/fixtures/reason-of";
-import { headRecord } from "../harness/fixtures/records";
+import { headRecord, checklistEnv } from "../harness/fixtures/records";
 
 const env: WriteEnv = {
   now: new Date(1_000),
   coalesceWindowMs: 0,
   historyBudget: { maxRevisions: 0, maxBytes: 0 },
   newId: () => "id",
+  ...checklistEnv,
 };
 const LIMIT = limits.maxPlanBytes;
 

@@ -4,7 +4,7 @@ import { contentCommit, decideContentWrite, type TestState } from "../harness/mo
 import { PlanError } from "../../src/plans/errors";
 import type { WriteEnv } from "../../src/plans/pipeline/write-command";
 import type { HeadRecord, RevisionRecord } from "../../src/plans/ports/records";
-import { headRecord, revisionRecord } from "../harness/fixtures/records";
+import { headRecord, revisionRecord, checklistEnv } from "../harness/fixtures/records";
 
 const now = new Date("2026-11-29T12:00:00.000Z");
 const env: WriteEnv = {
@@ -12,6 +12,7 @@ const env: WriteEnv = {
   coalesceWindowMs: 300_000,
   historyBudget: { maxRevisions: 0, maxBytes: 0 },
   newId: () => "new-id",
+  ...checklistEnv,
 };
 const agent = { kind: "agent" as const, name: "Agent" };
 
@@ -102,11 +103,12 @@ describe("version rules (seed 003)", () => {
     expect(reason(() => decideContentWrite(request, state, env))).toBe(expected);
   });
 
-  it("a new version is the stored version + 1, also after a delete (tombstone)", () => {
+  it("a new version is the stored version + 1, also after a delete (tombstone)", async () => {
     expect(
-      contentCommit(decideContentWrite(write({ expectedVersion: 5 }), stateWith("x"), env)).head.version,
+      contentCommit(await decideContentWrite(write({ expectedVersion: 5 }), stateWith("x"), env)).head
+        .version,
     ).toBe(6);
-    const recreated = decideContentWrite(
+    const recreated = await decideContentWrite(
       write({ path: "agent-create" }),
       stateWith("", { version: 9, deleted: true }),
       env,
@@ -122,8 +124,8 @@ describe("reduction guard (agent replace only)", () => {
       reason(() => decideContentWrite(write({ expectedVersion: 5, content: "short" }), stateWith(big), env)),
     ).toBe("REDUCTION_NOT_ACKNOWLEDGED");
   });
-  it("stores an acknowledged reduction on a forced new revision and reports the revision holding the prior content", () => {
-    const decision = decideContentWrite(
+  it("stores an acknowledged reduction on a forced new revision and reports the revision holding the prior content", async () => {
+    const decision = await decideContentWrite(
       write({ expectedVersion: 5, content: "short", acknowledgeReduction: true }),
       stateWith(big),
       env,
@@ -145,8 +147,8 @@ describe("reduction guard (agent replace only)", () => {
       reason(() => decideContentWrite(write({ mode: "append", content: "s" }), stateWith(big), env)),
     ).toBe("ok");
   });
-  it("AC-TASKS-PLAN-APPEND-004.2: an append stays eligible for coalescing and carries no truncation", () => {
-    const decision = decideContentWrite(write({ mode: "append", content: "s" }), stateWith(big), env);
+  it("AC-TASKS-PLAN-APPEND-004.2: an append stays eligible for coalescing and carries no truncation", async () => {
+    const decision = await decideContentWrite(write({ mode: "append", content: "s" }), stateWith(big), env);
     expect(decision.result.truncation).toBeNull();
     expect(contentCommit(decision).coalesces).toEqual({ rowVersion: 1, contentBytes: 4000 });
     // The state's HEAD has no trimmed lengths (a row written before they were recorded): it is
@@ -162,11 +164,11 @@ describe("reduction guard (agent replace only)", () => {
 
 describe("append size (AC-TASKS-PLAN-APPEND-007)", () => {
   const limit = 262_144;
-  it("measures the composed content: exactly the limit is accepted", () => {
+  it("measures the composed content: exactly the limit is accepted", async () => {
     const stored = "a".repeat(limit - 3);
     expect(
-      contentCommit(decideContentWrite(write({ mode: "append", content: "b" }), stateWith(stored), env)).head
-        .contentBytes,
+      contentCommit(await decideContentWrite(write({ mode: "append", content: "b" }), stateWith(stored), env))
+        .head.contentBytes,
     ).toBe(limit);
   });
   it("rejects one byte more, reporting the composed size", () => {

@@ -4,7 +4,7 @@ import { decideDelete } from "../../src/plans/writes/history-decision";
 import { decideMark } from "../../src/plans/writes/mark-started";
 import type { PlanCommit } from "../../src/plans/ports/records";
 import { type WriteEnv, writeState } from "../../src/plans/pipeline/write-command";
-import { FIXTURE_AT, headRecord, revisionRecord } from "../harness/fixtures/records";
+import { FIXTURE_AT, headRecord, revisionRecord, checklistEnv } from "../harness/fixtures/records";
 
 // kandev's events are derived from a commit (the one model of a change), in AC-TASKS-PLAN-APPEND-005.4's order.
 
@@ -13,6 +13,7 @@ const env: WriteEnv = {
   coalesceWindowMs: 0,
   historyBudget: { maxRevisions: 0, maxBytes: 0 },
   newId: () => "r2",
+  ...checklistEnv,
 };
 const agent = { kind: "agent" as const, name: "bot" };
 const locked = (content: string) => ({ ...headRecord(content), trimmedChars: 2, trimmedBytes: 2 });
@@ -30,7 +31,7 @@ const content = (live: boolean, revertOf: string | null) =>
     forceNewRevision: true,
     revertOfRevisionId: revertOf,
     truncation: null,
-  }).commit;
+  }).then((decided) => decided.commit);
 const commitOf = (decided: { commit: PlanCommit } | { unchanged: unknown }): PlanCommit => {
   if (!("commit" in decided)) throw new Error("no commit");
   return decided.commit;
@@ -58,12 +59,12 @@ describe("planEventsOf (kandev's events of a commit)", () => {
       ["plan.deleted"],
     ],
     ["a task delete without one", { kind: "delete-task", taskId: "t", plan: null }, []],
-  ] as [string, PlanCommit, string[]][])("%s", (_label, commit, types) => {
-    expect(planEventsOf(commit).map((event) => event.type)).toEqual(types);
+  ] as [string, PlanCommit | Promise<PlanCommit>, string[]][])("%s", async (_label, commit, types) => {
+    expect(planEventsOf(await commit).map((event) => event.type)).toEqual(types);
   });
 
-  it("reports the revision written and whether it coalesced, and a deleted plan at the version it had", () => {
-    const [, revision] = planEventsOf(content(true, null));
+  it("reports the revision written and whether it coalesced, and a deleted plan at the version it had", async () => {
+    const [, revision] = planEventsOf(await content(true, null));
     expect(revision).toMatchObject({
       type: "plan.revision.created",
       coalesced: false,

@@ -58,6 +58,7 @@ function bundle(contents: readonly string[], headExtra: Partial<HeadRecord> = {}
       implementationStartedAt: null,
       implementationStartedBy: null,
       implementationStartedSessionId: null,
+      checklist: null,
       ...headExtra,
     },
     revisions,

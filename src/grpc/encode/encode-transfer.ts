@@ -29,12 +29,14 @@ export function encodeExportPage(page: TaskExportPage & { readonly snapshot: str
   };
 }
 
+// An export carries no checklist progress: it is derived from the content, and the importing
+// deployment counts it (plans/transfer/task-transfer.ts), so an export of an import is the export.
 function encodeHead(head: HeadRecord): ExportedHead {
-  return { plan: encodePlan(head, true), deleted: head.deleted };
+  return { plan: { ...encodePlan(head, true), checklist: undefined }, deleted: head.deleted };
 }
 
 function encodeExportedRevision(revision: RevisionRecord): ExportedRevision {
-  return { revision: encodeRevision(revision), rowVersion: revision.rowVersion };
+  return { revision: { ...encodeRevision(revision), checklist: undefined }, rowVersion: revision.rowVersion };
 }
 
 export function encodeImportOutcome(outcome: DomainImportOutcome): ImportOutcome {
@@ -78,6 +80,8 @@ export function decodeImportedHead(head: ExportedHead | undefined): HeadRecord |
     createdAt: time("start.head.plan.created_at", plan.createdAt),
     updatedAt: time("start.head.plan.updated_at", plan.updatedAt),
     latestRevisionNumber: plan.latestRevisionNumber,
+    // Counted by this deployment, not taken from the export (null: at the plan's next write).
+    checklist: null,
     deleted: head.deleted,
     implementationStartedAt: plan.implementationStartedAt ?? null,
     implementationStartedBy: plan.implementationStartedBy ?? null,

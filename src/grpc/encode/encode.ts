@@ -1,6 +1,7 @@
 import type { RestoreResult, WriteResult } from "../../plans/plan-service";
 import type {
   AuthorKind as DomainAuthorKind,
+  ChecklistProgress,
   HeadRecord,
   MergeMarker,
   MergeMethod,
@@ -11,6 +12,7 @@ import type {
 import {
   type Author,
   AuthorKind,
+  type ChecklistProgress as ChecklistMessage,
   type MergeMarker as MergeMarkerMessage,
   MergeMethod as MergeMethodMessage,
   type Plan,
@@ -32,8 +34,20 @@ import type { Task } from "@taskplans/contract";
 
 /** Domain records -> proto messages. */
 
-export function encodeTask(task: TaskRecord): Task {
-  return { taskId: task.id, workspaceId: task.workspaceId, title: task.title, createdAt: task.createdAt };
+/** A task, with its plan's checklist progress when the read joined it (ListTasks, GetTask). */
+export function encodeTask(task: TaskRecord & { readonly checklist?: ChecklistProgress | null }): Task {
+  return {
+    taskId: task.id,
+    workspaceId: task.workspaceId,
+    title: task.title,
+    createdAt: task.createdAt,
+    checklist: encodeChecklist(task.checklist),
+  };
+}
+
+/** A checklist's progress on the wire (absent when it was not counted). */
+function encodeChecklist(checklist: ChecklistProgress | null | undefined): ChecklistMessage | undefined {
+  return checklist ? { checked: checklist.checked, total: checklist.total } : undefined;
 }
 
 /** A plan; `withContent: false` for write acknowledgements, which must not grow with the document. */
@@ -52,6 +66,7 @@ export function encodePlan(head: PlanSummary & { content?: string }, withContent
     implementationStartedAt: head.implementationStartedAt ?? undefined,
     implementationStartedBy: head.implementationStartedBy ?? undefined,
     implementationStartedSessionId: head.implementationStartedSessionId ?? undefined,
+    checklist: encodeChecklist(head.checklist),
   };
 }
 
@@ -71,6 +86,7 @@ export function encodeRevision(revision: RevisionMeta | RevisionRecord): PlanRev
     updatedAt: revision.updatedAt,
     revisionVersion: revisionVersion(revision),
     merge: encodeMergeMarker(revision.merge),
+    checklist: encodeChecklist(revision.checklist),
   };
 }
 

@@ -98,6 +98,7 @@ export function importedWithoutPlanChange(taskId: string, author: Author, at: Da
     deleted: true,
     implementationStartedAt: null,
     implementationStartedBy: null,
+    checklist: null,
     implementationStartedSessionId: null,
   };
   return change("imported", none, 1, author, at, null);

@@ -40,6 +40,7 @@ export function summarize(head: PlanSummary): PlanSummary {
     implementationStartedAt: head.implementationStartedAt,
     implementationStartedBy: head.implementationStartedBy,
     implementationStartedSessionId: head.implementationStartedSessionId,
+    checklist: head.checklist,
   };
 }
 

@@ -21,7 +21,7 @@ export interface LockedCall {
   readonly caller: Caller;
   readonly lease: LockLease;
   /** Read once the task's rows are locked: the time is then after the previous write's commit. */
-  readonly env: () => WriteEnv;
+  readonly env: () => Omit<WriteEnv, "storedContent">;
 }
 
 /**
@@ -53,17 +53,18 @@ export async function writeUnderLock<K extends ReadKind, R>(
     return { unchanged: remembered.result as R };
   }
   const state = writeState(taskId, locked.state);
-  const env = call.env();
+  const { now, coalesceWindowMs, historyBudget, newId, checklist } = call.env();
+  const storedContent = () => locked.storedContent();
+  const env: WriteEnv = { now, coalesceWindowMs, historyBudget, newId, checklist, storedContent };
   let decided: Decision<R> | Unchanged<R>;
   try {
-    decided = command.decide(state, env, locked.state.target);
+    decided = await command.decide(state, env, locked.state.target);
   } catch (error) {
     // A rejection of a write that never read the stored plan: one that cannot be read is reported first.
     if (command.readFailed && command.reads === "metadata" && state.live) await locked.verifyStoredContent();
     throw error;
   }
   if ("unchanged" in decided) return decided;
-  const { now } = env;
   const remember = request
     ? {
         request: {

@@ -1,3 +1,4 @@
+import type { ChecklistCounter } from "../ports/checklist-counter";
 import type {
   HeadRecord,
   HistoryUsage,
@@ -66,6 +67,13 @@ export interface WriteEnv {
   readonly coalesceWindowMs: number;
   readonly historyBudget: HistoryBudget;
   readonly newId: () => string;
+  /** Counts the checklist of the content a write stores (off the event loop when it is large). */
+  readonly checklist: ChecklistCounter;
+  /**
+   * The stored HEAD content, read under the lock (checked against its recorded size), for a write
+   * that read only metadata: an append whose checklist cannot be added to the stored one.
+   */
+  readonly storedContent: () => Promise<string>;
 }
 
 /** A decided write: its commit (what is published once it is durable derives from it), and its answer. */
@@ -116,7 +124,11 @@ export interface WriteCommand<K extends ReadKind, R> {
    * PreparationStale when that is not what the preparation read.
    */
   readonly prepare?: (snapshot: WriteSnapshot | null) => Promise<void>;
-  decide(state: WriteState<K>, env: WriteEnv, target: RevisionRecord | null): Decision<R> | Unchanged<R>;
+  decide(
+    state: WriteState<K>,
+    env: WriteEnv,
+    target: RevisionRecord | null,
+  ): Decision<R> | Unchanged<R> | Promise<Decision<R> | Unchanged<R>>;
 }
 
 /**

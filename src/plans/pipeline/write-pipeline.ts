@@ -1,3 +1,4 @@
+import type { ChecklistCounter } from "../ports/checklist-counter";
 import type { Logger } from "pino";
 import type { Caller } from "../../auth/caller";
 import type { TaskLock } from "../ports/task-lock";
@@ -62,6 +63,8 @@ export class WritePipeline {
       readonly settings: WritePipelineSettings;
       readonly clock: () => Date;
       readonly newId: () => string;
+      /** Counts each written content's checklist (src/threads/checklist-thread.ts). */
+      readonly checklist: ChecklistCounter;
       readonly logger: Logger;
       readonly metrics: WriteMetrics;
     },
@@ -87,6 +90,7 @@ export class WritePipeline {
             coalesceWindowMs: settings.coalesceWindowMs,
             historyBudget: settings.historyBudget,
             newId: this.deps.newId,
+            checklist: this.deps.checklist,
           });
           const locked = { caller: call.caller, lease, env };
           return store.inTransaction((tx) => writeUnderLock(tx, write, locked));

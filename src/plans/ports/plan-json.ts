@@ -1,6 +1,11 @@
-import type { AuthorKind, ChangedPlan } from "./records";
+import type { AuthorKind, ChangedPlan, StoredChecklist } from "./records";
 
-export type PlanJson = Omit<ChangedPlan, "createdAt" | "updatedAt" | "implementationStartedAt" | "taskId"> & {
+export type PlanJson = Omit<
+  ChangedPlan,
+  "createdAt" | "updatedAt" | "implementationStartedAt" | "taskId" | "checklist"
+> & {
+  /** Absent in the rows of changes written before the checklist was counted. */
+  readonly checklist?: StoredChecklist | null;
   readonly createdAt: number;
   readonly updatedAt: number;
   readonly implementationStartedAt: number | null;
@@ -23,12 +28,14 @@ export function planToJson(plan: ChangedPlan): PlanJson {
     implementationStartedAt: plan.implementationStartedAt?.getTime() ?? null,
     implementationStartedBy: plan.implementationStartedBy,
     implementationStartedSessionId: plan.implementationStartedSessionId,
+    checklist: plan.checklist,
   };
 }
 
 export function planFromJson(json: PlanJson): ChangedPlan {
   return {
     ...json,
+    checklist: json.checklist ?? null,
     createdBy: authorKind(json.createdBy),
     createdAt: new Date(json.createdAt),
     updatedAt: new Date(json.updatedAt),

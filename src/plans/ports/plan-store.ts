@@ -12,6 +12,7 @@ import type {
   StoredChange,
   TaskBundle,
   TaskExportPage,
+  ListedTask,
   TaskRecord,
   VersionContent,
   WriteRequestRecord,
@@ -23,7 +24,8 @@ import type {
  * failures; anything else is a bug or an unknown fault.
  */
 export interface PlanStore {
-  getTask(taskId: string): Promise<TaskRecord | null>;
+  /** A task, with its live plan's checklist progress. */
+  getTask(taskId: string): Promise<ListedTask | null>;
   /** Inserts a task; throws StorageConflictError when the id is taken. */
   createTask(task: TaskRecord): Promise<void>;
   /** Live (not deleted) HEAD of a task, or null. */
@@ -75,7 +77,7 @@ export interface PlanStore {
     workspaceId: string | null,
     afterId: string,
     limit: number,
-  ): Promise<TaskRecord[]>;
+  ): Promise<ListedTask[]>;
   /**
    * One page of a task's export, read in one snapshot (one transaction on MySQL): the task, its HEAD
    * (tombstone included) and its revisions numbered after `afterNumber`, with their contents, up to
@@ -148,6 +150,11 @@ export interface LockedWrite<K extends ReadKind = ReadKind> {
    * measures it); throws StorageCorruptionError on a mismatch.
    */
   verifyStoredContent(): Promise<void>;
+  /**
+   * The stored HEAD text, read under the lock, checked against its recorded size
+   * (StorageCorruptionError on a mismatch); "" when the task has no live plan.
+   */
+  storedContent(): Promise<string>;
   /**
    * Writes the decision on this task and remembers the request it answers. A content write's change
    * history yields to its allowance first: the task's oldest change rows (never one of this write's

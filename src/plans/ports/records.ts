@@ -37,6 +37,37 @@ export interface HeadRecord {
    */
   readonly trimmedChars?: number | null;
   readonly trimmedBytes?: number | null;
+  /** The content's checklist progress, counted when it was written; null on a row written before. */
+  readonly checklist: StoredChecklist | null;
+}
+
+/** How much of a plan's checklist is done (rules/checklist-progress.ts counts it). */
+export interface ChecklistProgress {
+  /** Task-list items ticked: `- [x]` or `- [X]`. */
+  readonly checked: number;
+  /** Task-list items, ticked or not. */
+  readonly total: number;
+}
+
+/** A text's checklist progress, and the raw text of the last item of a list that ends it. */
+export interface ChecklistCount extends ChecklistProgress {
+  /** The last item of the text's last block when that block is a list (as written); else null. */
+  readonly lastItem: string | null;
+}
+
+/**
+ * A plan's checklist progress as HEAD stores it, counted when its content is written, with what an
+ * append needs to count its result without the stored text: whether the content ends inside a block
+ * that takes in what follows a blank line (an unclosed code fence, an HTML block such as `<pre>` or
+ * `<!--`), so that an append's fragment would not be blocks of its own.
+ */
+export interface StoredChecklist extends ChecklistProgress {
+  readonly openEnd: boolean;
+}
+
+/** A task as a read of tasks gives it: with its live plan's checklist progress (null: no plan, or not counted). */
+export interface ListedTask extends TaskRecord {
+  readonly checklist: ChecklistProgress | null;
 }
 
 /** A HEAD row without its content. */
@@ -177,6 +208,8 @@ export interface RevisionMeta {
   readonly rowVersion: number;
   /** Set on the revision of a merged write (never coalesced into); absent or null otherwise. */
   readonly merge?: MergeMarker | null;
+  /** The content's checklist progress, counted when it was written; absent or null on a row written before. */
+  readonly checklist?: ChecklistProgress | null;
 }
 
 /** A revision with its content. */

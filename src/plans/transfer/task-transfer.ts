@@ -1,3 +1,5 @@
+import type { ChecklistCounter } from "../ports/checklist-counter";
+import { storedChecklistOf } from "../writes/checklist-count";
 import { type Caller, reachesWorkspace } from "../../auth/caller";
 import { isOperator } from "../../auth/operators";
 import type { PlanStore } from "../ports/plan-store";
@@ -50,6 +52,7 @@ export class TaskTransfer {
     private readonly operators: ReadonlySet<string>,
     private readonly historyBudget: HistoryBudget,
     private readonly pipeline: WritePipeline,
+    private readonly checklist: ChecklistCounter,
     private readonly clock: () => Date = () => new Date(),
   ) {
     this.bounds = importBounds(historyBudget);
@@ -114,7 +117,7 @@ export class TaskTransfer {
    */
   async importTask(caller: Caller, request: ImportRequest): Promise<ImportOutcome> {
     this.requireOperator(caller);
-    const bundle = request.stream.finish();
+    const bundle = await this.counted(request.stream.finish());
     const { task } = bundle;
     if (!reachesWorkspace(caller, task.workspaceId)) throw planErrors.taskNotReachable();
     const bytes = bundle.revisions.reduce((sum, revision) => sum + revision.contentBytes, 0);
@@ -157,6 +160,17 @@ export class TaskTransfer {
       if (error instanceof StorageConflictError) throw planErrors.writeConflict();
       throw error;
     }
+  }
+
+  // The bundle with its live HEAD's checklist counted by this deployment (an export carries none: it
+  // is derived, and counted by the rules of the deployment that shows it). Imported revisions keep
+  // none (counting a whole history would hold the import for seconds); the plan's is what a task
+  // list shows, and the next write counts the revision it writes.
+  private async counted(bundle: TaskBundle): Promise<TaskBundle> {
+    const { head } = bundle;
+    if (head === null || head.deleted) return bundle;
+    const checklist = await storedChecklistOf(head.content, this.checklist);
+    return { task: bundle.task, head: { ...head, checklist }, revisions: bundle.revisions };
   }
 
   // The change an import records, by the operator who imported it: the imported plan at its version

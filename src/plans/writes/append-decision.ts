@@ -30,7 +30,7 @@ export function decideAppend(
   write: AppendWrite,
   state: WriteState<"metadata">,
   env: WriteEnv,
-): Decision<WriteResult> {
+): Promise<Decision<WriteResult>> {
   const { live } = state;
   if (live === null) throw planErrors.planNotFound(state.taskId);
   const content = composeAppendInStore(live, write.content);

@@ -14,6 +14,7 @@ import { type PlanSummary, summarize } from "../pipeline/events";
 import { limits } from "../rules/limits";
 import { codePointLength, trimTrailingWhitespace, utf8Length } from "../../text/unicode";
 import type { Decision, WriteEnv, WriteState } from "../pipeline/write-command";
+import { writtenChecklist } from "./checklist-count";
 
 /** The content a write stores, with the sizes HEAD records for it. */
 export interface StoredContent {
@@ -58,10 +59,11 @@ export interface Truncation {
 }
 
 /**
- * Builds the commit of a content write: the new HEAD (next version, never reused), and either a
- * new revision numbered MAX+1 or the newest revision updated in place (coalescing).
+ * Builds the commit of a content write: the new HEAD (next version, never reused) with its content's
+ * checklist counted (checklist-count.ts), and either a new revision numbered MAX+1 or the newest
+ * revision updated in place (coalescing), with the same checklist.
  */
-export function commitContent(
+export async function commitContent(
   state: WriteState,
   env: WriteEnv,
   write: {
@@ -74,7 +76,9 @@ export function commitContent(
     readonly merge?: MergeMarker | null;
     readonly mergeMethod?: MergeMethod | null;
   },
-): Decision<WriteResult> {
+): Promise<Decision<WriteResult>> {
+  const checklist = await writtenChecklist(state, env, write.content.change);
+  const progress = { checked: checklist.checked, total: checklist.total };
   const merge = write.merge ?? null;
   const mergeMethod = write.mergeMethod ?? null;
   const { live, latest } = state;
@@ -104,6 +108,7 @@ export function commitContent(
         createdAt: latest.createdAt,
         updatedAt: env.now,
         rowVersion: latest.rowVersion + 1,
+        checklist: progress,
       }
     : {
         id: env.newId(),
@@ -119,6 +124,7 @@ export function commitContent(
         updatedAt: env.now,
         rowVersion: 1,
         merge,
+        checklist: progress,
       };
   const head: HeadWrite = {
     taskId: state.taskId,
@@ -137,6 +143,7 @@ export function commitContent(
     implementationStartedAt: live?.implementationStartedAt ?? null,
     implementationStartedBy: live?.implementationStartedBy ?? null,
     implementationStartedSessionId: live?.implementationStartedSessionId ?? null,
+    checklist,
   };
   const plan = summarize(head);
   const written = { id: revision.id, number: revision.number, coalesced: coalesce };

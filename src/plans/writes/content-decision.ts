@@ -101,7 +101,7 @@ export function decideSave(
   write: ContentWrite,
   state: WriteState<"metadata">,
   env: WriteEnv,
-): Decision<WriteResult> {
+): Promise<Decision<WriteResult>> {
   return commitNew(write, state, env, wholeContent(write.content), null);
 }
 
@@ -115,7 +115,7 @@ export function decideReplace(
   state: WriteState<"content">,
   env: WriteEnv,
   premerged: Premerged | null = null,
-): Decision<WriteResult> {
+): Promise<Decision<WriteResult>> {
   requirePlan(write, state);
   const merged = mergedContent(write, state, premerged);
   if (merged === null) checkVersion(write, state);
@@ -133,7 +133,7 @@ export function decideEdit(
   state: WriteState<"content">,
   env: WriteEnv,
   premerged: Premerged | null = null,
-): Decision<WriteResult> {
+): Promise<Decision<WriteResult>> {
   const live = requirePlan(write, state);
   // A stale edit asked to merge is applied to the content the caller read, then merged.
   const merged = mergedContent(write, state, premerged);
@@ -186,7 +186,7 @@ function commitNew(
   content: StoredContent,
   truncation: Truncation | null,
   merged: MergedContent | null = null,
-): Decision<WriteResult> {
+): Promise<Decision<WriteResult>> {
   const merge = merged?.marker ?? null;
   return commitContent(state, env, {
     title: write.title,

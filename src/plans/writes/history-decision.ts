@@ -17,7 +17,7 @@ export function decideRevert(
   author: Author,
   state: WriteState,
   env: WriteEnv,
-): Decision<WriteResult> {
+): Promise<Decision<WriteResult>> {
   return commitContent(state, env, {
     title: target.title,
     content: wholeContent(target.content),
@@ -45,7 +45,7 @@ export type RestoreDecision = { readonly unchanged: RestoreResult } | Decision<R
  * revision of this task -> revision unchanged since read -> already current (no write) -> a new
  * revision copying the source exactly, marked, never coalesced, exempt from the size limit.
  */
-export function decideRestore(
+export async function decideRestore(
   request: {
     readonly revisionId: string;
     readonly expectedVersion?: number | undefined;
@@ -55,7 +55,7 @@ export function decideRestore(
   },
   state: WriteState<"content">,
   env: WriteEnv,
-): RestoreDecision {
+): Promise<RestoreDecision> {
   const { live } = state;
   if (live === null) throw planErrors.planNotFound(state.taskId);
   requireCurrentVersion(live, request.expectedVersion);
@@ -67,7 +67,7 @@ export function decideRestore(
     const plan = summarize(live);
     return { unchanged: { status: "already-current", plan, revision: null, priorRevisionNumber: null } };
   }
-  const restored = decideRevert(target, request.author, state, env);
+  const restored = await decideRevert(target, request.author, state, env);
   return {
     ...restored,
     result: {
@@ -107,6 +107,7 @@ export function decideDelete(
     implementationStartedAt: null,
     implementationStartedBy: null,
     implementationStartedSessionId: null,
+    checklist: null,
   };
   return {
     commit: {

@@ -6,6 +6,7 @@ import type {
   HistoryUsage,
   LockedHead,
   ReadKind,
+  StoredChecklist,
 } from "../../plans/ports/records";
 import { trimmedLengths } from "../../text/unicode";
 import type { SqlDialect } from "../sql-dialect";
@@ -54,6 +55,9 @@ export const HEAD_META_COLUMNS = [
   "history_revisions",
   "history_bytes",
   "history_version",
+  "checklist_checked",
+  "checklist_total",
+  "checklist_open_end",
 ] as const;
 
 // One HEAD row as a literal (no spread: V8 builds a spread object many times slower, on every write).
@@ -75,7 +79,16 @@ function headOf<C, T>(cell: Cell, content: C, trimmedChars: T, trimmedBytes: T) 
     implementationStartedAt: dateOrNull(cell("implementation_started_at")),
     implementationStartedBy: strOrNull(cell("implementation_started_by")),
     implementationStartedSessionId: strOrNull(cell("implementation_started_session_id")),
+    checklist: checklistOf(cell),
   };
+}
+
+// The stored checklist (null on a row written before it was counted).
+function checklistOf(cell: Cell): StoredChecklist | null {
+  const checked = numOrNull(cell("checklist_checked"));
+  const total = numOrNull(cell("checklist_total"));
+  if (checked === null || total === null) return null;
+  return { checked, total, openEnd: flag(cell("checklist_open_end")) };
 }
 
 // The row's content (when the read selected it), checked against its recorded size.
@@ -151,6 +164,9 @@ function headValues(head: HeadWrite, history: HistoryUsage): unknown[] {
     history.revisions,
     history.bytes,
     head.version,
+    head.checklist?.checked ?? null,
+    head.checklist?.total ?? null,
+    head.checklist === null ? null : head.checklist.openEnd ? 1 : 0,
   ];
 }
 
@@ -313,4 +329,17 @@ export class PlanEntity {
 
   @Column({ name: "history_version", type: "bigint", nullable: true })
   historyVersion?: number | null;
+
+  /**
+   * The content's checklist progress, counted when it was written (null: written before it was):
+   * items ticked, items, and whether the content ends open (an append then counts its result whole).
+   */
+  @Column({ name: "checklist_checked", type: "integer", nullable: true })
+  checklistChecked?: number | null;
+
+  @Column({ name: "checklist_total", type: "integer", nullable: true })
+  checklistTotal?: number | null;
+
+  @Column({ name: "checklist_open_end", type: "integer", nullable: true })
+  checklistOpenEnd?: number | null;
 }

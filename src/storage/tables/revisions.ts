@@ -1,6 +1,7 @@
 import { Column, Entity, PrimaryColumn } from "typeorm";
 import type {
   LockedRevision,
+  ChecklistProgress,
   MergeMarker,
   ReadKind,
   RevisionMeta,
@@ -45,6 +46,8 @@ export const REVISION_META_COLUMNS = [
   "row_version",
   "merged_from_version",
   "merged_to_version",
+  "checklist_checked",
+  "checklist_total",
 ] as const;
 
 /**
@@ -70,7 +73,15 @@ function revisionOf<C>(cell: Cell, content: C) {
     updatedAt: date(cell("updated_at")),
     rowVersion: num(cell("row_version")),
     merge: mergeOf(cell),
+    checklist: checklistOf(cell),
   };
+}
+
+// The checklist progress (null on a row written before it was counted).
+function checklistOf(cell: Cell): ChecklistProgress | null {
+  const checked = cell("checklist_checked");
+  const total = cell("checklist_total");
+  return isNull(checked) || isNull(total) ? null : { checked: num(checked), total: num(total) };
 }
 
 // The merge marker: both columns set on a merged write's revision, neither on any other.
@@ -163,6 +174,8 @@ export function revisionValues(revision: RevisionMeta): unknown[] {
     revision.rowVersion,
     revision.merge?.fromVersion ?? null,
     revision.merge?.toVersion ?? null,
+    revision.checklist?.checked ?? null,
+    revision.checklist?.total ?? null,
   ];
 }
 
@@ -195,13 +208,16 @@ export function updateRevision(
 ): void {
   statements.defer(
     "UPDATE task_plan_revisions SET title = ?, content_bytes = ?, content_chars = ?, updated_at = ?," +
-      ` row_version = ?, content_at_head = ?, content = ${content.sql} WHERE id = ? AND task_id = ? AND row_version = ?`,
+      " row_version = ?, checklist_checked = ?, checklist_total = ?, content_at_head = ?," +
+      ` content = ${content.sql} WHERE id = ? AND task_id = ? AND row_version = ?`,
     [
       revision.title,
       revision.contentBytes,
       revision.contentChars,
       revision.updatedAt.getTime(),
       revision.rowVersion,
+      revision.checklist?.checked ?? null,
+      revision.checklist?.total ?? null,
       content.atHead ? 1 : 0,
       ...content.parameters,
       revision.id,
@@ -263,4 +279,11 @@ export class RevisionEntity {
 
   @Column({ name: "merged_to_version", type: "bigint", nullable: true })
   mergedToVersion: number | null;
+
+  /** The content's checklist progress, counted when it was written (null: written before it was). */
+  @Column({ name: "checklist_checked", type: "integer", nullable: true })
+  checklistChecked: number | null;
+
+  @Column({ name: "checklist_total", type: "integer", nullable: true })
+  checklistTotal: number | null;
 }

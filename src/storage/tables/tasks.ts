@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from "typeorm";
-import type { TaskRecord } from "../../plans/ports/records";
-import { type Cell, date, placeholders, str } from "./row";
+import type { ListedTask, TaskRecord } from "../../plans/ports/records";
+import { type Cell, date, flag, isNull, num, placeholders, str } from "./row";
 
 /**
  * The `tasks` table: its columns, its row codec, and its statements. A task's other rows reference
@@ -18,6 +18,34 @@ export function taskFromRow(cell: Cell): TaskRecord {
 }
 
 export const SELECT_TASK = `SELECT ${TASK_COLUMNS.join(", ")} FROM tasks WHERE id = ?`;
+
+/**
+ * The columns of a task as a read of tasks gives it (ListedTask), from `tasks` joined to its HEAD
+ * (LISTED_TASK_FROM): the task's, then its plan's checklist and whether the plan is deleted.
+ */
+export const LISTED_TASK_COLUMNS = [
+  ...TASK_COLUMNS.map((column) => `t.${column}`),
+  "p.checklist_checked",
+  "p.checklist_total",
+  "p.deleted",
+].join(", ");
+
+/** Tasks (`t`) with their HEAD rows (`p`, absent for a task that never had a plan). */
+export const LISTED_TASK_FROM = "tasks t LEFT JOIN task_plans p ON p.task_id = t.id";
+
+/** One task as a read of tasks gives it (ListedTask), by id. */
+export const SELECT_LISTED_TASK = `SELECT ${LISTED_TASK_COLUMNS} FROM ${LISTED_TASK_FROM} WHERE t.id = ?`;
+
+/** A row of LISTED_TASK_COLUMNS: the task, and its live plan's checklist when it was counted. */
+export function listedTaskFromRow(cell: Cell): ListedTask {
+  const checked = cell("checklist_checked");
+  const total = cell("checklist_total");
+  const counted = !isNull(checked) && !isNull(total) && !flag(cell("deleted"));
+  return {
+    ...taskFromRow(cell),
+    checklist: counted ? { checked: num(checked), total: num(total) } : null,
+  };
+}
 
 export const INSERT_TASK = `INSERT INTO tasks (${TASK_COLUMNS.join(", ")}) VALUES (${placeholders(TASK_COLUMNS.length)})`;
 

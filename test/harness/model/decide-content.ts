@@ -34,7 +34,7 @@ export function decideContentWrite(
   write: ContentWrite,
   state: TestState,
   env: WriteEnv,
-): Decision<WriteResult> {
+): Promise<Decision<WriteResult>> {
   return decideCommand(commandOf(state.taskId, { write, key: undefined }), state, env);
 }
 
@@ -43,7 +43,7 @@ export function decideCommand(
   command: WriteCommand<ReadKind, WriteResult>,
   state: TestState,
   env: WriteEnv,
-): Decision<WriteResult> {
+): Promise<Decision<WriteResult>> {
   const history = state.history ?? { revisions: 0, bytes: 0 };
   let read: WriteState;
   if (command.reads === "metadata") {
@@ -59,9 +59,14 @@ export function decideCommand(
     const latest = state.latest && { ...state.latest, content: text(state.latest.content) };
     read = writeState(state.taskId, { head, latest, history });
   }
-  const decided = command.decide(read, env, null);
-  if ("unchanged" in decided) throw new Error("a content write decided to change nothing");
-  return decided;
+  // A rule's refusal is thrown as the command decides (before any count), so it stays synchronous.
+  // The stored text an append may read under the lock is the test state's.
+  const storedContent = () => Promise.resolve(state.head?.content ?? "");
+  const deciding = command.decide(read, { ...env, storedContent }, null);
+  return Promise.resolve(deciding).then((decided) => {
+    if ("unchanged" in decided) throw new Error("a content write decided to change nothing");
+    return decided;
+  });
 }
 
 // A HEAD's trimmed lengths as the store gives them: recorded, or measured on a row that has none.
