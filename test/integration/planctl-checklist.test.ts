@@ -62,6 +62,8 @@ describe("planctl with a plan's checklist progress (packed CLI, real server)", (
       "- [x] b",
       "--expected-version",
       "1",
+      "--author",
+      "bob", // another author: a revision of its own, not coalesced into the first
       "-o",
       "json",
     ]);
@@ -141,7 +143,9 @@ describe("planctl with a plan's checklist progress (packed CLI, real server)", (
     try {
       await run(["edit", taskId, "--old", "- [ ] b", "--new", "- [x] b", "--expected-version", "1"]);
       await waitFor("the tick", async () => printed.includes("\n"), 20_000);
-      expect(printed).toMatch(/ version 2 updated by .+ revision 2 \d+ bytes checklist 2 of 3 done\n$/);
+      expect(printed).toMatch(
+        / version 2 updated by agent:\S+ revision \d+ \d+ bytes checklist 2 of 3 done\n$/,
+      );
     } finally {
       await stopProcess(watcher);
     }
