@@ -113,6 +113,7 @@ describe("planctl, the packed CLI installed into an empty project and run agains
       revision: { id: expect.any(String), number: expect.any(Number), coalesced: expect.any(Boolean) },
       merge: null,
       truncation: null,
+      checklist: { checked: 0, total: 0 }, // a plan without task-list items (issue 56 item 3)
     });
     const edited = await run([
       "edit",
