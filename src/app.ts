@@ -68,7 +68,9 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
     watchTlsFiles(files, config.tlsReloadIntervalMs, logger, (outcome) => edge.tlsReload(outcome));
   const grpcTls = config.grpcTls ? tlsFiles(config.grpcTls) : null;
   const metricsTls = config.metricsTls ? tlsFiles(config.metricsTls) : null;
-  const { store, dialect } = await openStore(config, logger, registry);
+  // Every written content's checklist is counted here, large ones on a thread of their own.
+  const checklist = new ChecklistThread();
+  const { store, dialect } = await openStore(config, logger, registry, checklist);
   // Tracing off: no SDK, no decorators, nothing per call.
   const traces = config.tracing ? startTracingSdk(config.tracing) : null;
   const tracer = traces?.tracing.tracer ?? null;
@@ -79,8 +81,6 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
   const clock = overrides.clock ?? (() => new Date());
   const metrics = tracer ? tracedMetrics(plainMetrics, tracer, dialect) : plainMetrics;
   const { hub, bus, pruner } = startChangeFeed(config, { store, logger, clock, dialect, metrics, tracer });
-  // Every written content's checklist is counted here, large ones on a thread of their own.
-  const checklist = new ChecklistThread();
   const writes = new WritePipeline({
     store,
     lock,

@@ -2,10 +2,14 @@ import { runOnce } from "./run-once";
 import { loadConfig } from "../config/config";
 import { createDataSource, refuseUnsafeSqlMode } from "../storage/data-source";
 import { MigrationError, runMigrations } from "../storage/migrations-runner";
+import { countUncountedChecklists } from "../storage/checklist-backfill";
+import { storedChecklistOf } from "../plans/writes/checklist-count";
+import { ChecklistThread } from "../threads/checklist-thread";
 
 /**
  * `node dist/src/bin/migrate.js` (`npm run migrate`, the Helm chart's pre-install/pre-upgrade Job):
- * applies pending migrations to PLAN_DATABASE_URL, then exits 0. Any failure (configuration, an
+ * applies pending migrations to PLAN_DATABASE_URL, counts the checklist of every plan that has none
+ * counted (storage/checklist-backfill.ts), then exits 0. Any failure (configuration, an
  * unreachable database, the migration lock not obtained in time, a failing migration) exits 1 with
  * one line on stderr naming the cause.
  */
@@ -17,6 +21,7 @@ async function migrate(): Promise<void> {
       `database unreachable: ${error instanceof Error ? error.message : String(error)}`,
     );
   });
+  const checklist = new ChecklistThread();
   try {
     await refuseUnsafeSqlMode(dataSource);
     const { applied } = await runMigrations(dataSource, { lockWaitMs: config.migrationLockWaitMs });
@@ -25,7 +30,12 @@ async function migrate(): Promise<void> {
         ? `migrations applied: ${applied.join(", ")}\n`
         : "schema is current: nothing to apply\n",
     );
+    const { counted } = await countUncountedChecklists(dataSource, (text) =>
+      storedChecklistOf(text, checklist),
+    );
+    if (counted > 0) process.stdout.write(`checklist progress counted: ${counted} plans\n`);
   } finally {
+    await checklist.close();
     await dataSource.destroy();
   }
 }

@@ -5,6 +5,9 @@ import { connectionReplacements, databaseGauges } from "../observability/metrics
 import { createDataSource, dialectOf, refuseUnsafeSqlMode } from "../storage/data-source";
 import type { Dialect } from "../storage/sql-dialect";
 import { runMigrations } from "../storage/migrations-runner";
+import { countUncountedChecklists } from "../storage/checklist-backfill";
+import type { ChecklistCounter } from "../plans/ports/checklist-counter";
+import { storedChecklistOf } from "../plans/writes/checklist-count";
 import { poolStats } from "../storage/pool-stats";
 import { DEFAULT_WRITE_CONNECTIONS } from "../storage/transaction";
 import { TypeOrmPlanStore } from "../storage/typeorm-plan-store";
@@ -13,17 +16,25 @@ import { walFileBytes } from "../storage/wal-file-bytes";
 
 /**
  * The start's database step: the connection (refused in an unsafe SQL mode), the migrations when
- * PLAN_MIGRATE_ON_START says so, the pool and log-file gauges read at scrape time, and the store.
+ * PLAN_MIGRATE_ON_START says so (then, as `migrate` does, the checklist of every plan without one
+ * counted by `checklist`), the pool and log-file gauges read at scrape time, and the store.
  */
 export async function openStore(
   config: Config,
   logger: Logger,
   registry: Registry,
+  checklist: ChecklistCounter,
 ): Promise<{ readonly store: TypeOrmPlanStore; readonly dialect: Dialect }> {
   const dataSource = createDataSource(config.databaseUrl, { poolSize: config.databasePoolSize });
   await dataSource.initialize();
   await refuseUnsafeSqlMode(dataSource);
-  if (config.migrateOnStart) await runMigrations(dataSource, { lockWaitMs: config.migrationLockWaitMs });
+  if (config.migrateOnStart) {
+    await runMigrations(dataSource, { lockWaitMs: config.migrationLockWaitMs });
+    const { counted } = await countUncountedChecklists(dataSource, (text) =>
+      storedChecklistOf(text, checklist),
+    );
+    if (counted > 0) logger.info({ counted }, "checklist progress counted for plans written before it was");
+  }
   const dialect = dialectOf(config.databaseUrl);
   // Read at scrape time: the MySQL pool's connections, the embedded database's log file.
   databaseGauges(registry, { pool: () => poolStats(dataSource), walBytes: walFileBytes(dataSource) });

@@ -96,7 +96,7 @@ export async function fenceRestoredVersions(
         manager.queryRunner,
         dialect,
         `INSERT INTO task_plans (${HEAD_META_COLUMNS.join(", ")}, content)` +
-          ` SELECT t.id, '', 0, 0, 0, 0, ?, 'agent', ?, ?, 0, 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, ''` +
+          ` SELECT t.id, '', 0, 0, 0, 0, ?, 'agent', ?, ?, 0, 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, ''` +
           ` FROM tasks t LEFT JOIN task_plans p ON p.task_id = t.id` +
           ` WHERE t.id IN (${placeholders}) AND p.task_id IS NULL`,
         [margin, now, now, ...ids],

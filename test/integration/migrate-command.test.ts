@@ -68,7 +68,7 @@ describe("the migration command (node dist/src/bin/migrate.js) on MariaDB", () =
     const first = await migrate(database);
     expect([first.code, first.stderr]).toEqual([0, ""]);
     expect(first.stdout).toBe(
-      "migrations applied: InitialSchema1764400000000, WriteRequests1764500000000, AppendComposition1764600000000, PlanChanges1764700000000, ChangeContentPrefix1764800000000, RevisionContentAtHead1764900000000, ChangeStoredBytes1765000000000, HistoryUsage1765100000000, RevisionLocality1765200000000, RevisionMergeMarker1765300000000\n",
+      "migrations applied: InitialSchema1764400000000, WriteRequests1764500000000, AppendComposition1764600000000, PlanChanges1764700000000, ChangeContentPrefix1764800000000, RevisionContentAtHead1764900000000, ChangeStoredBytes1765000000000, HistoryUsage1765100000000, RevisionLocality1765200000000, RevisionMergeMarker1765300000000, ChecklistProgress1765400000000\n",
     );
     const schema = await schemaOf(database);
     expect(schema).toEqual({
@@ -84,6 +84,7 @@ describe("the migration command (node dist/src/bin/migrate.js) on MariaDB", () =
         "HistoryUsage1765100000000",
         "RevisionLocality1765200000000",
         "RevisionMergeMarker1765300000000",
+        "ChecklistProgress1765400000000",
       ],
     });
     const second = await migrate(database);
@@ -139,11 +140,64 @@ describe("the migration command (node dist/src/bin/migrate.js) on MariaDB", () =
           "HistoryUsage1765100000000",
           "RevisionLocality1765200000000",
           "RevisionMergeMarker1765300000000",
+          "ChecklistProgress1765400000000",
         ],
       });
     } finally {
       await Promise.all(replicas.map((replica) => replica.stop()));
       rmSync(logDir, { recursive: true, force: true });
+    }
+  });
+
+  it("counts the checklist of each live plan written before it was counted, once, fenced on its version", async () => {
+    const database = await newDatabase();
+    expect((await migrate(database)).code).toBe(0);
+    const connection = await createConnection({ host: "127.0.0.1", port: PORT, user: "root", database });
+    try {
+      // Plans as a release that did not count them left them: no checklist columns set.
+      const plans: [string, string, number][] = [
+        ["a", "# A\n\n- [x] one\n- [ ] two\n", 0],
+        ["b", "# B\n\nNo boxes.\n", 0],
+        ["c", "", 1],
+        ["d", "```\n- [x] code\n", 0],
+        // Long enough to be counted on the counting thread, as the built command runs it.
+        [
+          "e",
+          Array.from({ length: 300 }, (_, i) => `- [${i % 3 === 0 ? "x" : " "}] step ${i}\n`).join(""),
+          0,
+        ],
+      ];
+      for (const [id, content, deleted] of plans) {
+        await connection.query(
+          "INSERT INTO tasks (id, workspace_id, title, created_at) VALUES (?, 'w', '', 0)",
+          [id],
+        );
+        await connection.query(
+          "INSERT INTO task_plans (task_id, title, content, content_bytes, content_chars, version, created_by," +
+            " created_at, updated_at, latest_revision_number, deleted) VALUES (?, 'Plan', ?, ?, ?, 3, 'agent', 0, 0, 1, ?)",
+          [id, content, Buffer.byteLength(content), [...content].length, deleted],
+        );
+      }
+      const first = await migrate(database);
+      expect([first.code, first.stdout, first.stderr]).toEqual([
+        0,
+        "schema is current: nothing to apply\nchecklist progress counted: 4 plans\n",
+        "",
+      ]);
+      const [rows] = (await connection.query(
+        "SELECT task_id, checklist_checked, checklist_total, checklist_open_end, checklist_version FROM task_plans ORDER BY task_id",
+      )) as unknown as [Record<string, unknown>[]];
+      expect(rows.map((r) => Object.values(r).map((v) => (v === null ? null : String(v))))).toEqual([
+        ["a", "1", "2", "0", "3"],
+        ["b", "0", "0", "0", "3"],
+        ["c", null, null, null, null],
+        ["d", "0", "0", "1", "3"],
+        ["e", "100", "300", "0", "3"],
+      ]);
+      const second = await migrate(database);
+      expect([second.code, second.stdout]).toEqual([0, "schema is current: nothing to apply\n"]);
+    } finally {
+      await connection.end();
     }
   });
 
@@ -153,7 +207,7 @@ describe("the migration command (node dist/src/bin/migrate.js) on MariaDB", () =
     try {
       const result = await migrate(a, { PLAN_MIGRATION_LOCK_WAIT_MS: "5000" });
       expect([result.code, result.stderr]).toEqual([0, ""]);
-      expect((await schemaOf(a)).migrations).toHaveLength(10);
+      expect((await schemaOf(a)).migrations).toHaveLength(11);
     } finally {
       await holder.end();
     }

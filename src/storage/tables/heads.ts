@@ -58,6 +58,7 @@ export const HEAD_META_COLUMNS = [
   "checklist_checked",
   "checklist_total",
   "checklist_open_end",
+  "checklist_version",
 ] as const;
 
 // One HEAD row as a literal (no spread: V8 builds a spread object many times slower, on every write).
@@ -83,11 +84,13 @@ function headOf<C, T>(cell: Cell, content: C, trimmedChars: T, trimmedBytes: T) 
   };
 }
 
-// The stored checklist (null on a row written before it was counted).
+// The stored checklist: trusted only when it was counted at the row's version (null on a row
+// written before it was counted, or by a replica of an earlier release, which does not count it).
 function checklistOf(cell: Cell): StoredChecklist | null {
   const checked = numOrNull(cell("checklist_checked"));
   const total = numOrNull(cell("checklist_total"));
-  if (checked === null || total === null) return null;
+  const at = numOrNull(cell("checklist_version"));
+  if (checked === null || total === null || at === null || at !== num(cell("version"))) return null;
   return { checked, total, openEnd: flag(cell("checklist_open_end")) };
 }
 
@@ -167,6 +170,7 @@ function headValues(head: HeadWrite, history: HistoryUsage): unknown[] {
     head.checklist?.checked ?? null,
     head.checklist?.total ?? null,
     head.checklist === null ? null : head.checklist.openEnd ? 1 : 0,
+    head.checklist === null ? null : head.version,
   ];
 }
 
@@ -342,4 +346,8 @@ export class PlanEntity {
 
   @Column({ name: "checklist_open_end", type: "integer", nullable: true })
   checklistOpenEnd?: number | null;
+
+  /** The version the checklist was counted at: the figures are HEAD's only while it is HEAD's version. */
+  @Column({ name: "checklist_version", type: "bigint", nullable: true })
+  checklistVersion?: number | null;
 }

@@ -48,6 +48,7 @@ export const REVISION_META_COLUMNS = [
   "merged_to_version",
   "checklist_checked",
   "checklist_total",
+  "checklist_row_version",
 ] as const;
 
 /**
@@ -77,11 +78,14 @@ function revisionOf<C>(cell: Cell, content: C) {
   };
 }
 
-// The checklist progress (null on a row written before it was counted).
+// The checklist progress: trusted only when it was counted at the row's row version (null on a row
+// written before it was counted, or coalesced into by a replica of an earlier release).
 function checklistOf(cell: Cell): ChecklistProgress | null {
   const checked = cell("checklist_checked");
   const total = cell("checklist_total");
-  return isNull(checked) || isNull(total) ? null : { checked: num(checked), total: num(total) };
+  const at = cell("checklist_row_version");
+  if (isNull(checked) || isNull(total) || isNull(at) || num(at) !== num(cell("row_version"))) return null;
+  return { checked: num(checked), total: num(total) };
 }
 
 // The merge marker: both columns set on a merged write's revision, neither on any other.
@@ -176,6 +180,7 @@ export function revisionValues(revision: RevisionMeta): unknown[] {
     revision.merge?.toVersion ?? null,
     revision.checklist?.checked ?? null,
     revision.checklist?.total ?? null,
+    revision.checklist ? revision.rowVersion : null,
   ];
 }
 
@@ -208,7 +213,8 @@ export function updateRevision(
 ): void {
   statements.defer(
     "UPDATE task_plan_revisions SET title = ?, content_bytes = ?, content_chars = ?, updated_at = ?," +
-      " row_version = ?, checklist_checked = ?, checklist_total = ?, content_at_head = ?," +
+      " row_version = ?, checklist_checked = ?, checklist_total = ?, checklist_row_version = ?," +
+      " content_at_head = ?," +
       ` content = ${content.sql} WHERE id = ? AND task_id = ? AND row_version = ?`,
     [
       revision.title,
@@ -218,6 +224,7 @@ export function updateRevision(
       revision.rowVersion,
       revision.checklist?.checked ?? null,
       revision.checklist?.total ?? null,
+      revision.checklist ? revision.rowVersion : null,
       content.atHead ? 1 : 0,
       ...content.parameters,
       revision.id,
@@ -286,4 +293,8 @@ export class RevisionEntity {
 
   @Column({ name: "checklist_total", type: "integer", nullable: true })
   checklistTotal: number | null;
+
+  /** The row version the checklist was counted at: the figures are the row's only while it is its row version. */
+  @Column({ name: "checklist_row_version", type: "integer", nullable: true })
+  checklistRowVersion: number | null;
 }

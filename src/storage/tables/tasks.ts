@@ -27,6 +27,8 @@ export const LISTED_TASK_COLUMNS = [
   ...TASK_COLUMNS.map((column) => `t.${column}`),
   "p.checklist_checked",
   "p.checklist_total",
+  "p.checklist_version",
+  "p.version",
   "p.deleted",
 ].join(", ");
 
@@ -40,7 +42,13 @@ export const SELECT_LISTED_TASK = `SELECT ${LISTED_TASK_COLUMNS} FROM ${LISTED_T
 export function listedTaskFromRow(cell: Cell): ListedTask {
   const checked = cell("checklist_checked");
   const total = cell("checklist_total");
-  const counted = !isNull(checked) && !isNull(total) && !flag(cell("deleted"));
+  const at = cell("checklist_version");
+  const counted =
+    !isNull(checked) &&
+    !isNull(total) &&
+    !isNull(at) &&
+    num(at) === num(cell("version")) &&
+    !flag(cell("deleted"));
   return {
     ...taskFromRow(cell),
     checklist: counted ? { checked: num(checked), total: num(total) } : null,
