@@ -11,6 +11,7 @@ import {
   type WritePlanResponse,
   type WrittenRevision,
 } from "@taskplans/client";
+import { checklistField } from "./checklist-text";
 
 /**
  * The `-o json` documents (docs/planctl.md, "JSON output"): snake_case like the proto's JSON names,
@@ -39,6 +40,7 @@ export const taskJson = (task: Task | undefined) => ({
   workspace_id: task?.workspaceId ?? "",
   title: task?.title ?? "",
   created_at: time(task?.createdAt),
+  ...checklistField(task?.checklist),
 });
 
 /** A plan's metadata (never its content: `get` prints that). */
@@ -54,12 +56,16 @@ export const planJson = (plan: Plan | undefined) => ({
   updated_at: time(plan?.updatedAt),
   implementation_started_at: time(plan?.implementationStartedAt),
   implementation_started_by: plan?.implementationStartedBy ?? null,
+  ...checklistField(plan?.checklist),
 });
 
 export const writtenRevisionJson = (revision: WrittenRevision | undefined) =>
   revision ? { id: revision.id, number: revision.number, coalesced: revision.coalesced } : null;
 
-/** A write's acknowledgement: the task, its new version and size, the revision; never the plan. */
+/**
+ * A write's acknowledgement: the task, its new version and size, the revision, and the checklist
+ * progress of what was written when the answer carries it; never the plan.
+ */
 export const writeJson = (response: WritePlanResponse) => ({
   task_id: response.plan?.taskId ?? "",
   version: response.plan?.version ?? 0,
@@ -76,6 +82,7 @@ export const writeJson = (response: WritePlanResponse) => ({
   truncation: response.truncation
     ? { prior_chars: response.truncation.priorChars, new_chars: response.truncation.newChars }
     : null,
+  ...checklistField(response.plan?.checklist),
 });
 
 /** A revision's metadata, with its content only when `withContent`. */
@@ -94,6 +101,7 @@ export const revisionJson = (revision: PlanRevision | undefined, withContent = f
   merge: revision?.merge
     ? { from_version: revision.merge.fromVersion, to_version: revision.merge.toVersion }
     : null,
+  ...checklistField(revision?.checklist),
   ...(withContent ? { content: revision?.content ?? "" } : {}),
 });
 

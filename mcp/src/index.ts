@@ -8,6 +8,7 @@ export { type HttpAllowList, loopbackAllowList, MAX_BODY_BYTES, startMcpHttpServ
 export { connectPlanService, type PlanGateway } from "./plan-gateway";
 export { guardRequests, MAX_PARAMS_DEPTH } from "./request-guard";
 export { CONFIGURE_TOKEN, fromGrpcError } from "./tool-results";
+export { checklistNote } from "./tool-texts";
 export {
   aliasesOf,
   aliasTable,

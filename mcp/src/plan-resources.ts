@@ -87,7 +87,11 @@ function resourceOf(plan: Plan): Resource {
   };
 }
 
-/** What a host needs beside the text: the version to write against, title and sizes. */
+/**
+ * What a host needs beside the text: the version to write against, title, sizes, and the checklist
+ * progress the service counted (`{checked, total}`; left out for a plan not counted yet), so that a
+ * list of plans shows which are done without reading them.
+ */
 function metaOf(plan: Plan): Record<string, unknown> {
   return {
     task_id: plan.taskId,
@@ -96,6 +100,9 @@ function metaOf(plan: Plan): Record<string, unknown> {
     content_bytes: plan.contentBytes,
     content_chars: plan.contentChars,
     latest_revision_number: plan.latestRevisionNumber,
+    ...(plan.checklist
+      ? { checklist: { checked: plan.checklist.checked, total: plan.checklist.total } }
+      : {}),
     ...(plan.updatedAt ? { updated_at: plan.updatedAt.toISOString() } : {}),
   };
 }

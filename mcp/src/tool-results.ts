@@ -1,13 +1,16 @@
 import { type Metadata, type ServiceError, status } from "@grpc/grpc-js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { decodeStatusDetails, type ErrorInfo, type Plan } from "@taskplans/client";
-import { conflictRegions, mergeConflictAction, staleVersionAction, texts } from "./tool-texts";
+import { checklistNote, conflictRegions, mergeConflictAction, staleVersionAction, texts } from "./tool-texts";
 
-/** A successful write: one short acknowledgement line, never the document (AC-TASKS-PLAN-APPEND-006.6). */
+/**
+ * A successful write: one short acknowledgement line, never the document (AC-TASKS-PLAN-APPEND-006.6),
+ * with the plan's checklist progress when the answer carries it and the plan has a checklist.
+ */
 export function acknowledge(verb: string, plan: Plan | undefined, extra = ""): CallToolResult {
   const line =
     `Plan ${verb} successfully: task_id=${plan?.taskId ?? ""}, title=${JSON.stringify(plan?.title ?? "")}, ` +
-    `${plan?.contentBytes ?? 0} bytes, version=${plan?.version ?? 0}. Content omitted; read it with get_task_plan.`;
+    `${plan?.contentBytes ?? 0} bytes, version=${plan?.version ?? 0}.${checklistNote(plan?.checklist)} Content omitted; read it with get_task_plan.`;
   return { content: [{ type: "text", text: extra ? `${line}\n\n${extra}` : line }] };
 }
 

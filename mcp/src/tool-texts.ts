@@ -9,7 +9,7 @@ const VERSION_WHY =
 export const texts = {
   getPlan: {
     description:
-      "Read the task's current plan, including edits people made. Returns two blocks: metadata as JSON (version, sizes in bytes and characters, latest revision number) and the content. For a large plan, offset and limit (in characters) read one part.",
+      "Read the task's current plan, including edits people made. Returns two blocks: metadata as JSON (version, sizes in bytes and characters, latest revision number, checklist progress: checklist.checked of checklist.total task-list items ticked) and the content. For a large plan, offset and limit (in characters) read one part.",
     offset: "First character to return (default 0).",
     limit: "Most characters to return, 1 to 65,536 (default: to the end).",
   },
@@ -122,6 +122,16 @@ export function mergedNote(fromVersion: number, toVersion: number, reapplied = f
     ? " Your old_text still occurred exactly once, so your edit was applied to the current plan."
     : "";
   return `Merged: your change was based on version ${fromVersion}; the changes others made in ${others} were kept (merged over versions ${fromVersion}..${toVersion}).${how} Read them with get_task_plan_changes since_version=${fromVersion} if you need them.`;
+}
+
+/**
+ * What an acknowledgement says of the plan's checklist after a write, " Checklist: 2 of 3 items
+ * done." (issue 56, item 3: the progress the service counted), or "" when the answer carries no
+ * progress (a plan not counted yet) or the plan has no checklist. Short: acknowledgements are
+ * measured in bytes (npm run bench:changes).
+ */
+export function checklistNote(progress: { checked: number; total: number } | undefined): string {
+  return progress?.total ? ` Checklist: ${progress.checked} of ${progress.total} items done.` : "";
 }
 
 /** The acknowledged-reduction warning (REQ-006.7/006.8, updated by seed 003). */

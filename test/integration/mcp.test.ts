@@ -471,7 +471,7 @@ describe("MCP server over the generated gRPC client", () => {
       const result = ticked.replace("- note 5\n", "- note 5 (done)\n");
       expect(merged).toMatch(
         new RegExp(
-          `^Plan edited successfully: task_id=${taskId}, title="Plan", ${Buffer.byteLength(result)} bytes, version=3\\. Content omitted; read it with get_task_plan\\.\n\nMerged: your change was based on version 1; the changes others made in version 2 were kept \\(merged over versions 1\\.\\.2\\)\\. Your old_text still occurred exactly once, so your edit was applied to the current plan\\.`,
+          `^Plan edited successfully: task_id=${taskId}, title="Plan", ${Buffer.byteLength(result)} bytes, version=3\\. Checklist: 1 of 3 items done\\. Content omitted; read it with get_task_plan\\.\n\nMerged: your change was based on version 1; the changes others made in version 2 were kept \\(merged over versions 1\\.\\.2\\)\\. Your old_text still occurred exactly once, so your edit was applied to the current plan\\.`,
         ),
       );
       expect(merged).not.toContain("note 3");

@@ -135,7 +135,7 @@ describe.each(DATABASES)("ticking the box next to one another writer ticked, on 
       0,
       expect.stringMatching(
         new RegExp(
-          `^${taskId} version 3 \\d+ bytes revision 3 merged with versions 2\\.\\.2 \\(edit re-applied\\)\\n$`,
+          `^${taskId} version 3 \\d+ bytes revision 3 merged with versions 2\\.\\.2 \\(edit re-applied\\) checklist 2 of 4 done\\n$`,
         ),
       ),
     ]);

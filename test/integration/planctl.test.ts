@@ -76,7 +76,7 @@ describe("planctl, the packed CLI installed into an empty project and run agains
     });
     const got = await run(["task", "get", taskId]);
     expect(got.stdout).toMatch(
-      new RegExp(`^task\\s+workspace\\s+title\\s+created\\s*\\n${taskId}\\s+ws-1\\s+Ship it`),
+      new RegExp(`^task\\s+workspace\\s+title\\s+created\\s+checklist\\s*\\n${taskId}\\s+ws-1\\s+Ship it`),
     );
     expect((await run(["task", "delete", taskId])).stdout).toBe(`${taskId} deleted\n`);
 
@@ -113,6 +113,7 @@ describe("planctl, the packed CLI installed into an empty project and run agains
       revision: { id: expect.any(String), number: expect.any(Number), coalesced: expect.any(Boolean) },
       merge: null,
       truncation: null,
+      checklist: { checked: 0, total: 0 }, // a plan without task-list items (issue 56 item 3)
     });
     const edited = await run([
       "edit",
@@ -215,7 +216,7 @@ describe("planctl, the packed CLI installed into an empty project and run agains
     await run(["append", taskId, "--author", "bob"], { input: "- two\n" });
     const table = await run(["history", taskId]);
     expect(table.stdout.split("\n")[0]).toMatch(
-      /^#\s+author\s+kind\s+time\s+coalesced\s+revert-of\s+size\s*$/,
+      /^#\s+author\s+kind\s+time\s+coalesced\s+revert-of\s+size\s+checklist\s*$/,
     );
     expect(table.stdout).toMatch(/\n2\s+bob\s+agent\s+\S+\s+\d+ B/);
     const lines = (await run(["history", taskId, "--all", "-o", "json"])).stdout.trim().split("\n").map(json);

@@ -4,8 +4,10 @@ import {
   formatBytes,
   formatTime,
   progressLabel,
+  revisionProgress,
   type RevisionLike,
   revisionRows,
+  shownProgress,
   taskIdFromHash,
   visibleBidiControls,
   writerName,
@@ -37,8 +39,23 @@ describe("the console's revision rows", () => {
         time: "2026-05-28T20:26:41Z",
         markers: [],
         size: "1,234 bytes",
+        checklist: "",
       },
     ]);
+  });
+
+  it("show each revision's stored checklist progress, none for a revision without one, nothing when not counted", () => {
+    const rows = revisionRows([
+      revision(3, { checklist: { checked: 2n, total: 3n } }),
+      revision(2, { checklist: { checked: 0n, total: 0n } }),
+      revision(1),
+    ]);
+    expect(rows.map((row) => [row.number, row.checklist])).toEqual([
+      ["3", "2 of 3 done"],
+      ["2", "none"],
+      ["1", ""],
+    ]);
+    expect(revisionProgress({ checked: 1n, total: 3n })).toBe("1 of 3 done");
   });
 
   it("mark a revision updated after its creation as coalesced, a revert with the number it copies, a merge with its versions", () => {
@@ -122,6 +139,17 @@ describe("the console's small formats", () => {
       progressLabel({ checked: 0, total: 1 }),
       progressLabel({ checked: 0, total: 0 }),
     ]).toEqual(["3 of 7 done", "0 of 1 done", null]);
+  });
+
+  it("show the plan's stored checklist progress when the answer carries it, and count only when it does not", () => {
+    const count = jest.fn(() => ({ checked: 9, total: 9 }));
+    // A stored figure, even 0 of 0 (the HTTP door's JSON leaves zeros out: `{}`), is shown as stored.
+    expect(shownProgress({ checked: 1n, total: 3n }, count)).toEqual({ checked: 1, total: 3 });
+    expect(shownProgress({ checked: 0n, total: 0n }, count)).toEqual({ checked: 0, total: 0 });
+    expect(count).not.toHaveBeenCalled();
+    // A plan written before the service counted: counted from its content, as before.
+    expect(shownProgress(undefined, count)).toEqual({ checked: 9, total: 9 });
+    expect(count).toHaveBeenCalledTimes(1);
   });
 
   it("read the task id from the address's fragment (#task=...), decoded", () => {

@@ -1,6 +1,7 @@
 import { type Command } from "commander";
 import { RestoreStatus, type PlanRevision } from "@taskplans/client";
 import { acknowledge } from "../acknowledge";
+import { checklistCell } from "../checklist-text";
 import { printDiff } from "../diff-text";
 import { allRevisions, revisionId, revisionPage } from "../revisions";
 import { act, type Io, wholeNumber, withCommonOptions } from "../runtime";
@@ -14,7 +15,9 @@ import {
   writtenRevisionJson,
 } from "../shapes";
 
-const HISTORY_HEAD = ["#", "author", "kind", "time", "coalesced", "revert-of", "size"];
+// checklist: the revision's progress as the service counted it, "3/5" ("none": no checklist; "-":
+// a revision written before the service counted it).
+const HISTORY_HEAD = ["#", "author", "kind", "time", "coalesced", "revert-of", "size", "checklist"];
 
 function historyRows(revisions: readonly PlanRevision[]): string[][] {
   const numbers = new Map(revisions.map((revision) => [revision.id, revision.revisionNumber]));
@@ -29,6 +32,7 @@ function historyRows(revisions: readonly PlanRevision[]): string[][] {
       shown.coalesced ? "yes" : "",
       revertOf === null ? "" : String(numbers.get(revertOf) ?? revertOf.slice(0, 8)),
       `${shown.content_bytes} B`,
+      checklistCell(shown.checklist),
     ];
   });
 }

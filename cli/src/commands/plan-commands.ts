@@ -4,6 +4,7 @@ import { acknowledge } from "../acknowledge";
 import { UsageError } from "../failures";
 import { readInput } from "../input";
 import { act, type Io, wholeNumber, withCommonOptions } from "../runtime";
+import { planMetaLines } from "../plan-meta";
 import { planJson } from "../shapes";
 
 type WholeDocumentCall = (
@@ -33,8 +34,17 @@ export function addPlanCommands(program: Command, io: Io): void {
     .argument("<task>")
     .option("--range <from:to>", "only code points FROM up to TO")
     .option("--version", "print the plan's version instead of its content")
+    .option("--meta", "print the plan's metadata (version, size, checklist progress) instead of its content")
     .action(
       act(io, async ({ out, client }, [taskId = ""], options) => {
+        if (options.meta) {
+          // One code point of content: the metadata (sizes of the whole plan, its checklist progress)
+          // without reading the plan into the answer.
+          const { plan } = await client().plans.getPlan({ taskId, limit: 1 });
+          const shown = planJson(plan);
+          if (out.json) return out.document(shown);
+          return planMetaLines(shown).forEach((line) => out.line(line));
+        }
         const range = options.range === undefined ? {} : rangeOf(String(options.range));
         const { plan, hasMore, nextOffset } = await client().plans.getPlan({ taskId, ...range });
         if (out.json)

@@ -1,8 +1,21 @@
 import { type Command } from "commander";
-import { act, type Io, withCommonOptions } from "../runtime";
+import { checklistCell } from "../checklist-text";
+import { act, type Io, wholeNumber, withCommonOptions } from "../runtime";
 import { taskJson } from "../shapes";
 
-/** `task create|get|delete`. */
+const TASK_HEAD = ["task", "workspace", "title", "created", "checklist"];
+
+// A task as a table row; its checklist is the progress of its plan as the service counted it ("-":
+// no plan, or one written before the service counted it).
+const taskRow = (shown: ReturnType<typeof taskJson>) => [
+  shown.task_id,
+  shown.workspace_id,
+  shown.title,
+  shown.created_at ?? "",
+  checklistCell(shown.checklist),
+];
+
+/** `task create|get|list|delete`. */
 export function addTaskCommands(program: Command, io: Io): void {
   const task = program
     .command("task")
@@ -30,12 +43,32 @@ export function addTaskCommands(program: Command, io: Io): void {
       const { task: found } = await client().tasks.getTask({ taskId });
       const shown = taskJson(found);
       if (out.json) return out.document(shown);
-      out.table(
-        ["task", "workspace", "title", "created"],
-        [[shown.task_id, shown.workspace_id, shown.title, shown.created_at ?? ""]],
-      );
+      out.table(TASK_HEAD, [taskRow(shown)]);
     }),
   );
+
+  withCommonOptions(
+    task.command("list").description("list the tasks you reach, with their plans' checklist progress"),
+  )
+    .option("--workspace <id>", "only the tasks of this workspace")
+    .option("--limit <n>", "tasks per page, 1 to 1000", "100")
+    .option("--all", "every task, page after page (default: the first page)")
+    .action(
+      act(io, async ({ out, client }, _args, options) => {
+        const workspaceId = options.workspace === undefined ? "" : String(options.workspace);
+        const pageSize = wholeNumber(options.limit, "--limit");
+        const shown: ReturnType<typeof taskJson>[] = [];
+        let pageToken = "";
+        do {
+          const page = await client().tasks.listTasks({ workspaceId, pageSize, pageToken });
+          shown.push(...page.tasks.map(taskJson));
+          pageToken = page.nextPageToken;
+        } while (options.all && pageToken !== "");
+        if (out.json) return shown.forEach((found) => out.document(found));
+        out.table(TASK_HEAD, shown.map(taskRow));
+        if (pageToken !== "") out.note("more tasks: planctl task list --all");
+      }),
+    );
 
   command("delete", "delete a task, its plan and its history").action(
     act(io, async ({ out, client }, [taskId = ""]) => {

@@ -1,5 +1,6 @@
 import { type Command } from "commander";
 import { isWatchHistoryExpired, type PlanChange } from "@taskplans/client";
+import { checklistWords } from "../checklist-text";
 import { act, type Io, wholeNumber, withCommonOptions } from "../runtime";
 import { authorJson, changeKindName, planJson, timeJson, writtenRevisionJson } from "../shapes";
 
@@ -48,9 +49,14 @@ export function addWatchCommand(program: Command, io: Io): void {
             else {
               const revision = shown.revision ? ` revision ${shown.revision.number}` : "";
               const by = shown.author.name ? ` by ${shown.author.kind}:${shown.author.name}` : "";
+              // The checklist progress of the plan after the change, when it has a checklist.
+              const progress = shown.plan.checklist?.total
+                ? [`checklist ${checklistWords(shown.plan.checklist)}`]
+                : [];
               out.line(
                 `${shown.committed_at ?? "-"} version ${shown.version} ${shown.kind}${by}${revision}`,
                 `${shown.plan.content_bytes} bytes`,
+                ...progress,
               );
               if (withContent) out.content(`${shown.content ?? ""}\n`);
             }

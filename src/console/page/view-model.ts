@@ -19,6 +19,17 @@ export interface RevisionLike {
   readonly updatedAt?: TimestampLike;
   readonly merge?: { readonly fromVersion: bigint; readonly toVersion: bigint };
   readonly contentBytes: bigint;
+  readonly checklist?: StoredProgress;
+}
+
+/**
+ * A checklist progress as the service stores it (ChecklistProgress, uint64 as protobuf-es gives
+ * them: the HTTP door's JSON sends them as strings, and leaves a zero out, so a plan without a
+ * checklist arrives as `{}`, read as 0 of 0).
+ */
+export interface StoredProgress {
+  readonly checked: bigint;
+  readonly total: bigint;
 }
 
 /** One row of the revision list. */
@@ -31,6 +42,8 @@ export interface RevisionRow {
   /** Short labels: "coalesced", "revert of #3", "merge of v4..v6". */
   readonly markers: readonly string[];
   readonly size: string;
+  /** The revision's checklist progress: "2 of 3 done", "none", or "" when it was not counted. */
+  readonly checklist: string;
 }
 
 /** AuthorKind of taskplans.v1 by number (1 agent, 2 user). */
@@ -80,6 +93,24 @@ export function progressLabel(progress: { readonly checked: number; readonly tot
 }
 
 /**
+ * The checklist progress the plan's line shows: the figure the service counted when the plan was
+ * written, when the answer carries it (Plan.checklist, in GetPlan's answer and each watched change);
+ * else `count()`, counted here from the content (a plan written before the service counted it).
+ */
+export function shownProgress(
+  stored: StoredProgress | undefined,
+  count: () => { readonly checked: number; readonly total: number },
+): { readonly checked: number; readonly total: number } {
+  return stored ? { checked: Number(stored.checked), total: Number(stored.total) } : count();
+}
+
+/** A revision's stored progress as its row shows it: "2 of 3 done", "none" (no checklist), "" (not counted). */
+export function revisionProgress(stored: StoredProgress | undefined): string {
+  if (!stored) return "";
+  return progressLabel({ checked: Number(stored.checked), total: Number(stored.total) }) ?? "none";
+}
+
+/**
  * The rows of a revision list (newest first, as ListPlanRevisions gives them). A revision that was
  * updated after it was created took a coalesced write; a revert names the revision it copies by number
  * when that revision is in the list.
@@ -102,6 +133,7 @@ export function revisionRows(revisions: readonly RevisionLike[]): RevisionRow[] 
       time: formatTime(r.updatedAt ?? r.createdAt),
       markers,
       size: formatBytes(r.contentBytes),
+      checklist: revisionProgress(r.checklist),
     };
   });
 }

@@ -3,7 +3,15 @@ import type { ShownError } from "./api";
 import type { PlanDiffView, PlanView, RevisionView } from "./contract";
 import { agentText, textElement, ui } from "./dom";
 import { renderMarkdown } from "./markdown";
-import { diffLines, diffSummary, formatBytes, formatTime, progressLabel, revisionRows } from "./view-model";
+import {
+  diffLines,
+  diffSummary,
+  formatBytes,
+  formatTime,
+  progressLabel,
+  revisionRows,
+  shownProgress,
+} from "./view-model";
 
 // Everything the page shows of a plan, its revisions and diffs. Agent text (titles, authors, diff
 // lines) goes in as text, titles and authors isolated (agentText); only markdown.ts renders HTML,
@@ -26,13 +34,16 @@ export function showStatus(...parts: (string | Node)[]): void {
 
 /**
  * The plan: title, version, checklist progress ("3 of 7 done", when it has task-list items) and size,
- * and its content rendered (null: the task has no plan). The progress is counted here from the
- * content shown, by the rules it is rendered with (checklistProgress).
+ * and its content rendered (null: the task has no plan). The progress is the one the service counted
+ * when the plan was written (plan.checklist); a plan written before it counted shows the progress
+ * counted here from the content shown, by the rules it is rendered with (checklistProgress).
  */
 export function showPlan(plan: PlanView | null): void {
   ui.task.hidden = false;
   ui.planTitle.replaceChildren(plan ? agentText(plan.title) : "No plan");
-  const progress = plan ? progressLabel(checklistProgress(plan.content)) : null;
+  const progress = plan
+    ? progressLabel(shownProgress(plan.checklist, () => checklistProgress(plan.content)))
+    : null;
   ui.planMeta.textContent = plan
     ? `version ${plan.version} · ${progress ? `${progress} · ` : ""}${formatBytes(plan.contentBytes)} · ` +
       `${plan.contentChars} characters · updated ${formatTime(plan.updatedAt)} · revision #${plan.latestRevisionNumber}`
@@ -73,6 +84,7 @@ export function showRevisions(revisions: readonly RevisionView[], onView: (id: s
     const markers = document.createElement("td");
     for (const marker of row.markers) markers.append(textElement("span", marker, "marker"));
     tr.append(markers);
+    tr.append(textElement("td", row.checklist));
     const view = textElement("button", "view");
     view.addEventListener("click", () => onView(row.id));
     const viewCell = document.createElement("td");
