@@ -1,9 +1,17 @@
+import { CountCache } from "../pipeline/checklist-cache";
 import type { ChecklistCounter } from "../ports/checklist-counter";
 import { storedChecklistOf } from "../writes/checklist-count";
 import { type Caller, reachesWorkspace } from "../../auth/caller";
 import { isOperator } from "../../auth/operators";
 import type { PlanStore } from "../ports/plan-store";
-import type { ChangeRecord, ImportOutcome, TaskBundle, TaskExportPage, TaskRecord } from "../ports/records";
+import type {
+  ChangeRecord,
+  ImportOutcome,
+  RevisionRecord,
+  TaskBundle,
+  TaskExportPage,
+  TaskRecord,
+} from "../ports/records";
 import type { LockLease } from "../ports/task-lock";
 import { StorageConflictError } from "../ports/store-errors";
 import { planErrors } from "../errors";
@@ -162,15 +170,23 @@ export class TaskTransfer {
     }
   }
 
-  // The bundle with its live HEAD's checklist counted by this deployment (an export carries none: it
-  // is derived, and counted by the rules of the deployment that shows it). Imported revisions keep
-  // none (counting a whole history would hold the import for seconds); the plan's is what a task
-  // list shows, and the next write counts the revision it writes.
+  // The bundle with the checklists of its live HEAD and of its revisions counted by this deployment
+  // (an export carries none: they are derived, and counted by the rules of the deployment that shows
+  // them), before the import takes the task's lock or a connection; a text the history repeats (the
+  // newest revision is HEAD's) is counted once.
   private async counted(bundle: TaskBundle): Promise<TaskBundle> {
+    const counter = new CountCache(this.checklist);
+    const progress = async (text: string) => {
+      const { checked, total } = await storedChecklistOf(text, counter);
+      return { checked, total };
+    };
+    const revisions: RevisionRecord[] = [];
+    for (const revision of bundle.revisions)
+      revisions.push({ ...revision, checklist: await progress(revision.content) });
     const { head } = bundle;
-    if (head === null || head.deleted) return bundle;
-    const checklist = await storedChecklistOf(head.content, this.checklist);
-    return { task: bundle.task, head: { ...head, checklist }, revisions: bundle.revisions };
+    if (head === null || head.deleted) return { task: bundle.task, head, revisions };
+    const checklist = await storedChecklistOf(head.content, counter);
+    return { task: bundle.task, head: { ...head, checklist }, revisions };
   }
 
   // The change an import records, by the operator who imported it: the imported plan at its version
