@@ -85,9 +85,10 @@ export async function fenceRestoredVersions(
       const moved = await sendStatement(
         manager.queryRunner,
         dialect,
-        `UPDATE task_plans SET version = version + ?, history_revisions = NULL, history_bytes = NULL,` +
-          ` history_version = NULL WHERE ${inTasks}`,
-        [margin, ...ids],
+        // The checklist, counted on the same content, moves with the version it was counted at.
+        `UPDATE task_plans SET version = version + ?, checklist_version = checklist_version + ?,` +
+          ` history_revisions = NULL, history_bytes = NULL, history_version = NULL WHERE ${inTasks}`,
+        [margin, margin, ...ids],
       );
       // A task without a plan gets a tombstone at the margin: its first plan then starts above every
       // version the lost timeline may have given it (a tombstone is what a deleted plan leaves).

@@ -303,6 +303,11 @@ describe("backup and restore drills", () => {
     });
     expect(migrated.code).toBe(0);
     await seedPlans(url, "seed", 3, 3);
+    // Their checklists as counted at their versions: the fence moves them with the versions.
+    await execSql(
+      url,
+      "UPDATE task_plans SET checklist_checked = 1, checklist_total = 2, checklist_open_end = 0, checklist_version = version",
+    );
     // A task without a plan: the fence gives it a tombstone at the margin.
     await execSql(
       url,
@@ -392,6 +397,12 @@ describe("backup and restore drills", () => {
       latest_revision_number: number;
     }[];
     expect(tombstone).toEqual({ deleted: 1, latest_revision_number: 0 });
+    expect(
+      await execSql(
+        url,
+        "SELECT version, checklist_version FROM task_plans WHERE deleted = 0 ORDER BY task_id",
+      ),
+    ).toEqual(Array(3).fill({ version: 20, checklist_version: 20 }));
   });
 
   it(
