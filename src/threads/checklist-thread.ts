@@ -4,7 +4,10 @@ import type { ChecklistCount } from "../plans/ports/records";
 import { checklistCounterOf, countChecklist } from "../plans/rules/checklist-progress";
 import { MAX_NESTING, planMarkdownOf } from "../plans/rules/plan-markdown";
 
-/** Texts shorter than this (UTF-16 units) are counted on the event loop: about 1 ms at worst (bench:checklist: 7 ms for 1 KiB nested 16 deep). */
+/**
+ * Texts shorter than this (UTF-16 units) are counted on the event loop: at most a few ms, for the
+ * slowest shape (bench/RESULTS.md, `bench:checklist`: 1.0 ms for 1 KiB nested 16 deep).
+ */
 export const INLINE_COUNT_CHARS = 512;
 
 interface Asked {
@@ -12,6 +15,7 @@ interface Asked {
   readonly text: string;
 }
 type Answered = { readonly id: number; readonly count: ChecklistCount };
+type Waiting = Map<number, { resolve: (c: ChecklistCount) => void; reject: (e: Error) => void }>;
 
 // The thread's body, from source text (a worker needs JavaScript, and this module also runs as
 // TypeScript under the tests): marked loaded anew, the plan's rules made from it by the same
@@ -27,28 +31,30 @@ function threadSource(): string {
   ].join("\n");
 }
 
+/** One worker thread and the counts it holds. */
+interface Thread {
+  readonly worker: Worker;
+  readonly waiting: Waiting;
+}
+
 /**
  * The checklist counter of a replica (ports/checklist-counter.ts): a short text is counted on the
  * event loop, a longer one on one worker thread, in the order asked (a write waits for its count
- * under its task's lock, while the loop serves every other caller). The thread starts at the first
- * long text and is started again after a failure, which fails only the counts it held. It does not
- * keep the process alive; `close` ends it.
+ * while the loop serves every other caller). The thread starts at the first long text and is
+ * started again after a failure, which fails only the counts that thread held. It does not keep
+ * the process alive; `close` ends it.
  */
 export class ChecklistThread implements ChecklistCounter {
-  private worker: Worker | null = null;
+  private thread: Thread | null = null;
   private next = 0;
-  private readonly waiting = new Map<
-    number,
-    { resolve: (c: ChecklistCount) => void; reject: (e: Error) => void }
-  >();
 
   count(text: string): Promise<ChecklistCount> {
     if (text.length < INLINE_COUNT_CHARS) return Promise.resolve(countChecklist(text));
-    const worker = this.worker ?? this.start();
+    const { worker, waiting } = this.thread ?? this.start();
     const id = this.next++;
     return new Promise((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject });
-      if (this.waiting.size === 1) worker.ref();
+      waiting.set(id, { resolve, reject });
+      if (waiting.size === 1) worker.ref();
       const asked: Asked = { id, text };
       worker.postMessage(asked);
     });
@@ -56,37 +62,42 @@ export class ChecklistThread implements ChecklistCounter {
 
   /** Ends the thread; counts it still held fail. */
   async close(): Promise<void> {
-    const worker = this.worker;
-    this.worker = null;
-    if (worker !== null) await worker.terminate();
-    this.failAll(new Error("the checklist thread was closed"));
+    const thread = this.thread;
+    this.thread = null;
+    if (thread === null) return;
+    await thread.worker.terminate();
+    failAll(thread.waiting, new Error("the checklist thread was closed"));
   }
 
-  private start(): Worker {
+  private start(): Thread {
     const worker = new Worker(threadSource(), {
       eval: true,
       workerData: { marked: require.resolve("marked"), maxNesting: MAX_NESTING },
     });
+    const thread: Thread = { worker, waiting: new Map() };
+    const { waiting } = thread;
     worker.unref();
     worker.on("message", ({ id, count }: Answered) => {
-      const asked = this.waiting.get(id);
-      this.waiting.delete(id);
-      if (this.waiting.size === 0) worker.unref();
+      const asked = waiting.get(id);
+      waiting.delete(id);
+      if (waiting.size === 0) worker.unref();
       asked?.resolve(count);
     });
+    // A failure ("error", then "exit", or "exit" alone) ends this thread and its counts only: the
+    // next long text starts another, whose counts are its own.
     const gone = (error: Error) => {
-      if (this.worker === worker) this.worker = null;
-      this.failAll(error);
+      if (this.thread === thread) this.thread = null;
+      failAll(waiting, error);
     };
     worker.on("error", gone);
     worker.on("exit", (code) => gone(new Error(`the checklist thread exited (code ${code})`)));
-    this.worker = worker;
-    return worker;
+    this.thread = thread;
+    return thread;
   }
+}
 
-  private failAll(error: Error): void {
-    const waiting = [...this.waiting.values()];
-    this.waiting.clear();
-    for (const { reject } of waiting) reject(error);
-  }
+function failAll(waiting: Waiting, error: Error): void {
+  const held = [...waiting.values()];
+  waiting.clear();
+  for (const { reject } of held) reject(error);
 }

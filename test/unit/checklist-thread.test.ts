@@ -23,6 +23,21 @@ describe("ChecklistThread", () => {
     expect(counts.map((c) => c.total)).toEqual([300, 400, 500, 1]);
   });
 
+  it("a crash fails only the counts its thread held: one asked after it is counted by the next thread", async () => {
+    await thread.count(large(200)); // the thread is running
+    const { worker } = (thread as unknown as { thread: { worker: import("node:worker_threads").Worker } })
+      .thread;
+    // Asked the moment the crash is reported ("error"), before the crashed thread's "exit".
+    const after = new Promise<number>((resolve, reject) =>
+      worker.once("error", () => thread.count(large(300)).then((c) => resolve(c.total), reject)),
+    );
+    // What a crash is: an uncaught error in the thread (a message it cannot read), with a count behind it.
+    worker.postMessage(null);
+    const held = thread.count(large(3_000));
+    await expect(held).rejects.toThrow();
+    expect(await after).toBe(300);
+  });
+
   it("starts again after it is closed", async () => {
     await thread.close();
     expect((await thread.count(large(200))).total).toBe(200);
