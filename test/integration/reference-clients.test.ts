@@ -139,10 +139,15 @@ describe.each(TARGETS)("buf curl: $name", (target) => {
 });
 
 describe("buf curl: what the HTTP door does not serve, as a reference client sees it", () => {
-  it("has no server reflection (a bidirectional stream, which HTTP/1.1 cannot carry): buf curl says it needs HTTP/2", async () => {
+  it("has no server reflection (a bidirectional stream, which HTTP/1.1 cannot carry): buf curl cannot list services", async () => {
     const result = await bufCurl(["--list-services", door(app)]);
     expect(result.code).not.toBe(0);
-    expect(result.stderr).toContain("requires HTTP/2");
+    // buf says it needs HTTP/2, or, when the door answered its HTTP/1.1 attempt first (which the
+    // machine's load decides: seen in full runs), that the stream broke: never a list of services.
+    expect(result.stderr).toMatch(
+      /requires HTTP\/2|server hosted at that remote is unavailable|broken pipe|connection reset/,
+    );
+    expect(result.stdout).toBe("");
   });
 
   it("does not speak the gRPC protocol (that is the gRPC port's): buf curl gets no answer in gRPC", async () => {
