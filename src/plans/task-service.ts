@@ -5,7 +5,7 @@ import { StorageConflictError } from "./ports/store-errors";
 import { planErrors } from "./errors";
 import { deleteTaskCommand } from "./writes/history-request";
 import { checkTitle, requireId } from "./rules/validate";
-import { reachableTask } from "./pipeline/reach";
+import { verifyReach } from "./pipeline/reach";
 import type { WritePipeline } from "./pipeline/write-pipeline";
 
 /** Task use cases. Tasks exist so that plan writes can fail with TASK_NOT_FOUND and reach is by workspace. */
@@ -45,9 +45,12 @@ export class TaskService {
     return task;
   }
 
-  /** A task the caller reaches. */
+  /** A task the caller reaches, with its plan's checklist progress. */
   async getTask(caller: Caller, taskId: string): Promise<ListedTask> {
-    return reachableTask(this.store, caller, requireId("task_id", taskId));
+    const id = requireId("task_id", taskId);
+    const task = await this.store.getListedTask(id);
+    verifyReach(caller, id, task);
+    return task as ListedTask;
   }
 
   /** Deletes a task with its plan and revisions, serialized with plan writes. */

@@ -12,7 +12,8 @@ const BATCH = 50;
 
 const SELECT_UNCOUNTED =
   "SELECT task_id, version, content, content_bytes FROM task_plans" +
-  " WHERE deleted = 0 AND (checklist_version IS NULL OR checklist_version <> version) AND task_id > ?" +
+  " WHERE deleted = 0 AND (checklist_version IS NULL OR checklist_version <> version" +
+  " OR checklist_checked IS NULL OR checklist_total IS NULL) AND task_id > ?" +
   " ORDER BY task_id LIMIT ?";
 
 // Fenced on the version read: a write committed since (which counted its own, or a replica of the

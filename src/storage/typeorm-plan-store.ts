@@ -22,7 +22,14 @@ import { SqlWriteTx } from "./locked-task";
 import { headFromRow, SELECT_HEAD } from "./tables/heads";
 import { listRevisions, revisionWithContent } from "./tables/revisions";
 import { cellsOf, type Query, type Row } from "./tables/row";
-import { INSERT_TASK, listedTaskFromRow, SELECT_LISTED_TASK, taskValues } from "./tables/tasks";
+import {
+  INSERT_TASK,
+  listedTaskFromRow,
+  SELECT_LISTED_TASK,
+  SELECT_TASK,
+  taskFromRow,
+  taskValues,
+} from "./tables/tasks";
 import { noQueue, SerialQueue } from "./serial-queue";
 import { classifyCommitFailure, classifyStorageError } from "./storage-errors";
 import { type UnitOfWork, unitOfWork } from "./transaction";
@@ -72,7 +79,14 @@ export class TypeOrmPlanStore implements PlanStore {
         : null;
   }
 
-  getTask(taskId: string): Promise<ListedTask | null> {
+  getTask(taskId: string): Promise<TaskRecord | null> {
+    return this.guard(async () => {
+      const [row] = (await this.query(SELECT_TASK, [taskId])) as Row[];
+      return row ? taskFromRow(cellsOf(row, "")) : null;
+    });
+  }
+
+  getListedTask(taskId: string): Promise<ListedTask | null> {
     return this.guard(async () => {
       const [row] = (await this.query(SELECT_LISTED_TASK, [taskId])) as Row[];
       return row ? listedTaskFromRow(cellsOf(row, "")) : null;

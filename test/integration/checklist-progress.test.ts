@@ -17,7 +17,9 @@ describe.each(DATABASES)("checklist progress, on $label", ({ dialect }) => {
   let nodes: RedisNode[] = [];
 
   beforeAll(async () => {
-    const env: Record<string, string> = { PLAN_COALESCE_WINDOW_MS: "0" };
+    // The default coalescing window: an agent's writes in a row rewrite its revision in place, whose
+    // checklist (and the row version it was counted at) must follow.
+    const env: Record<string, string> = {};
     if (dialect === "mysql") {
       nodes = await startRedisNodes(3);
       env.PLAN_REDIS_URLS = nodes.map((n) => n.url).join(",");
@@ -108,6 +110,10 @@ describe.each(DATABASES)("checklist progress, on $label", ({ dialect }) => {
     const appended = await two.plans.updatePlan({ taskId, content: fragment, mode: 2 });
     expect(appended.plan?.checklist).toEqual(expected);
     expect(await progressOf(taskId)).toEqual({ stored: expected, counted: expected });
+    // The agent's append coalesced into its create's revision, which was rewritten with its figure.
+    expect(appended.revision?.coalesced).toBe(true);
+    const { revisions } = await one.plans.listPlanRevisions({ taskId });
+    expect(revisions.map((r) => r.checklist)).toEqual([expected]);
   });
 
   it("a large plan is counted (off the event loop) as the console counts it", async () => {

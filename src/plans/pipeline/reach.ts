@@ -1,6 +1,6 @@
 import { type Caller, reachesWorkspace } from "../../auth/caller";
 import type { PlanStore } from "../ports/plan-store";
-import type { ListedTask, TaskRecord } from "../ports/records";
+import type { TaskRecord } from "../ports/records";
 import { planErrors } from "../errors";
 
 /**
@@ -8,10 +8,10 @@ import { planErrors } from "../errors";
  * missing task is reported exactly like an unreachable one (PERMISSION_DENIED), so nothing is
  * disclosed; without auth every task is reachable and a missing one is TASK_NOT_FOUND.
  */
-export async function reachableTask(store: PlanStore, caller: Caller, taskId: string): Promise<ListedTask> {
+export async function reachableTask(store: PlanStore, caller: Caller, taskId: string): Promise<TaskRecord> {
   const task = await store.getTask(taskId);
   verifyReach(caller, taskId, task);
-  return task as ListedTask;
+  return task as TaskRecord;
 }
 
 /**

@@ -24,8 +24,9 @@ import type {
  * failures; anything else is a bug or an unknown fault.
  */
 export interface PlanStore {
-  /** A task, with its live plan's checklist progress. */
-  getTask(taskId: string): Promise<ListedTask | null>;
+  getTask(taskId: string): Promise<TaskRecord | null>;
+  /** A task, with its live plan's checklist progress (GetTask). */
+  getListedTask(taskId: string): Promise<ListedTask | null>;
   /** Inserts a task; throws StorageConflictError when the id is taken. */
   createTask(task: TaskRecord): Promise<void>;
   /** Live (not deleted) HEAD of a task, or null. */

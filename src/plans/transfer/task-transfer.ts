@@ -125,15 +125,17 @@ export class TaskTransfer {
    */
   async importTask(caller: Caller, request: ImportRequest): Promise<ImportOutcome> {
     this.requireOperator(caller);
-    const bundle = await this.counted(request.stream.finish());
-    const { task } = bundle;
+    const streamed = request.stream.finish();
+    const { task } = streamed;
     if (!reachesWorkspace(caller, task.workspaceId)) throw planErrors.taskNotReachable();
-    const bytes = bundle.revisions.reduce((sum, revision) => sum + revision.contentBytes, 0);
+    const bytes = streamed.revisions.reduce((sum, revision) => sum + revision.contentBytes, 0);
     checkHistoryBudget(
       this.historyBudget,
       { revisions: 0, bytes: 0 },
-      { revisions: bundle.revisions.length, bytes },
+      { revisions: streamed.revisions.length, bytes },
     );
+    // Counted once the import is known to be one the caller may make, within the budget.
+    const bundle = await this.counted(streamed);
     const decide = async (stored: TaskBundle | null): Promise<ImportOutcome> => {
       if (stored === null) return "created";
       if (!reachesWorkspace(caller, stored.task.workspaceId)) throw planErrors.taskNotReachable();
@@ -176,8 +178,9 @@ export class TaskTransfer {
   // newest revision is HEAD's) is counted once.
   private async counted(bundle: TaskBundle): Promise<TaskBundle> {
     const counter = new CountCache(this.checklist);
+    // A revision keeps no "ends open" flag: a plain count (HEAD's, below, is probed for appends).
     const progress = async (text: string) => {
-      const { checked, total } = await storedChecklistOf(text, counter);
+      const { checked, total } = await counter.count(text);
       return { checked, total };
     };
     const revisions: RevisionRecord[] = [];
