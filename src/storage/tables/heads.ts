@@ -25,6 +25,7 @@ import {
   strOrNull,
   checkedContent,
   verifySize,
+  stampedChecklist,
 } from "./row";
 
 /**
@@ -84,14 +85,10 @@ function headOf<C, T>(cell: Cell, content: C, trimmedChars: T, trimmedBytes: T) 
   };
 }
 
-// The stored checklist: trusted only when it was counted at the row's version (null on a row
-// written before it was counted, or by a replica of an earlier release, which does not count it).
+// The stored checklist, as counted at HEAD's version (row.ts stampedChecklist).
 function checklistOf(cell: Cell): StoredChecklist | null {
-  const checked = numOrNull(cell("checklist_checked"));
-  const total = numOrNull(cell("checklist_total"));
-  const at = numOrNull(cell("checklist_version"));
-  if (checked === null || total === null || at === null || at !== num(cell("version"))) return null;
-  return { checked, total, openEnd: flag(cell("checklist_open_end")) };
+  const progress = stampedChecklist(cell, "checklist_version", "version");
+  return progress && { ...progress, openEnd: flag(cell("checklist_open_end")) };
 }
 
 // The row's content (when the read selected it), checked against its recorded size.

@@ -21,6 +21,7 @@ import {
   str,
   strOrNull,
   checkedContent,
+  stampedChecklist,
 } from "./row";
 
 /**
@@ -78,15 +79,9 @@ function revisionOf<C>(cell: Cell, content: C) {
   };
 }
 
-// The checklist progress: trusted only when it was counted at the row's row version (null on a row
-// written before it was counted, or coalesced into by a replica of an earlier release).
-function checklistOf(cell: Cell): ChecklistProgress | null {
-  const checked = cell("checklist_checked");
-  const total = cell("checklist_total");
-  const at = cell("checklist_row_version");
-  if (isNull(checked) || isNull(total) || isNull(at) || num(at) !== num(cell("row_version"))) return null;
-  return { checked: num(checked), total: num(total) };
-}
+// The checklist progress, as counted at the row's row version (row.ts stampedChecklist).
+const checklistOf = (cell: Cell): ChecklistProgress | null =>
+  stampedChecklist(cell, "checklist_row_version", "row_version");
 
 // The merge marker: both columns set on a merged write's revision, neither on any other.
 function mergeOf(cell: Cell): MergeMarker | null {

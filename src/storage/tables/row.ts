@@ -77,3 +77,21 @@ export function checkedContent(cell: Cell, recordedBytes: number, what: RowOf): 
   verifyContent(content, recordedBytes, what);
   return content;
 }
+
+/**
+ * A row's checklist progress (issue 56): its `checklist_checked` and `checklist_total`, trusted
+ * only when they were counted at the row's current `versionColumn` (stamped in `stampColumn`);
+ * null on a row written before they were counted, or rewritten by a replica of an earlier release,
+ * which leaves them as they were.
+ */
+export function stampedChecklist(
+  cell: Cell,
+  stampColumn: string,
+  versionColumn: string,
+): { readonly checked: number; readonly total: number } | null {
+  const checked = cell("checklist_checked");
+  const total = cell("checklist_total");
+  const at = cell(stampColumn);
+  if (isNull(checked) || isNull(total) || isNull(at) || num(at) !== num(cell(versionColumn))) return null;
+  return { checked: num(checked), total: num(total) };
+}

@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from "typeorm";
 import type { ListedTask, TaskRecord } from "../../plans/ports/records";
-import { type Cell, date, flag, isNull, num, placeholders, str } from "./row";
+import { type Cell, date, flag, placeholders, str, stampedChecklist } from "./row";
 
 /**
  * The `tasks` table: its columns, its row codec, and its statements. A task's other rows reference
@@ -40,18 +40,9 @@ export const SELECT_LISTED_TASK = `SELECT ${LISTED_TASK_COLUMNS} FROM ${LISTED_T
 
 /** A row of LISTED_TASK_COLUMNS: the task, and its live plan's checklist when it was counted. */
 export function listedTaskFromRow(cell: Cell): ListedTask {
-  const checked = cell("checklist_checked");
-  const total = cell("checklist_total");
-  const at = cell("checklist_version");
-  const counted =
-    !isNull(checked) &&
-    !isNull(total) &&
-    !isNull(at) &&
-    num(at) === num(cell("version")) &&
-    !flag(cell("deleted"));
   return {
     ...taskFromRow(cell),
-    checklist: counted ? { checked: num(checked), total: num(total) } : null,
+    checklist: flag(cell("deleted")) ? null : stampedChecklist(cell, "checklist_version", "version"),
   };
 }
 
