@@ -6,6 +6,7 @@ import { SignJWT } from "jose";
 import { statusDetailsOf } from "@taskplans/client";
 import { type Clients, connect, rpcError } from "../harness/calls/rpc";
 import { planState } from "../harness/model/plan-state";
+import { checklistProgress } from "../../src/plans/rules/checklist-progress";
 import { type Replica, startReplica } from "../harness/servers/replica";
 import { randomId, startTestApp, type TestApp } from "../harness/servers/test-app";
 
@@ -188,6 +189,21 @@ describe("a bystander's reads while expensive calls flood the replica", () => {
     expect(worst).toBeLessThan(RATIO * quiet);
     expect((await rpcError(app.plans.updatePlan(merge))).reason).toBe("MERGE_CONFLICT");
     expect(await planState(app.plans, flooded.taskId)).toEqual(before);
+  }, 120_000);
+
+  // Issue 56: every write counts its new content's checklist; the slowest shape marked lexes
+  // (items nested 16 deep) is counted on the counting thread, not on the loop.
+  it(`${FLOOD} concurrent SavePlan calls of a 256 KiB checklist nested 16 deep`, async () => {
+    const taskId = await newTask(app);
+    let content = "";
+    for (let i = 0; content.length < 250_000; i++)
+      content += `${"  ".repeat(i % 16)}- [${i % 2 ? "x" : " "}] s${i}\n`;
+    const { worst, statuses } = await underFlood("SavePlan", { taskId, content });
+    process.stdout.write(`bystander under ${FLOOD} checklist saves: worst ${worst.toFixed(1)} ms\n`);
+    expect(statuses).toEqual(Array(FLOOD).fill(200));
+    expect(worst).toBeLessThan(RATIO * quiet);
+    const { checked, total } = checklistProgress(content);
+    expect((await app.plans.getPlan({ taskId })).plan?.checklist).toEqual({ checked, total });
   }, 120_000);
 
   it(`${FLOOD} concurrent EditPlan calls whose old_text is half of a repeated letter`, async () => {
