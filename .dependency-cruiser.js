@@ -81,7 +81,7 @@ module.exports = {
   ],
   options: {
     includeOnly:
-      "^(src|test|bench|scripts|tls/src|generated|clients/ts/src|clients/conformance/ts|mcp/src|cli/src)/",
+      "^(src|test|bench|scripts|tls/src|generated|clients/ts/(src|test)|clients/conformance/ts|mcp/(src|test)|cli/(src|test))/",
     exclude: { path: "(^|/)(dist|dist-bench|node_modules)/" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },

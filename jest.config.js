@@ -21,6 +21,19 @@ const moduleNameMapper = {
   "^@taskplans/cli$": "<rootDir>/cli/src/index.ts",
 };
 
+/** One Jest project: the test files under `folder`, run through swc with the workspaces by name. */
+function project(displayName, folder, extra = {}) {
+  return {
+    displayName,
+    testEnvironment: "node",
+    transform: { "^.+\\.(t|j)s$": swc },
+    transformIgnorePatterns: ["/node_modules/(?!jose/|marked/)"],
+    testMatch: [`<rootDir>/${folder}/**/*.test.ts`],
+    moduleNameMapper,
+    ...extra,
+  };
+}
+
 module.exports = {
   testEnvironment: "node",
   // Integration tests start real servers; the fault scenarios run for tens of seconds.
@@ -28,24 +41,18 @@ module.exports = {
   // jose and marked are ESM-only; swc turns them into CommonJS like our own files.
   transform: { "^.+\\.(t|j)s$": swc },
   transformIgnorePatterns: ["/node_modules/(?!jose/|marked/)"],
+  // Each project is one folder tree, so every test file belongs to exactly one project and the root's
+  // `npm test` (scripts/check.sh) runs each once. The service's tests are in test/, grouped by what
+  // they test (docs/testing.md); each workspace that can test itself alone has its own project, which
+  // its `npm test -w <workspace>` runs.
   projects: [
-    {
-      displayName: "unit",
-      testEnvironment: "node",
-      transform: { "^.+\\.(t|j)s$": swc },
-      transformIgnorePatterns: ["/node_modules/(?!jose/|marked/)"],
-      testMatch: ["<rootDir>/test/unit/**/*.test.ts"],
-      moduleNameMapper,
-    },
-    {
-      displayName: "integration",
-      testEnvironment: "node",
-      transform: { "^.+\\.(t|j)s$": swc },
-      transformIgnorePatterns: ["/node_modules/(?!jose/|marked/)"],
-      testMatch: ["<rootDir>/test/integration/**/*.test.ts"],
-      moduleNameMapper,
+    project("unit", "test/unit"),
+    project("integration", "test/integration", {
       globalSetup: "<rootDir>/test/harness/servers/global-setup.ts",
       globalTeardown: "<rootDir>/test/harness/servers/global-teardown.ts",
-    },
+    }),
+    project("cli", "cli/test"),
+    project("mcp", "mcp/test"),
+    project("client", "clients/ts/test"),
   ],
 };

@@ -25,4 +25,6 @@ npm run -s build:packages # the workspaces (contract, client, MCP server): the M
 npx tsc -p tsconfig.bench.json # the soak test runs the built soak (dist-bench/bench/soak/soak.js)
 # The README's own commands, as it gives them: the unit tests (no I/O), then the integration tests.
 npm run -s test:unit -- --ci --maxWorkers=2
+# Each workspace's own tests (`npm test -w cli`, `-w mcp`, `-w clients/ts`), one Jest project each.
+npm run -s test:packages -- --ci --maxWorkers=2
 npm run -s test:integration -- --ci --maxWorkers=2
