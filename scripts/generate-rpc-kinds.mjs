@@ -3,7 +3,7 @@
 // generated/rpc-kinds.ts (the server's edge tables and the TypeScript client's retry table),
 // helm/taskplans/slo-methods.yaml (the methods of the chart's SLO rules) and the table of
 // docs/slo.md between its rpc-kinds markers. The Go, Python and Java clients' tables are checked
-// against it by test/unit/rpc-kinds.test.ts. Plain JavaScript: it runs before anything is built.
+// against it by test/unit/contract/rpc-kinds.test.ts. Plain JavaScript: it runs before anything is built.
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createFileRegistry, fromBinary, getExtension, hasExtension } from "@bufbuild/protobuf";

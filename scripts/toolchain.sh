@@ -51,14 +51,14 @@ ensure_grpcurl() {
 }
 
 # grpc-health-probe, the probe Kubernetes users run against gRPC services: the reference-clients tests
-# run it against the plain, TLS and mTLS ports (test/integration/health-probe.test.ts).
+# run it against the plain, TLS and mTLS ports (test/integration/doors/health-probe.test.ts).
 GRPC_HEALTH_PROBE_VERSION=v0.4.63
 ensure_grpc_health_probe() {
   ensure_go_tool grpc-health-probe github.com/grpc-ecosystem/grpc-health-probe "$GRPC_HEALTH_PROBE_VERSION"
 }
 
 # connectconformance, Connect's conformance runner: its reference clients test the HTTP door's direct
-# paths (test/integration/connect-conformance.test.ts).
+# paths (test/integration/doors/connect-conformance.test.ts).
 CONNECT_CONFORMANCE_VERSION=v1.0.7
 ensure_connectconformance() {
   ensure_go_tool connectconformance connectrpc.com/conformance/cmd/connectconformance "$CONNECT_CONFORMANCE_VERSION"

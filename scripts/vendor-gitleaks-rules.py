@@ -4,7 +4,7 @@ into the TypeScript data module the secret scanner loads (src/secrets/rules/gitl
 
 Usage, after copying a new upstream config/gitleaks.toml over the vendored one:
   python3 scripts/vendor-gitleaks-rules.py <tag> <commit> && npx prettier --write src/secrets/rules/gitleaks-rules.ts
-then update the version in docs/secrets.md and run test/unit/secret-*.test.ts (docs/secrets.md, "Upgrading").
+then update the version in docs/secrets.md and run test/unit/secrets/secret-*.test.ts (docs/secrets.md, "Upgrading").
 Only fields the scanner reads are kept; nothing is edited (tomllib needs Python 3.11 or later).
 """
 import json

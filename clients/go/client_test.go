@@ -16,7 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// These tests call a live server: the repository's test command (test/integration/clients.test.ts)
+// These tests call a live server: the repository's test command (test/integration/clients/clients.test.ts)
 // starts one and sets TASKPLANS_TEST_TARGET and TASKPLANS_TEST_TOKEN.
 func dial(t *testing.T) *taskplans.Client {
 	t.Helper()

@@ -4,7 +4,7 @@ import { DEFAULT_REACH, type WindowReach } from "./scan-windows";
  * Rules whose match can run over more lines than the default window (the hit's line and one each
  * side of the hit's line only): a YAML value under its key, a PEM block, a base64 blob broken into lines, a curl command continued with `\`. Every
  * vendored rule whose pattern can cross a line is here or is pinned by a test as fitting the default
- * (test/unit/secret-rules.test.ts), so a rule-set upgrade cannot shrink one silently.
+ * (test/unit/secrets/secret-rules.test.ts), so a rule-set upgrade cannot shrink one silently.
  */
 const WIDER_REACH: Readonly<Record<string, WindowReach>> = Object.freeze({
   // `password:` then the value on the next line (its `[\s'"]{0,3}` can cross one line break).

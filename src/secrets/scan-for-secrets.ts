@@ -70,7 +70,7 @@ export function scanForSecrets(text: string, options: ScanOptions = {}): SecretF
  * Where each woken rule runs: for each rule index (in increasing order), flat [start, end) pairs of
  * disjoint windows in increasing order. Their total length is at most the text's length per rule
  * (plus a keyword's length where two windows meet), which is what makes the scan linear: the
- * regexes are RE2 automata, linear in what they read (test/unit/secret-linear.test.ts).
+ * regexes are RE2 automata, linear in what they read (test/unit/secrets/secret-linear.test.ts).
  */
 export function collectWindows(
   text: string,

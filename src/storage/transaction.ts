@@ -64,7 +64,7 @@ const FENCE_LOST_ERRNO = 1242; // ER_SUBQUERY_NO_1_ROW
  * no variable and needs no INTO, SIGNAL or procedure, none of which TiDB or Vitess runs; MySQL,
  * MariaDB, TiDB and Vitess (which binds ROW_COUNT() to the count it tracks) all raise 1242 for a
  * scalar subquery of two rows (docs/architecture.md, "SQL the service relies on"). MariaDB is run here, in every
- * case (test/integration/transaction.test.ts).
+ * case (test/integration/storage/transaction.test.ts).
  */
 export const FENCE_CHECK =
   "SELECT (SELECT 1 FROM (SELECT 1 AS k UNION ALL SELECT 2) AS two WHERE ROW_COUNT() <> 1) AS fence";

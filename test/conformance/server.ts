@@ -17,7 +17,7 @@ import { conformanceService } from "./conformance-handlers";
 // streams, Connect's router for the rest), with the door's protocols and settings (doorProtocols),
 // over node:http or node:https as the door serves. It reads a size-delimited ServerCompatRequest on
 // stdin, answers a ServerCompatResponse on stdout, and serves until SIGTERM.
-// test/integration/connect-conformance.test.ts bundles and runs it; docs/testing.md.
+// test/integration/doors/connect-conformance.test.ts bundles and runs it; docs/testing.md.
 
 const PACKAGE = "connectrpc.conformance.v1";
 

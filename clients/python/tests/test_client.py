@@ -1,6 +1,6 @@
 """Tests of the Python client against a live server.
 
-The repository's test command (test/integration/clients.test.ts) starts one and sets
+The repository's test command (test/integration/clients/clients.test.ts) starts one and sets
 TASKPLANS_TEST_TARGET and TASKPLANS_TEST_TOKEN.
 """
 

@@ -2,7 +2,7 @@ import { Marked, type Tokens } from "marked";
 import { PLAN_MARKDOWN } from "../../plans/rules/plan-markdown";
 
 // A plan's markdown as HTML, before sanitizing (markdown.ts): pure, no DOM, unit-tested in Node
-// (test/unit/console-markdown.test.ts). The markdown is read by the plan's own rules
+// (test/unit/console/console-markdown.test.ts). The markdown is read by the plan's own rules
 // (src/plans/rules/plan-markdown.ts: GFM, containers nested at most MAX_NESTING deep, deeper markers
 // shown as text), those the checklist progress counts with. Two rules make the console show what the
 // plan says, no more and no less (docs/console.md, "Rendering rules"):

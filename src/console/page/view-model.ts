@@ -1,6 +1,6 @@
 // The console's pure parts: what the page shows of revisions, diffs and sizes, as plain strings and
 // classes that main.ts inserts as text (never HTML). No DOM here: unit-tested in Node
-// (test/unit/console-view-model.test.ts).
+// (test/unit/console/console-view-model.test.ts).
 
 /** A protobuf Timestamp as protobuf-es gives it. */
 export interface TimestampLike {

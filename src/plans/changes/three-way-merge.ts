@@ -21,7 +21,7 @@ import { DIFF_MAX_EDIT_LENGTH } from "./unified-diff";
  *   at the end, the common case) take theirs' lines, then ours, the order an append after theirs
  *   would give; any other region both changed differently is a conflict.
  * So a clean merge keeps every line theirs added or changed: a region takes theirs' lines whenever
- * theirs changed it (test/unit/three-way-merge.test.ts checks it on random inputs).
+ * theirs changed it (test/unit/changes/three-way-merge.test.ts checks it on random inputs).
  */
 
 /** One conflicting region: the base lines from `baseStart` (0-based) and each side's lines there. */
@@ -64,7 +64,7 @@ export function mergeThreeWay(base: string, ours: string, theirs: string): Merge
  * a merge of two sides that give up at DIFF_MAX_EDIT_LENGTH is twice a diff's work). The two diffs
  * run one after the other, so one merge holds one diff's memory at a time; the linear pieces around
  * them each take a turn of the loop of their own (loop-turns.ts). Same result as
- * mergeThreeWay (test/unit/three-way-merge.test.ts compares them).
+ * mergeThreeWay (test/unit/changes/three-way-merge.test.ts compares them).
  */
 export async function mergeThreeWaySliced(base: string, ours: string, theirs: string): Promise<MergeResult> {
   await loopTurns.turn(); // splitting the three texts into lines

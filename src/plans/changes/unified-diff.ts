@@ -60,7 +60,7 @@ export function unifiedDiff(oldText: string, newText: string, labels: DiffLabels
  * callers run about a thousand times in between instead of waiting for it; only the linear parts
  * (splitting lines, building the patch text) run in one piece, each on a turn of the loop of its own
  * (loop-turns.ts), so concurrent diffs do not run theirs back to back. The same algorithm and bound as
- * unifiedDiff, so the same result (test/unit/unified-diff.test.ts compares them).
+ * unifiedDiff, so the same result (test/unit/changes/unified-diff.test.ts compares them).
  */
 export async function unifiedDiffSliced(
   oldText: string,

@@ -16,7 +16,7 @@ import type { WriteStatements } from "../transaction";
  * before the HEAD write (`beforeHeadMoves`). A revision written without content is written after
  * HEAD, so that a copy made by the database is of the new content.
  *
- * Tested by test/integration/content-at-head.test.ts ("revision content held at HEAD"), and by the
+ * Tested by test/integration/write-path/content-at-head.test.ts ("revision content held at HEAD"), and by the
  * differential property test (write-paths.property.test.ts with PROPERTY_CONTENT_AT_HEAD=true)
  * against its pure model (test/harness/model/plan-model.ts).
  */

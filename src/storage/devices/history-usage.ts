@@ -23,7 +23,7 @@ import { type ChangeContent, changeStoredBytes } from "./prefix-changes";
  * transaction (giveBack). Figures not stamped with HEAD's version (a replica of an older release
  * wrote HEAD) are recounted under the lock.
  *
- * Tested by test/integration/history-usage.test.ts ("the history usage kept with HEAD ... equals a
+ * Tested by test/integration/write-path/history-usage.test.ts ("the history usage kept with HEAD ... equals a
  * full recount after every step of random writes").
  */
 

@@ -26,8 +26,8 @@ import type { Send } from "../write-connection";
  * rows always ends at a copy or at HEAD. A reader that cannot follow a chain (a version missing in
  * between, a deletion) gives the row no content, as it would for pruned history.
  *
- * Tested by test/unit/prefix-changes.test.ts (every version's content derived back exactly from
- * composed appends) and test/integration/watch.test.ts (the content of every change as WatchPlan
+ * Tested by test/unit/changes/prefix-changes.test.ts (every version's content derived back exactly from
+ * composed appends) and test/integration/watch/watch.test.ts (the content of every change as WatchPlan
  * reads it).
  */
 

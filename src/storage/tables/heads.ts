@@ -263,8 +263,9 @@ export async function verifyStoredContent(send: Send, sql: SqlDialect, taskId: s
   if (row) verifySize(Number(row.stored), Number(row.content_bytes), { taskId, row: "plan" });
 }
 
-// The table as TypeORM declares it: the schema the migrations must leave (test/integration/
-// migration-replay.test.ts compares them). Never used to read or write rows: the codec above does.
+// The table as TypeORM declares it: the schema the migrations must leave
+// (test/integration/storage/migration-replay.test.ts compares them). Never used to read or write
+// rows: the codec above does.
 /** Row of `task_plans`: the HEAD of a task's plan (a tombstone once deleted). */
 @Entity({ name: "task_plans" })
 export class PlanEntity {

@@ -230,8 +230,9 @@ export function updateRevision(
   );
 }
 
-// The table as TypeORM declares it: the schema the migrations must leave (test/integration/
-// migration-replay.test.ts compares them). Never used to read or write rows: the codec above does.
+// The table as TypeORM declares it: the schema the migrations must leave
+// (test/integration/storage/migration-replay.test.ts compares them). Never used to read or write
+// rows: the codec above does.
 /** Row of `task_plan_revisions`; UNIQUE(task_id, revision_number). */
 @Entity({ name: "task_plan_revisions" })
 export class RevisionEntity {

@@ -55,8 +55,9 @@ export function taskValues(task: TaskRecord): unknown[] {
 
 export const DELETE_TASK = "DELETE FROM tasks WHERE id = ?";
 
-// The table as TypeORM declares it: the schema the migrations must leave (test/integration/
-// migration-replay.test.ts compares them). Never used to read or write rows: the codec above does.
+// The table as TypeORM declares it: the schema the migrations must leave
+// (test/integration/storage/migration-replay.test.ts compares them). Never used to read or write
+// rows: the codec above does.
 /** Row of `tasks`. Schema: migrations/ (entities never synchronize). */
 @Entity({ name: "tasks" })
 export class TaskEntity {

@@ -72,8 +72,9 @@ export function rememberRequest(
   );
 }
 
-// The table as TypeORM declares it: the schema the migrations must leave (test/integration/
-// migration-replay.test.ts compares them). Never used to read or write rows: the codec above does.
+// The table as TypeORM declares it: the schema the migrations must leave
+// (test/integration/storage/migration-replay.test.ts compares them). Never used to read or write
+// rows: the codec above does.
 /** Row of `write_requests`: an agent write's request id, payload fingerprint and result. */
 @Entity({ name: "write_requests" })
 export class WriteRequestEntity {

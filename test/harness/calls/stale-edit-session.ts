@@ -12,7 +12,7 @@ import { createPlanMcpServer } from "@taskplans/mcp";
  * bytes changes);
  * the agent's one-line edit, still based on V, then recovers one of three ways, or is the tick of
  * the neighbouring box, sent with merge=true. Used by
- * bench/changes/ (figures) and test/integration/mcp.test.ts (the 2 KiB target, bytes only).
+ * bench/changes/ (figures) and test/integration/mcp/mcp.test.ts (the 2 KiB target, bytes only).
  */
 export type RecoveryPath =
   | "refusal, full read, edit"

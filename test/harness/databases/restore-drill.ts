@@ -14,7 +14,7 @@ export interface RestoredSummary extends CheckSummary {
 }
 
 // The history usage kept with HEAD against a recount of what the database stores, in one statement
-// (test/integration/history-usage.test.ts compares the same figures after every write).
+// (test/integration/write-path/history-usage.test.ts compares the same figures after every write).
 const USAGE =
   "SELECT p.history_revisions AS kept_revisions, p.history_bytes AS kept_bytes, p.version AS version," +
   " (SELECT COUNT(*) FROM task_plan_revisions r WHERE r.task_id = p.task_id) AS revisions," +

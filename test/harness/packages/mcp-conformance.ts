@@ -8,7 +8,7 @@ import { run } from "./client-packages";
 /**
  * The MCP conformance suite (`@modelcontextprotocol/conformance`, pinned with the Node 22 it needs in
  * scripts/tools/mcp-conformance) run in server mode against an MCP endpoint, and the committed
- * expected results it is judged by (test/integration/mcp-conformance.expected.yaml).
+ * expected results it is judged by (test/integration/mcp/mcp-conformance.expected.yaml).
  */
 const ROOT = repoRoot();
 

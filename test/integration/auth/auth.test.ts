@@ -65,7 +65,7 @@ describe.each(DATABASES)("auth with bearer JWTs on $label", ({ dialect }) => {
   it("an authorization header that is present but not 'Bearer <token>' is TOKEN_INVALID, not TOKEN_MISSING", async () => {
     const valid = await token({ kind: "user", name: "Alice", workspaces: ["ws-a"] });
     // (A value with leading or trailing whitespace never arrives: HTTP/2 drops such a field, RFC 9113
-    // section 8.2.1, so it reads as no header; test/unit/token-verifier.test.ts covers its parsing.)
+    // section 8.2.1, so it reads as no header; test/unit/auth/token-verifier.test.ts covers its parsing.)
     const malformed = [
       valid, // no scheme
       `Basic ${valid}`, // another scheme

@@ -14,7 +14,7 @@ import { DATABASES, startTestApp, type TestApp } from "../../harness/servers/tes
  * the shrunk steps and how to replay them.
  *
  * A bounded run is part of `npm test`. Longer or targeted runs:
- *   PROPERTY_RUNS=500 npx jest --selectProjects integration test/integration/write-paths.property.test.ts
+ *   PROPERTY_RUNS=500 npx jest --selectProjects integration test/integration/write-path/write-paths.property.test.ts
  *   PROPERTY_SEED=<seed> PROPERTY_PATH=<path> PROPERTY_REPLAY_PATH=<replayPath> ... (replays one failure)
  * PROPERTY_TRACE=1 prints every step and its outcome; PROPERTY_MAX_STEPS (default 30) bounds a
  * sequence; PROPERTY_COALESCE_WINDOW_MS (default one hour, longer than any run, so every write of
@@ -32,7 +32,7 @@ const REPLAY_PATH = env.PROPERTY_REPLAY_PATH || undefined;
 // Shrinking replays sequences against the real server, which takes longer than the run itself.
 const TIMEOUT_MS = Math.max(600_000, RUNS * 10_000);
 
-const TEST_FILE = "test/integration/write-paths.property.test.ts";
+const TEST_FILE = "test/integration/write-path/write-paths.property.test.ts";
 
 /** The failure report: how to replay, then fast-check's own report (seed, shrunk steps, error). */
 function report(

@@ -2,7 +2,7 @@ import { MAX_NESTING, markdownHtml } from "../../../src/console/page/markdown-ht
 import { checklistProgress } from "../../../src/plans/rules/checklist-progress";
 
 // The console's markdown rules (docs/console.md, "Rendering rules"), on the HTML marked makes before
-// the sanitizer; test/integration/console-hostile.test.ts checks what Chromium then shows.
+// the sanitizer; test/integration/console/console-hostile.test.ts checks what Chromium then shows.
 
 /** How deep `tag` nests in `html` (an opening adds one, a closing takes one away). */
 function depthOf(html: string, tag: string): number {

@@ -10,7 +10,7 @@ import {
 import { LogWindow, type WindowSummary } from "../../../src/observability/log-window";
 
 // The Host and Origin rules of the HTTP listeners (docs/http.md, "Host and Origin"), exhausted
-// without a server; test/integration/http-edge-rules.test.ts sends them through curl.
+// without a server; test/integration/doors/http-edge-rules.test.ts sends them through curl.
 
 describe("the Host rule", () => {
   it("reads a Host header's name: lower case, without port or trailing dot; malformed is null", () => {

@@ -2,7 +2,7 @@ import { checklistProgress } from "../../../src/plans/rules/checklist-progress";
 import { MAX_NESTING } from "../../../src/plans/rules/plan-markdown";
 
 // A plan's checklist progress (src/plans/rules/checklist-progress.ts) by marked's GFM rules, those the
-// console renders its boxes with: test/unit/console-markdown.test.ts checks that the console shows a
+// console renders its boxes with: test/unit/console/console-markdown.test.ts checks that the console shows a
 // box for each item counted here, and no other.
 
 const CASES: readonly (readonly [string, string, number, number])[] = [

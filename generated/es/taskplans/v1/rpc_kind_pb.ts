@@ -18,7 +18,7 @@ export const file_taskplans_v1_rpc_kind: GenFile = /*@__PURE__*/
  * What kind of call an RPC is: the one source of the server's edge tables (which calls are writes,
  * which the write budget and the expensive-call limit hold), the client packages' retry tables, and
  * the chart's SLO rules and docs/slo.md's lists, all generated from or checked against it
- * (`npm run generate`; test/unit/rpc-kinds.test.ts). Every RPC of PlanService and TaskService
+ * (`npm run generate`; test/unit/contract/rpc-kinds.test.ts). Every RPC of PlanService and TaskService
  * carries one.
  *
  * @generated from message taskplans.v1.RpcKind

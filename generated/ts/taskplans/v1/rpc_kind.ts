@@ -15,7 +15,7 @@ export const protobufFileName = "taskplans/v1/rpc_kind.proto";
  * What kind of call an RPC is: the one source of the server's edge tables (which calls are writes,
  * which the write budget and the expensive-call limit hold), the client packages' retry tables, and
  * the chart's SLO rules and docs/slo.md's lists, all generated from or checked against it
- * (`npm run generate`; test/unit/rpc-kinds.test.ts). Every RPC of PlanService and TaskService
+ * (`npm run generate`; test/unit/contract/rpc-kinds.test.ts). Every RPC of PlanService and TaskService
  * carries one.
  */
 export interface RpcKind {

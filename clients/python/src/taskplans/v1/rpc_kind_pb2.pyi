@@ -24,7 +24,7 @@ class RpcKind(google.protobuf.message.Message):
     """What kind of call an RPC is: the one source of the server's edge tables (which calls are writes,
     which the write budget and the expensive-call limit hold), the client packages' retry tables, and
     the chart's SLO rules and docs/slo.md's lists, all generated from or checked against it
-    (`npm run generate`; test/unit/rpc-kinds.test.ts). Every RPC of PlanService and TaskService
+    (`npm run generate`; test/unit/contract/rpc-kinds.test.ts). Every RPC of PlanService and TaskService
     carries one.
     """
 
