@@ -46,7 +46,8 @@ import { encodeStatusDetails } from "@taskplans/contract";
 
 // The TypeScript package's retries, deadlines, tokens, typed errors and resuming watch, against a
 // scripted PlanService: each test says what the server answers, attempt by attempt, and reads what
-// the client sent. (The conformance scenario in clients.test.ts runs the same against the service.)
+// the client sent. (The conformance scenario in test/integration/clients/clients.test.ts runs the
+// same against the service.)
 
 interface Failure {
   readonly code: status;

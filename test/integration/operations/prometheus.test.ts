@@ -39,7 +39,7 @@ const resolved = (expr: string) =>
 
 // Series only the embedded database exports (taskplans_sqlite_wal_bytes): the replicas here run on
 // MariaDB, so a panel or rule reading nothing else must parse and find none;
-// database-gauges.test.ts proves the series on SQLite.
+// test/integration/storage/database-gauges.test.ts proves the series on SQLite.
 const EMBEDDED_ONLY = new Set(["taskplans_sqlite_wal_bytes"]);
 
 /** The metric names an expression reads (a name followed by its selector). */
