@@ -24,6 +24,7 @@ import { type DoorService, serveOverConnect } from "./connect-routes";
 import { DirectStream } from "./connect-stream";
 import { DirectUnary } from "./connect-unary";
 import { peerOf, PEER } from "./grpc-call";
+import { settleUnread } from "./unread-body";
 
 /**
  * The services on a node:http server. The Connect protocol's plain exchanges, unary calls and
@@ -39,7 +40,8 @@ import { peerOf, PEER } from "./grpc-call";
  *   `end()`, without the adapter's per-chunk promises;
  * - a response that could not be written is logged at debug level as one JSON line through the
  *   service's logger, not printed to stderr with a stack.
- * Unknown paths answer 404.
+ * Unknown paths answer 404. A body the handler left partly unread is read to its end, bounded,
+ * before the answer, so that the connection serves its next request (unread-body.ts).
  */
 export function connectHandler(
   options: ConnectRouterOptions & {
@@ -87,11 +89,12 @@ export function connectHandler(
     if (served) return void served.catch(failed(handler.method.name));
     const unary = handler.method.methodKind === "unary";
     handler(universalRequest(req, res, createContextValues().set(PEER, peerOf(req))))
-      .then((response) =>
-        unary && !response.trailer
+      .then(async (response) => {
+        await settleUnread(req, res, limits.readMaxBytes);
+        return unary && !response.trailer
           ? writeWhole(response, res)
-          : universalResponseToNodeResponse(response, res),
-      )
+          : universalResponseToNodeResponse(response, res);
+      })
       .catch(failed(handler.method.name));
   };
 }
@@ -117,7 +120,10 @@ function universalRequest(
     method: req.method ?? "",
     url: `${scheme}://${req.headers.host ?? "localhost"}${req.url ?? "/"}`,
     header,
-    body: req,
+    // A handler that stops reading early (an error, a message over the limit) leaves the rest
+    // of the body to settleUnread rather than destroying the request: a destroyed request's
+    // remaining bytes stall its connection (unread-body.ts).
+    body: req.iterator({ destroyOnReturn: false }) as AsyncIterable<Uint8Array>,
     signal: gone.signal,
     contextValues,
   };

@@ -26,7 +26,6 @@ import { connectErrorOf, type GrpcFailure } from "./connect-error";
 import { forEachTrailer } from "./grpc-call";
 import type { StreamEndpoint } from "./connect-routes";
 import {
-  closeIfUnread,
   compressedRequest,
   directReceived,
   directScopedCall,
@@ -34,6 +33,7 @@ import {
   remainingMs,
   serializationOf,
 } from "./direct-request";
+import { closeIfUnread } from "./unread-body";
 import { single } from "./node-request";
 import { LARGEST_WATCH_MESSAGE } from "../grpc/watch/watch-transport";
 

@@ -18,7 +18,6 @@ import {
 } from "@connectrpc/connect/protocol-connect";
 import type { UnaryEndpoint } from "./connect-routes";
 import {
-  closeIfUnread,
   compressedRequest,
   directReceived,
   directScopedCall,
@@ -26,6 +25,7 @@ import {
   remainingMs,
   serializationOf,
 } from "./direct-request";
+import { closeIfUnread } from "./unread-body";
 import { bodyOf, single } from "./node-request";
 
 /** How a request the direct path serves is framed. */

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingMessage } from "node:http";
 import type {
   BinaryReadOptions,
   BinaryWriteOptions,
@@ -48,14 +48,6 @@ export function compressedRequest(available: Compression[], encoding: string | n
 /** What is left of a request's timeout (ms) now, counted from its arrival; undefined: none set. */
 export function remainingMs(arrived: number, timeoutMs: number | undefined): number | undefined {
   return timeoutMs === undefined ? undefined : Math.max(0, arrived + timeoutMs - Date.now());
-}
-
-/**
- * After an answer sent before the request's body was read to its end (refused by its length, or
- * over the limit on the way), the connection is closed rather than the rest read and dropped.
- */
-export function closeIfUnread(req: IncomingMessage, res: ServerResponse): void {
-  if (!req.complete) res.shouldKeepAlive = false;
 }
 
 /** The library's serialization of a method's request and answer, with the router's settings. */

@@ -71,8 +71,6 @@ async function main(): Promise<void> {
         handle,
       )
     : createHttpServer(handle);
-  // A diagnosis of the open defect (docs/testing.md): one request a connection, no connection reused.
-  if (process.env.CONFORMANCE_ONE_REQUEST) server.maxRequestsPerSocket = 1;
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as AddressInfo).port;
   writeDelimited(
