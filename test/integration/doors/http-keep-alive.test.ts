@@ -1,8 +1,8 @@
 import { Agent, type IncomingMessage, request } from "node:http";
 import type { Socket } from "node:net";
-import { MAX_MESSAGE_BYTES } from "../../src/grpc/server";
-import { DRAIN_MAX_MS, LINGER_MS } from "../../src/http/unread-body";
-import { startTestApp, type TestApp } from "../harness/servers/test-app";
+import { MAX_MESSAGE_BYTES } from "../../../src/grpc/server";
+import { DRAIN_MAX_MS, LINGER_MS } from "../../../src/http/unread-body";
+import { startTestApp, type TestApp } from "../../harness/servers/test-app";
 
 // A connection of the HTTP door after an answer that came before its request's body ended (a
 // gRPC-Web message announced over the body limit, refused by Connect's router after its first
