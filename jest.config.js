@@ -47,5 +47,16 @@ module.exports = {
       globalSetup: "<rootDir>/test/harness/servers/global-setup.ts",
       globalTeardown: "<rootDir>/test/harness/servers/global-teardown.ts",
     },
+    {
+      // `npm run test:galera` (after `npm test` in .ci/run): the service on a 3-node Galera cluster.
+      displayName: "galera",
+      testEnvironment: "node",
+      transform: { "^.+\\.(t|j)s$": swc },
+      transformIgnorePatterns: ["/node_modules/(?!jose/|marked/)"],
+      testMatch: ["<rootDir>/test/galera/**/*.test.ts"],
+      moduleNameMapper,
+      globalSetup: "<rootDir>/test/galera/global-setup.ts",
+      globalTeardown: "<rootDir>/test/harness/servers/global-teardown.ts",
+    },
   ],
 };
