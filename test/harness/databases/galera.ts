@@ -66,8 +66,12 @@ export interface GaleraNode {
 /** A throwaway 3-node (or `size`-node) Galera cluster. */
 export interface GaleraCluster {
   readonly nodes: readonly GaleraNode[];
-  /** The service's URL for `database` on each node, in node order (PLAN_DATABASE_URL joins them with commas). */
+  /** The service's URL for `database` on each node, in node order (for the harness's own reads). */
   urlsFor(database: string): string[];
+  /** PLAN_DATABASE_URL naming every node, node `first` first (the one the replica talks to at start). */
+  clusterUrl(database: string, first: number): string;
+  /** Until every running node has applied the same last write-set (reads through any see the same). */
+  waitApplied(timeoutMs?: number): Promise<void>;
   /** Creates a database (replicated to every node, TOI). */
   createDatabase(name: string): Promise<void>;
   /** Until `count` nodes are in one primary component, each Synced and ready. */
@@ -146,6 +150,29 @@ export async function startGaleraCluster(options: GaleraOptions = {}): Promise<G
     nodes,
     urlsFor: (database) =>
       plans.map((p) => `mysql://${GALERA_USER}:${GALERA_PASSWORD}@${p.host}:${p.port}/${database}`),
+    clusterUrl(database, first) {
+      const order = plans.map((_, i) => plans[(first + i) % plans.length] as NodePlan);
+      const hosts = order.map((p) => `${p.host}:${p.port}`).join(",");
+      return `mysql://${GALERA_USER}:${GALERA_PASSWORD}@${hosts}/${database}`;
+    },
+    waitApplied: (timeoutMs = 30_000) =>
+      waitFor(
+        "Galera nodes applied alike",
+        async () => {
+          const committed = await Promise.all(
+            nodes
+              .filter((n) => n.running)
+              .map(async (n) => {
+                const rows = (await n.sql("SHOW GLOBAL STATUS LIKE 'wsrep_last_committed'")) as {
+                  Value: string;
+                }[];
+                return rows[0]?.Value ?? "";
+              }),
+          );
+          return new Set(committed).size === 1;
+        },
+        timeoutMs,
+      ),
     async createDatabase(database) {
       const node = nodes.find((n) => n.running) ?? nodes[0];
       await node?.sql(`CREATE DATABASE \`${database}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
