@@ -41,7 +41,9 @@ export function probeNode(node: DatabaseNode, login: NodeLogin): Promise<MoveRea
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      connection.destroy();
+      // An answer: a clean quit (a node logs every connection dropped without one); else dropped.
+      if (reason === "unreachable") connection.destroy();
+      else connection.end(() => undefined);
       resolve(reason);
     };
     // A node whose packets are dropped answers nothing: the probe gives up after its time.

@@ -17,6 +17,10 @@ describe("a throwaway 3-node Galera cluster on loopback", () => {
     expect(await c?.sql("SET SESSION wsrep_sync_wait = 1; SELECT v FROM smoke.t")).toContainEqual([
       { v: "through b" },
     ]);
+    // A statement of its own may opt out of the session's causality wait (a history page does).
+    expect(await c?.sql("SET STATEMENT wsrep_sync_wait = 0 FOR SELECT v FROM smoke.t")).toEqual([
+      { v: "through b" },
+    ]);
     await c?.kill();
     expect(c?.running).toBe(false);
     await cluster.waitSynced(2, 30_000);

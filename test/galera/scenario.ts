@@ -8,6 +8,7 @@ import { checkRun } from "../harness/jepsen/check-run";
 import { ResumingWatcher } from "../harness/jepsen/resuming-watcher";
 import { startWorkload, type Workload } from "../harness/jepsen/workload";
 import { connect } from "../harness/calls/rpc";
+import { execSql } from "../harness/databases/sql";
 import { type Replica, startReplica } from "../harness/servers/replica";
 
 /** Operations of a scenario's list-append workload (the fault suite's checker replays them). */
@@ -66,6 +67,7 @@ export async function runGaleraScenario(
     PLAN_WATCH_POLL_INTERVAL_MS: "500",
     ...options.env,
   });
+  let keep = false;
   const replicas: Replica[] = [];
   const watchers: ResumingWatcher[] = [];
   try {
@@ -95,7 +97,28 @@ export async function runGaleraScenario(
     await cluster.waitApplied();
     const reader = cluster.nodes.find((n) => n.running)?.index ?? 0;
     const url = cluster.urlsFor(database)[reader] ?? "";
-    const { summary, watched } = await checkRun(history, url, taskIds, watchers);
+    const { summary, watched } = await checkRun(history, url, taskIds, watchers).catch(
+      async (error: unknown) => {
+        const shared = /share version (\d+)/.exec(String(error))?.[1];
+        if (shared) {
+          const ops = history.filter((op) => op.version === Number(shared));
+          console.log(JSON.stringify(ops));
+          for (const op of ops)
+            console.log(
+              op.id,
+              JSON.stringify(
+                await execSql(
+                  url,
+                  "SELECT revision_number, content FROM task_plan_revisions WHERE task_id = ? AND revision_number BETWEEN ? AND ? ORDER BY 1",
+                  [op.taskId, Number(shared) - 1, Number(shared) + 2],
+                ),
+              ),
+            );
+        }
+        keep = true;
+        throw error;
+      },
+    );
     const reasons = new Map<string, number>();
     for (const op of history.filter((o) => o.outcome !== "ok"))
       reasons.set(op.reason ?? "", (reasons.get(op.reason ?? "") ?? 0) + 1);
@@ -112,6 +135,7 @@ export async function runGaleraScenario(
     for (const watcher of watchers) await watcher.stop();
     for (const replica of replicas) await replica.stop();
     for (const node of redis) await node.stop();
-    rmSync(logDir, { recursive: true, force: true });
+    if (keep) console.log(`[galera scenario] ${name}: replica logs kept in ${logDir}`);
+    else rmSync(logDir, { recursive: true, force: true });
   }
 }

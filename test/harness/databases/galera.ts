@@ -279,6 +279,8 @@ function writeNodeFiles(plan: NodePlan, clusterName: string, members: string): v
     "wsrep-sst-method=rsync",
     `wsrep-sst-receive-address=${plan.host}:${plan.sstPort}`,
     "wsrep-slave-threads=2",
+    // Each certification failure and brute-force abort in the error log (what a conflict cost).
+    "wsrep-log-conflicts=ON",
     "",
   ];
   writeFileSync(join(plan.dir, "my.cnf"), settings.join("\n"));
