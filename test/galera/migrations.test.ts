@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { type GaleraCluster, startGaleraCluster } from "../harness/databases/galera";
+import { freePort } from "../harness/servers/free-port";
 import { runToExit } from "../harness/servers/processes";
 import { repoRoot } from "../harness/servers/repo-root";
 
@@ -67,5 +68,15 @@ describe("migrations on a 3-node Galera cluster", () => {
       `UPDATE ${database}.schema_migration_lock SET holder = NULL, expires_at = NULL`,
     );
     expect((await migrate(database, 2)).code).toBe(0);
+  });
+
+  it("the migration Job given the node list goes through the first node that can take writes (the first named is down)", async () => {
+    const database = "first_down";
+    await cluster.createDatabase(database);
+    const closed = await freePort();
+    const url = (cluster.urlsFor(database)[1] ?? "").replace("@", `@127.0.0.1:${closed},`);
+    const result = await migrate(database, 1, { PLAN_DATABASE_URL: url });
+    expect([result.code, result.stderr]).toEqual([0, ""]);
+    expect(result.stdout).toMatch(/^migrations applied: /);
   });
 });

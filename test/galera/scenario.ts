@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
@@ -135,6 +135,14 @@ export async function runGaleraScenario(
     for (const watcher of watchers) await watcher.stop();
     for (const replica of replicas) await replica.stop();
     for (const node of redis) await node.stop();
+    // What the replicas logged as errors (an INTERNAL answer logs its cause), for the run's record.
+    const errors = readdirSync(logDir)
+      .flatMap((file) => readFileSync(join(logDir, file), "utf8").split("\n"))
+      .filter((line) => line.includes('"level":50'));
+    if (errors.length > 0)
+      console.log(
+        `[galera scenario] ${name}: ${errors.length} error lines, first: ${errors.slice(0, 2).join(" | ")}`,
+      );
     if (keep) console.log(`[galera scenario] ${name}: replica logs kept in ${logDir}`);
     else rmSync(logDir, { recursive: true, force: true });
   }
