@@ -135,10 +135,10 @@ export async function runGaleraScenario(
     for (const watcher of watchers) await watcher.stop();
     for (const replica of replicas) await replica.stop();
     for (const node of redis) await node.stop();
-    // What the replicas logged as errors (an INTERNAL answer logs its cause), for the run's record.
+    // The causes the replicas logged for INTERNAL answers (call-scope.ts), for the run's record.
     const errors = readdirSync(logDir)
       .flatMap((file) => readFileSync(join(logDir, file), "utf8").split("\n"))
-      .filter((line) => line.includes('"level":50'));
+      .filter((line) => line.includes('"level":50') && line.includes('"err"'));
     if (errors.length > 0)
       console.log(
         `[galera scenario] ${name}: ${errors.length} error lines, first: ${errors.slice(0, 2).join(" | ")}`,
