@@ -4,7 +4,7 @@ import type { Config } from "../config/config";
 import { connectionReplacements, databaseGauges, databaseNodeMetrics } from "../observability/metrics";
 import { DatabaseNodes, nodeLabel } from "../storage/database-nodes";
 import { loginOf } from "../storage/node-probe";
-import { waitForCausality } from "../storage/causal-reads";
+import { servesGalera, waitForCausality } from "../storage/causal-reads";
 import { MOVE_REASONS } from "../storage/node-verdict";
 import { createDataSource, dialectOf, refuseUnsafeSqlMode } from "../storage/data-source";
 import type { Dialect } from "../storage/sql-dialect";
@@ -38,8 +38,10 @@ export async function openStore(
   await nodes?.check();
   await dataSource.initialize();
   await refuseUnsafeSqlMode(dataSource);
-  // Galera: a read through one node sees what was committed through another (causal-reads.ts).
-  if (nodes) await waitForCausality(dataSource);
+  // Galera (a node list, or one address in front of a cluster): a read through one node sees what
+  // was committed through another, and an aborted statement is never retried alone (causal-reads.ts).
+  const galera = nodes !== null || (await servesGalera(dataSource));
+  if (galera) await waitForCausality(dataSource);
   if (config.migrateOnStart) {
     await runMigrations(dataSource, { lockWaitMs: config.migrationLockWaitMs });
     const { counted } = await countUncountedChecklists(dataSource, (text) =>
@@ -57,7 +59,7 @@ export async function openStore(
       onReplaced: connectionReplacements(registry),
     },
     revisionContentAtHead: config.revisionContentAtHead,
-    causalReads: nodes !== null,
+    causalReads: galera,
     walCheckpoints: {
       settings: DEFAULT_CHECKPOINT_SETTINGS,
       onFailure: (reason) =>

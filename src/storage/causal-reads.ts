@@ -39,6 +39,13 @@ export async function waitForCausality(dataSource: DataSource): Promise<void> {
   await dataSource.query(CAUSAL_SESSION);
 }
 
+/** Whether the data source's server (initialized) is a Galera node (wsrep_on); SQLite: false. */
+export async function servesGalera(dataSource: DataSource): Promise<boolean> {
+  if (dataSource.options.type !== "mysql") return false;
+  const rows = (await dataSource.query("SHOW GLOBAL VARIABLES LIKE 'wsrep_on'")) as { Value?: string }[];
+  return (rows[0]?.Value ?? "").toUpperCase() === "ON";
+}
+
 /** `query` for reads of history pages: without the causality wait when sessions have it. */
 export function historyQuery(query: Query, causal: boolean): Query {
   return causal ? (sql, parameters) => query(withoutCausalWait(sql), parameters) : query;

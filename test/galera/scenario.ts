@@ -51,14 +51,22 @@ export async function runGaleraScenario(
   name: string,
   cluster: GaleraCluster,
   inject: (scenario: GaleraScenario, workload: Workload) => Promise<string>,
-  options: { openEnded?: boolean; env?: Record<string, string>; minimumOk?: number } = {},
+  options: {
+    openEnded?: boolean;
+    env?: Record<string, string>;
+    minimumOk?: number;
+    /** Each replica is given its node's address alone (as behind a proxy), not the node list. */
+    singleNode?: boolean;
+  } = {},
 ): Promise<{ reasons: Map<string, number> }> {
   const logDir = mkdtempSync(join(tmpdir(), "taskplans-galera-run-"));
   const database = `g_${randomBytes(5).toString("hex")}`;
   await cluster.createDatabase(database);
   const redis = await startRedisNodes(3);
   const env = (first: number) => ({
-    PLAN_DATABASE_URL: cluster.clusterUrl(database, first),
+    PLAN_DATABASE_URL: options.singleNode
+      ? (cluster.urlsFor(database)[first] ?? "")
+      : cluster.clusterUrl(database, first),
     PLAN_REDIS_URLS: redis.map((n) => n.url).join(","),
     PLAN_COALESCE_WINDOW_MS: "0", // every write is one revision, so the history shows every commit
     PLAN_LOCK_LEASE_MS: String(LEASE_MS),

@@ -72,7 +72,8 @@ describe("the write path and the reads on a 3-node Galera cluster (two replicas 
         await untilProgress(workload, 1);
         return "no Redis: each replica locks a task in its own process only";
       },
-      { env: { PLAN_REDIS_URLS: "" } },
+      // One node's address each: the service finds it is on Galera (wsrep_on) without a node list.
+      { env: { PLAN_REDIS_URLS: "" }, singleNode: true },
     );
     // Conflicts happened, and each was refused whole (the checker found nothing half-written, lost or
     // applied twice): a certification failure at COMMIT (1213) or a lost version fence.
