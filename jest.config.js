@@ -54,5 +54,10 @@ module.exports = {
     project("cli", "cli/test"),
     project("mcp", "mcp/test"),
     project("client", "clients/ts/test"),
+    // `npm run test:galera` (after `npm test` in .ci/run): the service on a 3-node Galera cluster.
+    project("galera", "test/galera", {
+      globalSetup: "<rootDir>/test/galera/global-setup.ts",
+      globalTeardown: "<rootDir>/test/harness/servers/global-teardown.ts",
+    }),
   ],
 };

@@ -9,6 +9,10 @@ cd "$(dirname "$0")/.."
 missing=()
 command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || missing+=(mariadb-server)
 command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] || missing+=(redis-server)
+# `npm run test:galera` runs the service on a 3-node Galera cluster: Debian's galera-4 beside
+# mariadb-server, and rsync, which its state transfers (SST, and IST's hand-over) run.
+[ -f /usr/lib/galera/libgalera_smm.so ] || missing+=(galera-4)
+command -v rsync >/dev/null 2>&1 || missing+=(rsync)
 # The chart tests run the image's runtime tree: tini is its PID 1; pods get network namespaces (ip).
 [ -x /usr/bin/tini ] || missing+=(tini)
 command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || missing+=(iproute2)

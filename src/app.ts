@@ -70,7 +70,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
   const metricsTls = config.metricsTls ? tlsFiles(config.metricsTls) : null;
   // Every written content's checklist is counted here, large ones on a thread of their own.
   const checklist = new ChecklistThread();
-  const { store, dialect } = await openStore(config, logger, registry, checklist);
+  const { store, dialect, ping } = await openStore(config, logger, registry, checklist);
   // Tracing off: no SDK, no decorators, nothing per call.
   const traces = config.tracing ? startTracingSdk(config.tracing) : null;
   const tracer = traces?.tracing.tracer ?? null;
@@ -176,7 +176,7 @@ export async function startApp(config: Config, overrides: AppOverrides = {}): Pr
     grpcTls,
     metricsTls,
   });
-  const monitor = startHealthMonitor(() => store.ping(), serving, config.healthIntervalMs, logger);
+  const monitor = startHealthMonitor(ping, serving, config.healthIntervalMs, logger);
   logger.info(
     {
       port,

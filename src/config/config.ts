@@ -1,6 +1,7 @@
 import { isIP } from "node:net";
 import { z } from "zod";
 import { ConfigError, type TlsFilesConfig } from "@taskplans/tls";
+import { type DatabaseNode, parseDatabaseUrl } from "./database-url";
 
 /** Typed, validated service configuration (see docs/configuration.md). */
 export interface Config {
@@ -8,6 +9,11 @@ export interface Config {
   readonly grpcAddress: string;
   /** `sqlite:<path>` (embedded default) or `mysql://user:pass@host:port/db`. */
   readonly databaseUrl: string;
+  /**
+   * MySQL: the nodes PLAN_DATABASE_URL names (several: a Galera cluster, one talked to at a time;
+   * `databaseUrl` then names the first); SQLite: none.
+   */
+  readonly databaseNodes: readonly DatabaseNode[];
   readonly databasePoolSize: number;
   /** Apply migrations at start-up (off when a Helm job migrates once per release). */
   readonly migrateOnStart: boolean;
@@ -369,6 +375,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     path: e.PLAN_GRPC_TLS_CLIENT_CA_FILE,
   });
   const metricsTls = tlsFiles("PLAN_METRICS_TLS", e.PLAN_METRICS_TLS_CERT_FILE, e.PLAN_METRICS_TLS_KEY_FILE);
+  const database = parseDatabaseUrl(e.PLAN_DATABASE_URL);
   const lockUrls = e.PLAN_REDIS_URLS ? e.PLAN_REDIS_URLS.split(",").map((url) => url.trim()) : [];
   const authOn = keySources.length === 1;
   // node:http refuses a headers timeout longer than the request's.
@@ -379,7 +386,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
   }
   return Object.freeze({
     grpcAddress: e.PLAN_GRPC_ADDRESS,
-    databaseUrl: e.PLAN_DATABASE_URL,
+    databaseUrl: database.url,
+    databaseNodes: Object.freeze(database.nodes),
     databasePoolSize: e.PLAN_DATABASE_POOL_SIZE,
     migrateOnStart: e.PLAN_MIGRATE_ON_START === "true",
     revisionContentAtHead: e.PLAN_REVISION_CONTENT_AT_HEAD === "true",

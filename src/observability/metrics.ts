@@ -310,3 +310,34 @@ export function edgeCounters(registry: Registry): EdgeCounters {
     tlsReload: (outcome) => tlsReloads.inc({ outcome }),
   };
 }
+
+/**
+ * The Galera node a replica talks to (`taskplans_db_node_current`, 1 for the current node of those
+ * PLAN_DATABASE_URL names, 0 for the others) and its moves (`taskplans_db_node_moves_total`, by the
+ * node it left, the one it moved to, and why: storage/node-verdict.ts). Returns what a move calls.
+ */
+export function databaseNodeMetrics(
+  registry: Registry,
+  nodes: readonly string[],
+  reasons: readonly string[],
+): (from: string, to: string, reason: string) => void {
+  const current = new Gauge({
+    name: "taskplans_db_node_current",
+    help: "1 for the database node (of PLAN_DATABASE_URL's list) this replica talks to now, 0 for the others",
+    labelNames: ["node"],
+    registers: [registry],
+  });
+  const moves = new Counter({
+    name: "taskplans_db_node_moves_total",
+    help: "Moves of this replica from one database node to another, by the node left, the node taken and why",
+    labelNames: ["from", "to", "reason"],
+    registers: [registry],
+  });
+  for (const [i, node] of nodes.entries()) current.set({ node }, i === 0 ? 1 : 0);
+  for (const reason of reasons) moves.inc({ from: nodes[0] ?? "", to: nodes[1] ?? "", reason }, 0);
+  return (from, to, reason) => {
+    current.set({ node: from }, 0);
+    current.set({ node: to }, 1);
+    moves.inc({ from, to, reason });
+  };
+}

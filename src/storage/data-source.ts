@@ -30,8 +30,15 @@ export function dialectOf(url: string): Dialect {
   throw new Error(`unsupported database URL scheme (expected sqlite: or mysql://)`);
 }
 
-/** A TypeORM data source for the URL (not yet initialized). Never synchronizes: migrations own the schema. */
-export function createDataSource(url: string, options: { poolSize: number }): DataSource {
+/**
+ * A TypeORM data source for the URL (not yet initialized). Never synchronizes: migrations own the
+ * schema. MySQL: `stream` opens each pooled connection's socket (database-nodes.ts: to the Galera
+ * node the replica talks to now) instead of the URL's host.
+ */
+export function createDataSource(
+  url: string,
+  options: { poolSize: number; stream?: () => NodeJS.ReadWriteStream },
+): DataSource {
   const common = {
     entities: [TaskEntity, PlanEntity, RevisionEntity, WriteRequestEntity],
     migrations: [
@@ -80,7 +87,12 @@ export function createDataSource(url: string, options: { poolSize: number }): Da
     poolSize: options.poolSize,
     // trace: false skips mysql2's stack capture on every query (errors are classified by their
     // code, and the capture cost showed in CPU profiles of the serialized write path).
-    extra: { connectTimeout: 5_000, trace: false, multipleStatements: true },
+    extra: {
+      connectTimeout: 5_000,
+      trace: false,
+      multipleStatements: true,
+      ...(options.stream ? { stream: options.stream } : {}),
+    },
   });
 }
 

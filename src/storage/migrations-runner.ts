@@ -1,4 +1,5 @@
 import { type DataSource, MigrationExecutor, type QueryRunner } from "typeorm";
+import { holderName, onGalera, releaseClusterLock, takeClusterLock } from "./cluster-migration-lock";
 
 /** A migration that could not run; the message is one line naming the cause (for Job logs). */
 export class MigrationError extends Error {
@@ -24,7 +25,8 @@ export const MIGRATION_LOCK_NAME_SQL = "CONCAT('taskplans_migrate_', LEFT(SHA1(D
 /**
  * Applies pending migrations (idempotent; a second run applies nothing). On MySQL, processes starting
  * at once (migration Jobs, replicas migrating on start) take turns through a per-database advisory
- * lock, waiting at most `lockWaitMs`. The lock and the migrations share one connection, so a pool of
+ * lock, waiting at most `lockWaitMs`; on a Galera node also through the cluster's lock row, which
+ * holds across nodes where the advisory lock does not. The lock and the migrations share one connection, so a pool of
  * one connection is enough. Failures throw MigrationError.
  */
 export async function runMigrations(
@@ -32,15 +34,36 @@ export async function runMigrations(
   options: { lockWaitMs: number },
 ): Promise<MigrationOutcome> {
   const runner = dataSource.createQueryRunner();
+  let clusterHolder: string | null = null;
   try {
-    if (dataSource.options.type === "mysql") await takeLock(runner, options.lockWaitMs);
+    if (dataSource.options.type === "mysql") {
+      await takeLock(runner, options.lockWaitMs);
+      // On Galera the advisory lock is the node's own: the cluster's is a row (cluster-migration-lock.ts).
+      if (await onGalera(runner)) clusterHolder = await takeGaleraLock(runner, options.lockWaitMs);
+    }
     return await migrate(dataSource, runner);
   } finally {
+    if (clusterHolder !== null) await releaseClusterLock(runner, clusterHolder).catch(() => undefined);
     if (dataSource.options.type === "mysql") {
       await runner.query(`SELECT RELEASE_LOCK(${MIGRATION_LOCK_NAME_SQL})`).catch(() => undefined);
     }
     await runner.release();
   }
+}
+
+async function takeGaleraLock(runner: QueryRunner, lockWaitMs: number): Promise<string> {
+  const holder = holderName();
+  const { taken, heldBy } = await takeClusterLock(runner, holder, lockWaitMs).catch((error: unknown) => {
+    throw new MigrationError(`the cluster's migration lock: ${messageOf(error)}`);
+  });
+  if (!taken) {
+    const [row] = (await runner.query("SELECT DATABASE() AS db")) as { db: string | null }[];
+    throw new MigrationError(
+      `could not take the migration lock of database ${row?.db ?? "?"} within ${lockWaitMs} ms ` +
+        `(another migration holds it on the Galera cluster: ${heldBy ?? "?"}; PLAN_MIGRATION_LOCK_WAIT_MS)`,
+    );
+  }
+  return holder;
 }
 
 async function takeLock(runner: QueryRunner, lockWaitMs: number): Promise<void> {

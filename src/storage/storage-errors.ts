@@ -27,7 +27,13 @@ const UNAVAILABLE_CODES = new Set([
 ]);
 // MySQL errnos for a server going away or refusing work (4031: MySQL 8 closed a session idle past
 // its wait_timeout, e.g. a write whose holder stopped acting: transaction.ts sessionBounds).
-const UNAVAILABLE_ERRNOS = new Set([1040, 1053, 1077, 1078, 1079, 1080, 2002, 2003, 2006, 2013, 1927, 4031]);
+// Galera: 1047 is a node out of the primary component or not yet synced refusing every statement
+// ("WSREP has not yet prepared node for application use"); 1180, a COMMIT it could not replicate.
+// At a COMMIT either leaves the outcome unknown (classifyCommitFailure): the write-set may have
+// reached the primary component before the node lost it.
+const UNAVAILABLE_ERRNOS = new Set([
+  1040, 1053, 1077, 1078, 1079, 1080, 2002, 2003, 2006, 2013, 1927, 4031, 1047, 1180,
+]);
 
 /** Maps a driver error to StorageConflictError / StorageUnavailableError, or returns it unchanged. */
 export function classifyStorageError(error: unknown): unknown {

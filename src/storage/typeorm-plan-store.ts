@@ -30,6 +30,7 @@ import {
   taskFromRow,
   taskValues,
 } from "./tables/tasks";
+import { historyQuery } from "./causal-reads";
 import { noQueue, SerialQueue } from "./serial-queue";
 import { classifyCommitFailure, classifyStorageError } from "./storage-errors";
 import { type UnitOfWork, unitOfWork } from "./transaction";
@@ -41,6 +42,7 @@ export class TypeOrmPlanStore implements PlanStore {
   private readonly queue: { run<T>(job: () => Promise<T>): Promise<T> };
 
   private readonly contentAtHead: boolean;
+  private readonly historyQuery: Query;
   private readonly sql: SqlDialect;
   private readonly transactions: UnitOfWork;
   private readonly changes: ChangeLog;
@@ -59,10 +61,16 @@ export class TypeOrmPlanStore implements PlanStore {
       readonly walCheckpoints?: CheckpointObserver & { readonly settings: CheckpointSettings };
       /** MySQL: how long a write's transaction outlives a holder that stopped acting, and who hears of replaced connections. */
       readonly writeConnections?: WriteConnectionOptions;
+      /**
+       * Galera: the sessions wait for causality (causal-reads.ts); history pages opt out, as the
+       * one read that need not see a revision committed through another node a moment ago.
+       */
+      readonly causalReads?: boolean;
     } = {},
   ) {
     this.queue = dialect === "sqlite" ? new SerialQueue() : noQueue;
     this.contentAtHead = options.revisionContentAtHead ?? false;
+    this.historyQuery = historyQuery(this.query, options.causalReads ?? false);
     this.sql = sqlDialect(dialect);
     this.transactions = unitOfWork(dataSource, dialect, options.writeConnections);
     this.changes = new ChangeLog(dataSource, dialect, (job) => this.guard(job));
@@ -111,7 +119,7 @@ export class TypeOrmPlanStore implements PlanStore {
   }
 
   listRevisions(taskId: string, beforeNumber: number | null, limit: number): Promise<RevisionMeta[]> {
-    return this.guard(() => listRevisions(this.query, taskId, beforeNumber, limit));
+    return this.guard(() => listRevisions(this.historyQuery, taskId, beforeNumber, limit));
   }
 
   getRevision(taskId: string, revisionId: string): Promise<RevisionRecord | null> {

@@ -18,7 +18,8 @@ export interface MariaDb {
   stop(): Promise<void>;
 }
 
-const MARIADBD = existsSync("/usr/sbin/mariadbd") ? "/usr/sbin/mariadbd" : "mariadbd";
+/** The server binary (Debian installs it in /usr/sbin). */
+export const MARIADBD = existsSync("/usr/sbin/mariadbd") ? "/usr/sbin/mariadbd" : "mariadbd";
 
 /**
  * Starts mariadbd on a free port with a temp datadir (copied from a cached template, ~0.1 s) and no
@@ -127,8 +128,11 @@ export async function createDatabase(port: number, name: string): Promise<void> 
   }
 }
 
-// mariadb-install-db takes ~2 s; its result is cached per MariaDB version and copied per run.
-function templateDatadir(): string {
+/**
+ * A freshly installed datadir (root without a password), built once per MariaDB version: copy it.
+ * mariadb-install-db takes ~2 s; its result is cached per MariaDB version and copied per run.
+ */
+export function templateDatadir(): string {
   const version =
     spawnSync(MARIADBD, ["--version"], { encoding: "utf8" }).stdout.split(/\s+/)[2] ?? "unknown";
   const template = join(tmpdir(), `taskplans-mariadb-template-${version}`);

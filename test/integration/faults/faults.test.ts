@@ -5,13 +5,12 @@ import { randomBytes } from "node:crypto";
 import { createDatabase, type MariaDb, startMariaDb } from "../../harness/databases/mariadb";
 import { checkRun } from "../../harness/jepsen/check-run";
 import { ResumingWatcher } from "../../harness/jepsen/resuming-watcher";
-import { recordFailure, startWorkload, type Workload } from "../../harness/jepsen/workload";
+import { startWorkload, type Workload } from "../../harness/jepsen/workload";
+import { firstWritesAfter, recordedAppend } from "../../harness/jepsen/recorded-appends";
 import { createPodNetwork, type Pod, type PodNetwork } from "../../harness/network/pod-network";
 import { type RedisNode, startRedisNodes } from "../../harness/databases/redis";
 import { type Replica, startReplica } from "../../harness/servers/replica";
 import { connect } from "../../harness/calls/rpc";
-import type { OpRecord } from "../../harness/jepsen/history";
-import { WriteMode } from "@taskplans/contract";
 import { execSql } from "../../harness/databases/sql";
 import { createConnection } from "mysql2/promise";
 import Redis from "ioredis";
@@ -167,72 +166,6 @@ async function interruptHoldingRows(
   throw new Error(
     `replica ${index} was never caught holding rows in 200 attempts (the database was seen waiting for it before ${seen} of them)`,
   );
-}
-
-/**
- * One append through `replica` recorded in the workload's history (so the checker holds it to the
- * same rules as the workload's own): its version when acknowledged, null otherwise.
- */
-async function recordedAppend(
-  workload: Workload,
-  client: ReturnType<typeof connect>,
-  index: number,
-  taskId: string,
-): Promise<number | null> {
-  const id = 1_000_000 + workload.history.length;
-  const record: OpRecord = {
-    id,
-    taskId,
-    replica: index,
-    kind: "append",
-    outcome: "unknown",
-    payload: { token: `probe-${id}` },
-    startedAt: Date.now(),
-  };
-  workload.history.push(record);
-  try {
-    const answer = await client.plans.updatePlan(
-      { taskId, content: record.payload.token, mode: WriteMode.WRITE_MODE_APPEND },
-      { deadline: Date.now() + 3_000 },
-    );
-    [record.outcome, record.version] = ["ok", answer.plan?.version];
-    return answer.plan?.version ?? null;
-  } catch (error) {
-    recordFailure(record, error);
-    return null;
-  } finally {
-    record.endedAt = Date.now();
-  }
-}
-
-/**
- * Appends to each task through `replica` every 200 ms from now until each has one acknowledged
- * append, recording every attempt in the workload's history (so the checker holds them to it):
- * the time from `from` to the slowest task's first acknowledged append, or null after `withinMs`.
- */
-async function firstWritesAfter(
-  workload: Workload,
-  replica: Replica,
-  index: number,
-  taskIds: readonly string[],
-  from: number,
-  withinMs: number,
-): Promise<number | null> {
-  const client = connect(replica.port, undefined, replica.host);
-  try {
-    const firsts = await Promise.all(
-      taskIds.map(async (taskId) => {
-        while (Date.now() - from < withinMs) {
-          if ((await recordedAppend(workload, client, index, taskId)) !== null) return Date.now() - from;
-          await sleep(200);
-        }
-        return null;
-      }),
-    );
-    return firsts.some((ms) => ms === null) ? null : Math.max(...(firsts as number[]));
-  } finally {
-    client.close();
-  }
 }
 
 /**
